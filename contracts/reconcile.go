@@ -1,0 +1,362 @@
+package contracts
+
+import (
+	"fmt"
+	"time"
+)
+
+// ChooseOperation is the operation table of SPEC 4.2.1. It returns OpNone
+// when no row matches (nothing to do, or a state the table leaves alone).
+func ChooseOperation(w *Workspace) Operation {
+	deleted := w.Deleted()
+	ok := w.HealthStatus == HealthOK
+	switch w.ObservedStatus {
+	case ObservedPending:
+		if deleted {
+			return OpDeleting
+		}
+		if ok && (w.DesiredState == DesiredStandby || w.DesiredState == DesiredRunning) {
+			if w.ArchiveKey == "" {
+				return OpProvisioning
+			}
+			return OpRestoring
+		}
+	case ObservedStandby:
+		switch {
+		case deleted && !ok:
+			return OpDeleting
+		case deleted:
+			return OpArchiving
+		case ok && w.DesiredState == DesiredRunning:
+			return OpStarting
+		case ok && w.DesiredState == DesiredPending:
+			return OpArchiving
+		}
+	case ObservedRunning:
+		switch {
+		case deleted && !ok:
+			return OpDeleting
+		case deleted:
+			return OpStopping
+		case ok && (w.DesiredState == DesiredStandby || w.DesiredState == DesiredPending):
+			return OpStopping
+		}
+	}
+	return OpNone
+}
+
+// Completed is the completion column of SPEC 4.2.2: does the DB's last
+// observation show operation w.Operation done? ARCHIVING of a soft-deleted
+// workspace also completes on observed DELETED: once its volume is gone
+// there is nothing left to observe as PENDING (a choice, README "Choices").
+func Completed(w *Workspace) bool {
+	switch w.Operation {
+	case OpProvisioning, OpStopping:
+		return w.ObservedStatus == ObservedStandby
+	case OpRestoring:
+		return w.ObservedStatus == ObservedStandby && w.ArchiveKey != "" && w.RestoreMarker() == w.ArchiveKey
+	case OpStarting:
+		return w.ObservedStatus == ObservedRunning
+	case OpArchiving:
+		if w.OpID == "" || w.ArchiveKey != ArchiveKey(w.ID, w.OpID) {
+			return false
+		}
+		return w.ObservedStatus == ObservedPending || (w.Deleted() && w.ObservedStatus == ObservedDeleted)
+	case OpDeleting:
+		return w.ObservedStatus == ObservedDeleted
+	}
+	return false
+}
+
+// Timeout is each operation's limit from op_started_at (SPEC 4.2.3).
+func Timeout(op Operation) time.Duration {
+	switch op {
+	case OpProvisioning, OpStarting, OpStopping:
+		return 5 * time.Minute
+	case OpRestoring, OpArchiving:
+		return 30 * time.Minute
+	case OpDeleting:
+		return 10 * time.Minute
+	}
+	return 0
+}
+
+// TimedOut reports whether w's operation has run past its timeout at now.
+func TimedOut(w *Workspace, now time.Time) bool {
+	if w.Operation == OpNone || w.OpStartedAt.IsZero() {
+		return false
+	}
+	return now.Sub(w.OpStartedAt) > Timeout(w.Operation)
+}
+
+// Retry policy (SPEC 4.2.4).
+const (
+	RetryInterval = 30 * time.Second
+	MaxAttempts   = 3
+)
+
+// StepKind is what the reconciler does with one workspace on one tick.
+type StepKind int
+
+// Step kinds.
+const (
+	// StepNothing: terminal, converged, or nothing in the table applies.
+	StepNothing StepKind = iota
+	// StepSkipError: C11, the workspace is in ERROR and not soft-deleted.
+	StepSkipError
+	// StepEnterError: a terminal error with an operation still set (4.2.5).
+	StepEnterError
+	// StepClaim: claim Op by compare-and-set and execute it.
+	StepClaim
+	// StepComplete: the operation's completion condition is observed.
+	StepComplete
+	// StepTimeout: the operation ran past its timeout: enter ERROR.
+	StepTimeout
+	// StepExecute: invoke the operation's actuator calls (resume or retry).
+	StepExecute
+	// StepWait: the operation is in progress; nothing to do this tick.
+	StepWait
+)
+
+var stepNames = [...]string{"nothing", "skip-error", "enter-error", "claim", "complete", "timeout", "execute", "wait"}
+
+func (k StepKind) String() string {
+	if int(k) < len(stepNames) {
+		return stepNames[k]
+	}
+	return fmt.Sprintf("step(%d)", int(k))
+}
+
+// Step is the reconciler's decision for one workspace.
+type Step struct {
+	Kind StepKind
+	Op   Operation
+	Why  string
+}
+
+// ReconcileStep is the per-workspace decision of SPEC 4.2 steps 1–5.
+// lastInvoked is when this leader last invoked the operation's actuator calls
+// for w (zero if it has not since it became leader): a leader that has not
+// invoked them resumes by invoking them (4.2.2, "Resuming"); otherwise it
+// only re-invokes them as a retry, once a failure recorded after its last
+// invocation is RetryInterval old (4.2.4).
+func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
+	// 1. DELETED is terminal; an operation still set completes if the
+	// observation satisfies it.
+	if w.ObservedStatus == ObservedDeleted {
+		if w.Operation != OpNone && Completed(w) {
+			return Step{Kind: StepComplete, Op: w.Operation, Why: "observed DELETED"}
+		}
+		return Step{Kind: StepNothing, Why: "DELETED is terminal"}
+	}
+	// 2. ERROR skip (C11), with the soft-delete exception.
+	if w.HealthStatus == HealthError || w.Terminal() {
+		switch {
+		case w.Deleted() && w.Operation == OpNone:
+			return Step{Kind: StepClaim, Op: OpDeleting, Why: "soft-deleted workspace in ERROR"}
+		case w.Deleted() && w.Operation == OpDeleting:
+			// continue with step 3
+		case w.Operation != OpNone:
+			return Step{Kind: StepEnterError, Op: w.Operation, Why: "error with an operation in progress"}
+		default:
+			return Step{Kind: StepSkipError, Why: "ERROR: skipped until recovered (C11)"}
+		}
+	}
+	// 3. An operation in progress: completion, then timeout, then resume or retry.
+	if w.Operation != OpNone {
+		if Completed(w) {
+			return Step{Kind: StepComplete, Op: w.Operation, Why: "completion observed"}
+		}
+		if TimedOut(w, now) {
+			return Step{Kind: StepTimeout, Op: w.Operation, Why: fmt.Sprintf("exceeded %s", Timeout(w.Operation))}
+		}
+		failedAfterLastCall := w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal && !w.ErrorInfo.OccurredAt.Before(lastInvoked)
+		if lastInvoked.IsZero() || failedAfterLastCall {
+			if w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal && now.Sub(w.ErrorInfo.OccurredAt) < RetryInterval {
+				return Step{Kind: StepWait, Op: w.Operation, Why: "retry spacing"}
+			}
+			why := "resume"
+			if failedAfterLastCall && !lastInvoked.IsZero() {
+				why = "retry"
+			}
+			return Step{Kind: StepExecute, Op: w.Operation, Why: why}
+		}
+		return Step{Kind: StepWait, Op: w.Operation, Why: "awaiting observation"}
+	}
+	// 4. Converged.
+	if !w.Deleted() && string(w.ObservedStatus) == string(w.DesiredState) {
+		return Step{Kind: StepNothing, Why: "converged"}
+	}
+	// 5. Choose and claim.
+	if op := ChooseOperation(w); op != OpNone {
+		return Step{Kind: StepClaim, Op: op, Why: "observed " + string(w.ObservedStatus) + ", desired " + string(w.DesiredState)}
+	}
+	return Step{Kind: StepNothing, Why: "no operation applies"}
+}
+
+// ClaimCond is the compare-and-set condition of a claim: no operation in
+// progress, and (except DELETING of a soft-deleted workspace) no terminal
+// error.
+func ClaimCond(op Operation) Cond {
+	c := Cond{Operation: Some(OpNone)}
+	if op != OpDeleting {
+		c.NotTerminal = true
+	}
+	return c
+}
+
+// ClaimPatch is the claim write. ARCHIVING creates its op_id in the claim
+// itself (committed before anything else); RESTORING clears a stale
+// restore_marker so that only this restore can complete it (a choice: a
+// marker left from an earlier restore of the same key would otherwise let an
+// empty re-provisioned volume pass as restored).
+func ClaimPatch(w *Workspace, op Operation, now time.Time, newOpID string) Patch {
+	p := Patch{Operation: Some(op), OpStartedAt: Some(now)}
+	if !w.Terminal() {
+		p.ErrorCount = Some(0)
+		p.ErrorInfo = Some[*ErrorInfo](nil)
+		p.ErrorMessage = Some("")
+	}
+	switch op {
+	case OpArchiving:
+		if w.OpID == "" {
+			p.OpID = Some(newOpID)
+		}
+	case OpRestoring:
+		if w.RestoreMarker() != "" {
+			p.HomeCtx = Some[*HomeCtx](nil)
+		}
+	}
+	return p
+}
+
+// CompletePatch is the completion write: operation NONE and the error state
+// cleared; ARCHIVING also clears op_id.
+func CompletePatch(w *Workspace) Patch {
+	p := Patch{
+		Operation:    Some(OpNone),
+		OpStartedAt:  Some(time.Time{}),
+		ErrorCount:   Some(0),
+		ErrorInfo:    Some[*ErrorInfo](nil),
+		ErrorMessage: Some(""),
+	}
+	if w.Operation == OpArchiving {
+		p.OpID = Some("")
+	}
+	return p
+}
+
+// StampsLastAccess reports whether completing op stamps last_access_at
+// through the API service layer first (SPEC 4.2.2).
+func StampsLastAccess(op Operation) bool {
+	return op == OpRestoring || op == OpStarting || op == OpStopping
+}
+
+// ArchiveAction is the next actuator step of an ARCHIVING operation.
+type ArchiveAction int
+
+// Archive actions (SPEC 4.2.2, "ARCHIVING resume").
+const (
+	ArchiveEnsureOpID ArchiveAction = iota
+	ArchiveUpload
+	ArchiveDeleteVolume
+	ArchiveAwait
+)
+
+// NextArchiveAction decides where an ARCHIVING operation stands.
+func NextArchiveAction(w *Workspace) ArchiveAction {
+	switch {
+	case w.OpID == "":
+		return ArchiveEnsureOpID
+	case w.ArchiveKey != ArchiveKey(w.ID, w.OpID):
+		return ArchiveUpload
+	case w.ObservedStatus != ObservedPending && w.ObservedStatus != ObservedDeleted:
+		return ArchiveDeleteVolume
+	}
+	return ArchiveAwait
+}
+
+// FailurePatch records a failed actuator call (SPEC 4.2.4): error_count goes
+// up by one and error_info is recorded; when the code is terminal at once, or
+// the count reaches MaxAttempts, the error is terminal and the write is the
+// ERROR entry of 4.2.5 (terminal reports which).
+func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]any, now time.Time) (p Patch, terminal bool) {
+	reason, immediate := Classify(code)
+	count := w.ErrorCount + 1
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	ctx["code"] = string(code)
+	info := ErrorInfo{
+		Reason:     reason,
+		Message:    message,
+		IsTerminal: immediate,
+		Operation:  w.Operation,
+		ErrorCount: count,
+		Context:    ctx,
+		OccurredAt: now,
+	}
+	if !immediate && count >= MaxAttempts {
+		info = ErrorInfo{
+			Reason:     ReasonRetryExceeded,
+			Message:    fmt.Sprintf("%d attempts failed: %s", count, message),
+			IsTerminal: true,
+			Operation:  w.Operation,
+			ErrorCount: count,
+			Context:    map[string]any{"max_retries": MaxAttempts, "last_error": message},
+			OccurredAt: now,
+		}
+	}
+	if info.IsTerminal {
+		p = ErrorEntryPatch(w, info)
+		p.ErrorCount = Some(count)
+		return p, true
+	}
+	return Patch{ErrorCount: Some(count), ErrorInfo: Some(&info), ErrorMessage: Some(message)}, false
+}
+
+// TimeoutInfo is the terminal error of an operation past its timeout.
+func TimeoutInfo(w *Workspace, now time.Time) ErrorInfo {
+	return ErrorInfo{
+		Reason:     ReasonTimeout,
+		Message:    fmt.Sprintf("%s exceeded its timeout of %s", w.Operation, Timeout(w.Operation)),
+		IsTerminal: true,
+		Operation:  w.Operation,
+		ErrorCount: w.ErrorCount,
+		Context:    map[string]any{"operation": string(w.Operation), "elapsed_seconds": int(now.Sub(w.OpStartedAt).Seconds())},
+		OccurredAt: now,
+	}
+}
+
+// ErrorEntryPatch is the ERROR entry write of SPEC 4.2.5: operation NONE,
+// op_started_at null, the terminal error_info and message, previous_status
+// = observed_status; op_id is kept (it protects the archive, C9).
+func ErrorEntryPatch(w *Workspace, info ErrorInfo) Patch {
+	info.IsTerminal = true
+	return Patch{
+		Operation:      Some(OpNone),
+		OpStartedAt:    Some(time.Time{}),
+		ErrorInfo:      Some(&info),
+		ErrorMessage:   Some(info.Message),
+		PreviousStatus: Some(w.ObservedStatus),
+	}
+}
+
+// EntryInfo is the terminal error_info to record when entering ERROR from
+// step 2: the workspace's own terminal info, or, when health is ERROR with
+// a non-terminal (or no) error_info, the container-without-volume Mismatch
+// made terminal (a choice: the spec only names the terminal case).
+func EntryInfo(w *Workspace, now time.Time) ErrorInfo {
+	if w.Terminal() {
+		return w.ErrorInfo.Clone()
+	}
+	return ErrorInfo{
+		Reason:     ReasonMismatch,
+		Message:    "health ERROR while " + string(w.Operation) + " was in progress",
+		IsTerminal: true,
+		Operation:  w.Operation,
+		ErrorCount: w.ErrorCount,
+		Context:    map[string]any{"violation": ViolationContainerWithoutVolume},
+		OccurredAt: now,
+	}
+}

@@ -1,0 +1,50 @@
+package contracts
+
+import "time"
+
+// Activity is the bus state the TTL rules read for one workspace.
+type Activity struct {
+	Connections  int64
+	IdleTimerSet bool
+}
+
+// StandbyTTLExpired is the standby TTL rule (SPEC 4.4): a healthy, idle,
+// RUNNING workspace with no operation, no connection and no idle timer,
+// untouched for longer than its standby TTL, should go to STANDBY.
+func StandbyTTLExpired(w *Workspace, a Activity, now time.Time) bool {
+	return !w.Deleted() &&
+		w.ObservedStatus == ObservedRunning &&
+		w.HealthStatus == HealthOK &&
+		w.Operation == OpNone &&
+		a.Connections <= 0 &&
+		!a.IdleTimerSet &&
+		now.Sub(w.LastAccessAt) > time.Duration(w.StandbyTTLSeconds)*time.Second
+}
+
+// ArchiveTTLExpired is the archive TTL rule (SPEC 4.4): a healthy STANDBY
+// workspace with no operation, untouched for longer than its archive TTL,
+// should be archived (desired PENDING).
+func ArchiveTTLExpired(w *Workspace, now time.Time) bool {
+	return !w.Deleted() &&
+		w.ObservedStatus == ObservedStandby &&
+		w.HealthStatus == HealthOK &&
+		w.Operation == OpNone &&
+		now.Sub(w.LastAccessAt) > time.Duration(w.ArchiveTTLSeconds)*time.Second
+}
+
+// TTLDecision is the desired state the TTL Manager asks for, if any.
+func TTLDecision(w *Workspace, a Activity, now time.Time) (DesiredState, bool) {
+	switch {
+	case StandbyTTLExpired(w, a, now):
+		if w.DesiredState == DesiredStandby || w.DesiredState == DesiredPending {
+			return "", false
+		}
+		return DesiredStandby, true
+	case ArchiveTTLExpired(w, now):
+		if w.DesiredState == DesiredPending {
+			return "", false
+		}
+		return DesiredPending, true
+	}
+	return "", false
+}
