@@ -1,0 +1,382 @@
+package invariant
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// singleLeader: C10. One leader at a time, epochs increasing, every fenced
+// write under the current epoch, and nothing from a deposed leader once
+// its successor acted.
+type singleLeader struct{ base }
+
+func (*singleLeader) Name() string     { return "c10-single-leader" }
+func (*singleLeader) Contract() string { return "C10" }
+func (*singleLeader) Observe(s *State, e *history.Event, r *Report) {
+	L := &s.Leader
+	switch {
+	case e.Kind == history.KindLeader && e.Method == "acquire":
+		if L.Epoch > 0 {
+			r.Exercise()
+		}
+		if L.Holder != "" && L.Holder != e.Instance {
+			r.Flag("", e.At, fmt.Sprintf("%s acquired leadership (epoch %d) while %s still held it", e.Instance, e.Epoch, L.Holder), e.Seq)
+		}
+		if e.Epoch <= L.Epoch {
+			r.Flag("", e.At, fmt.Sprintf("epoch did not increase: %d after %d", e.Epoch, L.Epoch), e.Seq)
+		}
+	case e.Kind == history.KindWrite && e.Applied:
+		if e.Epoch > 0 && e.Epoch != L.Epoch {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("write by %s under stale epoch %d landed (current %d)", e.Instance, e.Epoch, L.Epoch), e.Seq)
+			return
+		}
+		deposedAct(s, e, r)
+	case e.Kind == history.KindCall && Mutating(e.Method):
+		deposedAct(s, e, r)
+	}
+}
+
+func deposedAct(s *State, e *history.Event, r *Report) {
+	L := &s.Leader
+	mine, ok := L.EpochOf[e.Instance]
+	if !ok || mine >= L.Epoch {
+		return
+	}
+	if first, acted := L.FirstAct[L.Epoch]; acted {
+		what := e.Method
+		if e.Kind == history.KindWrite {
+			what = "a write"
+		}
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("deposed leader %s (epoch %d) made %s after its successor (epoch %d) acted", e.Instance, mine, what, L.Epoch), first, e.Seq)
+	}
+}
+
+// convergence: C12 (liveness). With faults stopped, every workspace
+// reaches its desired state, a terminal ERROR, or DELETED within the bound.
+type convergence struct {
+	base
+	lastDesire map[string]time.Time
+}
+
+// ConvergeBound is how long after faults stop (or after its last desired
+// change, whichever is later) a workspace must have converged: the longest
+// chain of operations a desired change can need (deletion from RUNNING:
+// STOPPING, ARCHIVING, DELETING) at their SPEC timeouts, twice, plus the
+// slowest period.
+var ConvergeBound = 2*(contracts.Timeout(contracts.OpStopping)+contracts.Timeout(contracts.OpArchiving)+contracts.Timeout(contracts.OpDeleting)) + 2*contracts.PeriodIdle
+
+func (*convergence) Name() string     { return "c12-convergence" }
+func (*convergence) Contract() string { return "C12" }
+func (c *convergence) Observe(s *State, e *history.Event, r *Report) {
+	if c.lastDesire == nil {
+		c.lastDesire = map[string]time.Time{}
+	}
+	switch {
+	case e.Kind == history.KindInsert:
+		c.lastDesire[e.Workspace] = e.At
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && (e.Patch.DesiredState.Set || e.Patch.DeletedAt.Set || (e.Component == contracts.CompAdmin)):
+		c.lastDesire[e.Workspace] = e.At
+	}
+}
+
+// Converged reports whether w is at rest: DELETED; soft-deleted and in
+// terminal ERROR; in terminal ERROR with no operation; or healthy, idle and
+// at its desired state.
+func Converged(w *contracts.Workspace) (bool, string) {
+	switch {
+	case w.ObservedStatus == contracts.ObservedDeleted:
+		return true, ""
+	case w.HealthStatus == contracts.HealthError && w.Terminal() && (w.Operation == contracts.OpNone || w.Deleted()):
+		return true, ""
+	case w.Deleted():
+		return false, fmt.Sprintf("soft-deleted but observed %s, operation %s", w.ObservedStatus, w.Operation)
+	case w.Operation != contracts.OpNone:
+		return false, "operation " + string(w.Operation) + " still in progress"
+	case w.HealthStatus != contracts.HealthOK || w.Terminal():
+		return false, "health " + string(w.HealthStatus) + " without a terminal error"
+	case string(w.ObservedStatus) != string(w.DesiredState):
+		return false, fmt.Sprintf("observed %s, desired %s", w.ObservedStatus, w.DesiredState)
+	}
+	return true, ""
+}
+
+func (c *convergence) Finish(s *State, f *Final, r *Report) {
+	if s.Quiet.IsZero() || f == nil {
+		return
+	}
+	for _, w := range sortedRows(s) {
+		from := s.Quiet
+		if t := c.lastDesire[w.ID]; t.After(from) {
+			from = t
+		}
+		if f.End.Sub(from) < ConvergeBound {
+			continue
+		}
+		r.Exercise()
+		if ok, why := Converged(w); !ok {
+			r.Flag(w.ID, f.End, fmt.Sprintf("not converged %s after faults stopped: %s", f.End.Sub(from), why))
+		}
+	}
+}
+
+func sortedRows(s *State) []*contracts.Workspace {
+	ids := make([]string, 0, len(s.Rows))
+	for id := range s.Rows {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]*contracts.Workspace, len(ids))
+	for i, id := range ids {
+		out[i] = s.Rows[id]
+	}
+	return out
+}
+
+// durability: C12 (safety). The user's last data is in the volume or in
+// the archive at archive_key, or the workspace says DataLost; and every
+// check the simulated user made on reconnecting matched.
+type durability struct{ base }
+
+// Recorded user verification: a history.KindUser event with this method;
+// Err is set when what the user read back differs from what they wrote.
+const UserVerify = "user.verify"
+
+func (*durability) Name() string     { return "c12-durability" }
+func (*durability) Contract() string { return "C12" }
+func (*durability) Observe(s *State, e *history.Event, r *Report) {
+	if e.Kind != history.KindUser || e.Method != UserVerify {
+		return
+	}
+	r.Exercise()
+	if e.Err != "" {
+		r.Flag(e.Workspace, e.At, "user data lost or stale: "+e.Err, e.Seq)
+	}
+}
+
+func dataLost(w *contracts.Workspace) bool {
+	return w.ErrorInfo != nil && w.ErrorInfo.Reason == contracts.ReasonDataLost
+}
+
+func (*durability) Finish(s *State, f *Final, r *Report) {
+	if f == nil || f.Expected == nil {
+		return
+	}
+	for _, w := range sortedRows(s) {
+		want, ok := f.Expected[w.ID]
+		if !ok || len(want) == 0 || w.Deleted() || w.ObservedStatus == contracts.ObservedDeleted || dataLost(w) {
+			continue
+		}
+		if w.Operation != contracts.OpNone {
+			continue // mid-operation: judged by convergence, not here
+		}
+		r.Exercise()
+		if files, has := f.Volumes[w.ID]; has {
+			if diff := diffFiles(want, files); diff != "" {
+				r.Flag(w.ID, f.End, "volume does not hold the user's last data: "+diff)
+			}
+			continue
+		}
+		if w.ArchiveKey == "" {
+			r.Flag(w.ID, f.End, "user data gone: no volume and no archive, and no DataLost error")
+			continue
+		}
+		if f.Archives == nil {
+			continue
+		}
+		files, err := f.Archives(w.ArchiveKey)
+		if err != nil {
+			r.Flag(w.ID, f.End, fmt.Sprintf("archive %s unreadable (%v) but no DataLost error", w.ArchiveKey, err))
+			continue
+		}
+		if diff := diffFiles(want, files); diff != "" {
+			r.Flag(w.ID, f.End, "archive "+w.ArchiveKey+" does not hold the user's last data: "+diff)
+		}
+	}
+}
+
+// diffFiles describes the first difference between two file trees ("" if
+// equal).
+func diffFiles(want, got map[string][]byte) string {
+	paths := make([]string, 0, len(want)+len(got))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		w, inW := want[p]
+		g, inG := got[p]
+		switch {
+		case !inG:
+			return "missing " + p
+		case !inW:
+			return "unexpected " + p
+		case !bytes.Equal(w, g):
+			return fmt.Sprintf("%s differs (%d bytes written, %d found)", p, len(w), len(g))
+		}
+	}
+	return ""
+}
+
+// retries: SPEC 4.2.4. At most three attempts, failures at least 30 s
+// apart, and no actuator call within 30 s of a failure.
+type retries struct {
+	base
+	lastFailure map[string]time.Time
+}
+
+func (*retries) Name() string     { return "retry-policy" }
+func (*retries) Contract() string { return "4.2.4" }
+func (c *retries) Observe(s *State, e *history.Event, r *Report) {
+	if c.lastFailure == nil {
+		c.lastFailure = map[string]time.Time{}
+	}
+	row := s.Row(e.Workspace)
+	if row == nil {
+		return
+	}
+	switch {
+	case reconcilerWrite(e):
+		p := e.Patch
+		switch classify(row, p) {
+		case tClaim, tComplete:
+			delete(c.lastFailure, e.Workspace)
+			return
+		}
+		if !p.ErrorInfo.Set || p.ErrorInfo.V == nil || !p.ErrorCount.Set || p.ErrorCount.V == 0 {
+			if p.Operation.Set && p.Operation.V == contracts.OpNone {
+				delete(c.lastFailure, e.Workspace)
+			}
+			return
+		}
+		info := p.ErrorInfo.V
+		r.Exercise()
+		if !info.IsTerminal && p.ErrorCount.V >= contracts.MaxAttempts {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("failure %d of %s recorded as retryable: more than %d attempts allowed", p.ErrorCount.V, row.Operation, contracts.MaxAttempts), e.Seq)
+		}
+		if p.ErrorCount.V > contracts.MaxAttempts {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("error_count reached %d (max %d attempts)", p.ErrorCount.V, contracts.MaxAttempts), e.Seq)
+		}
+		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < contracts.RetryInterval {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("attempts only %s apart (min %s)", e.At.Sub(prev), contracts.RetryInterval), e.Seq)
+		}
+		c.lastFailure[e.Workspace] = e.At
+		if info.IsTerminal || (p.Operation.Set && p.Operation.V == contracts.OpNone) {
+			delete(c.lastFailure, e.Workspace)
+		}
+	case e.Kind == history.KindCall && Mutating(e.Method) && s.Leader.EpochOf[e.Instance] > 0:
+		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < contracts.RetryInterval && e.At.After(prev) {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s retried %s after a failure (min %s)", e.Method, e.At.Sub(prev), contracts.RetryInterval), e.Seq)
+			delete(c.lastFailure, e.Workspace)
+		}
+	}
+}
+
+// timeouts: SPEC 4.2.3. No operation stays in progress past its timeout
+// (plus two slow periods) while the reconciler is running.
+type timeouts struct {
+	base
+	running map[string]bool
+	flagged map[string]time.Time
+}
+
+// TimeoutSlack is the grace after an operation's timeout within which the
+// reconciler must have ended it.
+const TimeoutSlack = 2 * contracts.PeriodIdle
+
+func (*timeouts) Name() string     { return "timeouts" }
+func (*timeouts) Contract() string { return "4.2.3" }
+func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
+	if c.running == nil {
+		c.running, c.flagged = map[string]bool{}, map[string]time.Time{}
+	}
+	if !reconcilerWrite(e) {
+		return
+	}
+	if row := s.Row(e.Workspace); row != nil && classify(row, e.Patch) == tError && e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
+		r.Exercise()
+	}
+	// The reconciler is alive: every operation past its deadline is late.
+	ids := make([]string, 0, len(c.running))
+	for id := range c.running {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		w := s.Row(id)
+		if w == nil || w.Operation == contracts.OpNone || w.OpStartedAt.IsZero() || id == e.Workspace {
+			continue
+		}
+		deadline := w.OpStartedAt.Add(contracts.Timeout(w.Operation) + TimeoutSlack)
+		if e.At.After(deadline) && !c.flagged[id].Equal(w.OpStartedAt) {
+			c.flagged[id] = w.OpStartedAt
+			r.Flag(id, e.At, fmt.Sprintf("%s started %s still in progress %s later (timeout %s)", w.Operation, w.OpStartedAt.UTC().Format(time.RFC3339), e.At.Sub(w.OpStartedAt), contracts.Timeout(w.Operation)), e.Seq)
+		}
+	}
+}
+
+func (c *timeouts) AfterApply(s *State, e *history.Event, _ *Report) {
+	if c.running == nil || e.Kind != history.KindWrite || !e.Applied {
+		return
+	}
+	if w := s.Row(e.Workspace); w != nil && w.Operation != contracts.OpNone {
+		c.running[e.Workspace] = true
+	} else {
+		delete(c.running, e.Workspace)
+	}
+}
+
+// limits: SPEC 4.3. No desired RUNNING is accepted while the owner (or the
+// fleet) is at its running limit.
+type limits struct {
+	base
+	Limits contracts.Limits
+}
+
+func (*limits) Name() string     { return "limits" }
+func (*limits) Contract() string { return "4.3" }
+func (c *limits) Observe(s *State, e *history.Event, r *Report) {
+	if e.Kind == history.KindAPI && e.Err != "" && bytes.Contains([]byte(e.Err), []byte(contracts.APILimitExceeded)) {
+		r.Exercise()
+		return
+	}
+	var owner string
+	switch {
+	case e.Kind == history.KindInsert && e.Row != nil && e.Row.DesiredState == contracts.DesiredRunning:
+		owner = e.Row.OwnerUserID
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI &&
+		e.Patch.DesiredState.Set && e.Patch.DesiredState.V == contracts.DesiredRunning:
+		if row := s.Row(e.Workspace); row != nil && row.DesiredState != contracts.DesiredRunning {
+			owner = row.OwnerUserID
+		}
+	default:
+		return
+	}
+	l := c.Limits
+	if l.MaxRunningPerUser == 0 {
+		l = contracts.DefaultLimits
+	}
+	mine, all := 0, 0
+	for _, w := range s.Rows {
+		if contracts.CountsRunning(w) {
+			all++
+			if w.OwnerUserID == owner {
+				mine++
+			}
+		}
+	}
+	if mine >= l.MaxRunningPerUser {
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the owner at %d of %d running", mine, l.MaxRunningPerUser), e.Seq)
+	} else if all >= l.MaxRunningGlobal {
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the fleet at %d of %d running", all, l.MaxRunningGlobal), e.Seq)
+	}
+}

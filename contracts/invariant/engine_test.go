@@ -1,0 +1,293 @@
+package invariant
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+var t0 = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// trace builds a history event by event.
+type trace struct {
+	events []history.Event
+	now    time.Time
+}
+
+func newTrace() *trace { return &trace{now: t0} }
+
+func (tr *trace) at(d time.Duration) *trace { tr.now = t0.Add(d); return tr }
+
+func (tr *trace) add(e history.Event) *trace {
+	e.Seq = int64(len(tr.events) + 1)
+	if e.At.IsZero() {
+		e.At = tr.now
+	}
+	tr.events = append(tr.events, e)
+	return tr
+}
+
+func (tr *trace) insert(id string, desired contracts.DesiredState) *trace {
+	w := contracts.NewWorkspace(id, "u1", "n", "img", tr.now)
+	w.DesiredState = desired
+	return tr.add(history.Event{Kind: history.KindInsert, Component: contracts.CompAPI, Workspace: id, Row: &w})
+}
+
+func (tr *trace) leader(inst string, epoch int64) *trace {
+	return tr.add(history.Event{Kind: history.KindLeader, Method: "acquire", Instance: inst, Epoch: epoch})
+}
+
+func (tr *trace) write(comp contracts.Component, inst string, epoch int64, id string, cond *contracts.Cond, p contracts.Patch) *trace {
+	return tr.add(history.Event{Kind: history.KindWrite, Component: comp, Instance: inst, Epoch: epoch, Workspace: id, Patch: &p, Cond: cond, Applied: true})
+}
+
+func (tr *trace) observe(id string, s contracts.ObservedStatus) *trace {
+	return tr.write(contracts.CompHealthMonitor, "c1", 1, id, nil, contracts.Patch{ObservedStatus: contracts.Some(s), ObservedAt: contracts.Some(tr.now)})
+}
+
+func (tr *trace) claim(id string, op contracts.Operation) *trace {
+	c := contracts.ClaimCond(op)
+	return tr.write(contracts.CompStateReconciler, "c1", 1, id, &c, contracts.Patch{Operation: contracts.Some(op), OpStartedAt: contracts.Some(tr.now)})
+}
+
+func (tr *trace) complete(id string) *trace {
+	return tr.write(contracts.CompStateReconciler, "c1", 1, id, nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone), OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some[*contracts.ErrorInfo](nil), ErrorCount: contracts.Some(0)})
+}
+
+func (tr *trace) call(inst, method, id, args, result, err string) *trace {
+	return tr.add(history.Event{Kind: history.KindCall, Instance: inst, Method: method, Workspace: id, Args: args, Result: result, Err: err})
+}
+
+func (tr *trace) fault(method, id, args string) *trace {
+	return tr.add(history.Event{Kind: history.KindFault, Method: method, Workspace: id, Args: args})
+}
+
+func (tr *trace) pass() *trace {
+	return tr.add(history.Event{Kind: history.KindNote, Method: NoteHealthPass, Instance: "c1", Epoch: 1})
+}
+
+func run(t *testing.T, tr *trace, f *Final, name string) *Report {
+	t.Helper()
+	var chosen []Checker
+	for _, c := range All() {
+		if c.Name() == name {
+			chosen = append(chosen, c)
+		}
+	}
+	require.Len(t, chosen, 1, "no checker named %s", name)
+	return Check(Input{Events: tr.events, Final: f}, chosen...)
+}
+
+// provisionAndStart is a correct history of scenario 1.
+func provisionAndStart(tr *trace) *trace {
+	return tr.leader("c1", 1).insert("w", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "").
+		at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").
+		claim("w", contracts.OpStarting).call("c1", MStart, "w", "img", "", "").
+		at(4*time.Second).observe("w", contracts.ObservedRunning).complete("w")
+}
+
+func TestCleanHistoryPassesEveryChecker(t *testing.T) {
+	tr := provisionAndStart(newTrace()).pass()
+	r := Check(Input{Events: tr.events})
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("c1-completion-observed"))
+	require.Equal(t, Pass, r.Verdict("c4-non-preemptive"))
+	require.Equal(t, Pass, r.Verdict("c5-one-level"))
+	require.Equal(t, NotExercise, r.Verdict("c9-gc-protection"), "no GC happened: must say so rather than pass")
+}
+
+func TestC1CompletionWithoutObservation(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "").complete("w")
+	r := run(t, tr, nil, "c1-completion-observed")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "PROVISIONING completed")
+	require.Equal(t, "w", r.Violations[0].Workspace)
+}
+
+func TestC3NonOwnerWrites(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		write(contracts.CompTTLManager, "c1", 1, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}).
+		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	r := run(t, tr, nil, "c3-single-writer")
+	require.Len(t, r.Violations, 2)
+	require.Contains(t, r.Violations[0].Message, "desired_state")
+	require.Contains(t, r.Violations[1].Message, "observed_status")
+}
+
+func TestC3HealthMonitorExceptionOnlyOnce(t *testing.T) {
+	info := &contracts.ErrorInfo{Reason: contracts.ReasonMismatch, IsTerminal: true, Context: map[string]any{"violation": contracts.ViolationContainerWithoutVolume}}
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
+		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
+	r := run(t, tr, nil, "c3-single-writer")
+	require.Len(t, r.Violations, 1, "the first write is the allowed exception, the second is not")
+}
+
+func TestC4ClaimWithoutCASAndPreemption(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).
+		write(contracts.CompStateReconciler, "c1", 1, "w", &contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)}).
+		write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)})
+	r := run(t, tr, nil, "c4-non-preemptive")
+	msgs := messages(r)
+	require.Len(t, msgs, 3)
+	require.Contains(t, msgs[0], "without compare-and-set")
+	require.Contains(t, msgs[1], "while PROVISIONING was in progress")
+	require.Contains(t, msgs[2], "desired_state changed to PENDING while STARTING")
+}
+
+func TestC5RunningToPendingInOneStep(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
+		observe("w", contracts.ObservedRunning).claim("w", contracts.OpArchiving)
+	r := run(t, tr, nil, "c5-one-level")
+	require.NotEmpty(t, r.Violations)
+	require.Contains(t, messages(r)[0], "ARCHIVING claimed from observed RUNNING")
+}
+
+func TestC6ContainerWithoutVolumeUnflagged(t *testing.T) {
+	base := func() *trace {
+		return provisionAndStart(newTrace()).fault(FLoseVolume, "w", "")
+	}
+	r := run(t, base().pass().pass().pass(), nil, "c6-container-volume")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "container without volume")
+
+	flagged := base().pass().write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}).pass().pass().pass()
+	r = run(t, flagged, nil, "c6-container-volume")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("c6-container-volume"))
+}
+
+func TestC8VolumeDeletedBeforeArchiveKey(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).observe("w", contracts.ObservedStandby).
+		write(contracts.CompStateReconciler, "c1", 1, "w", &contracts.Cond{Operation: contracts.Some(contracts.OpNone)}, contracts.Patch{Operation: contracts.Some(contracts.OpArchiving), OpID: contracts.Some("op1")}).
+		call("c1", MArchive, "w", "op1", ArchiveUploaded+contracts.ArchiveKey("w", "op1"), "").
+		call("c1", MDeleteVolume, "w", "", "", "")
+	r := run(t, tr, nil, "c8-ordering")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "before archive_key was committed")
+}
+
+func TestC9ProtectedAndEarlyDeletes(t *testing.T) {
+	key := contracts.ArchiveKey("w", "op1")
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).observe("w", contracts.ObservedStandby).
+		write(contracts.CompStateReconciler, "c1", 1, "w", &contracts.Cond{Operation: contracts.Some(contracts.OpNone)}, contracts.Patch{Operation: contracts.Some(contracts.OpArchiving), OpID: contracts.Some("op1")}).
+		call("c1", MArchive, "w", "op1", ArchiveUploaded+key, "").
+		call("c1", MObjDelete, "w", key, "", "")
+	r := run(t, tr, nil, "c9-gc-protection")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "op_id op1 is set")
+
+	// Unprotected by soft delete, but deleted after one hour only.
+	early := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
+		call("c1", MObjPut, "w", key, "", "").
+		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		at(time.Hour).call("c1", MObjDelete, "w", key, "", "")
+	r = run(t, early, nil, "c9-gc-protection")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "after only 1h0m0s orphaned")
+
+	late := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
+		call("c1", MObjPut, "w", key, "", "").
+		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		at(3*time.Hour).call("c1", MObjDelete, "w", key, "", "")
+	r = run(t, late, nil, "c9-gc-protection")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("c9-gc-protection"))
+}
+
+func TestC10DeposedLeaderActsAfterSuccessor(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		add(history.Event{Kind: history.KindLeader, Method: "lost", Instance: "c1", Epoch: 1}).
+		leader("c2", 2).
+		claim("w", contracts.OpProvisioning) // claim() writes as c1 epoch 1: fenced write landed
+	tr.events[len(tr.events)-1].Instance = "c2"
+	tr.events[len(tr.events)-1].Epoch = 2
+	tr.call("c1", MProvision, "w", "", "", "")
+	r := run(t, tr, nil, "c10-single-leader")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) made storage.Provision after its successor (epoch 2) acted")
+
+	stale := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).leader("c2", 2)
+	stale.claim("w", contracts.OpProvisioning)
+	r = run(t, stale, nil, "c10-single-leader")
+	msgs := messages(r)
+	require.Len(t, msgs, 2)
+	require.Contains(t, msgs[0], "while c1 still held it")
+	require.Contains(t, msgs[1], "stale epoch 1")
+}
+
+func TestC11ClaimOnErrorWorkspace(t *testing.T) {
+	info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true}
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
+		claim("w", contracts.OpProvisioning)
+	r := run(t, tr, nil, "c11-error-skip")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "PROVISIONING claimed on a workspace in ERROR")
+}
+
+func TestRetriesTooManyAndTooSoon(t *testing.T) {
+	fail := func(tr *trace, n int, terminal bool) *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, IsTerminal: terminal, ErrorCount: n, OccurredAt: tr.now}
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorCount: contracts.Some(n), ErrorInfo: contracts.Some(info)})
+	}
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpProvisioning)
+	fail(tr, 1, false)
+	tr.at(10 * time.Second)
+	fail(tr, 2, false)
+	tr.at(60 * time.Second)
+	fail(tr, 3, false)
+	r := run(t, tr, nil, "retry-policy")
+	msgs := messages(r)
+	require.Len(t, msgs, 2)
+	require.Contains(t, msgs[0], "only 10s apart")
+	require.Contains(t, msgs[1], "more than 3 attempts")
+}
+
+func TestTimeoutsNotEnforced(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).
+		at(10*time.Minute).claim("x", contracts.OpProvisioning)
+	r := run(t, tr, nil, "timeouts")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "PROVISIONING started")
+}
+
+func TestDurabilityFinalState(t *testing.T) {
+	tr := provisionAndStart(newTrace())
+	f := &Final{End: t0.Add(time.Hour), Volumes: map[string]map[string][]byte{"w": {"a": []byte("old")}}, Expected: map[string]map[string][]byte{"w": {"a": []byte("new")}}}
+	r := run(t, tr, f, "c12-durability")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "a differs")
+
+	f.Volumes["w"]["a"] = []byte("new")
+	r = run(t, tr, f, "c12-durability")
+	require.Empty(t, r.Violations)
+}
+
+func TestConvergenceAfterQuiet(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).fault(FQuiet, "", "")
+	f := &Final{End: t0.Add(ConvergeBound + time.Minute)}
+	r := run(t, tr, f, "c12-convergence")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "observed PENDING, desired RUNNING")
+
+	r = run(t, provisionAndStart(newTrace()).fault(FQuiet, "", ""), f, "c12-convergence")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("c12-convergence"))
+}
+
+func messages(r *Report) []string {
+	out := make([]string, len(r.Violations))
+	for i, v := range r.Violations {
+		out[i] = v.Message
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// events is the EventListener (SPEC 4.6): it republishes every change
+// notification to the bus channel workspace:{id}. When it (re)starts
+// listening, notifications sent meanwhile are lost, so it first publishes
+// the current state of every workspace changed since its last event.
+func (c *Coordinator) events(ctx context.Context, now time.Time) error {
+	if c.listener == nil {
+		l, err := c.deps.Feed.Listen(ctx)
+		if err != nil {
+			return fmt.Errorf("listen for changes: %w", err)
+		}
+		c.listener = l
+		if !c.lastEventAt.IsZero() {
+			if err := c.resync(ctx, now); err != nil {
+				return err
+			}
+		}
+		c.lastEventAt = now
+	}
+	changes, err := c.listener.Poll(ctx)
+	if err != nil {
+		_ = c.listener.Close()
+		c.listener = nil
+		return fmt.Errorf("poll changes: %w", err)
+	}
+	for i := range changes {
+		if err := c.publishChange(ctx, changes[i]); err != nil {
+			return err
+		}
+		if changes[i].At.After(c.lastEventAt) {
+			c.lastEventAt = changes[i].At
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) resync(ctx context.Context, now time.Time) error {
+	rows, err := c.deps.Store.List(ctx, contracts.FilterAll)
+	if err != nil {
+		return fmt.Errorf("resynchronise events: %w", err)
+	}
+	for i := range rows {
+		if rows[i].UpdatedAt.Before(c.lastEventAt) {
+			continue
+		}
+		if err := c.publishChange(ctx, ports.ChangeOf(&rows[i], now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) publishChange(ctx context.Context, ch ports.Change) error {
+	payload, err := json.Marshal(ch)
+	if err != nil {
+		return fmt.Errorf("encode change of %s: %w", ch.WorkspaceID, err)
+	}
+	if err := c.deps.Bus.Publish(ctx, contracts.WorkspaceChannel(ch.WorkspaceID), string(payload)); err != nil {
+		return fmt.Errorf("publish change of %s: %w", ch.WorkspaceID, err)
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// gcTick is one Archive GC pass (SPEC 4.5). It lists the bucket first and
+// loads the protection set second, so an archive committed in between is
+// seen as protected. A failed listing or query skips the pass; a failed
+// delete skips that object.
+func (c *Coordinator) gcTick(ctx context.Context, now time.Time) error {
+	objs, err := c.deps.Objects.List(ctx, contracts.ArchivePrefix)
+	if err != nil {
+		return fmt.Errorf("list archives: %w", err)
+	}
+	rows, err := c.deps.Store.List(ctx, contracts.FilterAll)
+	if err != nil {
+		return fmt.Errorf("load protection set: %w", err)
+	}
+	byID := make(map[string]*contracts.Workspace, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
+	// Pair each archive with its .meta; a .meta alone is an orphan too.
+	type pair struct{ archive, meta bool }
+	pairs := map[string]*pair{}
+	for _, o := range objs {
+		key := o.Key
+		isMeta := contracts.IsMetaKey(key)
+		if isMeta {
+			key = contracts.ArchiveOfMeta(key)
+		}
+		p := pairs[key]
+		if p == nil {
+			p = &pair{}
+			pairs[key] = p
+		}
+		if isMeta {
+			p.meta = true
+		} else {
+			p.archive = true
+		}
+	}
+	keys := make([]string, 0, len(pairs))
+	for k := range pairs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if err := c.gcOne(ctx, key, pairs[key].archive, pairs[key].meta, byID, now); err != nil {
+			if fatal(err) || deposed(err) {
+				return err
+			}
+			c.log.Warn("gc skipped object", "key", key, "err", err)
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta bool, byID map[string]*contracts.Workspace, now time.Time) error {
+	d := c.deps
+	var row *contracts.Workspace
+	if id, _, ok := contracts.ParseArchiveKey(key); ok {
+		row = byID[id]
+	}
+	protected := c.protected(row, key)
+	timer := contracts.OrphanTimerKey(key)
+	v, set, err := d.Bus.Get(ctx, timer)
+	if err != nil {
+		return fmt.Errorf("read orphan timer: %w", err)
+	}
+	var first time.Time
+	if set {
+		sec, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil {
+			set = false // an unreadable timer starts again
+		} else {
+			first = time.Unix(sec, 0).UTC()
+		}
+	}
+	act := contracts.GCDecide(protected, first, set, now)
+	if c.opts.Bug.is(BugGCNoDelay) && act == contracts.GCStartTimer {
+		act = contracts.GCDelete
+	}
+	switch act {
+	case contracts.GCClearTimer:
+		if set {
+			return d.Bus.Del(ctx, timer)
+		}
+	case contracts.GCStartTimer:
+		_, err := d.Bus.SetNX(ctx, timer, strconv.FormatInt(now.Unix(), 10), 0)
+		return err
+	case contracts.GCDelete:
+		if hasArchive {
+			if err := d.Objects.Delete(ctx, key); err != nil {
+				return err
+			}
+		}
+		if hasMeta {
+			if err := d.Objects.Delete(ctx, contracts.MetaKey(key)); err != nil {
+				return err
+			}
+		}
+		return d.Bus.Del(ctx, timer)
+	}
+	return nil
+}
+
+func (c *Coordinator) protected(row *contracts.Workspace, key string) bool {
+	if row == nil {
+		return false
+	}
+	b := c.opts.Bug
+	switch {
+	case b.is(BugGCIgnoresOpID):
+		r := *row
+		r.OpID = ""
+		return contracts.Protected(&r, key)
+	case b.is(BugGCDeleteProtectedError):
+		r := *row
+		r.HealthStatus, r.ErrorInfo = contracts.HealthOK, nil
+		return contracts.Protected(&r, key)
+	}
+	return contracts.Protected(row, key)
+}

@@ -1,0 +1,78 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// healthTick is one HealthMonitor pass (SPEC 4.1): one container listing,
+// one volume listing and one row listing, then one batched write. A failed
+// listing skips the pass: an error is never read as "absent".
+func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
+	insts, err := c.deps.Instances.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	vols, err := c.deps.Storage.ListVolumes(ctx)
+	if err != nil {
+		return fmt.Errorf("list volumes: %w", err)
+	}
+	rows, err := c.deps.Store.List(ctx, contracts.FilterActive)
+	if err != nil {
+		return fmt.Errorf("list workspaces: %w", err)
+	}
+	containers := make(map[string]bool, len(insts)) // id → running
+	for _, in := range insts {
+		containers[in.WorkspaceID] = in.Running
+	}
+	volumes := make(map[string]struct{}, len(vols))
+	for _, v := range vols {
+		volumes[v] = struct{}{}
+	}
+	updates := make([]ports.RowUpdate, 0, len(rows))
+	var fleet contracts.FleetSummary
+	for i := range rows {
+		w := &rows[i]
+		running, exists := containers[w.ID]
+		_, vol := volumes[w.ID]
+		o := contracts.Observation{ContainerExists: exists, ContainerRunning: running, VolumeExists: vol}
+		if c.opts.Bug.is(BugHealthRunningIfExists) {
+			o.ContainerRunning = exists
+		}
+		p := contracts.ObservationPatch(w, o, now)
+		if c.opts.Bug.is(BugStartWithoutVolume) && p.ErrorInfo.Set {
+			p.ErrorInfo = contracts.Opt[*contracts.ErrorInfo]{}
+			if !w.Terminal() {
+				p.HealthStatus = contracts.Some(contracts.HealthOK)
+			}
+		}
+		var cond contracts.Cond
+		if p.ErrorInfo.Set {
+			cond.ErrorInfoNull = true
+		}
+		updates = append(updates, ports.RowUpdate{ID: w.ID, Cond: cond, Patch: p})
+		p.Apply(w, now)
+		fleet.Add(w)
+	}
+	if err := c.deps.Store.UpdateMany(ctx, c.writer(contracts.CompHealthMonitor), updates); err != nil {
+		return fmt.Errorf("record observations: %w", err)
+	}
+	c.mergeFleet(fleet, true)
+	return nil
+}
+
+// mergeFleet keeps the adaptive period's view of the fleet: the
+// HealthMonitor sees divergence, the reconciler sees operations; each
+// refreshes what it measured.
+func (c *Coordinator) mergeFleet(f contracts.FleetSummary, fromHealth bool) {
+	if fromHealth {
+		c.fleet.Diverged = f.Diverged
+		c.fleet.OperationsInProgress = f.OperationsInProgress
+		return
+	}
+	c.fleet = f
+}

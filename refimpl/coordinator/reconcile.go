@@ -1,0 +1,336 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// reconcileTick is one StateReconciler pass (SPEC 4.2) over the reconcile
+// targets, in id order. It decides from the DB alone (C1).
+func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
+	rows, err := c.deps.Store.List(ctx, contracts.FilterReconcile)
+	if err != nil {
+		return fmt.Errorf("list reconcile targets: %w", err)
+	}
+	var fleet contracts.FleetSummary
+	for i := range rows {
+		w := &rows[i]
+		if err := c.reconcileOne(ctx, w, now); err != nil {
+			if fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
+				return err
+			}
+			// A failure for one workspace skips it for this tick.
+			c.log.Warn("reconcile failed", "workspace", w.ID, "err", err)
+		}
+		fleet.Add(w)
+	}
+	c.mergeFleet(fleet, false)
+	return nil
+}
+
+func (c *Coordinator) step(w *contracts.Workspace, now time.Time) contracts.Step {
+	b := c.opts.Bug
+	if b.is(BugReconcileError) && (w.HealthStatus == contracts.HealthError || w.Terminal()) && !w.Deleted() && w.Operation == contracts.OpNone {
+		// Reconcile as if healthy.
+		h := *w
+		h.HealthStatus, h.ErrorInfo = contracts.HealthOK, nil
+		return contracts.ReconcileStep(&h, now, c.invoked[w.ID])
+	}
+	s := contracts.ReconcileStep(w, now, c.invoked[w.ID])
+	switch {
+	case b.is(BugRunningToPending) && s.Kind == contracts.StepClaim && s.Op == contracts.OpStopping && w.DesiredState == contracts.DesiredPending && !w.Deleted():
+		s.Op = contracts.OpArchiving
+	case b.is(BugRestoreWithoutMarker) && w.Operation == contracts.OpRestoring && w.ObservedStatus == contracts.ObservedStandby && s.Kind != contracts.StepComplete:
+		s = contracts.Step{Kind: contracts.StepComplete, Op: w.Operation}
+	case b.is(BugNoTimeouts) && s.Kind == contracts.StepTimeout:
+		s.Kind = contracts.StepWait
+		if c.invoked[w.ID].IsZero() {
+			s.Kind = contracts.StepExecute
+		}
+	case b.is(BugNoRetrySpacing) && s.Kind == contracts.StepWait && w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal:
+		s.Kind = contracts.StepExecute
+	}
+	return s
+}
+
+func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, now time.Time) error {
+	s := c.step(w, now)
+	switch s.Kind {
+	case contracts.StepClaim:
+		return c.claim(ctx, w, s.Op, now)
+	case contracts.StepComplete:
+		return c.complete(ctx, w, now)
+	case contracts.StepTimeout:
+		return c.enterError(ctx, w, contracts.TimeoutInfo(w, now), now)
+	case contracts.StepEnterError:
+		return c.enterError(ctx, w, contracts.EntryInfo(w, now), now)
+	case contracts.StepExecute:
+		return c.execute(ctx, w, now)
+	}
+	return nil
+}
+
+// write applies p to w under cond as the StateReconciler, and mirrors it
+// into the local copy when applied.
+func (c *Coordinator) write(ctx context.Context, w *contracts.Workspace, cond contracts.Cond, p contracts.Patch, now time.Time) (bool, error) {
+	wr := c.writer(contracts.CompStateReconciler)
+	if c.opts.Bug.is(BugNoLeaseRecheck) {
+		wr.Epoch = 0
+	}
+	ok, err := c.deps.Store.Update(ctx, wr, w.ID, cond, p)
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", w.ID, err)
+	}
+	if ok {
+		p.Apply(w, now)
+	}
+	return ok, nil
+}
+
+// opCond conditions a write on the operation still being the one we act on.
+func opCond(op contracts.Operation) contracts.Cond {
+	return contracts.Cond{Operation: contracts.Some(op)}
+}
+
+func (c *Coordinator) trigger_(ctx context.Context, id string) {
+	// A hint only (C2): failures are ignored.
+	_ = c.deps.Bus.Publish(ctx, contracts.MonitorTriggerChannel, id)
+}
+
+func (c *Coordinator) claim(ctx context.Context, w *contracts.Workspace, op contracts.Operation, now time.Time) error {
+	cond := contracts.ClaimCond(op)
+	if c.opts.Bug.is(BugNoCAS) {
+		cond = contracts.Cond{}
+	}
+	p := contracts.ClaimPatch(w, op, now, c.deps.IDs.NewID())
+	if c.opts.Bug.is(BugNonOwnerWrite) && op == contracts.OpStarting {
+		// "Optimistically" mark it running without observing.
+		p.ObservedStatus = contracts.Some(contracts.ObservedRunning)
+	}
+	ok, err := c.write(ctx, w, cond, p, now)
+	if err != nil || !ok {
+		return err
+	}
+	delete(c.invoked, w.ID)
+	c.trigger_(ctx, w.ID)
+	return c.execute(ctx, w, now)
+}
+
+func (c *Coordinator) complete(ctx context.Context, w *contracts.Workspace, now time.Time) error {
+	op := w.Operation
+	if contracts.StampsLastAccess(op) {
+		if err := c.api.Touch(ctx, w.ID, contracts.CompStateReconciler); err != nil {
+			return err
+		}
+	}
+	ok, err := c.write(ctx, w, opCond(op), contracts.CompletePatch(w), now)
+	if err != nil || !ok {
+		return err
+	}
+	delete(c.invoked, w.ID)
+	c.trigger_(ctx, w.ID)
+	return nil
+}
+
+func (c *Coordinator) enterError(ctx context.Context, w *contracts.Workspace, info contracts.ErrorInfo, now time.Time) error {
+	ok, err := c.write(ctx, w, opCond(w.Operation), contracts.ErrorEntryPatch(w, info), now)
+	if err != nil || !ok {
+		return err
+	}
+	delete(c.invoked, w.ID)
+	c.trigger_(ctx, w.ID)
+	return nil
+}
+
+// execute invokes the operation's actuator calls (SPEC 4.2.2), re-checking
+// the lock before each. A failed call is recorded as a retryable or
+// terminal error (4.2.4).
+func (c *Coordinator) execute(ctx context.Context, w *contracts.Workspace, now time.Time) error {
+	c.invoked[w.ID] = now
+	err := c.actuate(ctx, w, now)
+	if err == nil || fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
+		return err
+	}
+	var pe *contracts.ProviderError
+	if !errors.As(err, &pe) && !errors.Is(err, contracts.ErrUnavailable) {
+		// Not an actuator failure (a DB write failed): skip this tick.
+		return err
+	}
+	return c.recordFailure(ctx, w, err, now)
+}
+
+func (c *Coordinator) recordFailure(ctx context.Context, w *contracts.Workspace, cause error, now time.Time) error {
+	code := contracts.CodeOf(cause)
+	var pctx map[string]any
+	var pe *contracts.ProviderError
+	if errors.As(cause, &pe) && pe.Context != nil {
+		pctx = make(map[string]any, len(pe.Context))
+		for k, v := range pe.Context {
+			pctx[k] = v
+		}
+	}
+	if c.opts.Bug.is(BugFourthAttempt) && w.ErrorCount+1 == contracts.MaxAttempts {
+		// Pretend the limit is one higher.
+		wc := *w
+		wc.ErrorCount--
+		p, _ := contracts.FailurePatch(&wc, code, cause.Error(), pctx, now)
+		p.ErrorCount = contracts.Some(w.ErrorCount + 1)
+		if p.ErrorInfo.V != nil {
+			p.ErrorInfo.V.ErrorCount = w.ErrorCount + 1
+		}
+		_, err := c.write(ctx, w, opCond(w.Operation), p, now)
+		return err
+	}
+	op := w.Operation
+	p, terminal := contracts.FailurePatch(w, code, cause.Error(), pctx, now)
+	ok, err := c.write(ctx, w, opCond(op), p, now)
+	if err != nil {
+		return err
+	}
+	if ok && terminal {
+		delete(c.invoked, w.ID)
+		c.trigger_(ctx, w.ID)
+	}
+	c.log.Info("actuator failed", "workspace", w.ID, "operation", op, "code", code, "terminal", terminal)
+	return nil
+}
+
+func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now time.Time) error {
+	d := c.deps
+	id := w.ID
+	switch w.Operation {
+	case contracts.OpProvisioning:
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Storage.Provision(ctx, id); err != nil {
+			return err
+		}
+	case contracts.OpRestoring:
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Storage.Provision(ctx, id); err != nil {
+			return err
+		}
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		marker, err := d.Storage.Restore(ctx, id, w.ArchiveKey)
+		if err != nil {
+			if !c.opts.Bug.is(BugIgnoreRestoreError) {
+				return err
+			}
+			marker = w.ArchiveKey
+		}
+		p := contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: marker})}
+		if _, err := c.write(ctx, w, opCond(contracts.OpRestoring), p, now); err != nil {
+			return err
+		}
+	case contracts.OpStarting:
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Instances.Start(ctx, id, w.ImageRef); err != nil {
+			return err
+		}
+	case contracts.OpStopping:
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Instances.Delete(ctx, id); err != nil {
+			return err
+		}
+	case contracts.OpArchiving:
+		if err := c.archive(ctx, w, now); err != nil {
+			return err
+		}
+	case contracts.OpDeleting:
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Instances.Delete(ctx, id); err != nil {
+			return err
+		}
+		if err := c.checkLease(ctx); err != nil {
+			return err
+		}
+		if err := d.Storage.DeleteVolume(ctx, id); err != nil {
+			return err
+		}
+	}
+	if c.opts.Bug.is(BugCompleteOnActuator) && w.Operation != contracts.OpNone {
+		return c.complete(ctx, w, now)
+	}
+	return nil
+}
+
+// archive walks ARCHIVING from wherever it stands (SPEC 4.2.2 and its
+// resume rules): op_id committed first, then the archive, then archive_key,
+// then the container (if any leftover) and only then the volume (C8).
+func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now time.Time) error {
+	d := c.deps
+	if c.opts.Bug.is(BugNewOpIDOnRetry) && w.ErrorCount > 0 && w.ArchiveKey != contracts.ArchiveKey(w.ID, w.OpID) {
+		if _, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{OpID: contracts.Some(d.IDs.NewID())}, now); err != nil {
+			return err
+		}
+	}
+	for {
+		switch contracts.NextArchiveAction(w) {
+		case contracts.ArchiveEnsureOpID:
+			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{OpID: contracts.Some(d.IDs.NewID())}, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("archive %s: operation changed under us", w.ID)
+			}
+		case contracts.ArchiveUpload:
+			if err := c.checkLease(ctx); err != nil {
+				return err
+			}
+			if c.opts.Bug.is(BugDeleteVolumeBeforeKey) {
+				key, err := d.Storage.Archive(ctx, w.ID, w.OpID)
+				if err != nil {
+					return err
+				}
+				if err := d.Instances.Delete(ctx, w.ID); err != nil {
+					return err
+				}
+				if err := d.Storage.DeleteVolume(ctx, w.ID); err != nil {
+					return err
+				}
+				_, err = c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{ArchiveKey: contracts.Some(key)}, now)
+				return err
+			}
+			key, err := d.Storage.Archive(ctx, w.ID, w.OpID)
+			if err != nil {
+				return err
+			}
+			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{ArchiveKey: contracts.Some(key)}, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("archive %s: operation changed under us", w.ID)
+			}
+		case contracts.ArchiveDeleteVolume:
+			if err := c.checkLease(ctx); err != nil {
+				return err
+			}
+			if err := d.Instances.Delete(ctx, w.ID); err != nil {
+				return err
+			}
+			if err := c.checkLease(ctx); err != nil {
+				return err
+			}
+			return d.Storage.DeleteVolume(ctx, w.ID)
+		case contracts.ArchiveAwait:
+			return nil
+		}
+	}
+}

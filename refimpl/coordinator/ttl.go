@@ -1,0 +1,73 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// ttlTick is one TTL Manager pass (SPEC 4.4). It writes nothing itself:
+// desired-state changes go through the API service layer, conditioned on
+// the desired state read.
+func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
+	rows, err := c.deps.Store.List(ctx, contracts.FilterTTL)
+	if err != nil {
+		return fmt.Errorf("list ttl candidates: %w", err)
+	}
+	for i := range rows {
+		w := &rows[i]
+		var act contracts.Activity
+		if w.ObservedStatus == contracts.ObservedRunning {
+			act, err = c.activity(ctx, w.ID)
+			if err != nil {
+				if fatal(err) {
+					return err
+				}
+				// Unknown activity: never stop a workspace on a guess.
+				c.log.Warn("activity unavailable", "workspace", w.ID, "err", err)
+				continue
+			}
+		}
+		to, ok := contracts.TTLDecision(w, act, now)
+		if !ok {
+			continue
+		}
+		if c.opts.Bug.is(BugTTLWritesDesired) {
+			wr := c.writer(contracts.CompTTLManager)
+			if _, err := c.deps.Store.Update(ctx, wr, w.ID, contracts.Cond{}, contracts.Patch{DesiredState: contracts.Some(to)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := c.api.SetDesiredFrom(ctx, w.ID, w.DesiredState, to, contracts.CompTTLManager); err != nil {
+			if fatal(err) || deposed(err) {
+				return err
+			}
+			c.log.Warn("ttl change failed", "workspace", w.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) activity(ctx context.Context, id string) (contracts.Activity, error) {
+	var a contracts.Activity
+	v, ok, err := c.deps.Bus.Get(ctx, contracts.ConnKey(id))
+	if err != nil {
+		return a, fmt.Errorf("read %s: %w", contracts.ConnKey(id), err)
+	}
+	if ok {
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil {
+			return a, fmt.Errorf("read %s: %q is not a count", contracts.ConnKey(id), v)
+		}
+		a.Connections = n
+	}
+	_, a.IdleTimerSet, err = c.deps.Bus.Get(ctx, contracts.IdleTimerKey(id))
+	if err != nil {
+		return a, fmt.Errorf("read %s: %w", contracts.IdleTimerKey(id), err)
+	}
+	return a, nil
+}

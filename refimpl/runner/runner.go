@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// Clock is the wall clock, in UTC.
+type Clock struct{}
+
+// Now returns the current time.
+func (Clock) Now() time.Time { return time.Now().UTC() }
+
+// IDs issues random UUIDv4 strings.
+type IDs struct{}
+
+// NewID returns a fresh random UUID.
+func (IDs) NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Config tunes Run.
+type Config struct {
+	// Wake, when it receives, makes the runner step at once (e.g. a
+	// monitor:trigger or change notification). Optional.
+	Wake <-chan struct{}
+	// MaxSleep caps one sleep (default 1 s) so that a leadership loss is
+	// noticed within that long even when every component is idle.
+	MaxSleep time.Duration
+	// OnStep, if set, is called after every step (metrics).
+	OnStep func(took time.Duration, leader bool)
+	Logger *slog.Logger
+}
+
+// Run steps c until ctx is done (then closes c and returns ctx.Err()) or c
+// reports an error (returned wrapped).
+func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config) error {
+	if cfg.MaxSleep <= 0 {
+		cfg.MaxSleep = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		start := clock.Now()
+		next, err := c.Step(ctx)
+		if cfg.OnStep != nil {
+			cfg.OnStep(clock.Now().Sub(start), c.IsLeader())
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return closeWith(c, ctx.Err())
+			}
+			return fmt.Errorf("coordinator step: %w", err)
+		}
+		sleep := next.Sub(clock.Now())
+		if sleep > cfg.MaxSleep {
+			sleep = cfg.MaxSleep
+		}
+		if sleep < 0 {
+			sleep = 0
+		}
+		timer.Reset(sleep)
+		select {
+		case <-ctx.Done():
+			return closeWith(c, ctx.Err())
+		case <-timer.C:
+		case <-cfg.Wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		}
+	}
+}
+
+func closeWith(c ports.Coordinator, cause error) error {
+	// Release the lock even though ctx is done.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 5*time.Second)
+	defer cancel()
+	if err := c.Close(cctx); err != nil {
+		return fmt.Errorf("%w (close: %v)", cause, err)
+	}
+	return cause
+}

@@ -1,0 +1,24 @@
+package refimpl
+
+import (
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl/api"
+	"github.com/wsconverge/converge/refimpl/coordinator"
+)
+
+type system struct{ opts coordinator.Options }
+
+// NewSystem returns the reference implementation as a system under test.
+func NewSystem() ports.System { return system{} }
+
+// NewSystemWith returns the reference implementation with the given
+// coordinator options (mutants are built this way).
+func NewSystemWith(opts coordinator.Options) ports.System { return system{opts: opts} }
+
+func (system) Name() string { return "reference" }
+
+func (s system) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
+	return coordinator.New(deps, s.opts), nil
+}
+
+func (system) NewAPI(deps ports.Deps) (ports.API, error) { return api.New(deps), nil }
