@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -141,18 +142,27 @@ type Step struct {
 // only re-invokes them as a retry, once a failure recorded after its last
 // invocation is RetryInterval old (4.2.4).
 func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
-	// 1. DELETED is terminal; an operation still set completes if the
-	// observation satisfies it.
+	// 1. DELETED is terminal. An operation still set on a DELETED row
+	// (ARCHIVING of a soft-deleted workspace) goes on to step 3, where it
+	// completes, times out or resumes.
 	if w.ObservedStatus == ObservedDeleted {
-		if w.Operation != OpNone && Completed(w) {
-			return Step{Kind: StepComplete, Op: w.Operation, Why: "observed DELETED"}
+		switch {
+		case w.Operation == OpNone:
+			return Step{Kind: StepNothing, Why: "DELETED is terminal"}
+		case Completed(w):
+			return Step{Kind: StepComplete, Op: w.Operation, Why: "completion observed"}
+		case (w.HealthStatus == HealthError || w.Terminal()) && w.Operation != OpDeleting:
+			return Step{Kind: StepEnterError, Op: w.Operation, Why: "error with an operation in progress"}
 		}
-		return Step{Kind: StepNothing, Why: "DELETED is terminal"}
 	}
 	// 2. ERROR skip (C11), with the soft-delete exception.
-	if w.HealthStatus == HealthError || w.Terminal() {
+	if w.ObservedStatus != ObservedDeleted && (w.HealthStatus == HealthError || w.Terminal()) {
 		switch {
 		case w.Deleted() && w.Operation == OpNone:
+			if w.ErrorInfo != nil && now.Sub(w.ErrorInfo.OccurredAt) < RetryInterval {
+				// Deletion is retried, but never faster than retries are.
+				return Step{Kind: StepWait, Why: "deletion retry spacing"}
+			}
 			return Step{Kind: StepClaim, Op: OpDeleting, Why: "soft-deleted workspace in ERROR"}
 		case w.Deleted() && w.Operation == OpDeleting:
 			// continue with step 3
@@ -211,9 +221,11 @@ func ClaimCond(op Operation) Cond {
 // marker left from an earlier restore of the same key would otherwise let an
 // empty re-provisioned volume pass as restored).
 func ClaimPatch(w *Workspace, op Operation, now time.Time, newOpID string) Patch {
-	p := Patch{Operation: Some(op), OpStartedAt: Some(now)}
+	// error_count restarts with every claim (a DELETING claimed on a
+	// workspace in ERROR gets its own three attempts); a terminal
+	// error_info is kept until the operation completes.
+	p := Patch{Operation: Some(op), OpStartedAt: Some(now), ErrorCount: Some(0)}
 	if !w.Terminal() {
-		p.ErrorCount = Some(0)
 		p.ErrorInfo = Some[*ErrorInfo](nil)
 		p.ErrorMessage = Some("")
 	}
@@ -283,6 +295,9 @@ func NextArchiveAction(w *Workspace) ArchiveAction {
 func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]any, now time.Time) (p Patch, terminal bool) {
 	reason, immediate := Classify(code)
 	count := w.ErrorCount + 1
+	// Copy the caller's context (often a ProviderError's): the recorded
+	// error_info must not share a map with it.
+	ctx = maps.Clone(ctx)
 	if ctx == nil {
 		ctx = map[string]any{}
 	}

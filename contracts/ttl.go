@@ -41,7 +41,9 @@ func TTLDecision(w *Workspace, a Activity, now time.Time) (DesiredState, bool) {
 		}
 		return DesiredStandby, true
 	case ArchiveTTLExpired(w, now):
-		if w.DesiredState == DesiredPending {
+		// Only a workspace its user left in STANDBY is archived: a newer
+		// request to run it wins over the TTL.
+		if w.DesiredState != DesiredStandby {
 			return "", false
 		}
 		return DesiredPending, true
