@@ -101,39 +101,46 @@ type Patch struct {
 	LastAccessAt      Opt[time.Time]
 }
 
+// patchColumns is the updatable columns in table order, indexed like Mask.
+var patchColumns = [...]Column{
+	ColName, ColDescription, ColMemo, ColHomeCtx, ColObservedStatus, ColHealthStatus, ColObservedAt,
+	ColOperation, ColOpStartedAt, ColOpID, ColArchiveKey, ColErrorCount, ColErrorInfo, ColErrorMessage,
+	ColPreviousStatus, ColDesiredState, ColDeletedAt, ColStandbyTTLSeconds, ColArchiveTTLSeconds, ColLastAccessAt,
+}
+
+// Mask is a bit set of the columns p assigns (bit i = patchColumns[i]);
+// it allocates nothing, for hot paths.
+func (p *Patch) Mask() uint32 {
+	var m uint32
+	for i, set := range [...]bool{
+		p.Name.Set, p.Description.Set, p.Memo.Set, p.HomeCtx.Set, p.ObservedStatus.Set, p.HealthStatus.Set, p.ObservedAt.Set,
+		p.Operation.Set, p.OpStartedAt.Set, p.OpID.Set, p.ArchiveKey.Set, p.ErrorCount.Set, p.ErrorInfo.Set, p.ErrorMessage.Set,
+		p.PreviousStatus.Set, p.DesiredState.Set, p.DeletedAt.Set, p.StandbyTTLSeconds.Set, p.ArchiveTTLSeconds.Set, p.LastAccessAt.Set,
+	} {
+		if set {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// MaskObservedAt is the Mask of a patch that sets observed_at alone.
+const MaskObservedAt uint32 = 1 << 6
+
 // Columns lists the columns p assigns, in table order.
 func (p *Patch) Columns() []Column {
+	m := p.Mask()
 	cols := make([]Column, 0, 4)
-	add := func(set bool, c Column) {
-		if set {
+	for i, c := range patchColumns {
+		if m&(1<<i) != 0 {
 			cols = append(cols, c)
 		}
 	}
-	add(p.Name.Set, ColName)
-	add(p.Description.Set, ColDescription)
-	add(p.Memo.Set, ColMemo)
-	add(p.HomeCtx.Set, ColHomeCtx)
-	add(p.ObservedStatus.Set, ColObservedStatus)
-	add(p.HealthStatus.Set, ColHealthStatus)
-	add(p.ObservedAt.Set, ColObservedAt)
-	add(p.Operation.Set, ColOperation)
-	add(p.OpStartedAt.Set, ColOpStartedAt)
-	add(p.OpID.Set, ColOpID)
-	add(p.ArchiveKey.Set, ColArchiveKey)
-	add(p.ErrorCount.Set, ColErrorCount)
-	add(p.ErrorInfo.Set, ColErrorInfo)
-	add(p.ErrorMessage.Set, ColErrorMessage)
-	add(p.PreviousStatus.Set, ColPreviousStatus)
-	add(p.DesiredState.Set, ColDesiredState)
-	add(p.DeletedAt.Set, ColDeletedAt)
-	add(p.StandbyTTLSeconds.Set, ColStandbyTTLSeconds)
-	add(p.ArchiveTTLSeconds.Set, ColArchiveTTLSeconds)
-	add(p.LastAccessAt.Set, ColLastAccessAt)
 	return cols
 }
 
 // Empty reports whether p assigns nothing.
-func (p *Patch) Empty() bool { return len(p.Columns()) == 0 }
+func (p *Patch) Empty() bool { return p.Mask() == 0 }
 
 // Apply writes p's assignments into w (deep-copying pointer values) and
 // stamps updated_at.

@@ -94,10 +94,7 @@ func (r *Recorder) Add(e Event) int64 {
 	return e.Seq
 }
 
-func onlyObservedAt(p *contracts.Patch) bool {
-	c := p.Columns()
-	return len(c) == 1 && c[0] == contracts.ColObservedAt
-}
+func onlyObservedAt(p *contracts.Patch) bool { return p.Mask() == contracts.MaskObservedAt }
 
 // Events returns a copy of the kept events.
 func (r *Recorder) Events() []Event {
@@ -139,7 +136,11 @@ func (r *Recorder) fold(e *Event) {
 		b = append(b, 0)
 	}
 	if e.Patch != nil {
-		b = AppendPatch(b, e.Patch)
+		if onlyObservedAt(e.Patch) {
+			b = appendTime(b, e.Patch.ObservedAt.V)
+		} else {
+			b = AppendPatch(b, e.Patch)
+		}
 	}
 	if e.Row != nil {
 		b = appendStr(b, e.Row.ID)

@@ -1,0 +1,199 @@
+package archive
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// epoch is the modification time of every packed entry.
+var epoch = time.Unix(0, 0).UTC()
+
+const (
+	fileMode = 0o644
+	execMode = 0o755
+	dirMode  = 0o755
+	linkMode = 0o777
+)
+
+// Pack returns the tar.zst of a file tree given as slash-separated relative
+// paths (see CheckPath) to contents. Parent directories are implied. The
+// same map always yields the same bytes, equal to PackDir's of the same
+// tree of non-executable files.
+func Pack(files map[string][]byte) ([]byte, error) {
+	names := make([]string, 0, len(files))
+	for p := range files {
+		if err := CheckPath(p); err != nil {
+			return nil, err
+		}
+		names = append(names, p)
+	}
+	slices.SortFunc(names, treeCompare)
+	var buf bytes.Buffer
+	enc, err := getEncoder(&buf)
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(enc)
+	written := make(map[string]bool) // directories already emitted
+	for _, p := range names {
+		err := parents(p, func(dir string) error {
+			if _, isFile := files[dir]; isFile {
+				return fmt.Errorf("%w: %q is a file and a directory", ErrConflict, dir)
+			}
+			if written[dir] {
+				return nil
+			}
+			written[dir] = true
+			return tw.WriteHeader(dirHeader(dir))
+		})
+		if err != nil {
+			putEncoder(enc)
+			return nil, fmt.Errorf("archive: pack: %w", err)
+		}
+		data := files[p]
+		if err := tw.WriteHeader(fileHeader(p, int64(len(data)), fileMode)); err != nil {
+			putEncoder(enc)
+			return nil, fmt.Errorf("archive: pack %q: %w", p, err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			putEncoder(enc)
+			return nil, fmt.Errorf("archive: pack %q: %w", p, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		putEncoder(enc)
+		return nil, fmt.Errorf("archive: pack: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		putEncoder(enc)
+		return nil, fmt.Errorf("archive: pack: %w", err)
+	}
+	putEncoder(enc)
+	return buf.Bytes(), nil
+}
+
+// PackDir writes the tar.zst of the directory tree under root to w and
+// returns the hex SHA-256 of the bytes written. Regular files keep only
+// their executable bit (0755 or 0644), directories are 0755, symbolic links
+// are kept as links with their target verbatim, and sockets, devices and
+// FIFOs are skipped. Hard links are stored as separate copies.
+func PackDir(root string, w io.Writer) (sha256hex string, err error) {
+	h := sha256.New()
+	enc, err := getEncoder(io.MultiWriter(w, h))
+	if err != nil {
+		return "", err
+	}
+	defer putEncoder(enc)
+	tw := tar.NewWriter(enc)
+	err = filepath.WalkDir(root, func(full string, d fs.DirEntry, walkErr error) error {
+		if walkErr != nil {
+			return walkErr
+		}
+		rel, err := filepath.Rel(root, full)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			if !d.IsDir() {
+				return fmt.Errorf("%s is not a directory", root)
+			}
+			return nil
+		}
+		name := filepath.ToSlash(rel)
+		switch t := d.Type(); {
+		case t.IsDir():
+			return tw.WriteHeader(dirHeader(name))
+		case t&fs.ModeSymlink != 0:
+			target, err := os.Readlink(full)
+			if err != nil {
+				return err
+			}
+			return tw.WriteHeader(&tar.Header{
+				Typeflag: tar.TypeSymlink, Name: name, Linkname: target,
+				Mode: linkMode, ModTime: epoch,
+			})
+		case t.IsRegular():
+			return packFile(tw, full, name)
+		}
+		return nil // socket, device, FIFO, irregular: skipped
+	})
+	if err != nil {
+		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+	}
+	if err := tw.Close(); err != nil {
+		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func packFile(tw *tar.Writer, full, name string) error {
+	f, err := os.Open(full)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil // replaced by something else since the walk listed it
+	}
+	mode := int64(fileMode)
+	if fi.Mode().Perm()&0o111 != 0 {
+		mode = execMode
+	}
+	size := fi.Size()
+	if err := tw.WriteHeader(fileHeader(name, size, mode)); err != nil {
+		return err
+	}
+	n, err := io.CopyN(tw, f, size)
+	if err != nil {
+		return fmt.Errorf("%s: read %d of %d bytes (changed while packing?): %w", name, n, size, err)
+	}
+	return nil
+}
+
+func dirHeader(name string) *tar.Header {
+	if !strings.HasSuffix(name, "/") {
+		name += "/"
+	}
+	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: dirMode, ModTime: epoch}
+}
+
+func fileHeader(name string, size, mode int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, ModTime: epoch}
+}
+
+// Checksum is the commit-marker content of an archive: "sha256:<hex>".
+func Checksum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// VerifyMeta checks archive data against the content of its .meta object
+// (a Checksum, surrounding white space ignored). A mismatch or a malformed
+// meta wraps ErrChecksumMismatch.
+func VerifyMeta(data, meta []byte) error {
+	want := strings.TrimSpace(string(meta))
+	if !strings.HasPrefix(want, "sha256:") || len(want) != len("sha256:")+2*sha256.Size {
+		return fmt.Errorf("%w: malformed meta (%d bytes)", ErrChecksumMismatch, len(meta))
+	}
+	if got := Checksum(data); got != want {
+		return fmt.Errorf("%w: archive is %s, meta says %s", ErrChecksumMismatch, got, want)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package history
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// Line renders e on one line for a failure timeline. Its time is shown as
+// the virtual offset from start ("+1d02:03:04.500"), then the sequence
+// number, kind, writer or caller, workspace (a UUID shortened to its first
+// 8 characters), and what happened:
+//
+//	+00:05:02.100 #1234 db.write coord-1/state_reconciler e2 ws=1a2b3c4d operation=STARTING op_started_at=… if operation=NONE,not-terminal applied
+func Line(e Event, start time.Time) string {
+	var b strings.Builder
+	b.Grow(128)
+	b.WriteString(Offset(e.At.Sub(start)))
+	b.WriteString(" #")
+	b.WriteString(strconv.FormatInt(e.Seq, 10))
+	b.WriteByte(' ')
+	b.WriteString(string(e.Kind))
+	if e.Instance != "" || e.Component != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Instance)
+		if e.Component != "" {
+			if e.Instance != "" {
+				b.WriteByte('/')
+			}
+			b.WriteString(string(e.Component))
+		}
+	}
+	if e.Epoch != 0 {
+		b.WriteString(" e")
+		b.WriteString(strconv.FormatInt(e.Epoch, 10))
+	}
+	if e.Workspace != "" {
+		b.WriteString(" ws=")
+		b.WriteString(ShortID(e.Workspace))
+	}
+	if e.Method != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Method)
+	}
+	if e.Args != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Args)
+	}
+	if e.Row != nil {
+		b.WriteString(" owner=")
+		b.WriteString(ShortID(e.Row.OwnerUserID))
+		b.WriteString(" desired=")
+		b.WriteString(string(e.Row.DesiredState))
+	}
+	if e.Patch != nil {
+		for _, c := range e.Patch.Columns() {
+			b.WriteByte(' ')
+			b.WriteString(string(c))
+			b.WriteByte('=')
+			b.WriteString(PatchValue(e.Patch, c))
+		}
+	}
+	if e.Cond != nil {
+		if c := CondString(e.Cond); c != "" {
+			b.WriteString(" if ")
+			b.WriteString(c)
+		}
+	}
+	if e.Kind == KindWrite {
+		if e.Applied {
+			b.WriteString(" applied")
+		} else {
+			b.WriteString(" not-applied")
+		}
+	}
+	if e.Result != "" {
+		b.WriteString(" -> ")
+		b.WriteString(e.Result)
+	}
+	if e.Err != "" {
+		b.WriteString(" ERR ")
+		b.WriteString(e.Err)
+	}
+	return b.String()
+}
+
+// Timeline renders events with Line, one string per event.
+func Timeline(events []Event, start time.Time) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = Line(e, start)
+	}
+	return out
+}
+
+// Offset renders a virtual duration since the start of a run as
+// "+HH:MM:SS.mmm", with a day count in front once it exceeds a day
+// ("+1d02:03:04.500"); a negative one starts with "-".
+func Offset(d time.Duration) string {
+	sign := byte('+')
+	if d < 0 {
+		sign = '-'
+		d = -d
+	}
+	ms := int64(d / time.Millisecond)
+	days := ms / 86_400_000
+	ms -= days * 86_400_000
+	h := ms / 3_600_000
+	ms -= h * 3_600_000
+	m := ms / 60_000
+	ms -= m * 60_000
+	s := ms / 1000
+	ms -= s * 1000
+	b := make([]byte, 0, 20)
+	b = append(b, sign)
+	if days > 0 {
+		b = strconv.AppendInt(b, days, 10)
+		b = append(b, 'd')
+	}
+	b = pad(b, h, 2)
+	b = append(b, ':')
+	b = pad(b, m, 2)
+	b = append(b, ':')
+	b = pad(b, s, 2)
+	b = append(b, '.')
+	b = pad(b, ms, 3)
+	return string(b)
+}
+
+func pad(b []byte, v int64, width int) []byte {
+	s := strconv.FormatInt(v, 10)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+// ShortID shortens a UUID to its first 8 characters for timelines; any
+// other string is returned whole.
+func ShortID(id string) string {
+	if len(id) == 36 && id[8] == '-' {
+		return id[:8]
+	}
+	return id
+}
+
+// CondString renders the set fields of c ("operation=NONE,not-terminal"),
+// or "" when c sets none.
+func CondString(c *contracts.Cond) string {
+	parts := make([]string, 0, 5)
+	if c.Operation.Set {
+		parts = append(parts, "operation="+string(c.Operation.V))
+	}
+	if c.DesiredState.Set {
+		parts = append(parts, "desired_state="+string(c.DesiredState.V))
+	}
+	if c.NotTerminal {
+		parts = append(parts, "not-terminal")
+	}
+	if c.NotDeleted {
+		parts = append(parts, "not-deleted")
+	}
+	if c.ErrorInfoNull {
+		parts = append(parts, "error_info=null")
+	}
+	return strings.Join(parts, ",")
+}
+
+// Tail returns a copy of the last n kept events that keep accepts (every
+// event when keep is nil; all that match when n ≤ 0), oldest first, for
+// failure timelines of long runs.
+func (r *Recorder) Tail(n int, keep func(*Event) bool) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if keep == nil {
+		ev := r.events
+		if n > 0 && len(ev) > n {
+			ev = ev[len(ev)-n:]
+		}
+		return append([]Event(nil), ev...)
+	}
+	var out []Event
+	for i := len(r.events) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
+		if keep(&r.events[i]) {
+			out = append(out, r.events[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// Routine reports whether e is a successful listing call (instances.List,
+// storage.ListVolumes, objects.List…): the polling that fills a long run's
+// history and says little in a failure timeline.
+func Routine(e *Event) bool {
+	return e.Kind == KindCall && e.Err == "" && e.Workspace == "" &&
+		(strings.HasSuffix(e.Method, ".List") || strings.HasSuffix(e.Method, ".ListVolumes"))
+}

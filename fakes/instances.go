@@ -1,0 +1,146 @@
+package fakes
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// Instances is the container runtime (ports.Instances): one container per
+// workspace id, running or stopped.
+type Instances struct {
+	w    *World
+	ctrs map[string]*container
+	ids  []string // sorted ids of ctrs
+}
+
+type container struct {
+	running bool
+	image   string
+}
+
+var _ ports.Instances = (*Instances)(nil)
+
+// Start creates and starts ws-{id} (ports.Instances).
+func (x *Instances) Start(ctx context.Context, id, imageRef string) error {
+	return x.start(ctx, "", id, imageRef)
+}
+
+// Delete kills and removes the container (ports.Instances).
+func (x *Instances) Delete(ctx context.Context, id string) error { return x.delete(ctx, "", id) }
+
+// List returns every container, ordered by id (ports.Instances).
+func (x *Instances) List(ctx context.Context) ([]ports.InstanceState, error) {
+	return x.list(ctx, "")
+}
+
+// Kill stops a running container without removing it, as a crash of the
+// workload would (world method).
+func (x *Instances) Kill(id string) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	if c := x.ctrs[id]; c != nil {
+		c.running = false
+	}
+	x.w.recordFault("instances.Kill", id, "")
+}
+
+// Remove makes a container vanish, as an operator's docker rm -f would
+// (world method).
+func (x *Instances) Remove(id string) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	x.removeLocked(id)
+	x.w.recordFault("instances.Remove", id, "")
+}
+
+// State reports whether the container of id exists and runs (world method).
+func (x *Instances) State(id string) (exists, running bool) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	c := x.ctrs[id]
+	return c != nil, c != nil && c.running
+}
+
+// Snapshot lists every container, ordered by id (world method).
+func (x *Instances) Snapshot() []ports.InstanceState {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	return x.statesLocked()
+}
+
+func (x *Instances) statesLocked() []ports.InstanceState {
+	out := make([]ports.InstanceState, len(x.ids))
+	for i, id := range x.ids {
+		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.ctrs[id].running}
+	}
+	return out
+}
+
+func (x *Instances) removeLocked(id string) {
+	if _, ok := x.ctrs[id]; !ok {
+		return
+	}
+	delete(x.ctrs, id)
+	if i, found := slices.BinarySearch(x.ids, id); found {
+		x.ids = slices.Delete(x.ids, i, i+1)
+	}
+}
+
+func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error {
+	if err := x.w.gate(ctx, mInstStart, inst, id, ""); err != nil {
+		x.w.recordCall(inst, mInstStart, id, imageRef, "", err)
+		return err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	var err error
+	result := ""
+	switch c := x.ctrs[id]; {
+	case !x.w.Storage.hasVolumeLocked(id):
+		err = providerError(contracts.CodeVolumeNotFound, "volume "+contracts.VolumeName(id)+" does not exist")
+	case c != nil && c.running:
+		result = "already running"
+	case c != nil:
+		c.running, c.image = true, imageRef
+		result = "recreated"
+	default:
+		x.ctrs[id] = &container{running: true, image: imageRef}
+		i, _ := slices.BinarySearch(x.ids, id)
+		x.ids = slices.Insert(x.ids, i, id)
+		result = "created"
+	}
+	x.w.recordCall(inst, mInstStart, id, imageRef, result, err)
+	return err
+}
+
+func (x *Instances) delete(ctx context.Context, inst, id string) error {
+	if err := x.w.gate(ctx, mInstDelete, inst, id, ""); err != nil {
+		x.w.recordCall(inst, mInstDelete, id, "", "", err)
+		return err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	result := "absent"
+	if x.ctrs[id] != nil {
+		result = "removed"
+		x.removeLocked(id)
+	}
+	x.w.recordCall(inst, mInstDelete, id, "", result, nil)
+	return nil
+}
+
+func (x *Instances) list(ctx context.Context, inst string) ([]ports.InstanceState, error) {
+	if err := x.w.gate(ctx, mInstList, inst, "", ""); err != nil {
+		x.w.recordCall(inst, mInstList, "", "", "", err)
+		return nil, err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	out := x.statesLocked()
+	x.w.recordCall(inst, mInstList, "", "", strconv.Itoa(len(out)), nil)
+	return out, nil
+}

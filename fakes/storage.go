@@ -1,0 +1,256 @@
+package fakes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/archive"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// Storage is the volume provider with its archive and restore jobs
+// (ports.Storage). A volume is a map of file paths to contents; archives go
+// to the world's Objects in the real format (package archive).
+type Storage struct {
+	w    *World
+	vols map[string]map[string][]byte
+	ids  []string // sorted ids of vols
+}
+
+var _ ports.Storage = (*Storage)(nil)
+
+// Provision creates the volume; existing is success (ports.Storage).
+func (x *Storage) Provision(ctx context.Context, id string) error { return x.provision(ctx, "", id) }
+
+// ListVolumes returns the ids of every volume, sorted (ports.Storage).
+func (x *Storage) ListVolumes(ctx context.Context) ([]string, error) {
+	return x.listVolumes(ctx, "")
+}
+
+// Archive runs the archive job for (id, opID) (ports.Storage).
+func (x *Storage) Archive(ctx context.Context, id, opID string) (string, error) {
+	return x.archive(ctx, "", id, opID)
+}
+
+// Restore makes the volume equal to archive key (ports.Storage).
+func (x *Storage) Restore(ctx context.Context, id, key string) (string, error) {
+	return x.restore(ctx, "", id, key)
+}
+
+// DeleteVolume removes the volume (ports.Storage).
+func (x *Storage) DeleteVolume(ctx context.Context, id string) error {
+	return x.deleteVolume(ctx, "", id)
+}
+
+// WriteFile writes a file into the volume of id, as the user inside the
+// workspace would; path is relative and clean (archive.CheckPath) and may
+// not collide with a directory or file of the volume (world method).
+func (x *Storage) WriteFile(id, path string, data []byte) error {
+	if err := archive.CheckPath(path); err != nil {
+		return fmt.Errorf("write %s into volume of %s: %w", path, id, err)
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	vol, ok := x.vols[id]
+	if !ok {
+		return fmt.Errorf("write %s: volume of %s: %w", path, id, contracts.ErrNotFound)
+	}
+	if _, isFile := vol[path]; !isFile {
+		for i := range len(path) {
+			if path[i] == '/' {
+				if _, clash := vol[path[:i]]; clash {
+					return fmt.Errorf("write %s into volume of %s: %s is a file", path, id, path[:i])
+				}
+			}
+		}
+		prefix := path + "/"
+		for p := range vol {
+			if strings.HasPrefix(p, prefix) {
+				return fmt.Errorf("write %s into volume of %s: it is a directory", path, id)
+			}
+		}
+	}
+	vol[path] = slices.Clone(data)
+	return nil
+}
+
+// Files returns a copy of the volume's files; ok is false without a volume
+// (world method).
+func (x *Storage) Files(id string) (map[string][]byte, bool) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	vol, ok := x.vols[id]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string][]byte, len(vol))
+	for p, b := range vol {
+		out[p] = slices.Clone(b)
+	}
+	return out, true
+}
+
+// Lose makes the volume vanish behind the coordinator's back (world
+// method).
+func (x *Storage) Lose(id string) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	x.removeLocked(id)
+	x.w.recordFault("storage.Lose", id, "")
+}
+
+// Volumes lists the ids of every volume, sorted (world method).
+func (x *Storage) Volumes() []string {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	return slices.Clone(x.ids)
+}
+
+func (x *Storage) hasVolumeLocked(id string) bool {
+	_, ok := x.vols[id]
+	return ok
+}
+
+func (x *Storage) removeLocked(id string) {
+	if _, ok := x.vols[id]; !ok {
+		return
+	}
+	delete(x.vols, id)
+	if i, found := slices.BinarySearch(x.ids, id); found {
+		x.ids = slices.Delete(x.ids, i, i+1)
+	}
+}
+
+func (x *Storage) provision(ctx context.Context, inst, id string) error {
+	if err := x.w.gate(ctx, mStorProvision, inst, id, ""); err != nil {
+		x.w.recordCall(inst, mStorProvision, id, "", "", err)
+		return err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	result := "exists"
+	if !x.hasVolumeLocked(id) {
+		x.vols[id] = make(map[string][]byte)
+		i, _ := slices.BinarySearch(x.ids, id)
+		x.ids = slices.Insert(x.ids, i, id)
+		result = "created"
+	}
+	x.w.recordCall(inst, mStorProvision, id, "", result, nil)
+	return nil
+}
+
+func (x *Storage) listVolumes(ctx context.Context, inst string) ([]string, error) {
+	if err := x.w.gate(ctx, mStorListVolumes, inst, "", ""); err != nil {
+		x.w.recordCall(inst, mStorListVolumes, "", "", "", err)
+		return nil, err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	out := slices.Clone(x.ids)
+	x.w.recordCall(inst, mStorListVolumes, "", "", strconv.Itoa(len(out)), nil)
+	return out, nil
+}
+
+func (x *Storage) archive(ctx context.Context, inst, id, opID string) (string, error) {
+	key := contracts.ArchiveKey(id, opID)
+	if err := x.w.gate(ctx, mStorArchive, inst, id, key); err != nil {
+		x.w.recordCall(inst, mStorArchive, id, opID, "", err)
+		return "", err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	key, uploaded, err := x.archiveLocked(id, key)
+	result := ""
+	switch {
+	case err != nil:
+	case uploaded:
+		result = "uploaded " + key
+	default:
+		result = "skipped " + key
+	}
+	x.w.recordCall(inst, mStorArchive, id, opID, result, err)
+	return key, err
+}
+
+// archiveLocked runs the archive job; uploaded is false when a complete
+// archive was already there.
+func (x *Storage) archiveLocked(id, key string) (_ string, uploaded bool, _ error) {
+	vol, ok := x.vols[id]
+	if !ok {
+		return "", false, providerError(contracts.CodeVolumeNotFound, "volume "+contracts.VolumeName(id)+" does not exist")
+	}
+	objs := x.w.Objects
+	_, haveArchive := objs.data[key]
+	_, haveMeta := objs.data[contracts.MetaKey(key)]
+	if haveArchive && haveMeta {
+		return key, false, nil // the job exits 0 without uploading again
+	}
+	data, err := archive.Pack(vol)
+	if err != nil {
+		return "", false, fmt.Errorf("archive job for %s: %w", id, err)
+	}
+	objs.putLocked(key, data)
+	objs.putLocked(contracts.MetaKey(key), []byte(archive.Checksum(data)))
+	return key, true, nil
+}
+
+func (x *Storage) restore(ctx context.Context, inst, id, key string) (string, error) {
+	if err := x.w.gate(ctx, mStorRestore, inst, id, key); err != nil {
+		x.w.recordCall(inst, mStorRestore, id, key, "", err)
+		return "", err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	marker, err := x.restoreLocked(id, key)
+	x.w.recordCall(inst, mStorRestore, id, key, marker, err)
+	return marker, err
+}
+
+func (x *Storage) restoreLocked(id, key string) (string, error) {
+	objs := x.w.Objects
+	data, ok := objs.data[key]
+	if !ok {
+		return "", providerError(contracts.CodeArchiveNotFound, "object "+key+" does not exist")
+	}
+	meta, ok := objs.data[contracts.MetaKey(key)]
+	if !ok {
+		return "", providerError(contracts.CodeMetaNotFound, "object "+contracts.MetaKey(key)+" does not exist")
+	}
+	if err := archive.VerifyMeta(data, meta); err != nil {
+		return "", providerError(contracts.CodeChecksumMismatch, err.Error())
+	}
+	files, err := archive.Unpack(data)
+	if err != nil {
+		return "", providerError(contracts.CodeTarExtractFailed, err.Error())
+	}
+	if !x.hasVolumeLocked(id) {
+		return "", providerError(contracts.CodeVolumeNotFound, "volume "+contracts.VolumeName(id)+" does not exist")
+	}
+	x.vols[id] = files
+	return key, nil
+}
+
+func (x *Storage) deleteVolume(ctx context.Context, inst, id string) error {
+	if err := x.w.gate(ctx, mStorDeleteVolume, inst, id, ""); err != nil {
+		x.w.recordCall(inst, mStorDeleteVolume, id, "", "", err)
+		return err
+	}
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	var err error
+	result := "absent"
+	switch {
+	case !x.hasVolumeLocked(id):
+	case x.w.Instances.ctrs[id] != nil:
+		err = providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+	default:
+		x.removeLocked(id)
+		result = "removed"
+	}
+	x.w.recordCall(inst, mStorDeleteVolume, id, "", result, err)
+	return err
+}

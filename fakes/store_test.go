@@ -1,0 +1,320 @@
+package fakes
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+func TestStoreInsertGetListOrderedByID(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "c", "a", "d", "b")
+	ctx := t.Context()
+
+	got, err := w.Store.Get(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, "b", got.ID)
+	require.Equal(t, t0, got.CreatedAt)
+
+	_, err = w.Store.Get(ctx, "zz")
+	require.ErrorIs(t, err, contracts.ErrNotFound)
+
+	rows, err := w.Store.List(ctx, contracts.FilterAll)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c", "d"}, idsOf(rows))
+
+	err = w.Store.Insert(ctx, apiWriter, contracts.NewWorkspace("a", "u", "dup", "img", t0))
+	require.ErrorIs(t, err, ErrDuplicateID)
+	ins := eventsOf(w, history.KindInsert)
+	require.Len(t, ins, 5, "the refused insert is recorded too")
+	require.False(t, ins[4].Applied)
+	require.NotEmpty(t, ins[4].Err)
+	require.Equal(t, "c", ins[0].Row.ID)
+	require.True(t, ins[0].Applied)
+}
+
+func TestStoreListAppliesFilter(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a", "b", "c")
+	ctx := t.Context()
+	// b becomes RUNNING = desired: no longer a reconcile target.
+	_, err := w.Store.Update(ctx, contracts.Writer{Component: contracts.CompHealthMonitor}, "b", contracts.Cond{},
+		contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	require.NoError(t, err)
+	rows, err := w.Store.List(ctx, contracts.FilterReconcile)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "c"}, idsOf(rows))
+	rows, err = w.Store.List(ctx, contracts.FilterTTL)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, idsOf(rows))
+}
+
+func TestStoreReturnsCopies(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	ctx := t.Context()
+	_, err := w.Store.Update(ctx, reconciler("", 0), "a", contracts.Cond{}, contracts.Patch{
+		HomeCtx:   contracts.Some(&contracts.HomeCtx{RestoreMarker: "m1"}),
+		ErrorInfo: contracts.Some(&contracts.ErrorInfo{Reason: contracts.ReasonMismatch, Context: map[string]any{"k": "v"}}),
+	})
+	require.NoError(t, err)
+	got, err := w.Store.Get(ctx, "a")
+	require.NoError(t, err)
+	got.HomeCtx.RestoreMarker = "mutated"
+	got.ErrorInfo.Context["k"] = "mutated"
+	rows, err := w.Store.List(ctx, contracts.FilterAll)
+	require.NoError(t, err)
+	rows[0].Name = "mutated"
+	again := w.Store.Snapshot()[0]
+	require.Equal(t, "m1", again.RestoreMarker())
+	require.Equal(t, "v", again.ErrorInfo.Context["k"])
+	require.Equal(t, "ws a", again.Name)
+}
+
+func TestStoreUpdateIsCompareAndSetAndRecorded(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	ctx := t.Context()
+	w.Clock.Advance(time.Minute)
+	wr := reconciler("coord-1", 0)
+	claim := contracts.Cond{Operation: contracts.Some(contracts.OpNone), NotDeleted: true}
+	p := contracts.Patch{Operation: contracts.Some(contracts.OpProvisioning), OpID: contracts.Some("op-1")}
+
+	ok, err := w.Store.Update(ctx, wr, "a", claim, p)
+	require.NoError(t, err)
+	require.True(t, ok)
+	e := lastEvent(t, w)
+	require.Equal(t, history.KindWrite, e.Kind)
+	require.Equal(t, "a", e.Workspace)
+	require.Equal(t, "coord-1", e.Instance)
+	require.Equal(t, contracts.CompStateReconciler, e.Component)
+	require.True(t, e.Applied)
+	require.Equal(t, claim, *e.Cond)
+	require.Equal(t, p, *e.Patch)
+	require.Equal(t, t0.Add(time.Minute), e.At)
+
+	// The same claim again fails: the row is no longer NONE.
+	ok, err = w.Store.Update(ctx, wr, "a", claim, contracts.Patch{OpID: contracts.Some("op-2")})
+	require.NoError(t, err)
+	require.False(t, ok)
+	e = lastEvent(t, w)
+	require.False(t, e.Applied)
+	require.Empty(t, e.Err)
+
+	row := w.Store.Snapshot()[0]
+	require.Equal(t, contracts.OpProvisioning, row.Operation)
+	require.Equal(t, "op-1", row.OpID)
+	require.Equal(t, t0.Add(time.Minute), row.UpdatedAt, "updated_at stamped by the store")
+
+	_, err = w.Store.Update(ctx, wr, "missing", contracts.Cond{}, p)
+	require.ErrorIs(t, err, contracts.ErrNotFound)
+}
+
+func TestStoreRecordsACopyOfThePatch(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	info := &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, Message: "boom"}
+	p := contracts.Patch{ErrorInfo: contracts.Some(info)}
+	_, err := w.Store.Update(t.Context(), reconciler("", 0), "a", contracts.Cond{}, p)
+	require.NoError(t, err)
+	info.Message = "changed afterwards"
+	require.Equal(t, "boom", lastEvent(t, w).Patch.ErrorInfo.V.Message)
+	require.Equal(t, "boom", w.Store.Snapshot()[0].ErrorInfo.Message)
+}
+
+func TestStoreFencing(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a", "b")
+	ctx := t.Context()
+	lease1, ok, err := w.Store.Session("coord-1").TryAcquire(ctx, "coord-1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(1), lease1.Epoch())
+	p := contracts.Patch{Operation: contracts.Some(contracts.OpProvisioning)}
+
+	// The leader's epoch writes.
+	ok, err = w.Store.Update(ctx, reconciler("coord-1", 1), "a", contracts.Cond{}, p)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	// Leadership moves: epoch 2. The old leader is fenced.
+	w.Store.KillSession("coord-1")
+	_, ok, err = w.Store.Session("coord-2").TryAcquire(ctx, "coord-2")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(2), w.Store.Epoch())
+
+	ok, err = w.Store.Update(ctx, reconciler("coord-1", 1), "b", contracts.Cond{}, p)
+	require.ErrorIs(t, err, contracts.ErrFenced)
+	require.False(t, ok)
+	e := lastEvent(t, w)
+	require.Equal(t, history.KindWrite, e.Kind)
+	require.False(t, e.Applied)
+	require.Equal(t, int64(1), e.Epoch)
+	require.Contains(t, e.Err, "fenced")
+	require.Equal(t, contracts.OpNone, w.Store.Snapshot()[1].Operation, "not applied")
+
+	err = w.Store.UpdateMany(ctx, reconciler("coord-1", 1), []ports.RowUpdate{{ID: "a", Patch: p}, {ID: "b", Patch: p}})
+	require.ErrorIs(t, err, contracts.ErrFenced)
+	require.Equal(t, contracts.OpNone, w.Store.Snapshot()[1].Operation)
+
+	// Epoch 0 (API) is never fenced; the current epoch writes.
+	ok, err = w.Store.Update(ctx, apiWriter, "b", contracts.Cond{}, contracts.Patch{Name: contracts.Some("renamed")})
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = w.Store.Update(ctx, reconciler("coord-2", 2), "b", contracts.Cond{}, p)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.ErrorIs(t, w.Store.Insert(ctx, reconciler("coord-1", 1), contracts.NewWorkspace("c", "u", "n", "i", t0)), contracts.ErrFenced)
+}
+
+func TestStoreUpdateManyAppliesEachCondition(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a", "b", "c")
+	ctx := t.Context()
+	w.Clock.Advance(time.Second)
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor, Instance: "coord-1"}
+	_, err := w.Store.Update(ctx, reconciler("", 0), "b", contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
+	require.NoError(t, err)
+	before := w.Rec.Len() + int(w.Rec.ObservedAtWrites)
+
+	now := w.Clock.Now()
+	err = w.Store.UpdateMany(ctx, hm, []ports.RowUpdate{
+		{ID: "a", Cond: contracts.Cond{Operation: contracts.Some(contracts.OpNone)}, Patch: contracts.Patch{ObservedAt: contracts.Some(now)}},
+		{ID: "b", Cond: contracts.Cond{Operation: contracts.Some(contracts.OpNone)}, Patch: contracts.Patch{ObservedAt: contracts.Some(now)}},
+		{ID: "gone", Patch: contracts.Patch{ObservedAt: contracts.Some(now)}},
+		{ID: "c", Patch: contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}},
+	})
+	require.NoError(t, err)
+	rows := w.Store.Snapshot()
+	require.Equal(t, now, rows[0].ObservedAt)
+	require.True(t, rows[1].ObservedAt.IsZero(), "b's condition failed")
+	require.Equal(t, contracts.HealthError, rows[2].HealthStatus)
+	require.Equal(t, before+4+1, w.Rec.Len()+int(w.Rec.ObservedAtWrites), "every row's attempt is recorded, then the health.pass note")
+	events := w.Rec.Events()
+	e := events[len(events)-2]
+	require.Equal(t, "store.UpdateMany", e.Method)
+	require.Equal(t, "coord-1", e.Instance)
+	require.Equal(t, contracts.CompHealthMonitor, e.Component)
+	note := events[len(events)-1]
+	require.Equal(t, history.KindNote, note.Kind)
+	require.Equal(t, "health.pass", note.Method)
+	require.Equal(t, "4", note.Result)
+}
+
+func TestChangeFeed(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	insertRows(t, w, "early") // before Listen: not seen
+	l, err := w.Store.Listen(ctx)
+	require.NoError(t, err)
+	changes, err := l.Poll(ctx)
+	require.NoError(t, err)
+	require.Empty(t, changes)
+
+	insertRows(t, w, "a")
+	select {
+	case <-l.Ready():
+	default:
+		t.Fatal("Ready not signalled")
+	}
+	rec := reconciler("", 0)
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpProvisioning)})
+	mustUpdate(t, w, rec, "a", contracts.Patch{OpID: contracts.Some("x")})                           // not a notify column
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpProvisioning)}) // same value: no change
+	mustUpdate(t, w, contracts.Writer{Component: contracts.CompHealthMonitor}, "a", contracts.Patch{ObservedAt: contracts.Some(t0)})
+	w.Clock.Advance(time.Second)
+	mustUpdate(t, w, apiWriter, "a", contracts.Patch{DeletedAt: contracts.Some(w.Clock.Now())})
+	_, err = w.Store.Update(ctx, rec, "a", contracts.Cond{Operation: contracts.Some(contracts.OpNone)},
+		contracts.Patch{Operation: contracts.Some(contracts.OpDeleting)}) // condition fails: nothing applied
+	require.NoError(t, err)
+
+	changes, err = l.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, changes, 3)
+	require.Equal(t, "a", changes[0].WorkspaceID)
+	require.Equal(t, contracts.OpNone, changes[0].Operation, "the insert")
+	require.Equal(t, contracts.OpProvisioning, changes[1].Operation)
+	require.True(t, changes[2].Deleted)
+	require.Equal(t, t0.Add(time.Second), changes[2].At)
+	again, err := l.Poll(ctx)
+	require.NoError(t, err)
+	require.Empty(t, again, "Poll drains")
+
+	w.Store.DropFeed(1)
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpDeleting)})
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpNone)})
+	changes, err = l.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, changes, 1, "the first was dropped")
+	require.Equal(t, contracts.OpNone, changes[0].Operation)
+	require.Equal(t, int64(1), w.Stats().DroppedChanges)
+
+	w.Store.BreakFeed()
+	_, err = l.Poll(ctx)
+	require.ErrorIs(t, err, contracts.ErrUnavailable)
+	l2, err := w.Store.Listen(ctx)
+	require.NoError(t, err)
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
+	changes, err = l2.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	require.NoError(t, l2.Close())
+	mustUpdate(t, w, rec, "a", contracts.Patch{Operation: contracts.Some(contracts.OpNone)})
+	_, err = l2.Poll(ctx)
+	require.Error(t, err, "closed")
+}
+
+func mustUpdate(t *testing.T, w *World, wr contracts.Writer, id string, p contracts.Patch) {
+	t.Helper()
+	ok, err := w.Store.Update(t.Context(), wr, id, contracts.Cond{}, p)
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+func idsOf(rows []contracts.Workspace) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// The store lends its caller's patch to the recorder for writes of
+// observed_at alone, relying on the recorder folding and dropping them.
+func TestObservedAtOnlyWritesAreNotKept(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	kept := w.Rec.Len()
+	updates := []ports.RowUpdate{{ID: "a", Patch: contracts.Patch{ObservedAt: contracts.Some(t0)}}}
+	require.NoError(t, w.Store.UpdateMany(t.Context(), contracts.Writer{Component: contracts.CompHealthMonitor}, updates))
+	require.Equal(t, kept+1, w.Rec.Len(), "only the health.pass note is kept")
+	require.Equal(t, "health.pass", lastEvent(t, w).Method)
+	require.Equal(t, int64(1), w.Rec.ObservedAtWrites)
+	require.True(t, onlyObservedAt(&updates[0].Patch))
+	require.False(t, onlyObservedAt(&contracts.Patch{ObservedAt: contracts.Some(t0), HealthStatus: contracts.Some(contracts.HealthOK)}))
+	require.False(t, onlyObservedAt(&contracts.Patch{}))
+}
+
+func TestErrorInfoNotifiesOnlyOnChange(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	l, err := w.Store.Listen(t.Context())
+	require.NoError(t, err)
+	info := func(msg string) *contracts.ErrorInfo {
+		return &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, Message: msg, Context: map[string]any{"code": "DISK_FULL"}}
+	}
+	rec := reconciler("", 0)
+	mustUpdate(t, w, rec, "a", contracts.Patch{ErrorInfo: contracts.Some(info("one"))})
+	mustUpdate(t, w, rec, "a", contracts.Patch{ErrorInfo: contracts.Some(info("one"))}) // same content
+	mustUpdate(t, w, rec, "a", contracts.Patch{ErrorInfo: contracts.Some(info("two"))})
+	mustUpdate(t, w, rec, "a", contracts.Patch{ErrorInfo: contracts.Some[*contracts.ErrorInfo](nil)})
+	changes, err := l.Poll(t.Context())
+	require.NoError(t, err)
+	require.Len(t, changes, 3)
+	require.Zero(t, changes[2].ErrorCount)
+}
