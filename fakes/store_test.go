@@ -194,16 +194,11 @@ func TestStoreUpdateManyAppliesEachCondition(t *testing.T) {
 	require.Equal(t, now, rows[0].ObservedAt)
 	require.True(t, rows[1].ObservedAt.IsZero(), "b's condition failed")
 	require.Equal(t, contracts.HealthError, rows[2].HealthStatus)
-	require.Equal(t, before+4+1, w.Rec.Len()+int(w.Rec.ObservedAtWrites), "every row's attempt is recorded, then the health.pass note")
-	events := w.Rec.Events()
-	e := events[len(events)-2]
+	require.Equal(t, before+4, w.Rec.Len()+int(w.Rec.ObservedAtWrites), "every row's attempt is recorded")
+	e := lastEvent(t, w)
 	require.Equal(t, "store.UpdateMany", e.Method)
 	require.Equal(t, "coord-1", e.Instance)
 	require.Equal(t, contracts.CompHealthMonitor, e.Component)
-	note := events[len(events)-1]
-	require.Equal(t, history.KindNote, note.Kind)
-	require.Equal(t, "health.pass", note.Method)
-	require.Equal(t, "4", note.Result)
 }
 
 func TestChangeFeed(t *testing.T) {
@@ -284,20 +279,29 @@ func idsOf(rows []contracts.Workspace) []string {
 	return out
 }
 
-// The store lends its caller's patch to the recorder for writes of
-// observed_at alone, relying on the recorder folding and dropping them.
-func TestObservedAtOnlyWritesAreNotKept(t *testing.T) {
+// MarkObserved stamps observed_at without recording rows one by one; the
+// pass is recorded as one note, and a stale epoch is fenced.
+func TestMarkObservedRecordsOnePassNote(t *testing.T) {
 	w := newWorld(t)
-	insertRows(t, w, "a")
+	insertRows(t, w, "a", "b")
 	kept := w.Rec.Len()
-	updates := []ports.RowUpdate{{ID: "a", Patch: contracts.Patch{ObservedAt: contracts.Some(t0)}}}
-	require.NoError(t, w.Store.UpdateMany(t.Context(), contracts.Writer{Component: contracts.CompHealthMonitor}, updates))
-	require.Equal(t, kept+1, w.Rec.Len(), "only the health.pass note is kept")
-	require.Equal(t, "health.pass", lastEvent(t, w).Method)
-	require.Equal(t, int64(1), w.Rec.ObservedAtWrites)
-	require.True(t, onlyObservedAt(&updates[0].Patch))
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor, Instance: "coord-1"}
+	at := w.Clock.Now().Add(time.Second)
+	require.NoError(t, w.Store.MarkObserved(t.Context(), hm, []string{"a", "b", "gone"}, at))
+	require.Equal(t, kept+1, w.Rec.Len())
+	require.Equal(t, int64(2), w.Rec.ObservedAtWrites)
+	note := lastEvent(t, w)
+	require.Equal(t, history.KindNote, note.Kind)
+	require.Equal(t, "health.pass", note.Method)
+	require.Equal(t, "2 rows observed", note.Result)
+	for _, r := range w.Store.Snapshot() {
+		require.Equal(t, at, r.ObservedAt)
+	}
+	stale := hm
+	stale.Epoch = 99
+	require.ErrorIs(t, w.Store.MarkObserved(t.Context(), stale, []string{"a"}, at), contracts.ErrFenced)
+	require.True(t, onlyObservedAt(&contracts.Patch{ObservedAt: contracts.Some(t0)}))
 	require.False(t, onlyObservedAt(&contracts.Patch{ObservedAt: contracts.Some(t0), HealthStatus: contracts.Some(contracts.HealthOK)}))
-	require.False(t, onlyObservedAt(&contracts.Patch{}))
 }
 
 func TestErrorInfoNotifiesOnlyOnChange(t *testing.T) {

@@ -32,6 +32,10 @@ func (v storeView) Update(ctx context.Context, w contracts.Writer, id string, co
 	return v.s.update(ctx, v.inst, w, id, cond, p)
 }
 
+func (v storeView) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
+	return v.s.markObserved(ctx, v.inst, w, ids, at)
+}
+
 func (v storeView) UpdateMany(ctx context.Context, w contracts.Writer, updates []ports.RowUpdate) error {
 	return v.s.updateMany(ctx, v.inst, w, updates)
 }

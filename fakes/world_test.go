@@ -220,6 +220,7 @@ func TestEveryViewCallIsHooked(t *testing.T) {
 	_ = d.Store.Insert(ctx, apiWriter, contracts.NewWorkspace("b", "u", "n", "i", t0))
 	_, _ = d.Store.Update(ctx, apiWriter, "a", contracts.Cond{}, contracts.Patch{})
 	_ = d.Store.UpdateMany(ctx, apiWriter, nil)
+	_ = d.Store.MarkObserved(ctx, apiWriter, nil, t0)
 	lease, _, _ := d.Leadership.TryAcquire(ctx, "inst-x")
 	_ = lease.Check(ctx)
 	_ = lease.Release(ctx)

@@ -96,6 +96,14 @@ func (r *Recorder) Add(e Event) int64 {
 
 func onlyObservedAt(p *contracts.Patch) bool { return p.Mask() == contracts.MaskObservedAt }
 
+// CountObservedAt accounts for n observed_at-only writes applied in bulk
+// by a store that records the pass itself (a note with the count).
+func (r *Recorder) CountObservedAt(n int) {
+	r.mu.Lock()
+	r.ObservedAtWrites += int64(n)
+	r.mu.Unlock()
+}
+
 // Events returns a copy of the kept events.
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()

@@ -34,6 +34,12 @@ type Store interface {
 	// its own condition, in one round trip (the HealthMonitor's pass).
 	// Rows whose condition fails are skipped. Fencing applies as in Update.
 	UpdateMany(ctx context.Context, w contracts.Writer, updates []RowUpdate) error
+	// MarkObserved sets observed_at = at on every row in ids, in one round
+	// trip: the HealthMonitor's write for every workspace whose
+	// observation changed nothing else. It ends an observation pass, so
+	// stores that record history note the pass here. Fencing applies as
+	// in Update.
+	MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error
 }
 
 // RowUpdate is one row's part of an UpdateMany.

@@ -46,6 +46,13 @@ type Coordinator struct {
 
 	nextHealth, nextReconcile, nextTTL, nextGC time.Time
 	fleet                                      contracts.FleetSummary
+
+	scratch struct {
+		containers map[string]bool
+		volumes    map[string]struct{}
+		updates    []ports.RowUpdate
+		observed   []string
+	}
 }
 
 // New builds a coordinator instance on deps.

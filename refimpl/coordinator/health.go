@@ -25,15 +25,22 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list workspaces: %w", err)
 	}
-	containers := make(map[string]bool, len(insts)) // id → running
+	// The maps and the batch are reused from pass to pass: a pass over a
+	// large fleet runs every 2 s.
+	if c.scratch.containers == nil {
+		c.scratch.containers, c.scratch.volumes = map[string]bool{}, map[string]struct{}{}
+	}
+	containers, volumes := c.scratch.containers, c.scratch.volumes // id → running; id
+	clear(containers)
+	clear(volumes)
 	for _, in := range insts {
 		containers[in.WorkspaceID] = in.Running
 	}
-	volumes := make(map[string]struct{}, len(vols))
 	for _, v := range vols {
 		volumes[v] = struct{}{}
 	}
-	updates := make([]ports.RowUpdate, 0, len(rows))
+	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
+	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
 	var fleet contracts.FleetSummary
 	for i := range rows {
 		w := &rows[i]
@@ -50,15 +57,25 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 				p.HealthStatus = contracts.Some(contracts.HealthOK)
 			}
 		}
-		var cond contracts.Cond
-		if p.ErrorInfo.Set {
-			cond.ErrorInfoNull = true
+		if p.Mask() == contracts.MaskObservedAt {
+			observed = append(observed, w.ID)
+		} else {
+			var cond contracts.Cond
+			if p.ErrorInfo.Set {
+				cond.ErrorInfoNull = true
+			}
+			updates = append(updates, ports.RowUpdate{ID: w.ID, Cond: cond, Patch: p})
+			p.Apply(w, now)
 		}
-		updates = append(updates, ports.RowUpdate{ID: w.ID, Cond: cond, Patch: p})
-		p.Apply(w, now)
 		fleet.Add(w)
 	}
-	if err := c.deps.Store.UpdateMany(ctx, c.writer(contracts.CompHealthMonitor), updates); err != nil {
+	wr := c.writer(contracts.CompHealthMonitor)
+	if len(updates) > 0 {
+		if err := c.deps.Store.UpdateMany(ctx, wr, updates); err != nil {
+			return fmt.Errorf("record observations: %w", err)
+		}
+	}
+	if err := c.deps.Store.MarkObserved(ctx, wr, observed, now); err != nil {
 		return fmt.Errorf("record observations: %w", err)
 	}
 	c.mergeFleet(fleet, true)
