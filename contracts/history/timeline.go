@@ -193,10 +193,21 @@ func (r *Recorder) Tail(n int, keep func(*Event) bool) []Event {
 	return out
 }
 
-// Routine reports whether e is a successful listing call (instances.List,
-// storage.ListVolumes, objects.List…): the polling that fills a long run's
-// history and says little in a failure timeline.
+// NoteHealthPass is the Method of the note a store records for each
+// HealthMonitor pass that only marked rows observed (Store.MarkObserved).
+const NoteHealthPass = "health.pass"
+
+// Routine reports whether e is polling that fills a long run's history and
+// says little in a failure timeline: a successful listing call
+// (instances.List, storage.ListVolumes, objects.List…) or the note of a
+// HealthMonitor pass.
 func Routine(e *Event) bool {
-	return e.Kind == KindCall && e.Err == "" && e.Workspace == "" &&
-		(strings.HasSuffix(e.Method, ".List") || strings.HasSuffix(e.Method, ".ListVolumes"))
+	switch e.Kind {
+	case KindCall:
+		return e.Err == "" && e.Workspace == "" &&
+			(strings.HasSuffix(e.Method, ".List") || strings.HasSuffix(e.Method, ".ListVolumes"))
+	case KindNote:
+		return e.Method == NoteHealthPass
+	}
+	return false
 }

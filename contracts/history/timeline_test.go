@@ -90,5 +90,7 @@ func TestRoutine(t *testing.T) {
 	require.True(t, Routine(&Event{Kind: KindCall, Method: "objects.List", Args: "archives/"}))
 	require.False(t, Routine(&Event{Kind: KindCall, Method: "instances.List", Err: "DOCKER_UNREACHABLE"}))
 	require.False(t, Routine(&Event{Kind: KindCall, Method: "instances.Start", Workspace: "w"}))
+	require.True(t, Routine(&Event{Kind: KindNote, Method: NoteHealthPass, Result: "4 rows observed"}))
+	require.False(t, Routine(&Event{Kind: KindNote, Method: "failure"}))
 	require.False(t, Routine(&Event{Kind: KindAPI, Method: "api.List"}))
 }

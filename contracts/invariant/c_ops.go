@@ -207,5 +207,5 @@ func errText(w *contracts.Workspace) string {
 }
 
 // NoteHealthPass is the note a store records after each HealthMonitor
-// batch (UpdateMany): proof that a full observation pass happened.
-const NoteHealthPass = "health.pass"
+// pass (MarkObserved): proof that a full observation pass happened.
+const NoteHealthPass = history.NoteHealthPass

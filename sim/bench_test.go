@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/wsconverge/converge/refimpl"
+)
+
+// BenchmarkSim1000x24h is the simulator's speed target: 1,000 workspaces ×
+// 24 simulated hours of the ordinary workload against the reference
+// system, ≥ 10,000× real time on one core. It reports simulated seconds
+// per wall second (sim-s/s) and, with -benchmem, allocations.
+func BenchmarkSim1000x24h(b *testing.B) {
+	benchmarkSim(b, 1000, 24*time.Hour)
+}
+
+// BenchmarkSim50x24h is one seed of the CLI's default run.
+func BenchmarkSim50x24h(b *testing.B) {
+	benchmarkSim(b, 50, 24*time.Hour)
+}
+
+func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {
+	b.ReportAllocs()
+	var simulated time.Duration
+	var events int
+	seed := uint64(0)
+	for b.Loop() {
+		seed++
+		r, err := Run(context.Background(), Config{Seed: seed, Workspaces: workspaces, Duration: d, System: refimpl.NewSystem()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !r.OK() {
+			b.Fatalf("seed %d: %v", seed, r.Failures)
+		}
+		simulated += r.SimDuration
+		events += r.Events
+	}
+	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+}

@@ -1,0 +1,371 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// gate stands between one coordinator instance and every port it was given.
+// A crashed instance is fail-stop: each call fails with contracts.ErrCrashed
+// and has no effect. Crash-at-the-k-th-call (ARCHITECTURE principle 3) is a
+// gate with failFrom = k: calls are counted, and the k-th and every later
+// one fail.
+type gate struct {
+	err      error
+	crashed  bool
+	calls    int64
+	failFrom int64  // 0: no planned crash
+	onTrip   func() // called once, when a planned crash trips
+}
+
+func newGate(instance string) *gate {
+	return &gate{err: fmt.Errorf("instance %s: %w", instance, contracts.ErrCrashed)}
+}
+
+// pass admits one call or fails it.
+func (g *gate) pass() error {
+	if g.crashed {
+		return g.err
+	}
+	g.calls++
+	if g.failFrom > 0 && g.calls >= g.failFrom {
+		g.crashed = true
+		if g.onTrip != nil {
+			g.onTrip()
+		}
+		return g.err
+	}
+	return nil
+}
+
+// gateDeps wraps every port of d behind g. Clock and IDs are not ports of
+// the outside world and pass through.
+func gateDeps(d ports.Deps, g *gate) ports.Deps {
+	d.Store = gatedStore{d.Store, g}
+	d.Leadership = gatedLeadership{d.Leadership, g}
+	d.Feed = gatedFeed{d.Feed, g}
+	d.Instances = gatedInstances{d.Instances, g}
+	d.Storage = gatedStorage{d.Storage, g}
+	d.Objects = gatedObjects{d.Objects, g}
+	d.Bus = gatedBus{d.Bus, g}
+	return d
+}
+
+type gatedStore struct {
+	s ports.Store
+	g *gate
+}
+
+func (x gatedStore) Get(ctx context.Context, id string) (contracts.Workspace, error) {
+	if err := x.g.pass(); err != nil {
+		return contracts.Workspace{}, err
+	}
+	return x.s.Get(ctx, id)
+}
+
+func (x gatedStore) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.s.List(ctx, f)
+}
+
+func (x gatedStore) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.Insert(ctx, w, ws)
+}
+
+func (x gatedStore) Update(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch) (bool, error) {
+	if err := x.g.pass(); err != nil {
+		return false, err
+	}
+	return x.s.Update(ctx, w, id, c, p)
+}
+
+func (x gatedStore) UpdateMany(ctx context.Context, w contracts.Writer, u []ports.RowUpdate) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.UpdateMany(ctx, w, u)
+}
+
+func (x gatedStore) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.MarkObserved(ctx, w, ids, at)
+}
+
+type gatedLeadership struct {
+	l ports.Leadership
+	g *gate
+}
+
+func (x gatedLeadership) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, false, err
+	}
+	lease, ok, err := x.l.TryAcquire(ctx, holder)
+	if lease != nil {
+		lease = gatedLease{lease, x.g}
+	}
+	return lease, ok, err
+}
+
+type gatedLease struct {
+	l ports.Lease
+	g *gate
+}
+
+func (x gatedLease) Epoch() int64 { return x.l.Epoch() }
+
+func (x gatedLease) Check(ctx context.Context) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.l.Check(ctx)
+}
+
+func (x gatedLease) Release(ctx context.Context) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.l.Release(ctx)
+}
+
+type gatedFeed struct {
+	f ports.ChangeFeed
+	g *gate
+}
+
+func (x gatedFeed) Listen(ctx context.Context) (ports.Listener, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	l, err := x.f.Listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gatedListener{l, x.g}, nil
+}
+
+type gatedListener struct {
+	l ports.Listener
+	g *gate
+}
+
+func (x gatedListener) Poll(ctx context.Context) ([]ports.Change, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.l.Poll(ctx)
+}
+
+func (x gatedListener) Ready() <-chan struct{} { return x.l.Ready() }
+
+func (x gatedListener) Close() error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.l.Close()
+}
+
+type gatedInstances struct {
+	i ports.Instances
+	g *gate
+}
+
+func (x gatedInstances) Start(ctx context.Context, id, imageRef string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.i.Start(ctx, id, imageRef)
+}
+
+func (x gatedInstances) Delete(ctx context.Context, id string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.i.Delete(ctx, id)
+}
+
+func (x gatedInstances) List(ctx context.Context) ([]ports.InstanceState, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.i.List(ctx)
+}
+
+type gatedStorage struct {
+	s ports.Storage
+	g *gate
+}
+
+func (x gatedStorage) Provision(ctx context.Context, id string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.Provision(ctx, id)
+}
+
+func (x gatedStorage) ListVolumes(ctx context.Context) ([]string, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.s.ListVolumes(ctx)
+}
+
+func (x gatedStorage) Archive(ctx context.Context, id, opID string) (string, error) {
+	if err := x.g.pass(); err != nil {
+		return "", err
+	}
+	return x.s.Archive(ctx, id, opID)
+}
+
+func (x gatedStorage) Restore(ctx context.Context, id, key string) (string, error) {
+	if err := x.g.pass(); err != nil {
+		return "", err
+	}
+	return x.s.Restore(ctx, id, key)
+}
+
+func (x gatedStorage) DeleteVolume(ctx context.Context, id string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.DeleteVolume(ctx, id)
+}
+
+type gatedObjects struct {
+	o ports.Objects
+	g *gate
+}
+
+func (x gatedObjects) Put(ctx context.Context, key string, data []byte) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.o.Put(ctx, key, data)
+}
+
+func (x gatedObjects) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.o.Get(ctx, key)
+}
+
+func (x gatedObjects) Head(ctx context.Context, key string) (bool, error) {
+	if err := x.g.pass(); err != nil {
+		return false, err
+	}
+	return x.o.Head(ctx, key)
+}
+
+func (x gatedObjects) List(ctx context.Context, prefix string) ([]ports.ObjectInfo, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	return x.o.List(ctx, prefix)
+}
+
+func (x gatedObjects) Delete(ctx context.Context, key string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.o.Delete(ctx, key)
+}
+
+type gatedBus struct {
+	b ports.Bus
+	g *gate
+}
+
+func (x gatedBus) Publish(ctx context.Context, channel, payload string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.b.Publish(ctx, channel, payload)
+}
+
+func (x gatedBus) Subscribe(ctx context.Context, channels ...string) (ports.Subscription, error) {
+	if err := x.g.pass(); err != nil {
+		return nil, err
+	}
+	s, err := x.b.Subscribe(ctx, channels...)
+	if err != nil {
+		return nil, err
+	}
+	return gatedSubscription{s, x.g}, nil
+}
+
+func (x gatedBus) Incr(ctx context.Context, key string) (int64, error) {
+	if err := x.g.pass(); err != nil {
+		return 0, err
+	}
+	return x.b.Incr(ctx, key)
+}
+
+func (x gatedBus) Decr(ctx context.Context, key string) (int64, error) {
+	if err := x.g.pass(); err != nil {
+		return 0, err
+	}
+	return x.b.Decr(ctx, key)
+}
+
+func (x gatedBus) Get(ctx context.Context, key string) (string, bool, error) {
+	if err := x.g.pass(); err != nil {
+		return "", false, err
+	}
+	return x.b.Get(ctx, key)
+}
+
+func (x gatedBus) Set(ctx context.Context, key, value string, ttl time.Duration) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.b.Set(ctx, key, value, ttl)
+}
+
+func (x gatedBus) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	if err := x.g.pass(); err != nil {
+		return false, err
+	}
+	return x.b.SetNX(ctx, key, value, ttl)
+}
+
+func (x gatedBus) Del(ctx context.Context, keys ...string) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.b.Del(ctx, keys...)
+}
+
+type gatedSubscription struct {
+	s ports.Subscription
+	g *gate
+}
+
+// Poll of a crashed instance returns nothing: the process that would read
+// the messages is gone (Poll has no error to report it with).
+func (x gatedSubscription) Poll() []ports.Message {
+	if err := x.g.pass(); err != nil {
+		return nil
+	}
+	return x.s.Poll()
+}
+
+func (x gatedSubscription) Ready() <-chan struct{} { return x.s.Ready() }
+
+func (x gatedSubscription) Close() error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.Close()
+}
