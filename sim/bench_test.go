@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -22,6 +24,11 @@ func BenchmarkSim50x24h(b *testing.B) {
 }
 
 func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {
+	// Measure what the CLI runs: it trades memory for fewer collections
+	// (GOGC=400) unless GOGC is set.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	b.ReportAllocs()
 	var simulated time.Duration
 	var events int

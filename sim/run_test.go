@@ -188,7 +188,7 @@ func TestScriptedScenarioThroughTheAPI(t *testing.T) {
 	display := func(want contracts.DisplayState) func(*Sim) bool {
 		return func(x *Sim) bool {
 			got, err := x.World().Store.Get(ctx, w.ID)
-			return err == nil && contracts.Display(&got) == want
+			return err == nil && contracts.Display(&got) == want && got.Operation == contracts.OpNone
 		}
 	}
 	ok, err := s.RunUntilCond(display(contracts.DisplayRunning), 5*time.Minute)

@@ -227,10 +227,17 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// EventPoll is how often the EventListener drains the change feed: it is
+// "realtime" in the spec, so the coordinator never sleeps longer than this.
+const EventPoll = time.Second
+
 // next is the earliest due time of any component.
 func (c *Coordinator) next(now time.Time) time.Time {
-	n := c.nextHealth
-	for _, t := range []time.Time{c.nextReconcile, c.nextTTL, c.nextGC} {
+	n := now.Add(EventPoll)
+	if c.nextHealth.Before(n) {
+		n = c.nextHealth
+	}
+	for _, t := range [...]time.Time{c.nextReconcile, c.nextTTL, c.nextGC} {
 		if t.Before(n) {
 			n = t
 		}

@@ -38,6 +38,11 @@ func (c *Coordinator) events(ctx context.Context, now time.Time) error {
 		if err := c.publishChange(ctx, changes[i]); err != nil {
 			return err
 		}
+		if diverges(&changes[i]) {
+			// A hint (C2): a change that leaves a workspace short of its
+			// desired state brings the reconciler forward.
+			c.nextReconcile = now
+		}
 		if changes[i].At.After(c.lastEventAt) {
 			c.lastEventAt = changes[i].At
 		}
@@ -70,4 +75,13 @@ func (c *Coordinator) publishChange(ctx context.Context, ch ports.Change) error 
 		return fmt.Errorf("publish change of %s: %w", ch.WorkspaceID, err)
 	}
 	return nil
+}
+
+// diverges reports whether a change leaves a healthy, idle workspace away
+// from its desired state (or soft-deleted and not yet gone).
+func diverges(ch *ports.Change) bool {
+	if ch.Operation != contracts.OpNone || ch.HealthStatus != contracts.HealthOK || ch.ObservedStatus == contracts.ObservedDeleted {
+		return false
+	}
+	return ch.Deleted || string(ch.ObservedStatus) != string(ch.DesiredState)
 }
