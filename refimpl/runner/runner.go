@@ -16,6 +16,26 @@ type Clock struct{}
 // Now returns the current time.
 func (Clock) Now() time.Time { return time.Now().UTC() }
 
+// ScaledClock runs Speedup times faster than the wall clock from Start:
+// real services, compressed schedules (drills and real-tier tests use it so
+// that a 60 s TTL period takes seconds). Pass the same factor to
+// Config.Speedup.
+type ScaledClock struct {
+	Start   time.Time
+	origin  time.Time
+	Speedup float64
+}
+
+// NewScaledClock starts a clock at start running speedup× real time.
+func NewScaledClock(start time.Time, speedup float64) *ScaledClock {
+	return &ScaledClock{Start: start.UTC(), origin: time.Now(), Speedup: speedup}
+}
+
+// Now is Start plus the real time elapsed since creation, times Speedup.
+func (c *ScaledClock) Now() time.Time {
+	return c.Start.Add(time.Duration(float64(time.Since(c.origin)) * c.Speedup))
+}
+
 // IDs issues random UUIDv4 strings.
 type IDs struct{}
 
@@ -38,6 +58,10 @@ type Config struct {
 	// MaxSleep caps one sleep (default 1 s) so that a leadership loss is
 	// noticed within that long even when every component is idle.
 	MaxSleep time.Duration
+	// Speedup is how many seconds of the coordinator's clock pass per
+	// real second (a ScaledClock's factor; default 1). Sleeps are divided
+	// by it.
+	Speedup float64
 	// OnStep, if set, is called after every step (metrics).
 	OnStep func(took time.Duration, leader bool)
 	Logger *slog.Logger
@@ -68,6 +92,9 @@ func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config
 			return fmt.Errorf("coordinator step: %w", err)
 		}
 		sleep := next.Sub(clock.Now())
+		if cfg.Speedup > 1 {
+			sleep = time.Duration(float64(sleep) / cfg.Speedup)
+		}
 		if sleep > cfg.MaxSleep {
 			sleep = cfg.MaxSleep
 		}

@@ -96,3 +96,33 @@ func TestIDsAreUUIDv4(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func TestScaledClockAndSpeedup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+		c := NewScaledClock(start, 10)
+		time.Sleep(3 * time.Second)
+		require.Equal(t, start.Add(30*time.Second), c.Now())
+
+		// A coordinator asking to run every 2 s of its clock is stepped
+		// every 200 ms of real time.
+		s := &scaledStepper{clock: c, period: 2 * time.Second}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_ = Run(ctx, s, c, Config{Speedup: 10})
+		require.Len(t, s.steps, 5)
+	})
+}
+
+type scaledStepper struct {
+	clock  *ScaledClock
+	period time.Duration
+	steps  []time.Time
+}
+
+func (s *scaledStepper) Step(context.Context) (time.Time, error) {
+	s.steps = append(s.steps, time.Now())
+	return s.clock.Now().Add(s.period), nil
+}
+func (s *scaledStepper) IsLeader() bool              { return true }
+func (s *scaledStepper) Close(context.Context) error { return nil }
