@@ -107,10 +107,13 @@ func TestScaledClockAndSpeedup(t *testing.T) {
 		// A coordinator asking to run every 2 s of its clock is stepped
 		// every 200 ms of real time.
 		s := &scaledStepper{clock: c, period: 2 * time.Second}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 900*time.Millisecond)
 		defer cancel()
 		_ = Run(ctx, s, c, Config{Speedup: 10})
-		require.Len(t, s.steps, 5)
+		require.Len(t, s.steps, 5, "steps at 0, 200, 400, 600 and 800 ms")
+		for i := 1; i < len(s.steps); i++ {
+			require.Equal(t, 200*time.Millisecond, s.steps[i].Sub(s.steps[i-1]))
+		}
 	})
 }
 
