@@ -147,7 +147,7 @@ func serverDSN(t testing.TB) string {
 	}
 	shared.once.Do(func() {
 		if err := dockerErr(); err != nil {
-			shared.skip = fmt.Errorf("%w: %w", errNoDocker, err)
+			shared.skip = err
 			return
 		}
 		shared.dsn, shared.ctr, shared.err = startPostgres(context.Background(), nil)

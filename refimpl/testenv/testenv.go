@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -114,24 +113,23 @@ func probeDocker(ctx context.Context) (err error) {
 // requireReal reports whether a missing service must fail the test.
 func requireReal() bool { return os.Getenv(EnvRequireReal) == "1" }
 
-// errNoDocker wraps the probe's error.
-var errNoDocker = errors.New("no Docker engine")
-
-// skipOrFail ends t when no Docker engine answers: a skip that says the
-// real tier was skipped, or a failure under CONVERGE_REQUIRE_REAL=1.
-func skipOrFail(t testing.TB, what string, err error) {
+// skipOrFail ends t when no Docker engine answers (cause says why): a
+// skip that says the real tier was skipped, or a failure under
+// CONVERGE_REQUIRE_REAL=1.
+func skipOrFail(t testing.TB, what string, cause error) {
 	t.Helper()
 	if requireReal() {
-		t.Fatalf("%s: %v (and %s=1 requires the real tier)", what, err, EnvRequireReal)
+		t.Fatalf("%s: no Docker engine: %v (and %s=1 requires the real tier)", what, cause, EnvRequireReal)
+		return
 	}
-	t.Skipf("no Docker engine: real tier skipped (%s: %v)", what, err)
+	t.Skipf("no Docker engine: real tier skipped (%s: %v)", what, cause)
 }
 
 // needDocker skips or fails t unless a Docker engine answers.
 func needDocker(t testing.TB, what string) {
 	t.Helper()
 	if err := dockerErr(); err != nil {
-		skipOrFail(t, what, fmt.Errorf("%w: %w", errNoDocker, err))
+		skipOrFail(t, what, err)
 	}
 }
 

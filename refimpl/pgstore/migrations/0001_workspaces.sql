@@ -41,7 +41,10 @@ CREATE TABLE workspaces (
     last_access_at      timestamptz,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now()
-);
+)
+-- Room on each page for HOT updates: the HealthMonitor stamps every row
+-- every pass, and observed_at is in no index.
+WITH (fillfactor = 70);
 
 CREATE FUNCTION workspaces_defaults() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,0 +1,227 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// Leadership is one coordinator instance's leader-election session
+// (ports.Leadership): the advisory lock is taken and held on a dedicated
+// connection, opened on first use and reopened after it is lost. It is
+// safe for concurrent use.
+type Leadership struct {
+	s *Store
+
+	mu    sync.Mutex
+	conn  *pgx.Conn
+	lease *Lease // the held acquisition, or nil
+}
+
+var (
+	_ ports.Leadership = (*Leadership)(nil)
+	_ ports.Lease      = (*Lease)(nil)
+)
+
+// Leadership returns a new leader-election session. Give each coordinator
+// instance its own.
+func (s *Store) Leadership() *Leadership { return &Leadership{s: s} }
+
+// TryAcquire takes the coordinator lock for holder without waiting
+// (pg_try_advisory_lock on the session) and, on success, increments the
+// lock's fencing epoch. ok is false when another session holds the lock.
+// On a session that already holds it, it returns the current lease.
+func (l *Leadership) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lease != nil {
+		if err := l.checkLocked(ctx, l.lease); err == nil {
+			return l.lease, true, nil
+		}
+	}
+	reused := l.conn != nil && !l.conn.IsClosed()
+	lease, ok, err := l.tryLocked(ctx, holder)
+	if err != nil && reused && ctx.Err() == nil {
+		// The idle session may have been closed by the server
+		// (idle_session_timeout, a restart): once more on a fresh one.
+		lease, ok, err = l.tryLocked(ctx, holder)
+	}
+	return lease, ok, err
+}
+
+// tryLocked is one attempt of TryAcquire; any failure drops the session.
+func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	conn, err := l.connLocked(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, l.s.opts.lockKey).Scan(&got); err != nil {
+		l.closeLocked()
+		return nil, false, fmt.Errorf("try leader lock: %w", mapErr(err))
+	}
+	if !got {
+		return nil, false, nil
+	}
+	var epoch int64
+	err = conn.QueryRow(ctx, `INSERT INTO system_locks (name, epoch, holder, acquired_at)
+			VALUES ($1, 1, $2, coalesce($3::timestamptz, now()))
+		ON CONFLICT (name) DO UPDATE
+			SET epoch = system_locks.epoch + 1, holder = EXCLUDED.holder, acquired_at = EXCLUDED.acquired_at
+		RETURNING epoch`, l.s.opts.lockName, holder, l.s.now()).Scan(&epoch)
+	if err != nil {
+		// Closing the session releases the lock taken above.
+		l.closeLocked()
+		return nil, false, fmt.Errorf("increment leader epoch: %w", mapErr(err))
+	}
+	l.lease = &Lease{l: l, holder: holder, epoch: epoch, pid: conn.PgConn().PID()}
+	l.s.log.Info("leader lock acquired", "holder", holder, "epoch", epoch, "pid", l.lease.pid)
+	return l.lease, true, nil
+}
+
+// Close closes the session (releasing the lock if it is held).
+func (l *Leadership) Close(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closeLocked()
+	return nil
+}
+
+// connLocked returns the session, connecting a new one if there is none or
+// the last one was lost.
+func (l *Leadership) connLocked(ctx context.Context) (*pgx.Conn, error) {
+	if l.conn != nil && !l.conn.IsClosed() {
+		return l.conn, nil
+	}
+	l.closeLocked()
+	cfg := l.s.dedicated.Copy()
+	if d := l.s.opts.idleSessionTimeout; d > 0 {
+		cfg.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect leader session: %w", unavailable(err))
+	}
+	l.conn = conn
+	return conn, nil
+}
+
+// closeLocked drops the session; the server releases its lock.
+func (l *Leadership) closeLocked() {
+	l.lease = nil
+	if l.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.s.opts.checkTimeout)
+	defer cancel()
+	_ = l.conn.Close(ctx)
+	l.conn = nil
+}
+
+// checkLocked verifies that lease is the session's current acquisition,
+// that the session is alive and still holds the lock, and that the epoch
+// has not moved on. Any doubt drops the session and reports
+// contracts.ErrNotLeader.
+func (l *Leadership) checkLocked(ctx context.Context, lease *Lease) error {
+	if l.lease != lease || l.conn == nil || l.conn.IsClosed() {
+		return fmt.Errorf("lease of epoch %d: session gone: %w", lease.epoch, contracts.ErrNotLeader)
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.s.opts.checkTimeout)
+	defer cancel()
+	key := uint64(l.s.opts.lockKey)
+	var (
+		held  bool
+		epoch *int64
+	)
+	err := l.conn.QueryRow(ctx, `SELECT EXISTS (
+			SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+			  AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1),
+		(SELECT epoch FROM system_locks WHERE name = $3)`,
+		int64(key>>32), int64(key&0xffffffff), l.s.opts.lockName).Scan(&held, &epoch)
+	var why string
+	switch {
+	case err != nil:
+		why = "session lost: " + err.Error()
+	case !held:
+		why = "lock no longer held"
+	case epoch == nil || *epoch != lease.epoch:
+		why = "epoch moved on"
+	}
+	if why == "" {
+		return nil
+	}
+	l.s.log.Warn("leader lock lost", "holder", lease.holder, "epoch", lease.epoch, "why", why)
+	l.closeLocked()
+	return fmt.Errorf("lease of epoch %d: %s: %w", lease.epoch, why, contracts.ErrNotLeader)
+}
+
+// Lease is a held coordinator lock (ports.Lease).
+type Lease struct {
+	l      *Leadership
+	holder string
+	epoch  int64
+	pid    uint32
+}
+
+// Epoch is the fencing epoch of this acquisition.
+func (x *Lease) Epoch() int64 { return x.epoch }
+
+// Holder is the holder named at acquisition.
+func (x *Lease) Holder() string { return x.holder }
+
+// BackendPID is the server process id of the session holding the lock
+// (for drills: pg_terminate_backend it to depose the leader).
+func (x *Lease) BackendPID() uint32 { return x.pid }
+
+// Check verifies, within the check timeout, that the session is alive
+// and still holds the lock under this epoch; otherwise it drops the
+// session and returns contracts.ErrNotLeader.
+func (x *Lease) Check(ctx context.Context) error {
+	x.l.mu.Lock()
+	defer x.l.mu.Unlock()
+	return x.l.checkLocked(ctx, x)
+}
+
+// Release records the release, unlocks and closes the session. Releasing
+// a lease no longer held is a no-op.
+func (x *Lease) Release(ctx context.Context) error {
+	l := x.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lease != x || l.conn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.s.opts.checkTimeout)
+	defer cancel()
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO workspace_audit (at, op, component, instance, epoch, new_values)
+		VALUES (coalesce($1::timestamptz, now()), 'release', '', $2, $3, jsonb_build_object('lock', $4::text))`,
+		l.s.now(), x.holder, x.epoch, l.s.opts.lockName)
+	b.Queue(`SELECT pg_advisory_unlock($1)`, l.s.opts.lockKey)
+	err := l.conn.SendBatch(ctx, b).Close()
+	// Closing the session releases the lock even if the unlock failed.
+	l.closeLocked()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		l.s.log.Warn("leader lock release", "holder", x.holder, "epoch", x.epoch, "err", err)
+	}
+	l.s.log.Info("leader lock released", "holder", x.holder, "epoch", x.epoch)
+	return nil
+}
+
+// BackendPID is the server process id of lease's session, for a lease
+// this package issued.
+func (s *Store) BackendPID(lease ports.Lease) (uint32, error) {
+	x, ok := lease.(*Lease)
+	if !ok {
+		return 0, fmt.Errorf("lease %T is not a pgstore lease", lease)
+	}
+	return x.pid, nil
+}

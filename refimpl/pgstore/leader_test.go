@@ -1,0 +1,148 @@
+package pgstore_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/refimpl/pgstore"
+)
+
+func acquire(t *testing.T, l *pgstore.Leadership, holder string) *pgstore.Lease {
+	t.Helper()
+	lease, ok, err := l.TryAcquire(context.Background(), holder)
+	require.NoError(t, err)
+	require.True(t, ok, "%s did not get the lock", holder)
+	return lease.(*pgstore.Lease)
+}
+
+func newLeadership(t *testing.T, e *env) *pgstore.Leadership {
+	t.Helper()
+	l := e.s.Leadership()
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	return l
+}
+
+// TestElection: one holder at a time; a terminated session loses the lock
+// within seconds and a new holder gets the next epoch; the deposed
+// leader's writes are fenced.
+func TestElection(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	row := e.insert(t, 1)[0]
+	l1, l2 := newLeadership(t, e), newLeadership(t, e)
+
+	lease1 := acquire(t, l1, "c1")
+	require.Equal(t, int64(1), lease1.Epoch())
+	require.NoError(t, lease1.Check(ctx))
+	again := acquire(t, l1, "c1")
+	require.Same(t, lease1, again, "the holding session gets its lease back")
+	epoch, err := e.s.Epoch(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), epoch, "re-acquiring on the holding session is no new epoch")
+
+	_, ok, err := l2.TryAcquire(ctx, "c2")
+	require.NoError(t, err)
+	require.False(t, ok, "a second session got the held lock")
+
+	// An administrator (a third session) ends the leader's session.
+	pid, err := e.s.BackendPID(lease1)
+	require.NoError(t, err)
+	killed, err := e.s.TerminateBackend(ctx, pid)
+	require.NoError(t, err)
+	require.True(t, killed)
+	start := time.Now()
+	require.Eventually(t, func() bool {
+		return lease1.Check(ctx) != nil
+	}, 5*time.Second, 50*time.Millisecond)
+	require.ErrorIs(t, lease1.Check(ctx), contracts.ErrNotLeader)
+	t.Logf("loss noticed after %s", time.Since(start))
+
+	var lease2 *pgstore.Lease
+	require.Eventually(t, func() bool {
+		l, ok, err := l2.TryAcquire(ctx, "c2")
+		if err != nil || !ok {
+			return false
+		}
+		lease2 = l.(*pgstore.Lease)
+		return true
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, lease1.Epoch()+1, lease2.Epoch())
+
+	_, err = e.s.Update(ctx, reconciler(lease1.Epoch()), row.ID, contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
+	require.ErrorIs(t, err, contracts.ErrFenced)
+	applied, err := e.s.Update(ctx, reconciler(lease2.Epoch()), row.ID, contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
+	require.NoError(t, err)
+	require.True(t, applied)
+
+	// A clean release hands over at once; the old session reconnects.
+	require.NoError(t, lease2.Release(ctx))
+	require.ErrorIs(t, lease2.Check(ctx), contracts.ErrNotLeader)
+	require.NoError(t, lease2.Release(ctx), "releasing twice is a no-op")
+	lease3 := acquire(t, l1, "c1")
+	require.Equal(t, lease2.Epoch()+1, lease3.Epoch())
+
+	// The trail names every acquisition and the release.
+	evs, err := e.s.History(ctx, 0)
+	require.NoError(t, err)
+	var leader []string
+	for _, ev := range evs {
+		if ev.Kind == history.KindLeader {
+			leader = append(leader, ev.Method+" "+ev.Instance+" "+itoa(ev.Epoch))
+		}
+	}
+	require.Equal(t, []string{"acquire c1 1", "acquire c2 2", "release c2 2", "acquire c1 3"}, leader)
+}
+
+// TestCheckTimeout: a lock check that gets no answer in time counts as a
+// lost lock (and drops the session, releasing the lock).
+func TestCheckTimeout(t *testing.T) {
+	e := newEnv(t, pgstore.WithCheckTimeout(300*time.Millisecond))
+	ctx := context.Background()
+	l := newLeadership(t, e)
+	lease := acquire(t, l, "c1")
+
+	tx, err := e.s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `LOCK TABLE system_locks IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.ErrorIs(t, lease.Check(ctx), contracts.ErrNotLeader)
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.NoError(t, tx.Rollback(ctx))
+
+	other := newLeadership(t, e)
+	require.Eventually(t, func() bool {
+		_, ok, err := other.TryAcquire(ctx, "c2")
+		return err == nil && ok
+	}, 5*time.Second, 50*time.Millisecond, "the dropped session still holds the lock")
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestIdleSessionTimeout: a leader that stops talking loses its lock to
+// the server's idle_session_timeout; an idle standby session that the
+// server closed is replaced without an error.
+func TestIdleSessionTimeout(t *testing.T) {
+	e := newEnv(t, pgstore.WithIdleSessionTimeout(500*time.Millisecond))
+	ctx := context.Background()
+	l1, l2 := newLeadership(t, e), newLeadership(t, e)
+	lease1 := acquire(t, l1, "c1")
+	_, ok, err := l2.TryAcquire(ctx, "c2")
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	time.Sleep(1500 * time.Millisecond) // both sessions idle past the timeout
+	lease2, ok, err := l2.TryAcquire(ctx, "c2")
+	require.NoError(t, err, "the closed standby session was not replaced")
+	require.True(t, ok, "the silent leader kept its lock")
+	require.Equal(t, lease1.Epoch()+1, lease2.Epoch())
+	require.ErrorIs(t, lease1.Check(ctx), contracts.ErrNotLeader)
+}
