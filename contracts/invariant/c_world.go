@@ -104,6 +104,8 @@ func (c *archiveIdempotent) Observe(s *State, e *history.Event, r *Report) {
 			key, uploaded = k, true
 		} else if k, ok := cutPrefix(key, ArchiveSkipped); ok {
 			key = k
+		} else if k, ok := cutPrefix(key, ArchiveDone); ok {
+			key = k
 		}
 		if row.OpID == "" || key != contracts.ArchiveKey(row.ID, row.OpID) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("archive produced key %q, not the expected key of op_id %q", key, row.OpID), e.Seq)
@@ -212,6 +214,11 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		if key, ok := cutPrefix(e.Result, ArchiveUploaded); ok {
 			noteObject(key)
 			noteObject(contracts.MetaKey(key))
+		} else if key, ok := cutPrefix(e.Result, ArchiveDone); ok {
+			if _, had := s.World.Objects[key]; !had {
+				noteObject(key)
+				noteObject(contracts.MetaKey(key))
+			}
 		}
 	case e.Kind == history.KindCall && e.Method == MObjPut && e.Err == "":
 		noteObject(e.Args)

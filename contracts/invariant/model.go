@@ -28,9 +28,11 @@ const (
 	FQuiet       = "quiet" // faults stop here (Result: the convergence bound)
 
 	// ArchiveUploaded / ArchiveSkipped prefix the Result of a successful
-	// storage.Archive call: "uploaded <key>" or "skipped <key>".
+	// storage.Archive call: "uploaded <key>" or "skipped <key>";
+	// ArchiveDone ("archived <key>") when the provider cannot tell which.
 	ArchiveUploaded = "uploaded "
 	ArchiveSkipped  = "skipped "
+	ArchiveDone     = "archived "
 )
 
 // Mutating reports whether a call changes the world (reads and listings
@@ -152,6 +154,12 @@ func (s *State) applyCall(e *history.Event) {
 		if key, ok := cutPrefix(e.Result, ArchiveUploaded); ok {
 			w.Objects[key] = e.At
 			w.Objects[contracts.MetaKey(key)] = e.At
+		} else if key, ok := cutPrefix(e.Result, ArchiveDone); ok {
+			for _, k := range []string{key, contracts.MetaKey(key)} {
+				if _, had := w.Objects[k]; !had {
+					w.Objects[k] = e.At
+				}
+			}
 		}
 	case MObjPut:
 		w.Objects[e.Args] = e.At

@@ -1,0 +1,303 @@
+package recorded
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/ports"
+)
+
+// Deps returns d with every port wrapped to record into rec under the
+// instance name d.Instance. Clock and IDs pass through.
+func Deps(d ports.Deps, rec *history.Recorder) ports.Deps {
+	r := &recorder{rec: rec, inst: d.Instance, clock: d.Clock}
+	if d.Store != nil {
+		d.Store = store{d.Store, r}
+	}
+	if d.Leadership != nil {
+		d.Leadership = leadership{d.Leadership, r}
+	}
+	if d.Instances != nil {
+		d.Instances = instances{d.Instances, r}
+	}
+	if d.Storage != nil {
+		d.Storage = storage{d.Storage, r}
+	}
+	if d.Objects != nil {
+		d.Objects = objects{d.Objects, r}
+	}
+	if d.Bus != nil {
+		d.Bus = bus{d.Bus, r}
+	}
+	return d
+}
+
+type recorder struct {
+	rec   *history.Recorder
+	inst  string
+	clock ports.Clock
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (r *recorder) call(method, ws, args, result string, err error) {
+	r.rec.Add(history.Event{At: r.clock.Now(), Kind: history.KindCall, Instance: r.inst, Method: method, Workspace: ws, Args: args, Result: result, Err: errText(err)})
+}
+
+func (r *recorder) write(method string, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, applied bool, err error) {
+	inst := w.Instance
+	if inst == "" {
+		inst = r.inst
+	}
+	pc, cc := p, cond
+	e := history.Event{At: r.clock.Now(), Kind: history.KindWrite, Instance: inst, Component: w.Component, Epoch: w.Epoch,
+		Workspace: id, Method: method, Patch: &pc, Cond: &cc, Applied: applied, Err: errText(err)}
+	if w.OnBehalf != "" {
+		e.Args = "on behalf of " + string(w.OnBehalf)
+	}
+	r.rec.Add(e)
+}
+
+// ---- store ----
+
+type store struct {
+	ports.Store
+	r *recorder
+}
+
+func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
+	err := s.Store.Insert(ctx, w, ws)
+	if err == nil {
+		row := ws.Clone()
+		s.r.rec.Add(history.Event{At: s.r.clock.Now(), Kind: history.KindInsert, Instance: s.r.inst, Component: w.Component, Epoch: w.Epoch, Workspace: ws.ID, Method: "store.Insert", Row: &row})
+	} else {
+		s.r.call("store.Insert", ws.ID, "", "", err)
+	}
+	return err
+}
+
+func (s store) Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
+	ok, err := s.Store.Update(ctx, w, id, cond, p)
+	s.r.write("store.Update", w, id, cond, p, ok && err == nil, err)
+	return ok, err
+}
+
+// UpdateMany cannot tell which rows applied; rows are re-read to find out
+// (a recording cost only).
+func (s store) UpdateMany(ctx context.Context, w contracts.Writer, updates []ports.RowUpdate) error {
+	err := s.Store.UpdateMany(ctx, w, updates)
+	for _, u := range updates {
+		applied := false
+		if err == nil {
+			if row, gerr := s.Store.Get(ctx, u.ID); gerr == nil {
+				applied = appliedTo(&row, &u.Patch)
+			}
+		}
+		s.r.write("store.UpdateMany", w, u.ID, u.Cond, u.Patch, applied, err)
+	}
+	return err
+}
+
+// appliedTo reports whether row carries the status columns p set (enough
+// to tell an applied observation from a skipped one).
+func appliedTo(row *contracts.Workspace, p *contracts.Patch) bool {
+	if p.ObservedStatus.Set && row.ObservedStatus != p.ObservedStatus.V {
+		return false
+	}
+	if p.HealthStatus.Set && row.HealthStatus != p.HealthStatus.V {
+		return false
+	}
+	if p.ErrorInfo.Set && (row.ErrorInfo == nil) != (p.ErrorInfo.V == nil) {
+		return false
+	}
+	return true
+}
+
+func (s store) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
+	err := s.Store.MarkObserved(ctx, w, ids, at)
+	if err != nil {
+		s.r.call("store.MarkObserved", "", strconv.Itoa(len(ids))+" rows", "", err)
+		return err
+	}
+	s.r.rec.CountObservedAt(len(ids))
+	s.r.rec.Add(history.Event{At: s.r.clock.Now(), Kind: history.KindNote, Instance: s.r.inst, Component: w.Component, Epoch: w.Epoch,
+		Method: history.NoteHealthPass, Result: strconv.Itoa(len(ids)) + " rows observed"})
+	return nil
+}
+
+// ---- leadership ----
+
+type leadership struct {
+	ports.Leadership
+	r *recorder
+}
+
+func (l leadership) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	lease, ok, err := l.Leadership.TryAcquire(ctx, holder)
+	if err != nil || !ok {
+		return lease, ok, err
+	}
+	l.r.rec.Add(history.Event{At: l.r.clock.Now(), Kind: history.KindLeader, Instance: l.r.inst, Method: "acquire", Epoch: lease.Epoch()})
+	return &lease_{Lease: lease, r: l.r}, true, nil
+}
+
+type lease_ struct {
+	ports.Lease
+	r    *recorder
+	once sync.Once
+}
+
+func (x *lease_) lost(what string) {
+	x.once.Do(func() {
+		x.r.rec.Add(history.Event{At: x.r.clock.Now(), Kind: history.KindLeader, Instance: x.r.inst, Method: what, Epoch: x.Epoch()})
+	})
+}
+
+func (x *lease_) Check(ctx context.Context) error {
+	err := x.Lease.Check(ctx)
+	if errors.Is(err, contracts.ErrNotLeader) {
+		x.lost("lost")
+	}
+	return err
+}
+
+func (x *lease_) Release(ctx context.Context) error {
+	err := x.Lease.Release(ctx)
+	x.lost("release")
+	return err
+}
+
+// ---- providers ----
+
+type instances struct {
+	ports.Instances
+	r *recorder
+}
+
+func (x instances) Start(ctx context.Context, id, image string) error {
+	err := x.Instances.Start(ctx, id, image)
+	x.r.call("instances.Start", id, image, "", err)
+	return err
+}
+
+func (x instances) Delete(ctx context.Context, id string) error {
+	err := x.Instances.Delete(ctx, id)
+	x.r.call("instances.Delete", id, "", "", err)
+	return err
+}
+
+func (x instances) List(ctx context.Context) ([]ports.InstanceState, error) {
+	out, err := x.Instances.List(ctx)
+	x.r.call("instances.List", "", "", strconv.Itoa(len(out)), err)
+	return out, err
+}
+
+type storage struct {
+	ports.Storage
+	r *recorder
+}
+
+func (x storage) Provision(ctx context.Context, id string) error {
+	err := x.Storage.Provision(ctx, id)
+	x.r.call("storage.Provision", id, "", "", err)
+	return err
+}
+
+func (x storage) ListVolumes(ctx context.Context) ([]string, error) {
+	out, err := x.Storage.ListVolumes(ctx)
+	x.r.call("storage.ListVolumes", "", "", strconv.Itoa(len(out)), err)
+	return out, err
+}
+
+// Archive records "archived <key>": a real storage job does not say
+// whether it uploaded or skipped, and the checkers treat it so.
+func (x storage) Archive(ctx context.Context, id, opID string) (string, error) {
+	key, err := x.Storage.Archive(ctx, id, opID)
+	result := ""
+	if err == nil {
+		result = "archived " + key
+	}
+	x.r.call("storage.Archive", id, opID, result, err)
+	return key, err
+}
+
+func (x storage) Restore(ctx context.Context, id, key string) (string, error) {
+	m, err := x.Storage.Restore(ctx, id, key)
+	x.r.call("storage.Restore", id, key, m, err)
+	return m, err
+}
+
+func (x storage) DeleteVolume(ctx context.Context, id string) error {
+	err := x.Storage.DeleteVolume(ctx, id)
+	x.r.call("storage.DeleteVolume", id, "", "", err)
+	return err
+}
+
+type objects struct {
+	ports.Objects
+	r *recorder
+}
+
+func workspaceOf(key string) string {
+	id, _, _ := contracts.ParseArchiveKey(key)
+	return id
+}
+
+func (x objects) Put(ctx context.Context, key string, data []byte) error {
+	err := x.Objects.Put(ctx, key, data)
+	x.r.call("objects.Put", workspaceOf(key), key, strconv.Itoa(len(data))+" bytes", err)
+	return err
+}
+
+func (x objects) List(ctx context.Context, prefix string) ([]ports.ObjectInfo, error) {
+	out, err := x.Objects.List(ctx, prefix)
+	x.r.call("objects.List", "", prefix, strconv.Itoa(len(out)), err)
+	return out, err
+}
+
+func (x objects) Delete(ctx context.Context, key string) error {
+	err := x.Objects.Delete(ctx, key)
+	x.r.call("objects.Delete", workspaceOf(key), key, "", err)
+	return err
+}
+
+type bus struct {
+	ports.Bus
+	r *recorder
+}
+
+func (x bus) Publish(ctx context.Context, channel, payload string) error {
+	err := x.Bus.Publish(ctx, channel, payload)
+	if len(payload) > 120 {
+		payload = payload[:120] + "…"
+	}
+	ws := ""
+	if id, ok := strings.CutPrefix(channel, "workspace:"); ok {
+		ws = id
+	}
+	x.r.call("bus.Publish", ws, channel, payload, err)
+	return err
+}
+
+func (x bus) Set(ctx context.Context, key, value string, ttl time.Duration) error {
+	err := x.Bus.Set(ctx, key, value, ttl)
+	x.r.call("bus.Set", "", key, value, err)
+	return err
+}
+
+func (x bus) Del(ctx context.Context, keys ...string) error {
+	err := x.Bus.Del(ctx, keys...)
+	x.r.call("bus.Del", "", strings.Join(keys, ","), "", err)
+	return err
+}
