@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/ports"
@@ -19,11 +20,13 @@ func (Clock) Now() time.Time { return time.Now().UTC() }
 // ScaledClock runs Speedup times faster than the wall clock from Start:
 // real services, compressed schedules (drills and real-tier tests use it so
 // that a 60 s TTL period takes seconds). Pass the same factor to
-// Config.Speedup.
+// Config.Speedup. Advance jumps it forward (to skip a GC's hours).
 type ScaledClock struct {
 	Start   time.Time
-	origin  time.Time
 	Speedup float64
+	origin  time.Time
+	mu      sync.Mutex
+	offset  time.Duration
 }
 
 // NewScaledClock starts a clock at start running speedup× real time.
@@ -31,9 +34,20 @@ func NewScaledClock(start time.Time, speedup float64) *ScaledClock {
 	return &ScaledClock{Start: start.UTC(), origin: time.Now(), Speedup: speedup}
 }
 
-// Now is Start plus the real time elapsed since creation, times Speedup.
+// Now is Start plus the real time elapsed since creation, times Speedup,
+// plus every Advance.
 func (c *ScaledClock) Now() time.Time {
-	return c.Start.Add(time.Duration(float64(time.Since(c.origin)) * c.Speedup))
+	c.mu.Lock()
+	off := c.offset
+	c.mu.Unlock()
+	return c.Start.Add(time.Duration(float64(time.Since(c.origin))*c.Speedup) + off)
+}
+
+// Advance moves the clock forward by d at once.
+func (c *ScaledClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
 }
 
 // IDs issues random UUIDv4 strings.

@@ -103,6 +103,8 @@ func TestScaledClockAndSpeedup(t *testing.T) {
 		c := NewScaledClock(start, 10)
 		time.Sleep(3 * time.Second)
 		require.Equal(t, start.Add(30*time.Second), c.Now())
+		c.Advance(time.Hour)
+		require.Equal(t, start.Add(time.Hour+30*time.Second), c.Now())
 
 		// A coordinator asking to run every 2 s of its clock is stepped
 		// every 200 ms of real time.
