@@ -33,6 +33,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sim", "run the deterministic simulator against the reference coordinator", runSimCommand},
+		{"serve", "run a coordinator instance and the HTTP API", runServeCommand},
 		{"version", "print the version", runVersion},
 	}
 }

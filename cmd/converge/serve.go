@@ -1,0 +1,605 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/fakes"
+	"github.com/wsconverge/converge/refimpl/api"
+	"github.com/wsconverge/converge/refimpl/coordinator"
+	"github.com/wsconverge/converge/refimpl/httpapi"
+	"github.com/wsconverge/converge/refimpl/runner"
+)
+
+const serveUsage = `Usage: converge serve [flags]
+
+Runs one coordinator instance of the reference implementation (leader
+election and the five components, on the production runner) and the HTTP
+API (/api/v1, /healthz, /metrics) in one process. Several processes may
+run against the same database: one leads, the others stand by and serve
+the API.
+
+Flags (each also read from the environment variable shown; a flag wins):
+  --listen ADDR            LISTEN_ADDR        API address (default 127.0.0.1:8080;
+                                              port 0 picks a free one)
+  --instance NAME          CONVERGE_INSTANCE  this coordinator instance's name, as
+                                              leader-lock holder and in the logs
+                                              (default: the host name)
+  --fake                                      run every port on the in-memory fakes
+                                              with the real clock (try the API
+                                              locally; nothing is persisted)
+  --log-format F           LOG_FORMAT         auto, json or text (default auto:
+                                              JSON unless stderr is a terminal)
+  --log-level L            LOG_LEVEL          debug, info, warn or error (default info)
+  --shutdown-timeout D     SHUTDOWN_TIMEOUT   how long to let requests finish on
+                                              SIGINT/SIGTERM (default 10s)
+
+Environment (required unless --fake, except DOCKER_HOST):
+  DATABASE_URL     PostgreSQL, postgres://user:pass@host:5432/db
+  REDIS_URL        Redis, redis://host:6379/0 (or rediss://)
+  S3_ENDPOINT      S3/MinIO endpoint, http(s)://host:port or host:port
+  S3_ACCESS_KEY    S3 access key
+  S3_SECRET_KEY    S3 secret key
+  S3_BUCKET        archive bucket name
+  DOCKER_HOST      Docker engine (default unix:///var/run/docker.sock)
+Always required:
+  CONVERGE_TOKENS  API bearer tokens: token=user, comma-separated; a user
+                   suffixed :admin may recover workspaces, e.g.
+                   tok1=alice,tok2=bob:admin
+
+On SIGINT or SIGTERM the API stops accepting requests, open event streams
+end, requests in flight get --shutdown-timeout to finish, then the
+coordinator stops and releases the leader lock.
+
+Exit codes: 0 clean shutdown, 1 a runtime failure (a service unreachable at
+start, the coordinator or the HTTP server failed), 2 invalid configuration.
+`
+
+// defaultDockerHost is the Docker engine used when DOCKER_HOST is unset.
+const defaultDockerHost = "unix:///var/run/docker.sock"
+
+// s3Config locates the archive bucket.
+type s3Config struct {
+	endpoint, accessKey, secretKey, bucket string
+}
+
+// serveConfig is the serve command's validated configuration.
+type serveConfig struct {
+	listen          string
+	instance        string
+	fake            bool
+	logFormat       string
+	logLevel        slog.Level
+	shutdownTimeout time.Duration
+
+	databaseURL string
+	redisURL    string
+	s3          s3Config
+	dockerHost  string
+
+	tokens map[string]string
+	admins map[string]bool
+}
+
+// serveEnv is what the serve command runs against; tests replace parts.
+type serveEnv struct {
+	getenv   func(string) string
+	hostname func() (string, error)
+	// terminal reports whether stderr is a terminal (text logs in auto).
+	terminal bool
+	// backends picks the ports' builder for a configuration.
+	backends func(serveConfig) backends
+	// listening, if set, is told the API's address once it listens.
+	listening func(addr string)
+}
+
+func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runServe(ctx, args, stdout, stderr, serveEnv{
+		getenv:   os.Getenv,
+		hostname: os.Hostname,
+		terminal: isTerminal(stderr),
+		backends: chooseBackends,
+	})
+}
+
+// chooseBackends is the production choice: fakes with --fake, else the
+// real services.
+func chooseBackends(cfg serveConfig) backends {
+	if cfg.fake {
+		return &fakeBackends{}
+	}
+	return realBackends{}
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env serveEnv) int {
+	cfg, help, problems := parseServeConfig(args, env)
+	if help {
+		io.WriteString(stdout, serveUsage)
+		return exitOK
+	}
+	if len(problems) > 0 {
+		var b strings.Builder
+		b.WriteString("converge serve: invalid configuration:\n")
+		for _, p := range problems {
+			b.WriteString("  " + p + "\n")
+		}
+		b.WriteString("Run \"converge serve --help\" for every flag and variable.\n")
+		io.WriteString(stderr, b.String())
+		return exitUsage
+	}
+	base := newServeLogger(stderr, cfg, env.terminal)
+	log := base.With("instance", cfg.instance)
+	if cfg.fake {
+		for _, name := range []string{"DATABASE_URL", "REDIS_URL", "S3_ENDPOINT", "S3_ACCESS_KEY", "S3_SECRET_KEY", "S3_BUCKET", "DOCKER_HOST"} {
+			if env.getenv(name) != "" {
+				log.Warn("ignored with --fake", "variable", name)
+			}
+		}
+	}
+
+	b := env.backends(cfg)
+	st, err := b.open(ctx, cfg, log)
+	if err != nil {
+		log.Error("cannot start", "backends", b.name(), "err", err)
+		fmt.Fprintf(stderr, "converge serve: %v\n", err)
+		return exitFailure
+	}
+	code := serve(ctx, cfg, st, base, env)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := st.close(cctx); err != nil {
+		log.Warn("closing the backends failed", "err", err)
+	}
+	log.Info("stopped", "exit_code", code)
+	return code
+}
+
+// serve runs the coordinator and the HTTP API on st until ctx is done or
+// either fails, then shuts both down in order.
+// base is the logger without the instance attribute, which the
+// coordinator adds itself.
+func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, env serveEnv) int {
+	log := base.With("instance", cfg.instance)
+	metrics := httpapi.NewMetrics()
+	coordDeps := st.coord
+	coordDeps.Store = metrics.InstrumentStore(coordDeps.Store)
+	coord := coordinator.New(coordDeps, coordinator.Options{Logger: base.With("component", "coordinator")})
+
+	var coordinatorDown atomic.Bool
+	health := func(ctx context.Context) error {
+		if coordinatorDown.Load() {
+			return errors.New("the coordinator instance has stopped")
+		}
+		return st.health(ctx)
+	}
+	streamsDone := make(chan struct{})
+	handler := httpapi.New(httpapi.Config{
+		API:         api.New(st.api),
+		Tokens:      cfg.tokens,
+		Admins:      cfg.admins,
+		Bus:         st.api.Bus,
+		Clock:       st.clock,
+		Logger:      log.With("component", "http"),
+		Metrics:     metrics,
+		Health:      health,
+		StreamsDone: streamsDone,
+	})
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		log.Error("cannot listen (--listen / LISTEN_ADDR)", "addr", cfg.listen, "err", err)
+		// The coordinator has not started: it holds no lock.
+		return exitFailure
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	// The runner outlives ctx: it is stopped after the HTTP server.
+	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRunner()
+	runDone := make(chan error, 1)
+	go func() {
+		err := runner.Run(runCtx, coord, st.clock, runner.Config{OnStep: metrics.ObserveStep, Logger: log.With("component", "runner")})
+		coordinatorDown.Store(true)
+		runDone <- err
+	}()
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Serve(ln) }()
+
+	addr := ln.Addr().String()
+	log.Info("serving", "addr", addr, "backends", st.name)
+	if env.listening != nil {
+		env.listening(addr)
+	}
+
+	code := exitOK
+	runnerStopped := false
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "cause", context.Cause(ctx))
+	case err := <-srvDone:
+		log.Error("http server failed", "err", err)
+		code = exitFailure
+	case err := <-runDone:
+		log.Error("coordinator stopped", "err", err)
+		code, runnerStopped = exitFailure, true
+	}
+
+	// 1. HTTP: stop accepting, end the event streams, let requests finish.
+	close(streamsDone)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("requests did not finish in time; closing their connections", "timeout", cfg.shutdownTimeout, "err", err)
+		_ = srv.Close()
+	}
+	cancel()
+	// 2. The coordinator: cancelling the runner closes it, which releases
+	// the leader lock.
+	stopRunner()
+	if !runnerStopped {
+		if err := <-runDone; err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("coordinator stopped with an error", "err", err)
+			code = exitFailure
+		}
+	}
+	return code
+}
+
+// newServeLogger logs to w: JSON unless auto and w is a terminal.
+func newServeLogger(w io.Writer, cfg serveConfig, terminal bool) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	if cfg.logFormat == "text" || (cfg.logFormat == "auto" && terminal) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// ---- configuration ----
+
+var (
+	instancePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	bucketPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+)
+
+// parseServeConfig reads flags, then the environment for whatever a flag
+// did not set, and validates everything; problems name the flag or
+// variable of each mistake and never repeat a secret.
+func parseServeConfig(args []string, env serveEnv) (cfg serveConfig, help bool, problems []string) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var listen, instance, logFormat, logLevel, shutdown string
+	fs.StringVar(&listen, "listen", "", "")
+	fs.StringVar(&instance, "instance", "", "")
+	fs.BoolVar(&cfg.fake, "fake", false, "")
+	fs.StringVar(&logFormat, "log-format", "", "")
+	fs.StringVar(&logLevel, "log-level", "", "")
+	fs.StringVar(&shutdown, "shutdown-timeout", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, true, nil
+		}
+		return cfg, false, []string{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return cfg, false, []string{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// pick returns the flag's value when given, else the variable's, else
+	// def, with the name to blame.
+	pick := func(flagName, flagVal, envName, def string) (string, string) {
+		if set[flagName] {
+			return flagVal, "--" + flagName
+		}
+		if v := env.getenv(envName); v != "" {
+			return v, envName
+		}
+		return def, "--" + flagName + " / " + envName
+	}
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+
+	var src string
+	cfg.listen, src = pick("listen", listen, "LISTEN_ADDR", "127.0.0.1:8080")
+	if err := checkListen(cfg.listen); err != nil {
+		bad("%s: %v", src, err)
+	}
+
+	defaultInstance := "converge"
+	if h, err := env.hostname(); err == nil && instancePattern.MatchString(h) {
+		defaultInstance = h
+	}
+	cfg.instance, src = pick("instance", instance, "CONVERGE_INSTANCE", defaultInstance)
+	if !instancePattern.MatchString(cfg.instance) {
+		bad("%s: %q must be 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", src, cfg.instance)
+	}
+
+	cfg.logFormat, src = pick("log-format", logFormat, "LOG_FORMAT", "auto")
+	switch cfg.logFormat {
+	case "auto", "json", "text":
+	default:
+		bad("%s: %q: want auto, json or text", src, cfg.logFormat)
+	}
+	var level string
+	level, src = pick("log-level", logLevel, "LOG_LEVEL", "info")
+	if err := cfg.logLevel.UnmarshalText([]byte(level)); err != nil {
+		bad("%s: %q: want debug, info, warn or error", src, level)
+	}
+	var timeout string
+	timeout, src = pick("shutdown-timeout", shutdown, "SHUTDOWN_TIMEOUT", "10s")
+	if d, err := time.ParseDuration(timeout); err != nil || d <= 0 {
+		bad("%s: %q: want a positive duration such as 10s", src, timeout)
+	} else {
+		cfg.shutdownTimeout = d
+	}
+
+	if spec := env.getenv("CONVERGE_TOKENS"); spec == "" {
+		bad("CONVERGE_TOKENS: required: the API's bearer tokens, e.g. tok1=alice,tok2=bob:admin")
+	} else if tokens, admins, err := httpapi.ParseTokens(spec); err != nil {
+		bad("CONVERGE_TOKENS: %v", err)
+	} else {
+		cfg.tokens, cfg.admins = tokens, admins
+	}
+
+	if cfg.fake {
+		return cfg, false, problems
+	}
+	required := func(name string) string {
+		v := env.getenv(name)
+		if v == "" {
+			bad("%s: required unless --fake is given", name)
+		}
+		return v
+	}
+	if cfg.databaseURL = required("DATABASE_URL"); cfg.databaseURL != "" {
+		if err := checkDatabaseURL(cfg.databaseURL); err != nil {
+			bad("DATABASE_URL: %v", err)
+		}
+	}
+	if cfg.redisURL = required("REDIS_URL"); cfg.redisURL != "" {
+		if err := checkURL(cfg.redisURL, "redis", "rediss", "unix"); err != nil {
+			bad("REDIS_URL: %v", err)
+		}
+	}
+	if cfg.s3.endpoint = required("S3_ENDPOINT"); cfg.s3.endpoint != "" {
+		if err := checkS3Endpoint(cfg.s3.endpoint); err != nil {
+			bad("S3_ENDPOINT: %v", err)
+		}
+	}
+	cfg.s3.accessKey = required("S3_ACCESS_KEY")
+	cfg.s3.secretKey = required("S3_SECRET_KEY")
+	if cfg.s3.bucket = required("S3_BUCKET"); cfg.s3.bucket != "" && (!bucketPattern.MatchString(cfg.s3.bucket) || strings.Contains(cfg.s3.bucket, "..")) {
+		bad("S3_BUCKET: %q is not a bucket name (3 to 63 lowercase letters, digits, '.' or '-')", cfg.s3.bucket)
+	}
+	cfg.dockerHost = env.getenv("DOCKER_HOST")
+	if cfg.dockerHost == "" {
+		cfg.dockerHost = defaultDockerHost
+	} else if err := checkURL(cfg.dockerHost, "unix", "tcp", "ssh", "http", "https", "npipe"); err != nil {
+		bad("DOCKER_HOST: %v", err)
+	}
+	return cfg, false, problems
+}
+
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	if strings.ContainsAny(host, " /") {
+		return fmt.Errorf("%q: bad host", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: the port must be a number from 0 to 65535", addr)
+	}
+	return nil
+}
+
+// checkURL checks a service URL's form without repeating it (it may hold a
+// password).
+func checkURL(raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return fmt.Errorf("not a URL (want %s://…)", schemes[0])
+	}
+	ok := false
+	for _, s := range schemes {
+		ok = ok || u.Scheme == s
+	}
+	if !ok {
+		return fmt.Errorf("scheme %q: want one of %s", u.Scheme, strings.Join(schemes, ", "))
+	}
+	if u.Scheme != "unix" && u.Scheme != "npipe" && u.Host == "" {
+		return fmt.Errorf("no host in the %s URL", u.Scheme)
+	}
+	if (u.Scheme == "unix" || u.Scheme == "npipe") && u.Path == "" {
+		return fmt.Errorf("no socket path in the %s URL", u.Scheme)
+	}
+	return nil
+}
+
+// checkDatabaseURL accepts a postgres:// URL or a keyword/value DSN
+// ("host=… dbname=…"), as pgx does.
+func checkDatabaseURL(raw string) error {
+	if !strings.Contains(raw, "://") {
+		if !strings.Contains(raw, "=") {
+			return errors.New("want postgres://user:pass@host:5432/db or host=… dbname=…")
+		}
+		return nil
+	}
+	return checkURL(raw, "postgres", "postgresql")
+}
+
+func checkS3Endpoint(raw string) error {
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("want http(s)://host[:port] or host:port")
+		}
+		return nil
+	}
+	host, port, err := net.SplitHostPort(raw)
+	if err != nil {
+		host, port = raw, "443"
+	}
+	if host == "" || strings.ContainsAny(host, " /@") {
+		return errors.New("want http(s)://host[:port] or host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("the port must be a number from 1 to 65535")
+	}
+	return nil
+}
+
+// ---- backends ----
+
+// backends builds the ports one serve process runs on. The in-memory fakes
+// and the real services are the two builders.
+type backends interface {
+	// name describes the backends for the logs.
+	name() string
+	// open connects to every service (or builds the fakes).
+	open(ctx context.Context, cfg serveConfig, log *slog.Logger) (*stack, error)
+}
+
+// stack is an opened set of ports.
+type stack struct {
+	name string
+	// coord is the coordinator instance's ports, with its own leadership
+	// session; api is the API service layer's.
+	coord, api ports.Deps
+	clock      ports.Clock
+	// health checks the services the process depends on (/healthz).
+	health func(ctx context.Context) error
+	// close releases connections; it runs after the coordinator has
+	// released the leader lock.
+	close func(ctx context.Context) error
+}
+
+// probeHealth checks the store and the bus with one cheap read each.
+func probeHealth(d ports.Deps) func(ctx context.Context) error {
+	const none = "00000000-0000-0000-0000-000000000000"
+	return func(ctx context.Context) error {
+		if _, err := d.Store.Get(ctx, none); err != nil && !errors.Is(err, contracts.ErrNotFound) {
+			return fmt.Errorf("store: %w", err)
+		}
+		if _, _, err := d.Bus.Get(ctx, "converge:health"); err != nil {
+			return fmt.Errorf("bus: %w", err)
+		}
+		return nil
+	}
+}
+
+// fakeBackends runs every port on the in-memory fakes of package fakes,
+// with the real clock: a whole control plane in one process, for trying
+// the API locally. Containers, volumes and archives are simulated and
+// nothing survives the process. The world's history recorder keeps what
+// it records (a long --fake run grows slowly).
+type fakeBackends struct {
+	// world is the fakes' world once opened (tests look at it).
+	world *fakes.World
+}
+
+func (*fakeBackends) name() string { return "fakes" }
+
+func (b *fakeBackends) open(_ context.Context, cfg serveConfig, _ *slog.Logger) (*stack, error) {
+	fc := fakes.NewClock(time.Now().UTC())
+	b.world = fakes.NewWorld(fc, history.NewRecorder())
+	clock := &wallClock{fc: fc}
+	deps := func(name string) ports.Deps {
+		d := b.world.Deps(name)
+		d.Clock, d.IDs, d.Limits = clock, runner.IDs{}, contracts.DefaultLimits
+		return d
+	}
+	coord, apiDeps := deps(cfg.instance), deps(cfg.instance+"-api")
+	return &stack{
+		name:   b.name(),
+		coord:  coord,
+		api:    apiDeps,
+		clock:  clock,
+		health: probeHealth(apiDeps),
+		close:  func(context.Context) error { return nil },
+	}, nil
+}
+
+// wallClock is the real clock, in UTC, keeping the fakes' virtual clock in
+// step with it so that the world (key expiry, updated_at) and the
+// coordinator agree on the time.
+type wallClock struct {
+	mu sync.Mutex
+	fc *fakes.Clock
+}
+
+func (c *wallClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now().UTC(); now.After(c.fc.Now()) {
+		c.fc.Set(now)
+	}
+	return c.fc.Now()
+}
+
+// errRealNotWired: the real adapters are not plugged in yet.
+var errRealNotWired = errors.New("the real adapters (PostgreSQL, Redis, S3, Docker) are not wired into serve yet: run with --fake")
+
+// realBackends runs on PostgreSQL, Redis, S3 (MinIO) and Docker.
+type realBackends struct{}
+
+func (realBackends) name() string { return "real" }
+
+// open is the wiring point of the real adapters.
+//
+// WIRING (lead): the adapters are landing in refimpl/pgstore,
+// refimpl/redisbus, refimpl/s3objects and refimpl/dockerprov; plug them in
+// here and delete errRealNotWired. The shape, as their constructors read
+// today, with one clock shared by everything:
+//
+//	clock := runner.Clock{}
+//	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log))
+//	err = store.Migrate(ctx)
+//	bus, err := redisbus.New(ctx, cfg.redisURL, redisbus.WithLogger(log))
+//	endpoint, secure := … // cfg.s3.endpoint split into host:port and TLS
+//	objects, err := s3objects.New(ctx, endpoint, cfg.s3.accessKey, cfg.s3.secretKey, cfg.s3.bucket, secure)
+//	prov, err := dockerprov.New(ctx, dockerprov.Config{DockerHost: cfg.dockerHost, Logger: log,
+//		S3: dockerprov.S3{Endpoint: endpoint, AccessKey: cfg.s3.accessKey, SecretKey: cfg.s3.secretKey,
+//			Bucket: cfg.s3.bucket, Secure: secure}})
+//	base := ports.Deps{Store: store, Feed: store, Instances: prov, Storage: prov, Objects: objects,
+//		Bus: bus, Clock: clock, IDs: runner.IDs{}, Limits: contracts.DefaultLimits}
+//	coord := base
+//	coord.Instance, coord.Leadership = cfg.instance, store.Leadership()
+//	apiDeps := base
+//	apiDeps.Instance = cfg.instance + "-api"
+//	return &stack{name: "real", coord: coord, api: apiDeps, clock: clock,
+//		health: probeHealth(apiDeps),
+//		close: func(context.Context) error { prov.Close(); bus.Close(); store.Close(); return nil }}, nil
+//
+// Return each failure wrapped with the variable to check, e.g.
+// fmt.Errorf("connect to DATABASE_URL: %w", err), and close what was
+// already opened.
+func (realBackends) open(context.Context, serveConfig, *slog.Logger) (*stack, error) {
+	return nil, errRealNotWired
+}

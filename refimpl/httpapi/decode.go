@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// MaxBodyBytes is the largest request body accepted (413 beyond).
+const MaxBodyBytes = 64 << 10
+
+func badRequest(field, format string, args ...any) *fieldError {
+	return &fieldError{APIError: apiError(http.StatusBadRequest, contracts.APIBadRequest, fmt.Sprintf(format, args...)), field: field}
+}
+
+func tooLarge() *fieldError {
+	return &fieldError{APIError: apiError(http.StatusRequestEntityTooLarge, contracts.APITooLarge,
+		"request body is larger than "+strconv.Itoa(MaxBodyBytes)+" bytes")}
+}
+
+// decodeBody reads one JSON object from the body into dst, rejecting a
+// Content-Type other than application/json (415), bodies over MaxBodyBytes
+// (413), and anything but a single JSON object whose fields dst knows with
+// the right types (400, naming the field).
+func decodeBody(w http.ResponseWriter, r *http.Request, dst any) *fieldError {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || mt != "application/json" {
+		return &fieldError{APIError: apiError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			"Content-Type must be application/json")}
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return tooLarge()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		return badRequest("", "reading the request body failed: %v", err)
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return badRequest("", "request body is required: a JSON object")
+	}
+	if !json.Valid(trimmed) {
+		return syntaxError(trimmed)
+	}
+	if trimmed[0] != '{' {
+		return badRequest("", "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+// syntaxError locates the first syntax error of an invalid body (json.Valid
+// does not say where) or notes trailing data after a valid value.
+func syntaxError(body []byte) *fieldError {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var v any
+	err := dec.Decode(&v)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return badRequest("", "invalid JSON at byte %d: %v", se.Offset, se)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("", "invalid JSON: unexpected end of input")
+	case err == nil:
+		return badRequest("", "request body must hold a single JSON object")
+	}
+	return badRequest("", "invalid JSON: %v", err)
+}
+
+func decodeError(err error) *fieldError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return badRequest("", "request body must be a JSON object")
+		}
+		return badRequest(te.Field, "field %q must be %s, not %s", te.Field, describe(te.Type), te.Value)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field, uerr := strconv.Unquote(name)
+		if uerr != nil {
+			field = name
+		}
+		return badRequest(field, "unknown field %q", field)
+	}
+	return badRequest("", "invalid JSON: %v", err)
+}
+
+// describe names a Go type as a JSON type for messages.
+func describe(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
