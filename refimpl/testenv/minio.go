@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	tcminio "github.com/testcontainers/testcontainers-go/modules/minio"
 )
@@ -47,5 +50,32 @@ func MinIO(t testing.TB) (endpoint, accessKey, secretKey string) {
 	if err != nil {
 		t.Fatalf("minio endpoint: %v", err)
 	}
+	// /minio/health/live answers before the server takes requests ("Server
+	// not initialized yet"); /minio/health/ready answers once it does.
+	if err := waitHTTP(ctx, "http://"+endpoint+"/minio/health/ready"); err != nil {
+		t.Fatalf("minio not ready: %v", err)
+	}
 	return endpoint, ctr.Username, ctr.Password
+}
+
+// waitHTTP polls url until it answers 200 or ctx ends.
+func waitHTTP(ctx context.Context, url string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (last: %v)", url, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
