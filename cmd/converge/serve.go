@@ -26,8 +26,12 @@ import (
 	"github.com/wsconverge/converge/fakes"
 	"github.com/wsconverge/converge/refimpl/api"
 	"github.com/wsconverge/converge/refimpl/coordinator"
+	"github.com/wsconverge/converge/refimpl/dockerprov"
 	"github.com/wsconverge/converge/refimpl/httpapi"
+	"github.com/wsconverge/converge/refimpl/pgstore"
+	"github.com/wsconverge/converge/refimpl/redisbus"
 	"github.com/wsconverge/converge/refimpl/runner"
+	"github.com/wsconverge/converge/refimpl/s3objects"
 )
 
 const serveUsage = `Usage: converge serve [flags]
@@ -61,6 +65,10 @@ Environment (required unless --fake, except DOCKER_HOST):
   S3_SECRET_KEY    S3 secret key
   S3_BUCKET        archive bucket name
   DOCKER_HOST      Docker engine (default unix:///var/run/docker.sock)
+  CONVERGE_JOB_NETWORK  network of storage-job containers, so they reach
+                   S3_ENDPOINT: "" (default bridge), "host", or a network
+  CONVERGE_MANAGED_VALUE  value of the managed label on containers and
+                   volumes (default "true"): one per control plane
 Always required:
   CONVERGE_TOKENS  API bearer tokens: token=user, comma-separated; a user
                    suffixed :admin may recover workspaces, e.g.
@@ -95,6 +103,13 @@ type serveConfig struct {
 	redisURL    string
 	s3          s3Config
 	dockerHost  string
+	// jobNetwork is the network storage-job containers run on, so that they
+	// reach S3_ENDPOINT (CONVERGE_JOB_NETWORK: "", "host" or a network).
+	jobNetwork string
+	// managed is the value of the managed label on everything this
+	// process's Docker provider creates and lists (CONVERGE_MANAGED_VALUE,
+	// default "true"): separate control planes on one engine use their own.
+	managed string
 
 	tokens map[string]string
 	admins map[string]bool
@@ -396,6 +411,8 @@ func parseServeConfig(args []string, env serveEnv) (cfg serveConfig, help bool, 
 	if cfg.s3.bucket = required("S3_BUCKET"); cfg.s3.bucket != "" && (!bucketPattern.MatchString(cfg.s3.bucket) || strings.Contains(cfg.s3.bucket, "..")) {
 		bad("S3_BUCKET: %q is not a bucket name (3 to 63 lowercase letters, digits, '.' or '-')", cfg.s3.bucket)
 	}
+	cfg.jobNetwork = env.getenv("CONVERGE_JOB_NETWORK")
+	cfg.managed = env.getenv("CONVERGE_MANAGED_VALUE")
 	cfg.dockerHost = env.getenv("DOCKER_HOST")
 	if cfg.dockerHost == "" {
 		cfg.dockerHost = defaultDockerHost
@@ -563,43 +580,81 @@ func (c *wallClock) Now() time.Time {
 	return c.fc.Now()
 }
 
-// errRealNotWired: the real adapters are not plugged in yet.
-var errRealNotWired = errors.New("the real adapters (PostgreSQL, Redis, S3, Docker) are not wired into serve yet: run with --fake")
-
 // realBackends runs on PostgreSQL, Redis, S3 (MinIO) and Docker.
 type realBackends struct{}
 
 func (realBackends) name() string { return "real" }
 
-// open is the wiring point of the real adapters.
-//
-// WIRING (lead): the adapters are landing in refimpl/pgstore,
-// refimpl/redisbus, refimpl/s3objects and refimpl/dockerprov; plug them in
-// here and delete errRealNotWired. The shape, as their constructors read
-// today, with one clock shared by everything:
-//
-//	clock := runner.Clock{}
-//	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log))
-//	err = store.Migrate(ctx)
-//	bus, err := redisbus.New(ctx, cfg.redisURL, redisbus.WithLogger(log))
-//	endpoint, secure := … // cfg.s3.endpoint split into host:port and TLS
-//	objects, err := s3objects.New(ctx, endpoint, cfg.s3.accessKey, cfg.s3.secretKey, cfg.s3.bucket, secure)
-//	prov, err := dockerprov.New(ctx, dockerprov.Config{DockerHost: cfg.dockerHost, Logger: log,
-//		S3: dockerprov.S3{Endpoint: endpoint, AccessKey: cfg.s3.accessKey, SecretKey: cfg.s3.secretKey,
-//			Bucket: cfg.s3.bucket, Secure: secure}})
-//	base := ports.Deps{Store: store, Feed: store, Instances: prov, Storage: prov, Objects: objects,
-//		Bus: bus, Clock: clock, IDs: runner.IDs{}, Limits: contracts.DefaultLimits}
-//	coord := base
-//	coord.Instance, coord.Leadership = cfg.instance, store.Leadership()
-//	apiDeps := base
-//	apiDeps.Instance = cfg.instance + "-api"
-//	return &stack{name: "real", coord: coord, api: apiDeps, clock: clock,
-//		health: probeHealth(apiDeps),
-//		close: func(context.Context) error { prov.Close(); bus.Close(); store.Close(); return nil }}, nil
-//
-// Return each failure wrapped with the variable to check, e.g.
-// fmt.Errorf("connect to DATABASE_URL: %w", err), and close what was
-// already opened.
-func (realBackends) open(context.Context, serveConfig, *slog.Logger) (*stack, error) {
-	return nil, errRealNotWired
+// open connects to every service, naming the variable to check on failure,
+// and closes what it already opened when a later one fails.
+func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger) (_ *stack, err error) {
+	var closers []func()
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
+		}
+	}()
+	clock := runner.Clock{}
+	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log.With("component", "pgstore")))
+	if err != nil {
+		return nil, fmt.Errorf("connect to DATABASE_URL: %w", err)
+	}
+	closers = append(closers, store.Close)
+	if err := store.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("migrate the schema at DATABASE_URL: %w", err)
+	}
+	bus, err := redisbus.New(ctx, cfg.redisURL, redisbus.WithLogger(log.With("component", "redisbus")))
+	if err != nil {
+		return nil, fmt.Errorf("connect to REDIS_URL: %w", err)
+	}
+	closers = append(closers, func() { _ = bus.Close() })
+	endpoint, secure := splitEndpoint(cfg.s3.endpoint)
+	objects, err := s3objects.New(ctx, endpoint, cfg.s3.accessKey, cfg.s3.secretKey, cfg.s3.bucket, secure)
+	if err != nil {
+		return nil, fmt.Errorf("open the bucket S3_BUCKET at S3_ENDPOINT: %w", err)
+	}
+	prov, err := dockerprov.New(ctx, dockerprov.Config{
+		DockerHost:   cfg.dockerHost,
+		Logger:       log.With("component", "dockerprov"),
+		JobNetwork:   cfg.jobNetwork,
+		ManagedValue: cfg.managed,
+		S3: dockerprov.S3{Endpoint: endpoint, AccessKey: cfg.s3.accessKey, SecretKey: cfg.s3.secretKey,
+			Bucket: cfg.s3.bucket, Secure: secure},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the Docker engine (DOCKER_HOST): %w", err)
+	}
+	closers = append(closers, func() { _ = prov.Close() })
+	base := ports.Deps{Store: store, Feed: store, Instances: prov, Storage: prov, Objects: objects,
+		Bus: bus, Clock: clock, IDs: runner.IDs{}, Limits: contracts.DefaultLimits}
+	lead := store.Leadership()
+	coord := base
+	coord.Instance, coord.Leadership = cfg.instance, lead
+	apiDeps := base
+	apiDeps.Instance = cfg.instance + "-api"
+	return &stack{
+		name: "real", coord: coord, api: apiDeps, clock: clock,
+		health: probeHealth(apiDeps),
+		close: func(ctx context.Context) error {
+			_ = lead.Close(ctx)
+			_ = prov.Close()
+			_ = bus.Close()
+			store.Close()
+			return nil
+		},
+	}, nil
+}
+
+// splitEndpoint turns S3_ENDPOINT (host:port or http(s)://host:port) into
+// host:port and whether to use TLS.
+func splitEndpoint(e string) (hostport string, secure bool) {
+	switch {
+	case strings.HasPrefix(e, "https://"):
+		return strings.TrimSuffix(strings.TrimPrefix(e, "https://"), "/"), true
+	case strings.HasPrefix(e, "http://"):
+		return strings.TrimSuffix(strings.TrimPrefix(e, "http://"), "/"), false
+	}
+	return e, false
 }

@@ -142,17 +142,17 @@ func TestServeConfigSources(t *testing.T) {
 	require.Contains(t, problems[0], "-nope")
 }
 
-func TestServeWithoutFakeSaysTheAdaptersAreNotWired(t *testing.T) {
+func TestServeNamesTheServiceItCannotReach(t *testing.T) {
 	vars := map[string]string{
-		"CONVERGE_TOKENS": "t=u", "DATABASE_URL": "host=db dbname=converge", "REDIS_URL": "redis://cache:6379",
-		"S3_ENDPOINT": "https://s3.example.com", "S3_ACCESS_KEY": "ak", "S3_SECRET_KEY": "sk", "S3_BUCKET": "arch",
+		"CONVERGE_TOKENS": "t=u", "DATABASE_URL": "postgres://u:p@127.0.0.1:1/converge?connect_timeout=2", "REDIS_URL": "redis://127.0.0.1:1",
+		"S3_ENDPOINT": "http://127.0.0.1:1", "S3_ACCESS_KEY": "ak", "S3_SECRET_KEY": "sk", "S3_BUCKET": "arch",
 	}
 	env := mapEnv(t, vars)
 	env.backends = chooseBackends
 	var out, errb bytes.Buffer
 	code := runServe(t.Context(), []string{"--log-format", "json"}, &out, &errb, env)
 	require.Equal(t, exitFailure, code)
-	require.Contains(t, errb.String(), "converge serve: "+errRealNotWired.Error())
+	require.Contains(t, errb.String(), "converge serve: connect to DATABASE_URL:")
 }
 
 // serveFake runs "serve --fake" in-process on a free port and returns its

@@ -39,7 +39,9 @@ const ComponentUnknown contracts.Component = "unknown"
 //     history.KindNote "health.pass" with Result "N rows observed";
 //   - acquisitions and releases of the coordinator lock are
 //     history.KindLeader "acquire" and "release" with the holder as
-//     Instance.
+//     Instance; an acquisition by another instance while the trail still
+//     shows a holder is preceded by a "lost" of that holder (its session
+//     ended without a word: PostgreSQL grants the lock only after that).
 //
 // Sequence numbers are taken when a row is written, not when it commits:
 // read the trail of a finished run, or allow for a concurrent writer's
@@ -53,6 +55,7 @@ func (s *Store) History(ctx context.Context, afterSeq int64) ([]history.Event, e
 	}
 	defer rows.Close()
 	var out []history.Event
+	holder := "" // the lock's holder as the trail tells it
 	for rows.Next() {
 		var (
 			a       auditRow
@@ -68,9 +71,28 @@ func (s *Store) History(ctx context.Context, afterSeq int64) ([]history.Event, e
 		if err != nil {
 			return nil, fmt.Errorf("audit row %d: %w", a.seq, err)
 		}
-		if keep {
-			out = append(out, e)
+		if !keep {
+			continue
 		}
+		if e.Kind == history.KindLeader {
+			switch e.Method {
+			case "acquire":
+				// PostgreSQL grants the lock only once the previous
+				// holder's session released it: a dead session records
+				// nothing, so its loss is stated here, no later than the
+				// new acquisition.
+				if holder != "" && holder != e.Instance {
+					out = append(out, history.Event{At: e.At, Kind: history.KindLeader, Instance: holder, Method: "lost",
+						Args: "inferred: the lock was granted to " + e.Instance})
+				}
+				holder = e.Instance
+			case "release":
+				if holder == e.Instance {
+					holder = ""
+				}
+			}
+		}
+		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read audit trail: %w", mapErr(err))
