@@ -70,6 +70,17 @@ func New(deps ports.Deps, opts Options) *Coordinator {
 
 var _ ports.Coordinator = (*Coordinator)(nil)
 
+// Wake is signalled when the change feed has notifications waiting (nil
+// while not listening): a runner that also waits on it republishes events
+// at once instead of at the next poll. The channel may change after every
+// Step; take it afresh each time.
+func (c *Coordinator) Wake() <-chan struct{} {
+	if c.listener == nil {
+		return nil
+	}
+	return c.listener.Ready()
+}
+
 // IsLeader reports whether the instance believes it leads.
 func (c *Coordinator) IsLeader() bool { return c.leader }
 

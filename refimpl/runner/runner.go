@@ -81,6 +81,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Waker is implemented by coordinators that can ask to be stepped early
+// (the reference: when its change feed has notifications). The channel is
+// taken afresh after every step.
+type Waker interface {
+	Wake() <-chan struct{}
+}
+
 // Run steps c until ctx is done (then closes c and returns ctx.Err()) or c
 // reports an error (returned wrapped).
 func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config) error {
@@ -116,11 +123,19 @@ func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config
 			sleep = 0
 		}
 		timer.Reset(sleep)
+		var own <-chan struct{}
+		if w, ok := c.(Waker); ok {
+			own = w.Wake()
+		}
 		select {
 		case <-ctx.Done():
 			return closeWith(c, ctx.Err())
 		case <-timer.C:
 		case <-cfg.Wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-own:
 			if !timer.Stop() {
 				<-timer.C
 			}

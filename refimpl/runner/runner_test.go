@@ -131,3 +131,28 @@ func (s *scaledStepper) Step(context.Context) (time.Time, error) {
 }
 func (s *scaledStepper) IsLeader() bool              { return true }
 func (s *scaledStepper) Close(context.Context) error { return nil }
+
+// wakingStepper asks to be woken through its own channel (runner.Waker).
+type wakingStepper struct {
+	stepper
+	wake chan struct{}
+}
+
+func (w *wakingStepper) Wake() <-chan struct{} { return w.wake }
+
+func TestRunWakesOnTheCoordinatorsOwnChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &wakingStepper{stepper: stepper{period: time.Minute}, wake: make(chan struct{}, 1)}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- Run(ctx, s, Clock{}, Config{MaxSleep: time.Hour}) }()
+		synctest.Wait()
+		time.Sleep(3 * time.Second)
+		s.wake <- struct{}{}
+		synctest.Wait()
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		require.Len(t, s.steps, 2)
+		require.Equal(t, 3*time.Second, s.steps[1].Sub(s.steps[0]), "woken by the coordinator, not by its period")
+	})
+}
