@@ -5,5 +5,8 @@
 //
 // Sub-packages: api (the API service layer, the only writer of
 // desired_state), coordinator (leader election and the five components as
-// synchronous ticks), runner (the production loop on a real clock).
+// synchronous ticks), runner (the production loop on a real clock),
+// httpapi (the HTTP API, SSE and metrics), and the real adapters pgstore
+// (PostgreSQL), redisbus (Redis), s3objects (MinIO/S3) and dockerprov
+// (Docker), with testenv starting those services for tests.
 package refimpl
