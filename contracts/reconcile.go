@@ -28,6 +28,11 @@ func ChooseOperation(w *Workspace) Operation {
 			return OpDeleting
 		case deleted:
 			return OpArchiving
+		case ok && w.DesiredState != DesiredPending && Unrestored(w):
+			// A choice beyond the table: the volume is not the archive's
+			// restore (a RESTORING failed after provisioning it), so the
+			// user's data is in the archive: restore before anything runs.
+			return OpRestoring
 		case ok && w.DesiredState == DesiredRunning:
 			return OpStarting
 		case ok && w.DesiredState == DesiredPending:
@@ -185,6 +190,11 @@ func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
 			if w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal && now.Sub(w.ErrorInfo.OccurredAt) < RetryInterval {
 				return Step{Kind: StepWait, Op: w.Operation, Why: "retry spacing"}
 			}
+			if w.Operation == OpStarting && w.ObservedStatus == ObservedPending {
+				// C6: STARTING is never attempted without a volume. The
+				// volume went away under it: no retry, the timeout ends it.
+				return Step{Kind: StepWait, Op: w.Operation, Why: "no volume to start on (C6)"}
+			}
 			why := "resume"
 			if failedAfterLastCall && !lastInvoked.IsZero() {
 				why = "retry"
@@ -216,7 +226,9 @@ func ClaimCond(op Operation) Cond {
 }
 
 // ClaimPatch is the claim write. ARCHIVING creates its op_id in the claim
-// itself (committed before anything else); RESTORING clears a stale
+// itself (committed before anything else), or resumes under the op_id an
+// ERROR entry kept; any other claim but DELETING clears such an op_id;
+// RESTORING clears a stale
 // restore_marker so that only this restore can complete it (a choice: a
 // marker left from an earlier restore of the same key would otherwise let an
 // empty re-provisioned volume pass as restored).
@@ -233,11 +245,28 @@ func ClaimPatch(w *Workspace, op Operation, now time.Time, newOpID string) Patch
 	case OpArchiving:
 		if w.OpID == "" {
 			p.OpID = Some(newOpID)
+			if Unrestored(w) {
+				// The volume holds nothing newer than the archive at
+				// archive_key (it was never restored from it): archive
+				// under that key's op_id, so the volume is only deleted
+				// and the archive is not replaced by an emptier one.
+				if id, op, ok := ParseArchiveKey(w.ArchiveKey); ok && id == w.ID {
+					p.OpID = Some(op)
+				}
+			}
 		}
 	case OpRestoring:
 		if w.RestoreMarker() != "" {
 			p.HomeCtx = Some[*HomeCtx](nil)
 		}
+	}
+	if w.OpID != "" && op != OpArchiving && op != OpDeleting {
+		// An op_id kept by an ERROR entry during ARCHIVING (4.2.5) is
+		// stale once another operation starts: the volume may change from
+		// now on, so a later ARCHIVING must not resume under that op_id
+		// (its archive, or its committed archive_key, would be taken for
+		// the newer data and the volume deleted without archiving it).
+		p.OpID = Some("")
 	}
 	return p
 }
@@ -256,6 +285,16 @@ func CompletePatch(w *Workspace) Patch {
 		p.OpID = Some("")
 	}
 	return p
+}
+
+// Unrestored reports whether a workspace's volume was never restored from
+// the archive at its archive_key: an archive exists and the restore marker
+// names another (or none). Its volume then does not hold the user's data;
+// the archive does. (A volume whose archive was committed by an ARCHIVING
+// that failed before deleting it is in this state too, harmlessly: its
+// content equals the archive.)
+func Unrestored(w *Workspace) bool {
+	return w.ArchiveKey != "" && w.RestoreMarker() != w.ArchiveKey
 }
 
 // StampsLastAccess reports whether completing op stamps last_access_at

@@ -28,9 +28,12 @@ func TestChooseOperationRows(t *testing.T) {
 		{"4.2.1 row 6: PENDING OK STANDBY set key → RESTORING", row(withDesired(DesiredStandby), withArchiveKey(key)), OpRestoring},
 		{"4.2.1 row 6: PENDING OK RUNNING set key → RESTORING", row(withDesired(DesiredRunning), withArchiveKey(key)), OpRestoring},
 		{"4.2.1 row 7: STANDBY OK RUNNING → STARTING", row(withObserved(ObservedStandby), withDesired(DesiredRunning)), OpStarting},
-		{"4.2.1 row 7: STANDBY OK RUNNING with archive_key → STARTING", row(withObserved(ObservedStandby), withDesired(DesiredRunning), withArchiveKey(key)), OpStarting},
+		{"4.2.1 row 7: STANDBY OK RUNNING with archive_key (restored from it) → STARTING", row(withObserved(ObservedStandby), withDesired(DesiredRunning), withArchiveKey(key), withMarker(key)), OpStarting},
+		{"choice beyond 4.2.1: STANDBY OK RUNNING, volume never restored from archive_key → RESTORING", row(withObserved(ObservedStandby), withDesired(DesiredRunning), withArchiveKey(key)), OpRestoring},
+		{"choice beyond 4.2.1: STANDBY OK STANDBY, marker of another archive → RESTORING", row(withObserved(ObservedStandby), withDesired(DesiredStandby), withArchiveKey(key), withMarker("archives/w1/old/home.tar.zst")), OpRestoring},
 		{"4.2.1 row 8: STANDBY OK PENDING → ARCHIVING", row(withObserved(ObservedStandby), withDesired(DesiredPending)), OpArchiving},
-		{"4.2.1 row 8: STANDBY OK PENDING with an older archive_key → ARCHIVING", row(withObserved(ObservedStandby), withDesired(DesiredPending), withArchiveKey(key)), OpArchiving},
+		{"4.2.1 row 8: STANDBY OK PENDING with an older archive_key → ARCHIVING", row(withObserved(ObservedStandby), withDesired(DesiredPending), withArchiveKey(key), withMarker(key)), OpArchiving},
+		{"4.2.1 row 8: STANDBY OK PENDING, volume never restored → ARCHIVING (under the key's op_id, see ClaimPatch)", row(withObserved(ObservedStandby), withDesired(DesiredPending), withArchiveKey(key)), OpArchiving},
 		{"4.2.1 row 9: RUNNING OK STANDBY → STOPPING", row(withObserved(ObservedRunning), withDesired(DesiredStandby)), OpStopping},
 		{"4.2.1 row 9: RUNNING OK PENDING → STOPPING (step down first, C5)", row(withObserved(ObservedRunning), withDesired(DesiredPending)), OpStopping},
 
@@ -113,6 +116,9 @@ func TestChooseOperationEveryCombination(t *testing.T) {
 				for _, k := range []string{"", ArchiveKey("w1", "op0")} {
 					for _, del := range []bool{false, true} {
 						w := row(withObserved(o), withHealth(h), withDesired(d), withArchiveKey(k))
+						if k != "" {
+							withMarker(k)(w) // restored from it: the state the table is written for
+						}
 						if del {
 							withDeleted()(w)
 						}
@@ -142,6 +148,9 @@ func TestChosenOperationsMoveOneLevel(t *testing.T) {
 				for _, k := range []string{"", ArchiveKey("w1", "op0")} {
 					for _, del := range []bool{false, true} {
 						w := row(withObserved(o), withHealth(h), withDesired(d), withArchiveKey(k))
+						if k != "" {
+							withMarker(k)(w) // restored from it: the state the table is written for
+						}
 						if del {
 							withDeleted()(w)
 						}
@@ -190,4 +199,40 @@ func TestNoOperationButDeletingStartsInError(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The one choice beyond the 4.2.1 table: a STANDBY volume never restored
+// from archive_key (a RESTORING failed after provisioning it) is restored
+// before it is started or kept; every other combination is the table's.
+func TestChooseOperationUnrestoredVolume(t *testing.T) {
+	k := ArchiveKey("w1", "op0")
+	for _, o := range AllObserved {
+		for _, h := range []HealthStatus{HealthOK, HealthError} {
+			for _, d := range AllDesired {
+				for _, del := range []bool{false, true} {
+					w := row(withObserved(o), withHealth(h), withDesired(d), withArchiveKey(k))
+					if del {
+						withDeleted()(w)
+					}
+					want := specChoice(t, w)
+					if o == ObservedStandby && h == HealthOK && !del && d != DesiredPending {
+						want = OpRestoring
+					}
+					require.Equal(t, want, ChooseOperation(w), "%s %s desired=%s deleted=%v", o, h, d, del)
+				}
+			}
+		}
+	}
+}
+
+func TestArchivingAnUnrestoredVolumeKeepsItsArchive(t *testing.T) {
+	k := ArchiveKey("w1", "op0")
+	w := row(withObserved(ObservedStandby), withDesired(DesiredPending), withArchiveKey(k))
+	p := ClaimPatch(w, OpArchiving, t0, "fresh-op")
+	require.Equal(t, "op0", p.OpID.V, "the archive's own op_id: nothing is uploaded again")
+	p.Apply(w, t0)
+	require.Equal(t, ArchiveDeleteVolume, NextArchiveAction(w), "the volume is only deleted")
+
+	restored := row(withObserved(ObservedStandby), withDesired(DesiredPending), withArchiveKey(k), withMarker(k))
+	require.Equal(t, "fresh-op", ClaimPatch(restored, OpArchiving, t0, "fresh-op").OpID.V, "a restored volume may hold newer data: a new archive")
 }

@@ -97,7 +97,7 @@ func (*oneLevel) Contract() string { return "C5" }
 // claimFrom lists the observed statuses each operation may start from.
 var claimFrom = map[contracts.Operation][]contracts.ObservedStatus{
 	contracts.OpProvisioning: {contracts.ObservedPending},
-	contracts.OpRestoring:    {contracts.ObservedPending},
+	contracts.OpRestoring:    {contracts.ObservedPending, contracts.ObservedStandby}, // STANDBY: an unrestored volume (docs/choices.md)
 	contracts.OpStarting:     {contracts.ObservedStandby},
 	contracts.OpStopping:     {contracts.ObservedRunning},
 	contracts.OpArchiving:    {contracts.ObservedStandby},
@@ -184,7 +184,10 @@ func (c *errorSkip) Observe(s *State, e *history.Event, r *Report) {
 				r.Flag(e.Workspace, e.At, "entering ERROR did not record previous_status", e.Seq)
 			}
 		}
-	case e.Kind == history.KindCall && Mutating(e.Method) && before != nil && s.Leader.EpochOf[e.Instance] > 0:
+	case e.Kind == history.KindCall && Mutating(e.Method) && e.Method != MObjDelete && before != nil && s.Leader.EpochOf[e.Instance] > 0:
+		// (The GC's object deletes are no operation: C9 judges them, and
+		// a soft-deleted workspace, whose health may stay ERROR, protects
+		// none of its archives.)
 		if erroneous(before) && before.Operation != contracts.OpDeleting {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s called on a workspace in ERROR (%s)", e.Method, errText(before)), e.Seq)
 		}

@@ -175,7 +175,7 @@ func (*durability) Finish(s *State, f *Final, r *Report) {
 			continue // mid-operation: judged by convergence, not here
 		}
 		r.Exercise()
-		if files, has := f.Volumes[w.ID]; has {
+		if files, has := f.Volumes[w.ID]; has && !contracts.Unrestored(w) {
 			if diff := diffFiles(want, files); diff != "" {
 				r.Flag(w.ID, f.End, "volume does not hold the user's last data: "+diff)
 			}

@@ -175,8 +175,8 @@ func (*ordering) Observe(s *State, e *history.Event, r *Report) {
 // only after 2 h continuously orphaned.
 type gcProtection struct {
 	base
-	// lastProtected: object key → last time it was seen protected (or
-	// written).
+	// lastProtected: object key → last time a GC pass saw it protected
+	// (or it was written).
 	lastProtected map[string]time.Time
 	byWorkspace   map[string]map[string]bool
 }
@@ -230,6 +230,18 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 				r.Exercise()
 			}
 		}
+		// Orphan time is counted between the GC's sightings (SPEC 4.5: a
+		// timer starts at the first unprotected sighting and is cleared at
+		// a protected one); protection that came and went between two
+		// passes was never seen and does not restart the clock.
+		ids := make([]string, 0, len(c.byWorkspace))
+		for id := range c.byWorkspace {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			c.refresh(s, id, e.At)
+		}
 	case e.Kind == history.KindCall && e.Method == MObjDelete:
 		key := e.Args
 		id, _, _ := contracts.ParseArchiveKey(key)
@@ -243,23 +255,6 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		}
 		if m := c.byWorkspace[id]; m != nil {
 			delete(m, key)
-		}
-	}
-	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil {
-		if row := s.Row(e.Workspace); row != nil && len(c.byWorkspace[e.Workspace]) > 0 {
-			// Protection may end with this write: remember it held until now.
-			c.refresh(s, e.Workspace, e.At)
-		}
-	}
-	if e.Kind == history.KindNote && e.Method == NoteHealthPass {
-		// Periodically refresh every protected object (cheap: by workspace).
-		ids := make([]string, 0, len(c.byWorkspace))
-		for id := range c.byWorkspace {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			c.refresh(s, id, e.At)
 		}
 	}
 }
