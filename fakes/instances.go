@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -15,11 +16,32 @@ type Instances struct {
 	w    *World
 	ctrs map[string]*container
 	ids  []string // sorted ids of ctrs
+	// startDelay: a container created or restarted by Start only runs
+	// that long after the call (0: at once). See DelayStarts.
+	startDelay time.Duration
 }
 
 type container struct {
 	running bool
 	image   string
+	// runsAt: a started container runs only from this time on (a slow
+	// start, DelayStarts); zero: at once.
+	runsAt time.Time
+}
+
+// runningAt reports whether c runs at now.
+func (c *container) runningAt(now time.Time) bool {
+	return c.running && !now.Before(c.runsAt)
+}
+
+// DelayStarts makes every later Start return before its container runs:
+// the container exists at once but only runs d later on the clock, as a
+// slow image pull or boot would (0 restores immediate starts). Containers
+// already started keep their own time (world method).
+func (x *Instances) DelayStarts(d time.Duration) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	x.startDelay = max(d, 0)
 }
 
 var _ ports.Instances = (*Instances)(nil)
@@ -43,7 +65,7 @@ func (x *Instances) Kill(id string) {
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	if c := x.ctrs[id]; c != nil {
-		c.running = false
+		c.running, c.runsAt = false, time.Time{}
 	}
 	x.w.recordFault("instances.Kill", id, "")
 }
@@ -62,7 +84,7 @@ func (x *Instances) State(id string) (exists, running bool) {
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	c := x.ctrs[id]
-	return c != nil, c != nil && c.running
+	return c != nil, c != nil && c.runningAt(x.w.Clock.Now())
 }
 
 // Snapshot lists every container, ordered by id (world method).
@@ -74,8 +96,9 @@ func (x *Instances) Snapshot() []ports.InstanceState {
 
 func (x *Instances) statesLocked() []ports.InstanceState {
 	out := make([]ports.InstanceState, len(x.ids))
+	now := x.w.Clock.Now()
 	for i, id := range x.ids {
-		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.ctrs[id].running}
+		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.ctrs[id].runningAt(now)}
 	}
 	return out
 }
@@ -99,19 +122,29 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 	defer x.w.mu.Unlock()
 	var err error
 	result := ""
+	var runsAt time.Time
+	if x.startDelay > 0 {
+		runsAt = x.w.Clock.Now().Add(x.startDelay)
+	}
 	switch c := x.ctrs[id]; {
 	case !x.w.Storage.hasVolumeLocked(id):
 		err = providerError(contracts.CodeVolumeNotFound, "volume "+contracts.VolumeName(id)+" does not exist")
 	case c != nil && c.running:
 		result = "already running"
+		if !c.runningAt(x.w.Clock.Now()) {
+			result = "already starting"
+		}
 	case c != nil:
-		c.running, c.image = true, imageRef
+		c.running, c.image, c.runsAt = true, imageRef, runsAt
 		result = "recreated"
 	default:
-		x.ctrs[id] = &container{running: true, image: imageRef}
+		x.ctrs[id] = &container{running: true, image: imageRef, runsAt: runsAt}
 		i, _ := slices.BinarySearch(x.ids, id)
 		x.ids = slices.Insert(x.ids, i, id)
 		result = "created"
+	}
+	if err == nil && !runsAt.IsZero() && result != "already running" && result != "already starting" {
+		result += ", runs in " + x.startDelay.String()
 	}
 	x.w.recordCall(inst, mInstStart, id, imageRef, result, err)
 	return err

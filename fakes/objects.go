@@ -16,6 +16,10 @@ type Objects struct {
 	w    *World
 	data map[string][]byte
 	keys []string // sorted keys of data
+	// corrupted counts the corruptions of each object since it was
+	// written, so that a second one flips another byte and never undoes
+	// the first.
+	corrupted map[string]int
 }
 
 var _ ports.Objects = (*Objects)(nil)
@@ -39,8 +43,10 @@ func (x *Objects) List(ctx context.Context, prefix string) ([]ports.ObjectInfo, 
 // Delete removes key; absent is success (ports.Objects).
 func (x *Objects) Delete(ctx context.Context, key string) error { return x.delete(ctx, "", key) }
 
-// Corrupt flips the bits of the middle byte of key's data (an empty object
-// gains a byte); a missing key is left alone (world method).
+// Corrupt flips the bits of one byte of key's data, the middle one first
+// and a further one at each later corruption, so that corruptions never
+// cancel (an empty object gains a byte); a missing key is left alone
+// (world method).
 func (x *Objects) Corrupt(key string) {
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
@@ -52,7 +58,13 @@ func (x *Objects) Corrupt(key string) {
 	if len(bad) == 0 {
 		bad = []byte{0xff}
 	} else {
-		bad[len(bad)/2] ^= 0xff
+		if x.corrupted == nil {
+			x.corrupted = map[string]int{}
+		}
+		// The n-th corruption since the object was written flips the n-th
+		// byte after the middle: corruptions accumulate, never cancel.
+		bad[(len(bad)/2+x.corrupted[key])%len(bad)] ^= 0xff
+		x.corrupted[key]++
 	}
 	x.data[key] = bad
 	x.w.recordFault("objects.Corrupt", workspaceOf(key), key)
@@ -88,6 +100,7 @@ func (x *Objects) putLocked(key string, data []byte) {
 		x.keys = slices.Insert(x.keys, i, key)
 	}
 	x.data[key] = data
+	delete(x.corrupted, key)
 }
 
 func (x *Objects) deleteLocked(key string) bool {

@@ -243,3 +243,21 @@ func TestObjects(t *testing.T) {
 	require.Equal(t, "x", f.Workspace)
 	require.Equal(t, "archives/x/1/home.tar.zst", f.Args)
 }
+
+// Corrupting an object twice must not restore it (the first version
+// flipped the same byte back).
+func TestCorruptionsAccumulate(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	orig := []byte("the archive's bytes, long enough to have a middle")
+	require.NoError(t, w.Objects.Put(ctx, "archives/x/1/home.tar.zst", orig))
+	for i := range 5 {
+		w.Objects.Corrupt("archives/x/1/home.tar.zst")
+		got, _ := w.Objects.Peek("archives/x/1/home.tar.zst")
+		require.NotEqual(t, orig, got, "after %d corruptions", i+1)
+		require.Len(t, got, len(orig))
+	}
+	require.NoError(t, w.Objects.Put(ctx, "archives/x/1/home.tar.zst", orig))
+	got, _ := w.Objects.Peek("archives/x/1/home.tar.zst")
+	require.Equal(t, orig, got, "a new write replaces a corrupted object")
+}
