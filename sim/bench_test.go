@@ -18,9 +18,27 @@ func BenchmarkSim1000x24h(b *testing.B) {
 	benchmarkSim(b, 1000, 24*time.Hour)
 }
 
-// BenchmarkSim50x24h is one seed of the CLI's default run.
+// BenchmarkSim50x24h is one seed of the ordinary workload, no faults.
 func BenchmarkSim50x24h(b *testing.B) {
 	benchmarkSim(b, 50, 24*time.Hour)
+}
+
+// BenchmarkJudged50x24h is one run of the CLI's default seed: the default
+// fault mix for 24 h, the quiet phase, then every checker.
+func BenchmarkJudged50x24h(b *testing.B) {
+	b.ReportAllocs()
+	seed := uint64(0)
+	for b.Loop() {
+		seed++
+		r, err := Run(context.Background(), Config{Seed: seed, Workspaces: 50, Duration: 24 * time.Hour, Quiet: DefaultQuiet,
+			Faults: DefaultFaults(), System: refimpl.NewSystem()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Failures) > 0 {
+			b.Fatalf("seed %d: %v", seed, r.Failures)
+		}
+	}
 }
 
 func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {

@@ -7,11 +7,16 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
 // DefaultStart is the virtual time every run starts at unless told otherwise.
 var DefaultStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// DefaultQuiet is the quiet phase a judged run ends with: the convergence
+// bound and a margin.
+var DefaultQuiet = invariant.ConvergeBound + 10*time.Minute
 
 // DefaultCoordinators is the number of coordinator instances of a run.
 const DefaultCoordinators = 2
@@ -47,6 +52,16 @@ type Config struct {
 	// contracts.DefaultLimits with the global limit raised to Workspaces,
 	// so that the ordinary workload is not mostly 429s).
 	Limits contracts.Limits
+	// Faults chooses the run's faults (default none); the plan is drawn
+	// from the seed (GeneratePlan) unless Plan is given.
+	Faults FaultMix
+	// Plan, when set, is the explicit plan to run (a replay, a shrunk
+	// counterexample, a scripted run): Faults is then ignored.
+	Plan *Plan
+	// Quiet, when positive, is the quiet phase Run and Check simulate after
+	// Duration: faults and users stop, crashed instances restart, and
+	// every workspace must converge (DefaultQuiet covers the bound).
+	Quiet time.Duration
 	// Checks run at the end of a run (Sim.Result); each returns failures.
 	Checks []func(*Sim) []string
 	// Logger receives the simulator's own progress messages (optional).
@@ -58,16 +73,17 @@ type Config struct {
 type Workload struct {
 	// Disabled turns the random workload off: scenario tests script every
 	// user action through Sim.API.
-	Disabled bool
+	Disabled bool `json:"disabled,omitempty"`
 	// Users is the number of users owning the workspaces, round-robin
-	// (default ceil(Workspaces/2)).
-	Users int
+	// (default ceil(Workspaces/3): most users own three workspaces, one
+	// more than the per-user running limit, so the limit is met).
+	Users int `json:"users,omitempty"`
 	// CreateWindow is the span over which the workspaces are created
 	// (default 30 minutes).
-	CreateWindow time.Duration
+	CreateWindow time.Duration `json:"create_window,omitempty"`
 	// DeletesPerDay is the fraction of workspaces deleted per simulated day
 	// (default 0.02; negative: none).
-	DeletesPerDay float64
+	DeletesPerDay float64 `json:"deletes_per_day,omitempty"`
 }
 
 // withDefaults returns c with every unset field at its default, or an error
@@ -81,6 +97,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Duration < 0 {
 		return c, fmt.Errorf("sim config: Duration %s is negative", c.Duration)
+	}
+	if c.Quiet < 0 {
+		return c, fmt.Errorf("sim config: Quiet %s is negative", c.Quiet)
 	}
 	if c.RestartDelay < 0 {
 		return c, fmt.Errorf("sim config: RestartDelay %s is negative", c.RestartDelay)
@@ -107,7 +126,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sim config: Workload.Users %d is negative", w.Users)
 	}
 	if w.Users == 0 {
-		w.Users = max(1, (c.Workspaces+1)/2)
+		w.Users = max(1, (c.Workspaces+2)/3)
 	}
 	if w.CreateWindow <= 0 {
 		w.CreateWindow = 30 * time.Minute

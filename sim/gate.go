@@ -20,6 +20,18 @@ type gate struct {
 	calls    int64
 	failFrom int64  // 0: no planned crash
 	onTrip   func() // called once, when a planned crash trips
+	// after, when set, is asked after a world-changing provider call
+	// succeeded; an error it returns replaces the success (a response
+	// lost after the effect).
+	after func(port, method, id string) error
+}
+
+// lost asks g.after about a successful call.
+func (g *gate) lost(port, method, id string) error {
+	if g.after == nil {
+		return nil
+	}
+	return g.after(port, method, id)
 }
 
 func newGate(instance string) *gate {
@@ -185,14 +197,20 @@ func (x gatedInstances) Start(ctx context.Context, id, imageRef string) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.i.Start(ctx, id, imageRef)
+	if err := x.i.Start(ctx, id, imageRef); err != nil {
+		return err
+	}
+	return x.g.lost("instances", "Start", id)
 }
 
 func (x gatedInstances) Delete(ctx context.Context, id string) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.i.Delete(ctx, id)
+	if err := x.i.Delete(ctx, id); err != nil {
+		return err
+	}
+	return x.g.lost("instances", "Delete", id)
 }
 
 func (x gatedInstances) List(ctx context.Context) ([]ports.InstanceState, error) {
@@ -211,7 +229,10 @@ func (x gatedStorage) Provision(ctx context.Context, id string) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.Provision(ctx, id)
+	if err := x.s.Provision(ctx, id); err != nil {
+		return err
+	}
+	return x.g.lost("storage", "Provision", id)
 }
 
 func (x gatedStorage) ListVolumes(ctx context.Context) ([]string, error) {
@@ -225,21 +246,38 @@ func (x gatedStorage) Archive(ctx context.Context, id, opID string) (string, err
 	if err := x.g.pass(); err != nil {
 		return "", err
 	}
-	return x.s.Archive(ctx, id, opID)
+	key, err := x.s.Archive(ctx, id, opID)
+	if err != nil {
+		return "", err
+	}
+	if err := x.g.lost("storage", "Archive", id); err != nil {
+		return "", err
+	}
+	return key, nil
 }
 
 func (x gatedStorage) Restore(ctx context.Context, id, key string) (string, error) {
 	if err := x.g.pass(); err != nil {
 		return "", err
 	}
-	return x.s.Restore(ctx, id, key)
+	marker, err := x.s.Restore(ctx, id, key)
+	if err != nil {
+		return "", err
+	}
+	if err := x.g.lost("storage", "Restore", id); err != nil {
+		return "", err
+	}
+	return marker, nil
 }
 
 func (x gatedStorage) DeleteVolume(ctx context.Context, id string) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.DeleteVolume(ctx, id)
+	if err := x.s.DeleteVolume(ctx, id); err != nil {
+		return err
+	}
+	return x.g.lost("storage", "DeleteVolume", id)
 }
 
 type gatedObjects struct {

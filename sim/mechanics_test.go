@@ -273,7 +273,7 @@ func TestConfigValidation(t *testing.T) {
 	require.Equal(t, DefaultStart, cfg.Start)
 	require.Equal(t, DefaultCoordinators, cfg.Coordinators)
 	require.Equal(t, contracts.Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 300}, cfg.Limits)
-	require.Equal(t, 150, cfg.Workload.Users)
+	require.Equal(t, 100, cfg.Workload.Users)
 }
 
 func TestRestartDelayBringsACrashedInstanceBack(t *testing.T) {

@@ -19,6 +19,9 @@ type event struct {
 	at   int64 // virtual time, unix nanoseconds
 	seq  uint64
 	kind eventKind
+	// late events (plan actions) run after every other event due at the
+	// same instant, as if applied between events once the clock got there.
+	late bool
 
 	inst *instance // evStep
 	gen  int       // evStep: the instance generation it was scheduled for
@@ -32,11 +35,15 @@ type event struct {
 
 func (e *event) time() time.Time { return time.Unix(0, e.at).UTC() }
 
-// before orders events by virtual time, then by the order they were
-// scheduled: two events due at the same instant run first-scheduled first.
+// before orders events by virtual time, then late ones last, then by the
+// order they were scheduled: two events due at the same instant run
+// first-scheduled first.
 func (e *event) before(o *event) bool {
 	if e.at != o.at {
 		return e.at < o.at
+	}
+	if e.late != o.late {
+		return o.late
 	}
 	return e.seq < o.seq
 }

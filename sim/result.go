@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/invariant"
 )
 
 // TailLines is how many timeline lines a failing Result carries.
@@ -37,10 +38,24 @@ type Result struct {
 	// Tail is the last TailLines lines of the timeline when Failures is
 	// not empty.
 	Tail []string
+	// Report is the checkers' verdict on the whole run (nil when the run
+	// was not judged: a panic, or the second run of Check).
+	Report *invariant.Report
+	// Evidence holds, for each of the first MaxEvidence violations of
+	// Report, the timeline around its evidence (Sim.Evidence).
+	Evidence [][]string
+	// Known holds, for each violation of Report, the known issue it is an
+	// instance of ("" for none; see KnownIssues).
+	Known []string
+	// Plan is the plan the run followed (faults and scripted actions).
+	Plan *Plan
 }
 
-// OK reports whether the run had no failures.
-func (r Result) OK() bool { return len(r.Failures) == 0 }
+// MaxEvidence is how many violations a Result carries timelines for.
+const MaxEvidence = 5
+
+// OK reports whether the run had no failures and no contract violations.
+func (r Result) OK() bool { return len(r.Failures) == 0 && (r.Report == nil || !r.Report.Failed()) }
 
 // accounting follows operations through the history as it is recorded.
 type accounting struct {
@@ -96,6 +111,7 @@ func (s *Sim) result(checks bool) Result {
 		Display:      map[contracts.DisplayState]int{},
 		APICalls:     s.apiCalls,
 		Failures:     append([]string(nil), s.failures...),
+		Plan:         s.plan.Clone(),
 	}
 	for op, n := range s.acct.ops {
 		r.OpsCompleted[op] = n
@@ -106,6 +122,15 @@ func (s *Sim) result(checks bool) Result {
 	if checks {
 		for _, c := range s.cfg.Checks {
 			r.Failures = append(r.Failures, c(s)...)
+		}
+		events := s.rec.Events()
+		r.Report = s.judge(true, events)
+		for i := range r.Report.Violations {
+			v := &r.Report.Violations[i]
+			r.Known = append(r.Known, knownIssue(v, events))
+			if i < MaxEvidence {
+				r.Evidence = append(r.Evidence, s.evidence(v, events))
+			}
 		}
 	}
 	if len(r.Failures) > 0 {
@@ -123,6 +148,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return r, err
 }
 
+// Execute is Run that also hands back the finished simulation (for its
+// history and timelines); the Sim is nil only when cfg could not be built.
+func Execute(ctx context.Context, cfg Config) (*Sim, Result, error) {
+	return runOnce(ctx, cfg, true)
+}
+
 func runOnce(ctx context.Context, cfg Config, checks bool) (s *Sim, r Result, err error) {
 	s, err = New(cfg)
 	if err != nil {
@@ -138,6 +169,14 @@ func runOnce(ctx context.Context, cfg Config, checks bool) (s *Sim, r Result, er
 	}()
 	if err := s.RunFor(s.cfg.Duration); err != nil {
 		return s, s.result(false), err
+	}
+	if s.cfg.Quiet > 0 {
+		if err := s.BeginQuiet(); err != nil {
+			return s, s.result(false), err
+		}
+		if err := s.RunFor(s.cfg.Quiet); err != nil {
+			return s, s.result(false), err
+		}
 	}
 	return s, s.result(checks), nil
 }
@@ -167,8 +206,11 @@ func Check(ctx context.Context, cfg Config) (Result, error) {
 		}
 		return r1, fmt.Errorf("seed %d: %w", cfg.Seed, ErrNondeterministic)
 	}
-	if !r1.OK() {
+	switch {
+	case len(r1.Failures) > 0:
 		return r1, fmt.Errorf("seed %d: %d failure(s), first: %s", cfg.Seed, len(r1.Failures), firstLine(r1.Failures[0]))
+	case !r1.OK():
+		return r1, fmt.Errorf("seed %d: %d contract violation(s), first: %s", cfg.Seed, len(r1.Report.Violations), r1.Report.Violations[0])
 	}
 	return r1, nil
 }

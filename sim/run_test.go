@@ -239,5 +239,5 @@ func TestWorkloadUsersAreRoundRobinOwners(t *testing.T) {
 		names = append(names, o+"="+strconv.Itoa(owners[o]))
 	}
 	sort.Strings(names)
-	require.Equal(t, []string{"user-1=2", "user-2=2", "user-3=2", "user-4=1"}, names)
+	require.Equal(t, []string{"user-1=3", "user-2=2", "user-3=2"}, names)
 }

@@ -10,6 +10,10 @@ const (
 	streamAPIIDs
 	streamFaults
 	streamCoordinatorIDs
+	// streamFaultDraws: per-call draws of partial outages.
+	streamFaultDraws
+	// streamScripted: the scripted users of a plan, one sub-stream each.
+	streamScripted
 )
 
 // splitmix64 is the SplitMix64 finaliser: a bijective mixer that turns

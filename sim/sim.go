@@ -38,6 +38,16 @@ type Sim struct {
 	acct     accounting
 	sinks    []func(history.Event)
 	failures []string
+
+	// plan is the run's explicit plan of faults (and scripted actions).
+	plan   *Plan
+	faults *faults
+	// quiet: the quiet phase has begun (BeginQuiet), quietAt after that
+	// much virtual time.
+	quiet   bool
+	quietAt time.Duration
+	// played are the actions Play applied.
+	played []Action
 }
 
 // instance is one coordinator instance, across its restarts.
@@ -48,6 +58,12 @@ type instance struct {
 	coord ports.Coordinator
 	gate  *gate
 	alive bool
+	// pending is the queue sequence of its next Step event; an event with
+	// another sequence is stale (a Step was run out of turn meanwhile).
+	pending uint64
+	// restartAfter, when positive, is how long after its next crash a
+	// supervisor restarts it (a crash fault's own delay).
+	restartAfter time.Duration
 }
 
 // New builds a run from cfg: the world on a virtual clock at cfg.Start, the
@@ -68,6 +84,8 @@ func New(cfg Config) (*Sim, error) {
 	s.acct.init()
 	s.rec.Sink = s.sink
 	s.world = fakes.NewWorld(s.clock, s.rec)
+	s.faults = newFaults(s)
+	s.world.SetHook(s.faults.hook)
 
 	apiDeps := s.world.Deps(apiInstance)
 	apiDeps.IDs = fakes.NewIDs(SubSeed(cfg.Seed, streamAPIIDs))
@@ -87,6 +105,19 @@ func New(cfg Config) (*Sim, error) {
 		}
 	}
 	s.work = newWorkload(s)
+	s.plan = cfg.Plan.Clone()
+	if s.plan == nil {
+		s.plan = GeneratePlan(cfg.Seed, cfg.Faults, cfg.Duration)
+	}
+	for _, a := range s.plan.Actions {
+		// A plan action runs after everything else due at its instant, as
+		// Play applies it between events.
+		s.q.push(event{at: cfg.Start.Add(a.At).UnixNano(), kind: evScript, late: true, fn: func(s *Sim) {
+			if err := s.Apply(a); err != nil {
+				s.Fail(err.Error())
+			}
+		}})
+	}
 	cfg.Logger.Debug("sim built", "seed", cfg.Seed, "system", cfg.System.Name(),
 		"workspaces", cfg.Workspaces, "coordinators", cfg.Coordinators)
 	return s, nil
@@ -100,12 +131,13 @@ func (s *Sim) start(in *instance) error {
 	deps := s.world.Deps(in.name)
 	deps.IDs = fakes.NewIDs(SubSeed(s.cfg.Seed, streamCoordinatorIDs, uint64(in.index), uint64(in.gen)))
 	deps.Limits = s.cfg.Limits
+	g.after = func(port, method, id string) error { return s.faults.lostResponse(in.name, port, method, id) }
 	coord, err := s.cfg.System.NewCoordinator(gateDeps(deps, g))
 	if err != nil {
 		return fmt.Errorf("build coordinator %s of %s: %w", in.name, s.cfg.System.Name(), err)
 	}
 	in.coord, in.gate, in.alive = coord, g, true
-	s.q.push(event{at: s.clock.Now().UnixNano(), kind: evStep, inst: in, gen: in.gen})
+	in.pending = s.q.push(event{at: s.clock.Now().UnixNano(), kind: evStep, inst: in, gen: in.gen})
 	return nil
 }
 
@@ -113,6 +145,7 @@ func (s *Sim) start(in *instance) error {
 // not record).
 func (s *Sim) sink(e history.Event) {
 	s.acct.add(&e)
+	s.faults.observeSink(&e)
 	for _, f := range s.sinks {
 		f(e)
 	}
@@ -188,6 +221,9 @@ func (s *Sim) run(until time.Time, pred func(*Sim) bool) (bool, error) {
 func (s *Sim) dispatch(ev *event) {
 	switch ev.kind {
 	case evStep:
+		if ev.seq != ev.inst.pending {
+			return // superseded by a Step run out of turn
+		}
 		s.step(ev.inst, ev.gen)
 	case evUser:
 		s.work.act(ev.ws, ev.act, ev.gen)
@@ -219,7 +255,7 @@ func (s *Sim) step(in *instance, gen int) {
 	if min := now.Add(MinStepInterval); next.Before(min) {
 		next = min
 	}
-	s.q.push(event{at: next.UnixNano(), kind: evStep, inst: in, gen: in.gen})
+	in.pending = s.q.push(event{at: next.UnixNano(), kind: evStep, inst: in, gen: in.gen})
 }
 
 // drop ends instance in as a crashed process: its ports fail from now on,
@@ -232,7 +268,15 @@ func (s *Sim) drop(in *instance, why string) {
 	s.record(history.Event{Kind: history.KindCrash, Instance: in.name, Method: "crash", Args: why})
 	s.world.Store.KillSession(in.name)
 	s.cfg.Logger.Info("coordinator instance dropped", "instance", in.name, "why", why, "at", s.clock.Now())
-	if d := s.cfg.RestartDelay; d > 0 {
+	d := s.cfg.RestartDelay
+	if in.restartAfter > 0 {
+		d, in.restartAfter = in.restartAfter, 0
+	}
+	if s.quiet && d <= 0 {
+		// In the quiet phase a supervisor restarts every crashed instance.
+		d = restartDelays[0]
+	}
+	if d > 0 {
 		gen := in.gen
 		s.After(d, "", func(s *Sim) {
 			if in.alive || in.gen != gen {

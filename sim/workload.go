@@ -1,14 +1,18 @@
 package sim
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
@@ -28,12 +32,18 @@ const (
 	actIdleChange
 	// actDelete: DELETE the workspace.
 	actDelete
+	// actRecover: an administrator recovers the workspace from ERROR (the
+	// user asked for help after giving up on it).
+	actRecover
 )
 
 // proxyInstance names the proxy (WebSocket activity) in the history.
 const proxyInstance = "proxy"
 
-var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete"}
+// adminUser is the administrator who recovers workspaces.
+const adminUser = "admin"
+
+var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete", "recover"}
 
 func (a action) String() string { return actionNames[a] }
 
@@ -44,6 +54,9 @@ const (
 	sessionMin, sessionMax   = 20 * time.Minute, 3 * time.Hour
 	writeMin, writeMax       = 5 * time.Minute, 30 * time.Minute
 	idleMin, idleMax         = 30 * time.Minute, 10 * time.Hour
+	recoverMin, recoverMax   = 20 * time.Minute, 4 * time.Hour
+	recoverPercent           = 70
+	recoveredPatience        = 2 * time.Minute
 	wakeGiveUp               = 30 * time.Minute
 	standbyTTLMin, ttlMaxSby = 300, 1800
 	archiveTTLMin, ttlMaxArc = 3600, 12 * 3600
@@ -80,10 +93,21 @@ type userWorkspace struct {
 	writes    int
 	// deleted: the user's DELETE was accepted.
 	deleted bool
+	// scripted: driven by plan actions, not by the ordinary workload.
+	scripted bool
+	// recoverPending: an administrator's recovery is scheduled.
+	recoverPending bool
+	// staleReported: the history sequence of the container stop already
+	// reported as observed-but-still-RUNNING (reported once).
+	staleReported int64
+	// recoveredAt: when an administrator last recovered it (the user, told
+	// so, comes back at once and waits a little for it to leave ERROR).
+	recoveredAt time.Time
 }
 
-// workload is the ordinary user workload. Each workspace draws from its own
-// random stream, so users do not perturb one another.
+// workload is the ordinary user workload and the scripted users of a plan.
+// Each workspace draws from its own random stream, so users do not perturb
+// one another.
 type workload struct {
 	s *Sim
 	// proxy is the bus as the proxy in front of the workspaces uses it
@@ -91,9 +115,14 @@ type workload struct {
 	proxy ports.Bus
 	ws    []*userWorkspace
 	byI   map[string]*userWorkspace
+	// scripted are the workspaces plan actions created, in order.
+	scripted []*userWorkspace
 	// model is the durability model: per workspace id, the files the user
-	// has written (path → bytes, last write wins).
+	// has written (path → bytes, last write wins), adjusted when a fault
+	// or an acknowledged loss destroys data.
 	model map[string]map[string][]byte
+	// quiet: the quiet phase has begun; users act no more.
+	quiet bool
 }
 
 func newWorkload(s *Sim) *workload {
@@ -137,7 +166,7 @@ func (w *workload) note(u *userWorkspace, method, args, result, errText string) 
 }
 
 func (w *workload) act(u *userWorkspace, a action, session int) {
-	if u.state == stGone {
+	if u.state == stGone && a != actRecover || w.quiet {
 		return
 	}
 	switch a {
@@ -148,6 +177,7 @@ func (w *workload) act(u *userWorkspace, a action, session int) {
 	case actWrite:
 		if u.state == stWorking && session == u.session {
 			w.write(u)
+			w.at(u, uniform(u.rng, writeMin, writeMax), actWrite)
 		}
 	case actDisconnect:
 		if u.state == stWorking && session == u.session {
@@ -161,6 +191,11 @@ func (w *workload) act(u *userWorkspace, a action, session int) {
 		}
 	case actDelete:
 		w.delete(u)
+	case actRecover:
+		u.recoverPending = false
+		if !u.deleted {
+			w.recover(u)
+		}
 	}
 }
 
@@ -184,10 +219,9 @@ func (w *workload) create(u *userWorkspace) {
 		w.at(u, uniform(u.rng, retryMin, retryMax), actCreate)
 		return
 	}
-	u.id, u.tries, u.state = ws.ID, 0, stWaking
+	w.created(u, ws.ID)
+	u.tries, u.state = 0, stWaking
 	u.wakeSince = w.s.clock.Now()
-	w.byI[u.id] = u
-	w.model[u.id] = map[string][]byte{}
 	w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
 	if rate := w.s.cfg.Workload.DeletesPerDay; rate > 0 {
 		// Exponential lifetime: a fraction rate of the workspaces is
@@ -197,6 +231,13 @@ func (w *workload) create(u *userWorkspace) {
 			w.at(u, time.Duration(days*24*float64(time.Hour)), actDelete)
 		}
 	}
+}
+
+// created registers the new workspace id of u.
+func (w *workload) created(u *userWorkspace, id string) {
+	u.id = id
+	w.byI[id] = u
+	w.model[id] = map[string][]byte{}
 }
 
 // wake drives the workspace to RUNNING and connects once it runs; it polls
@@ -219,12 +260,22 @@ func (w *workload) wake(u *userWorkspace) {
 	}
 	switch {
 	case ws.ObservedStatus == contracts.ObservedRunning && ws.HealthStatus == contracts.HealthOK:
-		w.connect(u)
-		return
+		if w.connect(u) {
+			w.at(u, uniform(u.rng, writeMin, writeMax), actWrite)
+			w.at(u, uniform(u.rng, sessionMin, sessionMax), actDisconnect)
+			return
+		}
 	case ws.HealthStatus == contracts.HealthError || ws.Terminal():
+		if !u.recoveredAt.IsZero() && w.s.clock.Now().Sub(u.recoveredAt) < recoveredPatience {
+			// Just recovered: the HealthMonitor has yet to see it.
+			w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
+			return
+		}
 		w.giveUp(u, "workspace in ERROR")
+		w.askRecovery(u)
 		return
-	case w.s.clock.Now().Sub(u.wakeSince) > wakeGiveUp:
+	}
+	if w.s.clock.Now().Sub(u.wakeSince) > wakeGiveUp {
 		w.giveUp(u, "not running after "+wakeGiveUp.String())
 		return
 	}
@@ -254,9 +305,63 @@ func (w *workload) giveUp(u *userWorkspace, why string) {
 	w.at(u, uniform(u.rng, idleMin, idleMax), actWake)
 }
 
-// connect opens the user's WebSocket through the proxy: INCR ws_conn, DEL
-// idle_timer.
-func (w *workload) connect(u *userWorkspace) {
+// askRecovery has an administrator recover u from ERROR some time later
+// (most users ask for help).
+func (w *workload) askRecovery(u *userWorkspace) {
+	if u.recoverPending || u.rng.IntN(100) >= recoverPercent {
+		return
+	}
+	u.recoverPending = true
+	w.at(u, uniform(u.rng, recoverMin, recoverMax), actRecover)
+}
+
+// recover is the administrator's recovery. Recovering a workspace whose
+// data was lost (DataLost) acknowledges the loss: from then on the user is
+// owed only what its volume holds.
+func (w *workload) recover(u *userWorkspace) {
+	row, err := w.s.world.Store.Get(w.s.ctx, u.id)
+	if err != nil {
+		return
+	}
+	if err := w.s.api.Recover(w.s.ctx, adminUser, u.id); err != nil {
+		return
+	}
+	u.recoveredAt = w.s.clock.Now()
+	if !u.scripted && (u.state == stIdle || u.state == stWaking) {
+		// The user, told, comes back to work at once.
+		u.state, u.wakeSince = stWaking, u.recoveredAt
+		w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
+	}
+	if row.ErrorInfo != nil && row.ErrorInfo.Reason == contracts.ReasonDataLost {
+		files, _ := w.s.world.Storage.Files(u.id)
+		if files == nil {
+			files = map[string][]byte{}
+		}
+		w.model[u.id] = files
+		w.note(u, "user.data-loss-acknowledged", string(row.ErrorInfo.Reason), strconv.Itoa(len(files))+" files kept", "")
+	}
+}
+
+// connect opens the user's WebSocket through the proxy to a workspace the
+// API shows RUNNING and healthy: INCR ws_conn, DEL idle_timer, then the
+// user checks their data (a user.verify event). A container that does not
+// really run refuses the connection; if the HealthMonitor has observed it
+// stopped since and the workspace still shows RUNNING, the user's data is
+// out of reach behind a false observation, and the check fails.
+func (w *workload) connect(u *userWorkspace) bool {
+	exists, running := w.s.world.Instances.State(u.id)
+	if !running {
+		stopped, pass, stale := w.s.faults.observedStopped(u.id)
+		_, hasVolume := w.s.world.Storage.Files(u.id)
+		if exists && stale && hasVolume && u.staleReported != stopped {
+			u.staleReported = stopped
+			w.note(u, invariant.UserVerify, "", "", fmt.Sprintf(
+				"shown RUNNING and OK, but its container has not run since event #%d, which health pass #%d observed", stopped, pass))
+		} else {
+			w.note(u, "user.connect", "", "", "connection refused: the container is not running")
+		}
+		return false
+	}
 	ctx, bus := w.s.ctx, w.proxy
 	n, err := bus.Incr(ctx, contracts.ConnKey(u.id))
 	if err == nil {
@@ -264,14 +369,52 @@ func (w *workload) connect(u *userWorkspace) {
 	}
 	if err != nil {
 		w.note(u, "user.connect", "", "", err.Error())
-		w.at(u, uniform(u.rng, retryMin, retryMax), actWake)
-		return
+		return false
 	}
 	w.note(u, "user.connect", "", "connections="+strconv.FormatInt(n, 10), "")
 	u.session++
 	u.state = stWorking
-	w.at(u, uniform(u.rng, writeMin, writeMax), actWrite)
-	w.at(u, uniform(u.rng, sessionMin, sessionMax), actDisconnect)
+	w.verify(u)
+	return true
+}
+
+// verify compares the volume with the durability model and records the
+// outcome as a user.verify event.
+func (w *workload) verify(u *userWorkspace) {
+	files, _ := w.s.world.Storage.Files(u.id)
+	if d := diffFiles(w.model[u.id], files); d != "" {
+		w.note(u, invariant.UserVerify, "", "", d)
+		return
+	}
+	w.note(u, invariant.UserVerify, "", strconv.Itoa(len(files))+" files as written", "")
+}
+
+// diffFiles describes the first difference between what the user wrote
+// and what they found ("" if none).
+func diffFiles(want, got map[string][]byte) string {
+	paths := make([]string, 0, len(want)+len(got))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		wv, inW := want[p]
+		gv, inG := got[p]
+		switch {
+		case !inG:
+			return fmt.Sprintf("%s missing (%d files written, %d found)", p, len(want), len(got))
+		case !inW:
+			return "unexpected file " + p
+		case !bytes.Equal(wv, gv):
+			return fmt.Sprintf("%s differs from the last write (%d bytes written, %d found)", p, len(wv), len(gv))
+		}
+	}
+	return ""
 }
 
 // disconnect closes the WebSocket: DECR ws_conn and, at 0, SETEX
@@ -295,7 +438,6 @@ var writePaths = [...]string{"notes.md", "src/main.go", "src/util.go", "data/res
 // write puts a file into the volume, only while the container really runs,
 // and records it in the durability model.
 func (w *workload) write(u *userWorkspace) {
-	defer w.at(u, uniform(u.rng, writeMin, writeMax), actWrite)
 	if !w.s.containerRunning(u.id) {
 		w.note(u, "user.write", "", "skipped: container not running", "")
 		return
@@ -350,19 +492,97 @@ func (w *workload) delete(u *userWorkspace) {
 	if u.state == stCreating {
 		return
 	}
+	if w.deleteNow(u) || u.scripted {
+		return
+	}
+	// 409 while an operation runs: the user tries again.
+	w.at(u, uniform(u.rng, retryMin, retryMax), actDelete)
+}
+
+// deleteNow sends DELETE, disconnecting first; it reports whether the
+// workspace is gone.
+func (w *workload) deleteNow(u *userWorkspace) bool {
 	if u.state == stWorking {
 		w.disconnect(u)
 	}
 	u.state = stIdle
 	err := w.s.api.Delete(w.s.ctx, u.owner, u.id)
-	switch {
-	case err == nil, apiStatus(err) == 404:
+	if err == nil || apiStatus(err) == 404 {
 		u.state, u.deleted = stGone, true
-	default:
-		// 409 while an operation runs: the user tries again.
-		w.at(u, uniform(u.rng, retryMin, retryMax), actDelete)
+		return true
+	}
+	return false
+}
+
+// ---- scripted users -----------------------------------------------------
+
+// script runs one scripted user action of a plan.
+func (w *workload) script(a Action) {
+	if a.Kind == UserCreate {
+		w.scriptCreate(a)
+		return
+	}
+	if len(w.scripted) == 0 {
+		return
+	}
+	u := w.scripted[a.Pick%len(w.scripted)]
+	if u.state == stGone {
+		return
+	}
+	ctx := w.s.ctx
+	switch a.Kind {
+	case UserDesire:
+		to := string(a.Desired)
+		_, _ = w.s.api.Patch(ctx, u.owner, u.id, ports.PatchRequest{DesiredState: &to})
+	case UserConnect:
+		if u.state == stWorking {
+			return
+		}
+		ws, err := w.s.api.Get(ctx, u.owner, u.id)
+		if err == nil && ws.ObservedStatus == contracts.ObservedRunning && ws.HealthStatus == contracts.HealthOK {
+			w.connect(u)
+		}
+	case UserDisconnect:
+		if u.state == stWorking {
+			w.disconnect(u)
+		}
+	case UserWrite:
+		if u.state == stWorking {
+			w.write(u)
+		}
+	case UserDelete:
+		w.deleteNow(u)
+	case AdminRecover:
+		w.recover(u)
 	}
 }
+
+func (w *workload) scriptCreate(a Action) {
+	i := len(w.scripted)
+	u := &userWorkspace{
+		idx:      i,
+		owner:    "user-" + strconv.Itoa(max(a.N, 1)),
+		name:     "script-" + strconv.Itoa(i+1),
+		rng:      newRand(SubSeed(w.s.cfg.Seed, streamScripted, uint64(i))),
+		scripted: true,
+		state:    stIdle,
+	}
+	u.standbyTTL = standbyTTLMin + u.rng.IntN(ttlMaxSby-standbyTTLMin+1)
+	u.archiveTTL = archiveTTLMin + u.rng.IntN(ttlMaxArc-archiveTTLMin+1)
+	desired := string(a.Desired)
+	req := ports.CreateRequest{Name: u.name, ImageRef: imageRef, StandbyTTLSeconds: &u.standbyTTL, ArchiveTTLSeconds: &u.archiveTTL}
+	if desired != "" {
+		req.DesiredState = &desired
+	}
+	ws, err := w.s.api.Create(w.s.ctx, u.owner, req)
+	if err != nil {
+		return
+	}
+	w.created(u, ws.ID)
+	w.scripted = append(w.scripted, u)
+}
+
+// ---- accessors ----------------------------------------------------------
 
 // Model is the durability model of workspace id: every file its user wrote
 // (path → bytes, last write wins), a copy; nil for an unknown workspace.
@@ -371,6 +591,10 @@ func (s *Sim) Model(id string) map[string][]byte {
 	if !ok {
 		return nil
 	}
+	return copyFiles(m)
+}
+
+func copyFiles(m map[string][]byte) map[string][]byte {
 	out := make(map[string][]byte, len(m))
 	for k, v := range m {
 		out[k] = append([]byte(nil), v...)
@@ -401,4 +625,13 @@ func (s *Sim) RecordWrite(id, path string, data []byte) error {
 func (s *Sim) Deleted(id string) bool {
 	u, ok := s.work.byI[id]
 	return ok && u.deleted
+}
+
+// Scripted lists the ids of the workspaces plan actions created, in order.
+func (s *Sim) Scripted() []string {
+	out := make([]string, len(s.work.scripted))
+	for i, u := range s.work.scripted {
+		out[i] = u.id
+	}
+	return out
 }

@@ -32,7 +32,9 @@ type command struct {
 // commands lists every subcommand, in the order help shows them.
 func commands() []command {
 	return []command{
-		{"sim", "run the deterministic simulator against the reference coordinator", runSimCommand},
+		{"sim", "judge the reference (or a mutant) in the deterministic simulator under faults", runSimCommand},
+		{"replay", "re-run a replay file written for a failing run and show its timeline", runReplayCommand},
+		{"mutants", "the kill matrix: find, per mutant, the first seed a checker kills it", runMutantsCommand},
 		{"serve", "run a coordinator instance and the HTTP API", runServeCommand},
 		{"version", "print the version", runVersion},
 	}
