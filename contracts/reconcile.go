@@ -287,14 +287,22 @@ func CompletePatch(w *Workspace) Patch {
 	return p
 }
 
-// Unrestored reports whether a workspace's volume was never restored from
-// the archive at its archive_key: an archive exists and the restore marker
-// names another (or none). Its volume then does not hold the user's data;
-// the archive does. (A volume whose archive was committed by an ARCHIVING
-// that failed before deleting it is in this state too, harmlessly: its
-// content equals the archive.)
+// Unrestored reports whether a workspace's volume does not hold what its
+// archive_key holds: an archive exists and home_ctx.restore_marker, the
+// archive the volume's content was last made equal to (by a restore, or by
+// the archive taken of it), names another or none. Then the user's data is
+// in the archive, not in the volume (a RESTORING failed after provisioning
+// it).
 func Unrestored(w *Workspace) bool {
 	return w.ArchiveKey != "" && w.RestoreMarker() != w.ArchiveKey
+}
+
+// ArchiveCommitPatch commits the archive ARCHIVING took (SPEC 4.2.2) and
+// records in home_ctx that the volume's content equals it, so that a volume
+// left behind by an ARCHIVING that could not delete it is not taken for
+// an unrestored one (a choice, docs/choices.md).
+func ArchiveCommitPatch(key string) Patch {
+	return Patch{ArchiveKey: Some(key), HomeCtx: Some(&HomeCtx{RestoreMarker: key})}
 }
 
 // StampsLastAccess reports whether completing op stamps last_access_at

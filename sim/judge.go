@@ -2,6 +2,8 @@ package sim
 
 import (
 	"sort"
+
+	"github.com/wsconverge/converge/contracts"
 	"strings"
 
 	"github.com/wsconverge/converge/contracts/history"
@@ -11,10 +13,10 @@ import (
 // Final is the world now, as the end-of-run checks see it: the rows, every
 // volume's files, the archives (read as a restore would) and the
 // durability model. The model leaves out a workspace whose data is known
-// destroyed by a fault and not yet discovered: no volume, and the archive
-// at its archive_key removed or corrupted (a restore must then end in
-// DataLost, which the checker accepts; before one is tried nothing is
-// owed).
+// destroyed by a fault and not yet discovered: the data lived only in the
+// archive at its archive_key (no volume, or an unrestored one) and that
+// archive was removed or corrupted (a restore must then end in DataLost,
+// which the checker accepts; before one is tried nothing is owed).
 func (s *Sim) Final() *invariant.Final {
 	f := &invariant.Final{
 		End:      s.clock.Now(),
@@ -27,13 +29,13 @@ func (s *Sim) Final() *invariant.Final {
 		files, _ := s.world.Storage.Files(id)
 		f.Volumes[id] = files
 	}
-	archiveKey := make(map[string]string, len(f.Rows))
+	rows := make(map[string]*contracts.Workspace, len(f.Rows))
 	for i := range f.Rows {
-		archiveKey[f.Rows[i].ID] = f.Rows[i].ArchiveKey
+		rows[f.Rows[i].ID] = &f.Rows[i]
 	}
 	for id, files := range s.work.model {
 		_, hasVolume := f.Volumes[id]
-		if key := archiveKey[id]; !hasVolume && key != "" && s.faults.destroyed[key] {
+		if w := rows[id]; w != nil && w.ArchiveKey != "" && s.faults.destroyed[w.ArchiveKey] && (!hasVolume || contracts.Unrestored(w)) {
 			continue
 		}
 		f.Expected[id] = files

@@ -304,14 +304,14 @@ func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now t
 				if err := d.Storage.DeleteVolume(ctx, w.ID); err != nil {
 					return err
 				}
-				_, err = c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{ArchiveKey: contracts.Some(key)}, now)
+				_, err = c.write(ctx, w, opCond(contracts.OpArchiving), contracts.ArchiveCommitPatch(key), now)
 				return err
 			}
 			key, err := d.Storage.Archive(ctx, w.ID, w.OpID)
 			if err != nil {
 				return err
 			}
-			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{ArchiveKey: contracts.Some(key)}, now)
+			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.ArchiveCommitPatch(key), now)
 			if err != nil {
 				return err
 			}
