@@ -142,9 +142,18 @@ func ReadReplay(path string) (*Replay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read replay file: %w", err)
 	}
+	f, err := ParseReplay(b)
+	if err != nil {
+		return nil, fmt.Errorf("read replay file %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// ParseReplay decodes a replay file's contents.
+func ParseReplay(b []byte) (*Replay, error) {
 	var f Replay
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("read replay file %s: %w", path, err)
+		return nil, fmt.Errorf("decode replay: %w", err)
 	}
 	return &f, nil
 }

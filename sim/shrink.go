@@ -19,6 +19,9 @@ func (z Size) String() string {
 	return fmt.Sprintf("%d actions, %d workspaces, %s + %s quiet", z.Actions, z.Workspaces, z.Duration, z.Quiet)
 }
 
+// SizeOf is the size of a run's configuration (its plan, fleet and time).
+func SizeOf(c Config) Size { return sizeOf(c) }
+
 func sizeOf(c Config) Size {
 	return Size{Actions: c.Plan.Len(), Workspaces: c.Workspaces, Duration: c.Duration, Quiet: c.Quiet}
 }

@@ -296,15 +296,24 @@ func TestMutantsKillMatrix(t *testing.T) {
 	text := out.String()
 	require.Contains(t, text, "no-cas-claim                 C4     killed")
 	require.Regexp(t, `no-cas-claim\s+(\. +)+X`, text, "the matrix marks the checker")
-	require.Contains(t, text, "1 mutants: 1 killed, 0 survived")
+	require.Contains(t, text, "1 mutants: 1 killed (1 by the random search, 0 only by the stored corpus), 0 survived")
 }
 
-func TestMutantsSurvivorExitsOne(t *testing.T) {
+// A mutant the search does not kill within its budget falls back to its
+// stored counterexample, and the report says so.
+func TestMutantsFallBackToTheCorpus(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := runMutants(context.Background(), []string{"--only", "gc-ignores-op-id", "--seeds", "1", "--workspaces", "1", "--duration", "1h", "--quiet", "0"}, &out, &errb, testEnv())
-	require.Equal(t, exitFailure, code)
-	require.Contains(t, out.String(), "SURVIVED")
-	require.Contains(t, out.String(), "0 killed, 1 survived")
+	code := runMutants(context.Background(), []string{"--only", "gc-ignores-op-id", "--seeds", "1", "--workspaces", "1", "--duration", "1h", "--quiet", "0", "--json"}, &out, &errb, testEnv())
+	require.Equal(t, exitOK, code, errb.String())
+	var rep mutantsReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	require.Len(t, rep.Mutants, 1)
+	m := rep.Mutants[0]
+	require.True(t, m.Killed)
+	require.True(t, m.ByCorpus, "one 1-workspace hour does not kill it: the corpus does")
+	require.Equal(t, 1, m.Seeds)
+	require.Equal(t, []string{"c9-gc-protection"}, m.Checkers)
+	require.Zero(t, rep.MaxSeconds, "a corpus kill is no time to kill")
 
 	out.Reset()
 	require.Equal(t, exitOK, runMutants(context.Background(), []string{"--list"}, &out, &errb, testEnv()))
@@ -322,4 +331,26 @@ func TestShortDuration(t *testing.T) {
 	} {
 		require.Equal(t, want, shortDuration(d))
 	}
+}
+
+// The whole kill matrix, as `converge mutants` runs it: every mutant of
+// the catalogue is killed (by the random search, or, failing that within
+// the budget, by its stored counterexample).
+func TestEveryMutantIsKilled(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := runMutants(context.Background(), []string{"--shrink-budget", "0", "--json"}, &out, &errb, testEnv())
+	require.Equal(t, exitOK, code, errb.String())
+	var rep mutantsReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	require.Len(t, rep.Mutants, len(mutants.Catalogue()))
+	require.Zero(t, rep.Survived)
+	byCorpus := 0
+	for _, m := range rep.Mutants {
+		require.True(t, m.Killed, m.Name)
+		require.NotEmpty(t, m.Checkers, m.Name)
+		if m.ByCorpus {
+			byCorpus++
+		}
+	}
+	require.LessOrEqual(t, byCorpus, 2, "the random search must kill nearly all mutants by itself")
 }

@@ -63,6 +63,9 @@ type mutantReport struct {
 	Contract    string `json:"contract"`
 	Description string `json:"description"`
 	Killed      bool   `json:"killed"`
+	// ByCorpus: the random search did not kill it within --seeds; its
+	// stored counterexample (scenarios/mutants/corpus) did.
+	ByCorpus bool `json:"by_corpus,omitempty"`
 	// Seed killed it; Seeds is how many seeds ran.
 	Seed  uint64 `json:"seed,omitempty"`
 	Seeds int    `json:"seeds"`
@@ -241,6 +244,35 @@ func hunt(ctx context.Context, o mutantsOptions, env simEnv, m mutants.Mutant) (
 		}
 		return mr, nil
 	}
+	// The search did not kill it within its budget: replay the mutant's
+	// stored counterexamples (found by an earlier search) and say so.
+	for _, b := range mutants.Corpus(m.Name) {
+		f, err := sim.ParseReplay(b)
+		if err != nil {
+			return mr, fmt.Errorf("corpus of %s: %w", m.Name, err)
+		}
+		cfg, err := f.Config(m.System)
+		if err != nil {
+			return mr, fmt.Errorf("corpus of %s: %w", m.Name, err)
+		}
+		res, err := sim.Run(ctx, cfg)
+		if err != nil {
+			return mr, err
+		}
+		ref := cfg
+		ref.System = env.system()
+		refRes, err := sim.Run(ctx, ref)
+		if err != nil {
+			return mr, err
+		}
+		if kills := beyondReference(res, refRes); len(kills) > 0 {
+			mr.Killed, mr.ByCorpus, mr.Seed, mr.Checkers = true, true, cfg.Seed, kills
+			mr.Violation = firstViolation(res, kills[0])
+			size := sim.SizeOf(cfg)
+			mr.Shrunk = &size
+			break
+		}
+	}
 	mr.WallSeconds = env.now().Sub(start).Seconds()
 	return mr, nil
 }
@@ -341,11 +373,12 @@ func saveKill(o mutantsOptions, name string, cfg sim.Config, res sim.Result, kil
 }
 
 // killTimes is the median and maximum wall time to first kill of the
-// killed mutants.
+// mutants the random search killed (a corpus kill's time is the search's
+// budget, not a time to kill).
 func killTimes(ms []mutantReport) (median, most float64) {
 	var ts []float64
 	for _, m := range ms {
-		if m.Killed {
+		if m.Killed && !m.ByCorpus {
 			ts = append(ts, m.WallSeconds)
 		}
 	}
@@ -388,6 +421,9 @@ func writeMutants(w io.Writer, rep *mutantsReport) {
 		result, seed, shrunk := "SURVIVED", "-", "-"
 		if m.Killed {
 			result, seed = "killed", fmt.Sprint(m.Seed)
+			if m.ByCorpus {
+				result, seed = "corpus", "c"+fmt.Sprint(m.Seed)
+			}
 			if m.Shrunk != nil {
 				shrunk = fmt.Sprintf("%d actions, %d ws, %s+%s", m.Shrunk.Actions, m.Shrunk.Workspaces, shortDuration(m.Shrunk.Duration), shortDuration(m.Shrunk.Quiet))
 			}
@@ -426,6 +462,13 @@ func writeMutants(w io.Writer, rep *mutantsReport) {
 			fmt.Fprintf(w, "  replay: converge replay %s\n", m.ReplayFile)
 		}
 	}
-	fmt.Fprintf(w, "\n%d mutants: %d killed, %d survived; wall time to first kill: median %.2fs, max %.2fs\n",
-		len(rep.Mutants), rep.Killed, rep.Survived, rep.MedianSeconds, rep.MaxSeconds)
+	byCorpus := 0
+	for _, m := range rep.Mutants {
+		if m.ByCorpus {
+			byCorpus++
+			fmt.Fprintf(w, "%s: not killed by %d random seeds; killed by its stored counterexample (scenarios/mutants/corpus)\n", m.Name, m.Seeds)
+		}
+	}
+	fmt.Fprintf(w, "\n%d mutants: %d killed (%d by the random search, %d only by the stored corpus), %d survived; wall time to first kill by search: median %.2fs, max %.2fs\n",
+		len(rep.Mutants), rep.Killed, rep.Killed-byCorpus, byCorpus, rep.Survived, rep.MedianSeconds, rep.MaxSeconds)
 }

@@ -25,3 +25,10 @@ func TestCatalogueCoversEveryBugOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "C4", m.Contract)
 }
+
+func TestEveryMutantHasACorpusCounterexample(t *testing.T) {
+	for _, m := range Catalogue() {
+		require.NotEmpty(t, Corpus(m.Name), "no stored counterexample for %s", m.Name)
+	}
+	require.Empty(t, Corpus("no-such-bug"))
+}
