@@ -1,12 +1,10 @@
 package sim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"time"
 
@@ -382,40 +380,13 @@ func (w *workload) connect(u *userWorkspace) bool {
 // outcome as a user.verify event.
 func (w *workload) verify(u *userWorkspace) {
 	files, _ := w.s.world.Storage.Files(u.id)
-	if d := diffFiles(w.model[u.id], files); d != "" {
+	if d := invariant.DiffFiles(w.model[u.id], files); d != "" {
 		w.note(u, invariant.UserVerify, "", "", d)
 		return
 	}
 	w.note(u, invariant.UserVerify, "", strconv.Itoa(len(files))+" files as written", "")
 }
 
-// diffFiles describes the first difference between what the user wrote
-// and what they found ("" if none).
-func diffFiles(want, got map[string][]byte) string {
-	paths := make([]string, 0, len(want)+len(got))
-	for p := range want {
-		paths = append(paths, p)
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		wv, inW := want[p]
-		gv, inG := got[p]
-		switch {
-		case !inG:
-			return fmt.Sprintf("%s missing (%d files written, %d found)", p, len(want), len(got))
-		case !inW:
-			return "unexpected file " + p
-		case !bytes.Equal(wv, gv):
-			return fmt.Sprintf("%s differs from the last write (%d bytes written, %d found)", p, len(wv), len(gv))
-		}
-	}
-	return ""
-}
 
 // disconnect closes the WebSocket: DECR ws_conn and, at 0, SETEX
 // idle_timer for the standby TTL.

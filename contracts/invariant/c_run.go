@@ -176,7 +176,7 @@ func (*durability) Finish(s *State, f *Final, r *Report) {
 		}
 		r.Exercise()
 		if files, has := f.Volumes[w.ID]; has && !contracts.Unrestored(w) {
-			if diff := diffFiles(want, files); diff != "" {
+			if diff := DiffFiles(want, files); diff != "" {
 				r.Flag(w.ID, f.End, "volume does not hold the user's last data: "+diff)
 			}
 			continue
@@ -193,15 +193,15 @@ func (*durability) Finish(s *State, f *Final, r *Report) {
 			r.Flag(w.ID, f.End, fmt.Sprintf("archive %s unreadable (%v) but no DataLost error", w.ArchiveKey, err))
 			continue
 		}
-		if diff := diffFiles(want, files); diff != "" {
+		if diff := DiffFiles(want, files); diff != "" {
 			r.Flag(w.ID, f.End, "archive "+w.ArchiveKey+" does not hold the user's last data: "+diff)
 		}
 	}
 }
 
-// diffFiles describes the first difference between two file trees ("" if
-// equal).
-func diffFiles(want, got map[string][]byte) string {
+// DiffFiles describes the first difference between the files a user wrote
+// (want) and the files found (got), in path order ("" if equal).
+func DiffFiles(want, got map[string][]byte) string {
 	paths := make([]string, 0, len(want)+len(got))
 	for p := range want {
 		paths = append(paths, p)
@@ -217,11 +217,11 @@ func diffFiles(want, got map[string][]byte) string {
 		g, inG := got[p]
 		switch {
 		case !inG:
-			return "missing " + p
+			return fmt.Sprintf("%s missing (%d files written, %d found)", p, len(want), len(got))
 		case !inW:
-			return "unexpected " + p
+			return "unexpected file " + p
 		case !bytes.Equal(w, g):
-			return fmt.Sprintf("%s differs (%d bytes written, %d found)", p, len(w), len(g))
+			return fmt.Sprintf("%s differs from the last write (%d bytes written, %d found)", p, len(w), len(g))
 		}
 	}
 	return ""
