@@ -195,6 +195,7 @@ func All() []Checker {
 		&durability{},
 		&retries{},
 		&timeouts{},
+		&ttlRules{},
 		&limits{},
 	}
 }

@@ -291,3 +291,35 @@ func messages(r *Report) []string {
 	}
 	return out
 }
+
+func TestTTLRuleMustHold(t *testing.T) {
+	ttlWrite := func(tr *trace, to contracts.DesiredState) *trace {
+		return tr.add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Instance: "c1", Epoch: 1, Workspace: "w",
+			Args: "on behalf of ttl_manager", Patch: &contracts.Patch{DesiredState: contracts.Some(to)}, Applied: true})
+	}
+	idle := func() *trace {
+		// RUNNING since t0+4s with last_access_at stamped then (standby TTL 300 s).
+		tr := provisionAndStart(newTrace())
+		return tr.write(contracts.CompAPI, "c1", 1, "w", nil, contracts.Patch{LastAccessAt: contracts.Some(t0.Add(4 * time.Second))})
+	}
+	// Idle past the TTL, nobody connected: allowed.
+	r := run(t, ttlWrite(idle().at(10*time.Minute), contracts.DesiredStandby), nil, "ttl")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("ttl"))
+
+	// A user is connected: the TTL must not stop it.
+	tr := idle().call("proxy", MBusIncr, "", "ws_conn:w", "1", "").at(10 * time.Minute)
+	r = run(t, ttlWrite(tr, contracts.DesiredStandby), nil, "ttl")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "1 connection(s)")
+
+	// The idle timer still runs.
+	tr = idle().at(9*time.Minute).call("proxy", MBusSet, "", "idle_timer:w=1 ttl=5m0s", "true", "").at(10 * time.Minute)
+	r = run(t, ttlWrite(tr, contracts.DesiredStandby), nil, "ttl")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "idle timer true")
+
+	// Before the standby TTL.
+	r = run(t, ttlWrite(idle().at(2*time.Minute), contracts.DesiredStandby), nil, "ttl")
+	require.Len(t, r.Violations, 1)
+}

@@ -13,10 +13,19 @@ import (
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
+// writeLocks holds one mutex per recorder: every recorded store write of
+// every instance sharing a recorder holds it across the write and its
+// recording, so the history's order is the order writes committed in (two
+// processes' writes recorded after they return could otherwise appear
+// swapped: a claim recorded before the API write that preceded it).
+var writeLocks sync.Map // *history.Recorder → *sync.Mutex
+
 // Deps returns d with every port wrapped to record into rec under the
-// instance name d.Instance. Clock and IDs pass through.
+// instance name d.Instance. Clock and IDs pass through. Store writes of
+// all instances recording into rec are serialised (see writeLocks).
 func Deps(d ports.Deps, rec *history.Recorder) ports.Deps {
-	r := &recorder{rec: rec, inst: d.Instance, clock: d.Clock}
+	mu, _ := writeLocks.LoadOrStore(rec, &sync.Mutex{})
+	r := &recorder{rec: rec, inst: d.Instance, clock: d.Clock, writes: mu.(*sync.Mutex)}
 	if d.Store != nil {
 		d.Store = store{d.Store, r}
 	}
@@ -39,9 +48,10 @@ func Deps(d ports.Deps, rec *history.Recorder) ports.Deps {
 }
 
 type recorder struct {
-	rec   *history.Recorder
-	inst  string
-	clock ports.Clock
+	rec    *history.Recorder
+	inst   string
+	clock  ports.Clock
+	writes *sync.Mutex
 }
 
 func errText(err error) string {
@@ -77,6 +87,8 @@ type store struct {
 }
 
 func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
 	err := s.Store.Insert(ctx, w, ws)
 	if err == nil {
 		row := ws.Clone()
@@ -88,6 +100,8 @@ func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Work
 }
 
 func (s store) Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
 	ok, err := s.Store.Update(ctx, w, id, cond, p)
 	s.r.write("store.Update", w, id, cond, p, ok && err == nil, err)
 	return ok, err
@@ -96,6 +110,8 @@ func (s store) Update(ctx context.Context, w contracts.Writer, id string, cond c
 // UpdateMany cannot tell which rows applied; rows are re-read to find out
 // (a recording cost only).
 func (s store) UpdateMany(ctx context.Context, w contracts.Writer, updates []ports.RowUpdate) error {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
 	err := s.Store.UpdateMany(ctx, w, updates)
 	for _, u := range updates {
 		applied := false
@@ -125,6 +141,8 @@ func appliedTo(row *contracts.Workspace, p *contracts.Patch) bool {
 }
 
 func (s store) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
 	err := s.Store.MarkObserved(ctx, w, ids, at)
 	if err != nil {
 		s.r.call("store.MarkObserved", "", strconv.Itoa(len(ids))+" rows", "", err)
@@ -292,8 +310,24 @@ func (x bus) Publish(ctx context.Context, channel, payload string) error {
 
 func (x bus) Set(ctx context.Context, key, value string, ttl time.Duration) error {
 	err := x.Bus.Set(ctx, key, value, ttl)
-	x.r.call("bus.Set", "", key, value, err)
+	args := key + "=" + value
+	if ttl != 0 {
+		args += " ttl=" + ttl.String()
+	}
+	x.r.call("bus.Set", "", args, "", err)
 	return err
+}
+
+func (x bus) Incr(ctx context.Context, key string) (int64, error) {
+	n, err := x.Bus.Incr(ctx, key)
+	x.r.call("bus.Incr", "", key, strconv.FormatInt(n, 10), err)
+	return n, err
+}
+
+func (x bus) Decr(ctx context.Context, key string) (int64, error) {
+	n, err := x.Bus.Decr(ctx, key)
+	x.r.call("bus.Decr", "", key, strconv.FormatInt(n, 10), err)
+	return n, err
 }
 
 func (x bus) Del(ctx context.Context, keys ...string) error {

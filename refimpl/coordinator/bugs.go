@@ -26,6 +26,7 @@ const (
 	BugCompleteOnActuator     Bug = "complete-on-actuator"        // C1: completion on actuator success
 	BugStartWithoutVolume     Bug = "start-without-volume-check"  // C6: container-without-volume not flagged
 	BugGCDeleteProtectedError Bug = "gc-deletes-error-archives"   // C9: ERROR no longer protects archives
+	BugTTLIgnoresActivity     Bug = "ttl-ignores-activity"        // 4.4: the standby TTL stops connected workspaces
 )
 
 // AllBugs lists every bug, in catalogue order.
@@ -34,7 +35,7 @@ var AllBugs = []Bug{
 	BugRunningToPending, BugRestoreWithoutMarker, BugNoTimeouts, BugFourthAttempt, BugNoRetrySpacing,
 	BugNoLeaseRecheck, BugIgnoreRestoreError, BugNewOpIDOnRetry, BugTTLWritesDesired,
 	BugHealthRunningIfExists, BugGCNoDelay, BugCompleteOnActuator, BugStartWithoutVolume,
-	BugGCDeleteProtectedError,
+	BugGCDeleteProtectedError, BugTTLIgnoresActivity,
 }
 
 func (b Bug) is(x Bug) bool { return b == x }

@@ -31,6 +31,9 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 				continue
 			}
 		}
+		if c.opts.Bug.is(BugTTLIgnoresActivity) {
+			act = contracts.Activity{}
+		}
 		to, ok := contracts.TTLDecision(w, act, now)
 		if !ok {
 			continue

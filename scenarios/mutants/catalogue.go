@@ -46,6 +46,7 @@ var entries = []entry{
 	{coordinator.BugCompleteOnActuator, "C1", "an operation completes when its actuator returns, not when observed"},
 	{coordinator.BugStartWithoutVolume, "C6", "a container without its volume is not flagged ERROR"},
 	{coordinator.BugGCDeleteProtectedError, "C9", "the GC deletes archives of workspaces in ERROR"},
+	{coordinator.BugTTLIgnoresActivity, "4.4", "the standby TTL stops workspaces with open connections or a running idle timer"},
 }
 
 // Catalogue returns every mutant, in a stable order.
