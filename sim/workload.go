@@ -387,7 +387,6 @@ func (w *workload) verify(u *userWorkspace) {
 	w.note(u, invariant.UserVerify, "", strconv.Itoa(len(files))+" files as written", "")
 }
 
-
 // disconnect closes the WebSocket: DECR ws_conn and, at 0, SETEX
 // idle_timer for the standby TTL.
 func (w *workload) disconnect(u *userWorkspace) {
