@@ -25,7 +25,9 @@ LOGS="$BUILD/logs"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 DEB_PACKAGES=postgresql-15,redis-server
-MINIO_MODULE="github.com/minio/minio@${MINIO_VERSION:-latest}"
+# Pinned for reproducible builds (the version the images were first built and
+# tested with); MINIO_VERSION=latest (or any version) overrides it.
+MINIO_MODULE="github.com/minio/minio@${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 
 POSTGRES_IMAGE=converge/postgres:15
 REDIS_IMAGE=converge/redis:7
