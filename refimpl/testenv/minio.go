@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	tcminio "github.com/testcontainers/testcontainers-go/modules/minio"
 )
 
@@ -50,12 +52,35 @@ func MinIO(t testing.TB) (endpoint, accessKey, secretKey string) {
 	if err != nil {
 		t.Fatalf("minio endpoint: %v", err)
 	}
-	// /minio/health/live answers before the server takes requests ("Server
-	// not initialized yet"); /minio/health/ready answers once it does.
+	// /minio/health/live, and even /minio/health/ready, can answer before
+	// the server takes S3 requests ("Server not initialized yet"): wait
+	// until a real request (ListBuckets) succeeds.
 	if err := waitHTTP(ctx, "http://"+endpoint+"/minio/health/ready"); err != nil {
 		t.Fatalf("minio not ready: %v", err)
 	}
+	if err := waitS3(ctx, endpoint, ctr.Username, ctr.Password); err != nil {
+		t.Fatalf("minio not serving S3: %v", err)
+	}
 	return endpoint, ctr.Username, ctr.Password
+}
+
+// waitS3 polls ListBuckets until it succeeds or ctx ends.
+func waitS3(ctx context.Context, endpoint, access, secret string) error {
+	cl, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(access, secret, "")})
+	if err != nil {
+		return err
+	}
+	for {
+		_, err := cl.ListBuckets(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("list buckets: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitHTTP polls url until it answers 200 or ctx ends.
