@@ -132,17 +132,13 @@ func parseMutantsFlags(args []string) (o mutantsOptions, help bool, err error) {
 			o.only[n] = true
 		}
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return o, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case o.seeds < 1:
-		return o, false, fmt.Errorf("--seeds %d: want at least 1", o.seeds)
-	case o.workspaces < 1:
-		return o, false, fmt.Errorf("--workspaces %d: want at least 1", o.workspaces)
-	case o.duration <= 0:
-		return o, false, fmt.Errorf("--duration %s: want a positive duration", o.duration)
-	case o.quiet < 0:
-		return o, false, fmt.Errorf("--quiet %s: want a duration of 0 or more", o.quiet)
+	}
+	if err := checkRunShape(o.seeds, o.workspaces, o.duration, o.quiet); err != nil {
+		return o, false, err
+	}
+	switch {
 	case o.shrinkBudget < 0:
 		return o, false, fmt.Errorf("--shrink-budget %d: want 0 or more", o.shrinkBudget)
 	}

@@ -175,17 +175,13 @@ func parseSimFlags(args []string) (o simOptions, help bool, err error) {
 	if o.replayDir == "" {
 		o.replayDir = defaultReplayDir()
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return o, false, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case o.seeds < 1:
-		return o, false, fmt.Errorf("--seeds %d: want at least 1", o.seeds)
-	case o.workspaces < 1:
-		return o, false, fmt.Errorf("--workspaces %d: want at least 1", o.workspaces)
-	case o.duration <= 0:
-		return o, false, fmt.Errorf("--duration %s: want a positive duration", o.duration)
-	case o.quiet < 0:
-		return o, false, fmt.Errorf("--quiet %s: want a duration of 0 or more", o.quiet)
+	}
+	if err := checkRunShape(o.seeds, o.workspaces, o.duration, o.quiet); err != nil {
+		return o, false, err
+	}
+	switch {
 	case o.coordinators < 1:
 		return o, false, fmt.Errorf("--coordinators %d: want at least 1", o.coordinators)
 	case o.seed+uint64(o.seeds-1) < o.seed:
@@ -305,4 +301,19 @@ func writeReplayFile(ctx context.Context, o simOptions, cfg sim.Config, res sim.
 		return "", err
 	}
 	return path, nil
+}
+
+// checkRunShape validates the flags every command that runs seeds shares.
+func checkRunShape(seeds, workspaces int, duration, quiet time.Duration) error {
+	switch {
+	case seeds < 1:
+		return fmt.Errorf("--seeds %d: want at least 1", seeds)
+	case workspaces < 1:
+		return fmt.Errorf("--workspaces %d: want at least 1", workspaces)
+	case duration <= 0:
+		return fmt.Errorf("--duration %s: want a positive duration", duration)
+	case quiet < 0:
+		return fmt.Errorf("--quiet %s: want a duration of 0 or more", quiet)
+	}
+	return nil
 }

@@ -78,18 +78,6 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	if err := c.deps.Store.MarkObserved(ctx, wr, observed, now); err != nil {
 		return fmt.Errorf("record observations: %w", err)
 	}
-	c.mergeFleet(fleet, true)
+	c.fleet = fleet // the adaptive period follows the latest full view
 	return nil
-}
-
-// mergeFleet keeps the adaptive period's view of the fleet: the
-// HealthMonitor sees divergence, the reconciler sees operations; each
-// refreshes what it measured.
-func (c *Coordinator) mergeFleet(f contracts.FleetSummary, fromHealth bool) {
-	if fromHealth {
-		c.fleet.Diverged = f.Diverged
-		c.fleet.OperationsInProgress = f.OperationsInProgress
-		return
-	}
-	c.fleet = f
 }

@@ -28,7 +28,7 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 		}
 		fleet.Add(w)
 	}
-	c.mergeFleet(fleet, false)
+	c.fleet = fleet
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package realtier
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -324,9 +323,7 @@ func writeDrillReport(t *testing.T, sigkill, terminate time.Duration) {
 		"checked_contracts":                   []string{"C3", "C4", "C5", "C10", "C11"},
 	}
 	b, _ := json.Marshal(rep)
-	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, "drill: %s\n", b)
-	_ = w.Flush()
+	fmt.Printf("drill: %s\n", b)
 	if path := os.Getenv("CONVERGE_DRILL_REPORT"); path != "" {
 		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 	}
