@@ -21,4 +21,9 @@ func (s system) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
 	return coordinator.New(deps, s.opts), nil
 }
 
-func (system) NewAPI(deps ports.Deps) (ports.API, error) { return api.New(deps), nil }
+func (s system) NewAPI(deps ports.Deps) (ports.API, error) {
+	if s.opts.Bug == coordinator.BugIgnoreLimits {
+		return api.New(deps).WithoutLimits(), nil
+	}
+	return api.New(deps), nil
+}

@@ -18,6 +18,16 @@ type Service struct {
 	limits   contracts.Limits
 	instance string
 	epoch    func() int64
+	// skipLimits breaks the limits on purpose (the ignore-limits mutant).
+	skipLimits bool
+}
+
+// WithoutLimits returns a service that accepts RUNNING over the running
+// limits: a deliberately broken variant for the mutant catalogue only.
+func (s *Service) WithoutLimits() *Service {
+	c := *s
+	c.skipLimits = true
+	return &c
 }
 
 // WithEpoch makes every write carry the epoch f returns: a coordinator's
@@ -347,6 +357,9 @@ func (s *Service) Touch(ctx context.Context, id string, onBehalf contracts.Compo
 
 // checkLimits enforces the running limits (per user first).
 func (s *Service) checkLimits(ctx context.Context, user string) error {
+	if s.skipLimits {
+		return nil
+	}
 	rows, err := s.store.List(ctx, contracts.FilterRunning)
 	if err != nil {
 		return fmt.Errorf("count running workspaces: %w", err)

@@ -27,6 +27,8 @@ const (
 	BugStartWithoutVolume     Bug = "start-without-volume-check"  // C6: container-without-volume not flagged
 	BugGCDeleteProtectedError Bug = "gc-deletes-error-archives"   // C9: ERROR no longer protects archives
 	BugTTLIgnoresActivity     Bug = "ttl-ignores-activity"        // 4.4: the standby TTL stops connected workspaces
+	BugNeverStops             Bug = "never-stops"                 // C12: RUNNING → STANDBY is missing from the table
+	BugIgnoreLimits           Bug = "ignore-limits"               // 4.3: the API accepts RUNNING over the limits
 )
 
 // AllBugs lists every bug, in catalogue order.
@@ -35,7 +37,7 @@ var AllBugs = []Bug{
 	BugRunningToPending, BugRestoreWithoutMarker, BugNoTimeouts, BugFourthAttempt, BugNoRetrySpacing,
 	BugNoLeaseRecheck, BugIgnoreRestoreError, BugNewOpIDOnRetry, BugTTLWritesDesired,
 	BugHealthRunningIfExists, BugGCNoDelay, BugCompleteOnActuator, BugStartWithoutVolume,
-	BugGCDeleteProtectedError, BugTTLIgnoresActivity,
+	BugGCDeleteProtectedError, BugTTLIgnoresActivity, BugNeverStops, BugIgnoreLimits,
 }
 
 func (b Bug) is(x Bug) bool { return b == x }

@@ -53,6 +53,8 @@ func (c *Coordinator) step(w *contracts.Workspace, now time.Time) contracts.Step
 		}
 	case b.is(BugNoRetrySpacing) && s.Kind == contracts.StepWait && w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal:
 		s.Kind = contracts.StepExecute
+	case b.is(BugNeverStops) && s.Kind == contracts.StepClaim && s.Op == contracts.OpStopping && !w.Deleted() && w.DesiredState == contracts.DesiredStandby:
+		s = contracts.Step{Kind: contracts.StepNothing, Why: "no row for RUNNING → STANDBY"}
 	}
 	return s
 }

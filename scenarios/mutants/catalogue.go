@@ -47,6 +47,8 @@ var entries = []entry{
 	{coordinator.BugStartWithoutVolume, "C6", "a container without its volume is not flagged ERROR"},
 	{coordinator.BugGCDeleteProtectedError, "C9", "the GC deletes archives of workspaces in ERROR"},
 	{coordinator.BugTTLIgnoresActivity, "4.4", "the standby TTL stops workspaces with open connections or a running idle timer"},
+	{coordinator.BugNeverStops, "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running"},
+	{coordinator.BugIgnoreLimits, "4.3", "the API accepts desired RUNNING over the per-user and global running limits"},
 }
 
 // Catalogue returns every mutant, in a stable order.
