@@ -47,8 +47,10 @@ const (
 )
 
 // CheckDesiredChange applies SPEC 4.3's rules to a desired_state change:
-// same value → 200 no-op; operation in progress → 409; health ERROR → 409.
-// Limits are checked separately (they need counts).
+// same value → 200 no-op; operation in progress → 409; ERROR → 409, where
+// ERROR is judged by a terminal error_info (SPEC 4.3 as amended), not by a
+// health_status the HealthMonitor has not re-observed since a recovery
+// reset error_info. Limits are checked separately (they need counts).
 func CheckDesiredChange(w *Workspace, to DesiredState) (DesiredChange, *APIError) {
 	if !to.Valid() {
 		return 0, apiErr(400, APIBadRequest, "desired_state must be PENDING, STANDBY or RUNNING")
@@ -59,7 +61,7 @@ func CheckDesiredChange(w *Workspace, to DesiredState) (DesiredChange, *APIError
 	if w.Operation != OpNone {
 		return 0, apiErr(409, APIInvalidState, "operation "+string(w.Operation)+" is in progress")
 	}
-	if w.HealthStatus == HealthError || w.Terminal() {
+	if w.Terminal() {
 		return 0, apiErr(409, APIInvalidState, "workspace is in ERROR: recover it first")
 	}
 	return DesiredApply, nil
@@ -89,9 +91,11 @@ func CheckRecover(w *Workspace, admin bool) *APIError {
 	return nil
 }
 
-// RecoverPatch is the administrator's reset (a C3 exception).
+// RecoverPatch is the administrator's reset (a C3 exception): error_info,
+// error_count and error_message in one write (SPEC 4.3 as amended), so the
+// change notification it fires no longer carries the old message.
 func RecoverPatch() Patch {
-	return Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorCount: Some(0)}
+	return Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorCount: Some(0), ErrorMessage: Some("")}
 }
 
 // DeletePatch is the soft delete: deleted_at = now, desired PENDING.

@@ -63,6 +63,8 @@ func TestCheckDesiredChange(t *testing.T) {
 		{"4.3: health ERROR → 409 until recovery", row(withHealth(HealthError), withTerminal()), DesiredPending, 0, 409, APIInvalidState},
 		{"4.3: terminal error_info before health turns ERROR → 409", row(withTerminal()), DesiredPending, 0, 409, APIInvalidState},
 		{"4.3: a retried error does not block a change", row(withError(false, t0)), DesiredStandby, DesiredApply, 0, ""},
+		{"4.3 amended: right after recovery (error_info reset, health not yet re-observed) → apply",
+			row(withObserved(ObservedStandby), withHealth(HealthError)), DesiredPending, DesiredApply, 0, ""},
 		{"4.3: ERROR is not a desired state → 400", row(), "ERROR", 0, 400, APIBadRequest},
 		{"4.3: DELETED is not a desired state → 400", row(), "DELETED", 0, 400, APIBadRequest},
 		{"4.3: empty → 400", row(), "", 0, 400, APIBadRequest},
@@ -113,7 +115,7 @@ func TestCheckRecover(t *testing.T) {
 func TestRecoverPatch(t *testing.T) {
 	w := row(withObserved(ObservedStandby), withHealth(HealthError), withCount(3), withTerminal(), withOpID("op1"))
 	p := RecoverPatch()
-	requireColumns(t, p, ColErrorCount, ColErrorInfo)
+	requireColumns(t, p, ColErrorCount, ColErrorInfo, ColErrorMessage)
 	requireAllowed(t, CompAdmin, w, p)
 	p.Apply(w, t0)
 	require.Nil(t, w.ErrorInfo)

@@ -17,7 +17,8 @@ const (
 	// FilterTTL: TTL candidates: not deleted, observed RUNNING or STANDBY,
 	// health OK, operation NONE.
 	FilterTTL
-	// FilterRunning: counted by the limits (CountsRunning).
+	// FilterRunning: counted by the limits (CountsRunning: live, health OK,
+	// desired or observed RUNNING).
 	FilterRunning
 )
 

@@ -37,7 +37,8 @@ func TestFilterMatch(t *testing.T) {
 		{"ttl: soft-deleted excluded", FilterTTL, row(withObserved(ObservedRunning), withDeleted()), false},
 
 		{"running: RUNNING OK live", FilterRunning, row(withObserved(ObservedRunning)), true},
-		{"running: STANDBY excluded", FilterRunning, row(withObserved(ObservedStandby)), false},
+		{"running: STANDBY desired STANDBY excluded", FilterRunning, row(withObserved(ObservedStandby), withDesired(DesiredStandby)), false},
+		{"running: STANDBY desired RUNNING counts (4.3 amended)", FilterRunning, row(withObserved(ObservedStandby)), true},
 		{"running: ERROR excluded", FilterRunning, row(withObserved(ObservedRunning), withHealth(HealthError)), false},
 		{"running: soft-deleted excluded", FilterRunning, row(withObserved(ObservedRunning), withDeleted()), false},
 

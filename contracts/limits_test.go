@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,16 +60,60 @@ func TestCountsRunning(t *testing.T) {
 		w      *Workspace
 		counts bool
 	}{
-		{"4.3: observed RUNNING, health OK, live → counts", row(withObserved(ObservedRunning)), true},
-		{"4.3: STANDBY → does not count", row(withObserved(ObservedStandby)), false},
-		{"4.3: desired RUNNING but PENDING → does not count", row(), false},
+		{"4.3: observed RUNNING, health OK, live → counts", row(withObserved(ObservedRunning), withDesired(DesiredStandby)), true},
+		{"4.3 amended: desired RUNNING, still PENDING → counts", row(), true},
+		{"4.3 amended: desired RUNNING, STANDBY → counts", row(withObserved(ObservedStandby)), true},
+		{"4.3: STANDBY, desired STANDBY → does not count", row(withObserved(ObservedStandby), withDesired(DesiredStandby)), false},
+		{"4.3: PENDING, desired PENDING → does not count", row(withDesired(DesiredPending)), false},
 		{"4.3: RUNNING in ERROR → does not count", row(withObserved(ObservedRunning), withHealth(HealthError)), false},
+		{"4.3: desired RUNNING in ERROR → does not count", row(withHealth(HealthError)), false},
 		{"4.3: RUNNING soft-deleted → does not count", row(withObserved(ObservedRunning), withDeleted()), false},
-		{"4.3: RUNNING with an operation still counts", row(withObserved(ObservedRunning), withOp(OpStopping)), true},
+		{"4.3: RUNNING with an operation still counts", row(withObserved(ObservedRunning), withOp(OpStopping), withDesired(DesiredStandby)), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.counts, CountsRunning(tc.w))
 		})
 	}
+}
+
+func TestLimitsOrDefaults(t *testing.T) {
+	require.Equal(t, DefaultLimits, Limits{}.OrDefaults())
+	require.Equal(t, Limits{MaxRunningPerUser: 5, MaxRunningGlobal: 100}, Limits{MaxRunningPerUser: 5, MaxRunningGlobal: -1}.OrDefaults())
+	require.Equal(t, Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 7}, Limits{MaxRunningGlobal: 7}.OrDefaults())
+}
+
+// TestCheckGuard: the guard counts the others that count (desired or
+// observed RUNNING, health OK, live), never the row being written.
+func TestCheckGuard(t *testing.T) {
+	l := Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 3}
+	mk := func(id, owner string, opts ...wsOpt) *Workspace {
+		w := row(append([]wsOpt{withOwner(owner)}, opts...)...)
+		w.ID = id
+		return w
+	}
+	rows := []*Workspace{
+		mk("a1", "alice"), // desired RUNNING: counts
+		mk("a2", "alice", withDesired(DesiredStandby)),                                // does not count
+		mk("a3", "alice", withHealth(HealthError)),                                    // ERROR: does not count
+		mk("b1", "bob", withObserved(ObservedRunning)),                                // counts
+		mk("b2", "bob", withDeleted()),                                                // soft-deleted: does not count
+		mk("c1", "carol", withDesired(DesiredStandby), withObserved(ObservedRunning)), // counts
+	}
+	seq := slices.Values(rows)
+
+	mine, all := RunningOthers(seq, "alice", "new")
+	require.Equal(t, []string{"a1"}, mine)
+	require.Equal(t, 3, all)
+
+	require.Equal(t, &LimitExceeded{LimitType: LimitGlobal, Current: 3, Max: 3}, CheckGuard(l, "alice", "new", seq),
+		"a fourth running workspace is over the global limit")
+	require.Nil(t, CheckGuard(l, "alice", "a1", seq), "the written row itself is never counted")
+	require.Nil(t, CheckGuard(l, "carol", "c1", seq))
+
+	l.MaxRunningGlobal = 10
+	rows = append(rows, mk("a4", "alice", withObserved(ObservedRunning)))
+	require.Equal(t, &LimitExceeded{LimitType: LimitPerUser, Current: 2, Max: 2, RunningWorkspaces: []string{"a1", "a4"}},
+		CheckGuard(l, "alice", "a2", slices.Values(rows)), "per user first, listing the owner's running workspaces")
+	require.Nil(t, CheckGuard(l, "bob", "b2", slices.Values(rows)))
 }

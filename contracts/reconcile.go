@@ -348,6 +348,14 @@ func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]a
 	if ctx == nil {
 		ctx = map[string]any{}
 	}
+	// A provider's text may hold what the store cannot (CheckText): store
+	// a readable approximation rather than fail to record the error.
+	message = SanitizeText(message)
+	for k, v := range ctx {
+		if s, ok := v.(string); ok {
+			ctx[k] = SanitizeText(s)
+		}
+	}
 	ctx["code"] = string(code)
 	info := ErrorInfo{
 		Reason:     reason,

@@ -293,9 +293,14 @@ func OwnerAllowed(col Column, c Component) bool {
 // row as it was before the write.
 func WriteAllowed(w Writer, before *Workspace, p *Patch) (ok bool, badColumn Column) {
 	if w.Component == CompAdmin {
-		// Recovery resets error_info and error_count and nothing else.
+		// Recovery resets error_info, error_count and error_message
+		// (its display copy, SPEC 4.3 as amended) and nothing else: a
+		// reset, never another value.
 		for _, c := range p.Columns() {
-			if c != ColErrorInfo && c != ColErrorCount {
+			reset := c == ColErrorInfo && p.ErrorInfo.V == nil ||
+				c == ColErrorCount && p.ErrorCount.V == 0 ||
+				c == ColErrorMessage && p.ErrorMessage.V == ""
+			if !reset {
 				return false, c
 			}
 		}

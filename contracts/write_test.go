@@ -210,8 +210,11 @@ func TestOwnersTable(t *testing.T) {
 				ok, bad := WriteAllowed(Writer{Component: c}, row(), &p)
 				want := c == owner
 				if c == CompAdmin {
-					// C3 exception: recovery writes error_info and error_count only.
-					want = col == ColErrorInfo || col == ColErrorCount
+					// C3 exception: recovery resets error_info, error_count
+					// and error_message only.
+					want = col == ColErrorInfo && p.ErrorInfo.V == nil ||
+						col == ColErrorCount && p.ErrorCount.V == 0 ||
+						col == ColErrorMessage && p.ErrorMessage.V == ""
 				}
 				require.Equal(t, want, ok)
 				if want {
@@ -297,7 +300,10 @@ func TestAdminException(t *testing.T) {
 	}{
 		{"C3: admin resets error_info and error_count", RecoverPatch(), true},
 		{"C3: admin resets error_info alone", Patch{ErrorInfo: Some[*ErrorInfo](nil)}, true},
-		{"C3: admin may not write error_message", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorMessage: Some("")}, false},
+		{"C3 amended: admin clears error_message with error_info", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorMessage: Some("")}, true},
+		{"C3: admin may not set error_message", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorMessage: Some("fixed")}, false},
+		{"C3: admin may not set error_info", Patch{ErrorInfo: Some(&ErrorInfo{Reason: ReasonMismatch})}, false},
+		{"C3: admin may not set error_count", Patch{ErrorCount: Some(2)}, false},
 		{"C3: admin may not write operation", Patch{ErrorCount: Some(0), Operation: Some(OpNone)}, false},
 		{"C3: admin may not write desired_state", Patch{DesiredState: Some(DesiredRunning)}, false},
 		{"C3: admin may not write health_status", Patch{HealthStatus: Some(HealthOK)}, false},

@@ -101,7 +101,9 @@ func TestArchiveAndRestoreRoundTrip(t *testing.T) {
 	data, ok := w.Objects.Peek(key)
 	require.True(t, ok)
 	meta, _ := w.Objects.Peek(contracts.MetaKey(key))
-	require.Equal(t, archive.Checksum(data), string(meta))
+	wantMeta, err := archive.MetaOf(data)
+	require.NoError(t, err)
+	require.Equal(t, string(wantMeta.Encode()), string(meta), "the extended .meta, as the storage job writes it")
 
 	// The volume changes, is lost, and comes back empty; restore brings the
 	// archived bytes back exactly (the later file is gone).

@@ -2,6 +2,7 @@ package fakes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -189,12 +190,12 @@ func (x *Storage) archiveLocked(id, key string) (_ string, uploaded bool, _ erro
 	if haveArchive && haveMeta {
 		return key, false, nil // the job exits 0 without uploading again
 	}
-	data, err := archive.Pack(vol)
+	data, meta, err := archive.PackMeta(vol)
 	if err != nil {
 		return "", false, fmt.Errorf("archive job for %s: %w", id, err)
 	}
 	objs.putLocked(key, data)
-	objs.putLocked(contracts.MetaKey(key), []byte(archive.Checksum(data)))
+	objs.putLocked(contracts.MetaKey(key), meta.Encode())
 	return key, true, nil
 }
 
@@ -220,11 +221,22 @@ func (x *Storage) restoreLocked(id, key string) (string, error) {
 	if !ok {
 		return "", providerError(contracts.CodeMetaNotFound, "object "+contracts.MetaKey(key)+" does not exist")
 	}
-	if err := archive.VerifyMeta(data, meta); err != nil {
+	declared, err := archive.ParseMeta(meta)
+	if err == nil {
+		err = archive.VerifyMeta(data, meta)
+	}
+	if err != nil {
 		return "", providerError(contracts.CodeChecksumMismatch, err.Error())
 	}
-	files, err := archive.Unpack(data)
-	if err != nil {
+	// As the storage job: bounded by what the .meta declares (the fakes
+	// have no quota of their own).
+	files, err := archive.UnpackWithin(data, archive.Limits{Declared: &declared})
+	switch {
+	case errors.Is(err, archive.ErrMetaMismatch):
+		return "", providerError(contracts.CodeChecksumMismatch, err.Error())
+	case errors.Is(err, archive.ErrQuotaExceeded):
+		return "", providerError(contracts.CodeDiskFull, err.Error())
+	case err != nil:
 		return "", providerError(contracts.CodeTarExtractFailed, err.Error())
 	}
 	if !x.hasVolumeLocked(id) {

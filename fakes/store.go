@@ -62,10 +62,22 @@ func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Wor
 	return s.insert(ctx, "", w, ws)
 }
 
+// InsertWithinLimits adds a row under the running-limit guard
+// (ports.Store), evaluated under the world's lock.
+func (s *Store) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	return s.insertGuarded(ctx, "", w, ws, &l)
+}
+
 // Update applies p to row id if cond holds (ports.Store). A missing row is
 // contracts.ErrNotFound.
 func (s *Store) Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
 	return s.update(ctx, "", w, id, cond, p)
+}
+
+// UpdateWithinLimits applies p under cond and the running-limit guard
+// (ports.Store), evaluated under the world's lock.
+func (s *Store) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	return s.updateGuarded(ctx, "", w, id, cond, p, &l)
 }
 
 // MarkObserved stamps observed_at on rows (ports.Store).
@@ -177,6 +189,25 @@ func attribute(w contracts.Writer, inst string) string {
 func (s *Store) fenced(w contracts.Writer) bool { return w.Epoch != 0 && w.Epoch != s.epoch }
 
 func (s *Store) insert(ctx context.Context, inst string, w contracts.Writer, ws contracts.Workspace) error {
+	return s.insertGuarded(ctx, inst, w, ws, nil)
+}
+
+// guardLocked evaluates the running-limit guard l (nil: unguarded) for a
+// write of a row of owner with id id, under the world's lock.
+func (s *Store) guardLocked(l *contracts.Limits, owner, id string) error {
+	if l == nil {
+		return nil
+	}
+	if le := contracts.CheckGuard(*l, owner, id, slices.Values(s.order)); le != nil {
+		return le
+	}
+	return nil
+}
+
+// insertGuarded is Insert, and InsertWithinLimits when l is set. A guarded
+// insert is recorded like any other (method store.Insert), a rejected one
+// with the limit error.
+func (s *Store) insertGuarded(ctx context.Context, inst string, w contracts.Writer, ws contracts.Workspace, l *contracts.Limits) error {
 	if err := s.w.gate(ctx, mStoreInsert, inst, ws.ID, ""); err != nil {
 		s.recordInsert(inst, w, ws.Clone(), err)
 		return err
@@ -199,6 +230,14 @@ func (s *Store) insert(ctx context.Context, inst string, w contracts.Writer, ws 
 		err = fmt.Errorf("insert workspace %s: %w", ws.ID, contracts.ErrFenced)
 	case s.rows[ws.ID] != nil:
 		err = fmt.Errorf("insert workspace %s: %w", ws.ID, ErrDuplicateID)
+	}
+	if err == nil {
+		if cerr := contracts.CheckRow(&row); cerr != nil {
+			err = fmt.Errorf("insert workspace %s: %w", ws.ID, cerr)
+		}
+	}
+	if err == nil {
+		err = s.guardLocked(l, row.OwnerUserID, row.ID)
 	}
 	s.recordInsert(inst, w, row.Clone(), err)
 	if err != nil {
@@ -224,13 +263,18 @@ func (s *Store) recordInsert(inst string, w contracts.Writer, row contracts.Work
 }
 
 func (s *Store) update(ctx context.Context, inst string, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
+	return s.updateGuarded(ctx, inst, w, id, cond, p, nil)
+}
+
+// updateGuarded is Update, and UpdateWithinLimits when l is set.
+func (s *Store) updateGuarded(ctx context.Context, inst string, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, l *contracts.Limits) (bool, error) {
 	if err := s.w.gate(ctx, mStoreUpdate, inst, id, ""); err != nil {
 		s.recordWrite(mStoreUpdate, inst, w, id, &cond, &p, false, err)
 		return false, err
 	}
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
-	return s.applyLocked(mStoreUpdate, inst, w, id, &cond, &p, s.w.Clock.Now())
+	return s.applyLocked(mStoreUpdate, inst, w, id, &cond, &p, l, s.w.Clock.Now())
 }
 
 func (s *Store) updateMany(ctx context.Context, inst string, w contracts.Writer, updates []ports.RowUpdate) error {
@@ -244,15 +288,34 @@ func (s *Store) updateMany(ctx context.Context, inst string, w contracts.Writer,
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	now := s.w.Clock.Now()
-	var fencedErr error
+	// One invalid patch fails the whole call, as one transaction would:
+	// check them all before applying any.
+	for i := range updates {
+		if err := contracts.CheckPatch(&updates[i].Patch); err != nil {
+			err = fmt.Errorf("update many (%d rows): workspace %s: %w", len(updates), updates[i].ID, err)
+			for j := range updates {
+				u := &updates[j]
+				s.recordWrite(mStoreUpdateMany, inst, w, u.ID, &u.Cond, &u.Patch, false, err)
+			}
+			return err
+		}
+	}
+	var fencedErr, firstErr error
 	for i := range updates {
 		u := &updates[i]
-		if _, err := s.applyLocked(mStoreUpdateMany, inst, w, u.ID, &u.Cond, &u.Patch, now); errors.Is(err, contracts.ErrFenced) {
+		_, err := s.applyLocked(mStoreUpdateMany, inst, w, u.ID, &u.Cond, &u.Patch, nil, now)
+		switch {
+		case errors.Is(err, contracts.ErrFenced):
 			fencedErr = err
+		case errors.Is(err, contracts.ErrInvalidInput) && firstErr == nil:
+			firstErr = err
 		}
 	}
 	if fencedErr != nil {
 		return fmt.Errorf("update many (%d rows): %w", len(updates), contracts.ErrFenced)
+	}
+	if firstErr != nil {
+		return fmt.Errorf("update many (%d rows): %w", len(updates), firstErr)
 	}
 	return nil
 }
@@ -286,10 +349,16 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 	return nil
 }
 
-// applyLocked runs one update attempt and records it.
-func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string, cond *contracts.Cond, p *contracts.Patch, now time.Time) (bool, error) {
+// applyLocked runs one update attempt, under the running-limit guard l
+// when it is set, and records it.
+func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string, cond *contracts.Cond, p *contracts.Patch, l *contracts.Limits, now time.Time) (bool, error) {
 	if s.fenced(w) {
 		err := fmt.Errorf("update workspace %s: %w", id, contracts.ErrFenced)
+		s.recordWrite(m, inst, w, id, cond, p, false, err)
+		return false, err
+	}
+	if err := contracts.CheckPatch(p); err != nil {
+		err = fmt.Errorf("update workspace %s: %w", id, err)
 		s.recordWrite(m, inst, w, id, cond, p, false, err)
 		return false, err
 	}
@@ -302,6 +371,10 @@ func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string
 	if !cond.Holds(row) {
 		s.recordWrite(m, inst, w, id, cond, p, false, nil)
 		return false, nil
+	}
+	if err := s.guardLocked(l, row.OwnerUserID, id); err != nil {
+		s.recordWrite(m, inst, w, id, cond, p, false, err)
+		return false, err
 	}
 	fire := notifies(row, p)
 	p.Apply(row, now)

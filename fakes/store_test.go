@@ -180,7 +180,7 @@ func TestStoreUpdateManyAppliesEachCondition(t *testing.T) {
 	hm := contracts.Writer{Component: contracts.CompHealthMonitor, Instance: "coord-1"}
 	_, err := w.Store.Update(ctx, reconciler("", 0), "b", contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
 	require.NoError(t, err)
-	before := w.Rec.Len() + int(w.Rec.ObservedAtWrites)
+	before := w.Rec.Len() + int(w.Rec.ObservedAtWrites())
 
 	now := w.Clock.Now()
 	err = w.Store.UpdateMany(ctx, hm, []ports.RowUpdate{
@@ -194,7 +194,7 @@ func TestStoreUpdateManyAppliesEachCondition(t *testing.T) {
 	require.Equal(t, now, rows[0].ObservedAt)
 	require.True(t, rows[1].ObservedAt.IsZero(), "b's condition failed")
 	require.Equal(t, contracts.HealthError, rows[2].HealthStatus)
-	require.Equal(t, before+4, w.Rec.Len()+int(w.Rec.ObservedAtWrites), "every row's attempt is recorded")
+	require.Equal(t, before+4, w.Rec.Len()+int(w.Rec.ObservedAtWrites()), "every row's attempt is recorded")
 	e := lastEvent(t, w)
 	require.Equal(t, "store.UpdateMany", e.Method)
 	require.Equal(t, "coord-1", e.Instance)
@@ -289,7 +289,7 @@ func TestMarkObservedRecordsOnePassNote(t *testing.T) {
 	at := w.Clock.Now().Add(time.Second)
 	require.NoError(t, w.Store.MarkObserved(t.Context(), hm, []string{"a", "b", "gone"}, at))
 	require.Equal(t, kept+1, w.Rec.Len())
-	require.Equal(t, int64(2), w.Rec.ObservedAtWrites)
+	require.Equal(t, int64(2), w.Rec.ObservedAtWrites())
 	note := lastEvent(t, w)
 	require.Equal(t, history.KindNote, note.Kind)
 	require.Equal(t, "health.pass", note.Method)

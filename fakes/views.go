@@ -32,6 +32,14 @@ func (v storeView) Update(ctx context.Context, w contracts.Writer, id string, co
 	return v.s.update(ctx, v.inst, w, id, cond, p)
 }
 
+func (v storeView) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	return v.s.insertGuarded(ctx, v.inst, w, ws, &l)
+}
+
+func (v storeView) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	return v.s.updateGuarded(ctx, v.inst, w, id, cond, p, &l)
+}
+
 func (v storeView) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
 	return v.s.markObserved(ctx, v.inst, w, ids, at)
 }

@@ -12,7 +12,7 @@ type system struct{ opts coordinator.Options }
 func NewSystem() ports.System { return system{} }
 
 // NewSystemWith returns the reference implementation with the given
-// coordinator options (mutants are built this way).
+// coordinator options (a logger, the election retry interval).
 func NewSystemWith(opts coordinator.Options) ports.System { return system{opts: opts} }
 
 func (system) Name() string { return "reference" }
@@ -22,8 +22,5 @@ func (s system) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
 }
 
 func (s system) NewAPI(deps ports.Deps) (ports.API, error) {
-	if s.opts.Bug == coordinator.BugIgnoreLimits {
-		return api.New(deps).WithoutLimits(), nil
-	}
 	return api.New(deps), nil
 }

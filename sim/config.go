@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // DefaultStart is the virtual time every run starts at unless told otherwise.
@@ -86,26 +88,56 @@ type Workload struct {
 	DeletesPerDay float64 `json:"deletes_per_day,omitempty"`
 }
 
+// Bounds of a run's configuration: generous for real use, and far below
+// what would exhaust memory or run for days.
+const (
+	MaxWorkspaces   = 100_000
+	MaxDuration     = 366 * 24 * time.Hour
+	MaxCoordinators = 64
+	maxLimit        = 1 << 30
+)
+
+// Validate reports the first field of c out of range (errors wrap
+// engine.ErrBadInput and name the field), without filling in defaults.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
+func badConfig(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{engine.ErrBadInput}, args...)...)
+}
+
 // withDefaults returns c with every unset field at its default, or an error
 // naming the invalid field.
 func (c Config) withDefaults() (Config, error) {
 	if c.System == nil {
 		return c, errors.New("sim config: System is required")
 	}
-	if c.Workspaces < 0 {
-		return c, fmt.Errorf("sim config: Workspaces %d is negative", c.Workspaces)
+	switch {
+	case c.Workspaces < 0 || c.Workspaces > MaxWorkspaces:
+		return c, badConfig("workspaces %d out of range [0, %d]", c.Workspaces, MaxWorkspaces)
+	case c.Duration < 0 || c.Duration > MaxDuration:
+		return c, badConfig("duration %s out of range [0, %s]", c.Duration, MaxDuration)
+	case c.Quiet < 0 || c.Quiet > MaxDuration:
+		return c, badConfig("quiet %s out of range [0, %s]", c.Quiet, MaxDuration)
+	case c.RestartDelay < 0 || c.RestartDelay > MaxDuration:
+		return c, badConfig("restart delay %s out of range [0, %s]", c.RestartDelay, MaxDuration)
+	case c.Coordinators < 0 || c.Coordinators > MaxCoordinators:
+		return c, badConfig("coordinators %d out of range [1, %d]", c.Coordinators, MaxCoordinators)
+	case c.Limits.MaxRunningPerUser < 0 || c.Limits.MaxRunningPerUser > maxLimit || c.Limits.MaxRunningGlobal < 0 || c.Limits.MaxRunningGlobal > maxLimit:
+		return c, badConfig("limits %+v out of range [1, %d]", c.Limits, maxLimit)
+	case c.Workload.Users < 0 || c.Workload.Users > MaxWorkspaces:
+		return c, badConfig("workload users %d out of range [0, %d]", c.Workload.Users, MaxWorkspaces)
+	case c.Workload.CreateWindow < 0 || c.Workload.CreateWindow > MaxDuration:
+		return c, badConfig("workload create window %s out of range [0, %s]", c.Workload.CreateWindow, MaxDuration)
+	case math.IsNaN(c.Workload.DeletesPerDay) || math.IsInf(c.Workload.DeletesPerDay, 0) || c.Workload.DeletesPerDay > 100:
+		return c, badConfig("workload deletes per day %g: want a finite number ≤ 100", c.Workload.DeletesPerDay)
+	case c.Faults.Rate < 0 || c.Faults.Rate > MaxFaultRate || math.IsNaN(c.Faults.Rate):
+		return c, badConfig("fault rate %g out of range (0, %d]", c.Faults.Rate, MaxFaultRate)
 	}
-	if c.Duration < 0 {
-		return c, fmt.Errorf("sim config: Duration %s is negative", c.Duration)
-	}
-	if c.Quiet < 0 {
-		return c, fmt.Errorf("sim config: Quiet %s is negative", c.Quiet)
-	}
-	if c.RestartDelay < 0 {
-		return c, fmt.Errorf("sim config: RestartDelay %s is negative", c.RestartDelay)
-	}
-	if c.Coordinators < 0 {
-		return c, fmt.Errorf("sim config: Coordinators %d is negative", c.Coordinators)
+	if err := c.Plan.Validate(c.Duration); err != nil {
+		return c, err
 	}
 	if c.Coordinators == 0 {
 		c.Coordinators = DefaultCoordinators

@@ -531,7 +531,7 @@ func (s *Sim) BeginQuiet() error {
 	s.record(history.Event{Kind: history.KindFault, Method: invariant.FQuiet, Result: "bound " + invariant.ConvergeBound.String()})
 	for _, in := range s.insts {
 		if in.alive {
-			in.gate.failFrom = 0
+			in.gate.FailFrom = 0
 			continue
 		}
 		if err := s.Restart(in.name); err != nil {

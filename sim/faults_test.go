@@ -367,7 +367,7 @@ func TestEvidenceShowsTheEventsAroundAViolation(t *testing.T) {
 	require.Len(t, marked, 1)
 	require.Contains(t, marked[0], "#"+strconv.FormatInt(mid.Seq, 10)+" ")
 	require.Greater(t, len(lines), 3)
-	end := s.Evidence(invariant.Violation{Checker: "x", Workspace: id})
+	end := s.Evidence(invariant.Violation{Checker: "x", Subject: id})
 	require.NotEmpty(t, end)
 	for _, l := range end {
 		if strings.TrimSpace(l) != "…" {

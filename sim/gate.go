@@ -7,19 +7,14 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
-// gate stands between one coordinator instance and every port it was given.
-// A crashed instance is fail-stop: each call fails with contracts.ErrCrashed
-// and has no effect. Crash-at-the-k-th-call (ARCHITECTURE principle 3) is a
-// gate with failFrom = k: calls are counted, and the k-th and every later
-// one fail.
+// gate stands between one coordinator instance and every port it was
+// given: an engine.Gate (fail-stop crashes, crash at the k-th call) plus
+// lost responses.
 type gate struct {
-	err      error
-	crashed  bool
-	calls    int64
-	failFrom int64  // 0: no planned crash
-	onTrip   func() // called once, when a planned crash trips
+	engine.Gate
 	// after, when set, is asked after a world-changing provider call
 	// succeeded; an error it returns replaces the success (a response
 	// lost after the effect).
@@ -35,24 +30,11 @@ func (g *gate) lost(port, method, id string) error {
 }
 
 func newGate(instance string) *gate {
-	return &gate{err: fmt.Errorf("instance %s: %w", instance, contracts.ErrCrashed)}
+	return &gate{Gate: engine.Gate{Err: fmt.Errorf("instance %s: %w", instance, contracts.ErrCrashed)}}
 }
 
 // pass admits one call or fails it.
-func (g *gate) pass() error {
-	if g.crashed {
-		return g.err
-	}
-	g.calls++
-	if g.failFrom > 0 && g.calls >= g.failFrom {
-		g.crashed = true
-		if g.onTrip != nil {
-			g.onTrip()
-		}
-		return g.err
-	}
-	return nil
-}
+func (g *gate) pass() error { return g.Pass() }
 
 // gateDeps wraps every port of d behind g. Clock and IDs are not ports of
 // the outside world and pass through.
@@ -98,6 +80,20 @@ func (x gatedStore) Update(ctx context.Context, w contracts.Writer, id string, c
 		return false, err
 	}
 	return x.s.Update(ctx, w, id, c, p)
+}
+
+func (x gatedStore) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.InsertWithinLimits(ctx, w, ws, l)
+}
+
+func (x gatedStore) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	if err := x.g.pass(); err != nil {
+		return false, err
+	}
+	return x.s.UpdateWithinLimits(ctx, w, id, c, p, l)
 }
 
 func (x gatedStore) UpdateMany(ctx context.Context, w contracts.Writer, u []ports.RowUpdate) error {

@@ -90,9 +90,9 @@ func (s *Sim) evidence(v *invariant.Violation, events []history.Event) []string 
 				}
 			}
 		}
-	} else if v.Workspace != "" {
+	} else if v.Subject != "" {
 		for j := len(events) - 1; j >= 0 && len(keep) < ofWorkspace; j-- {
-			if events[j].Workspace == v.Workspace && !quiet(&events[j]) {
+			if events[j].Workspace == v.Subject && !quiet(&events[j]) {
 				keep = append(keep, j)
 			}
 		}

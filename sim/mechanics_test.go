@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 	refapi "github.com/wsconverge/converge/refimpl/api"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // probe is a minimal real coordinator: each Step it takes or checks the
@@ -264,8 +266,26 @@ func TestRunStopsOnCancelledContext(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	_, err := New(Config{})
 	require.ErrorContains(t, err, "System is required")
-	_, err = New(Config{System: newProbeSystem(time.Second), Workspaces: -1})
-	require.ErrorContains(t, err, "Workspaces")
+	for name, bad := range map[string]Config{
+		"workspaces":   {Workspaces: -1},
+		"huge fleet":   {Workspaces: MaxWorkspaces + 1},
+		"duration":     {Duration: MaxDuration + time.Hour},
+		"quiet":        {Quiet: -time.Second},
+		"coordinators": {Coordinators: MaxCoordinators + 1},
+		"fault rate":   {Faults: FaultMix{Kinds: FaultKinds(), Rate: math.NaN()}},
+		"limits":       {Limits: contracts.Limits{MaxRunningPerUser: -1, MaxRunningGlobal: 3}},
+		"deletes":      {Workload: Workload{DeletesPerDay: math.Inf(1)}},
+		"plan kind":    {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: "meteor"}}}},
+		"plan pick":    {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: FaultKillContainer, Pick: -1}}}},
+		"plan time":    {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: FaultFlushRedis, At: 2 * time.Hour}}}},
+		"plan percent": {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: FaultOutage, Method: "storage", Percent: 101}}}},
+		"plan code":    {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: FaultOutage, Method: "storage", Code: "NOPE"}}}},
+		"plan method":  {Duration: time.Hour, Plan: &Plan{Actions: []Action{{Kind: FaultOutage, Method: "moon.Land"}}}},
+	} {
+		bad.System = newProbeSystem(time.Second)
+		_, err = New(bad)
+		require.ErrorIs(t, err, engine.ErrBadInput, name)
+	}
 
 	s, err := New(Config{System: newProbeSystem(time.Second), Workspaces: 300})
 	require.NoError(t, err)

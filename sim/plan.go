@@ -1,16 +1,19 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // Kind names one kind of plan action: a fault, a scripted user or
@@ -206,10 +209,13 @@ func (a Action) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes; an unknown field is an
+// error (a replay file is decoded strictly).
 func (a *Action) UnmarshalJSON(b []byte) error {
 	var j actionJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
 		return err
 	}
 	at, err := parseDur(j.At)
@@ -227,6 +233,80 @@ func (a *Action) UnmarshalJSON(b []byte) error {
 	*a = Action{At: at, Kind: j.Kind, Pick: j.Pick, N: j.N, For: forD, Delay: delay, Method: j.Method,
 		Code: j.Code, Percent: j.Percent, Meta: j.Meta, Desired: j.Desired}
 	return nil
+}
+
+// Bounds of a plan: far above anything a seed draws, far below what would
+// exhaust memory.
+const (
+	MaxPlanActions = 100_000
+	maxActionN     = 1_000_000
+	maxPick        = 1 << 30
+)
+
+// Validate checks every action of p against a run whose fault phase lasts
+// d: known kinds and fields in range. Errors wrap engine.ErrBadInput and
+// name the action.
+func (p *Plan) Validate(d time.Duration) error {
+	if p == nil {
+		return nil
+	}
+	if len(p.Actions) > MaxPlanActions {
+		return fmt.Errorf("%w: plan has %d actions (at most %d)", engine.ErrBadInput, len(p.Actions), MaxPlanActions)
+	}
+	for _, k := range p.Faults {
+		if !k.IsFault() {
+			return fmt.Errorf("%w: plan enables unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(FaultKinds()))
+		}
+	}
+	for i, a := range p.Actions {
+		if err := a.validate(d); err != nil {
+			return fmt.Errorf("%w: plan action %d (%s): %v", engine.ErrBadInput, i+1, a.Kind, err)
+		}
+	}
+	return nil
+}
+
+func (a Action) validate(d time.Duration) error {
+	known := a.Kind.IsFault() || slices.Contains(UserKinds(), a.Kind)
+	switch {
+	case !known:
+		return fmt.Errorf("unknown kind (known: %s, %s)", kindList(FaultKinds()), kindList(UserKinds()))
+	case a.At < 0 || a.At > d:
+		return fmt.Errorf("at %s is outside the fault phase [0, %s]", a.At, d)
+	case a.Pick < 0 || a.Pick > maxPick:
+		return fmt.Errorf("pick %d out of range [0, %d]", a.Pick, maxPick)
+	case a.N < 0 || a.N > maxActionN:
+		return fmt.Errorf("n %d out of range [0, %d]", a.N, maxActionN)
+	case a.For < 0 || a.For > MaxDuration:
+		return fmt.Errorf("for %s out of range [0, %s]", a.For, MaxDuration)
+	case a.Delay < 0 || a.Delay > MaxDuration:
+		return fmt.Errorf("delay %s out of range [0, %s]", a.Delay, MaxDuration)
+	case a.Percent < 0 || a.Percent > 100:
+		return fmt.Errorf("percent %d out of range [0, 100]", a.Percent)
+	case a.Code != "" && !slices.Contains(contracts.AllErrorCodes, a.Code):
+		return fmt.Errorf("unknown error code %q", a.Code)
+	case a.Desired != "" && !slices.Contains(desiredStates, a.Desired):
+		return fmt.Errorf("unknown desired state %q", a.Desired)
+	case a.Method != "" && !validMethod(a.Method):
+		return fmt.Errorf("unknown method %q (a port or port.Method of instances, storage, objects, bus, store, feed)", a.Method)
+	}
+	return nil
+}
+
+// outagePorts are the ports an outage or lost response can name.
+var outagePorts = []string{"instances", "storage", "objects", "bus", "store", "feed", "leader"}
+
+func validMethod(m string) bool {
+	port, method, _ := strings.Cut(m, ".")
+	if !slices.Contains(outagePorts, port) {
+		return false
+	}
+	for _, c := range method {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return len(method) <= 64
 }
 
 // Plan is the explicit list of timed actions of a run: the faults (and, for
@@ -416,15 +496,22 @@ var faultsPerDay = map[Kind]float64{
 	FaultBreakFeed:       3,
 }
 
+// MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
+// and nothing else.
+const MaxFaultRate = 100
+
 // ParseFaultMix reads a mix: "none", "swarm" (every kind, swarm style: the
 // default), "all" (every kind, every seed), or a comma-separated list of
-// kinds (each on in every seed), optionally followed by "@rate" ("all@2").
+// kinds (each on in every seed), optionally followed by "@rate" ("all@2",
+// a finite rate in (0, MaxFaultRate]). Errors wrap engine.ErrBadInput.
 func ParseFaultMix(s string) (FaultMix, error) {
 	rate := 0.0
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		if _, err := fmt.Sscanf(s[i+1:], "%g", &rate); err != nil || rate <= 0 || math.IsInf(rate, 0) {
-			return FaultMix{}, fmt.Errorf("fault rate %q: want a positive number", s[i+1:])
+		r, err := strconv.ParseFloat(s[i+1:], 64)
+		if err != nil || !(r > 0 && r <= MaxFaultRate) {
+			return FaultMix{}, fmt.Errorf("%w: fault rate %q: want a number in (0, %d]", engine.ErrBadInput, s[i+1:], MaxFaultRate)
 		}
+		rate = r
 		s = s[:i]
 	}
 	var m FaultMix
@@ -439,7 +526,7 @@ func ParseFaultMix(s string) (FaultMix, error) {
 		for _, part := range strings.Split(s, ",") {
 			k := Kind(strings.TrimSpace(part))
 			if !k.IsFault() {
-				return FaultMix{}, fmt.Errorf("unknown fault kind %q (known: %s)", k, kindList(FaultKinds()))
+				return FaultMix{}, fmt.Errorf("%w: unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(FaultKinds()))
 			}
 			if !slices.Contains(m.Kinds, k) {
 				m.Kinds = append(m.Kinds, k)
@@ -514,11 +601,13 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 }
 
 // poisson draws a Poisson count of the given mean (Knuth's method; the
-// means here are small).
+// means here are small, and the mean is capped so that the method's
+// product never underflows).
 func poisson(src Source, mean float64) int {
-	if mean <= 0 {
+	if !(mean > 0) {
 		return 0
 	}
+	mean = min(mean, 500)
 	const scale = 1 << 30
 	limit, prod, n := math.Exp(-mean), 1.0, 0
 	for {

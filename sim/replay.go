@@ -1,31 +1,33 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
-// ReplayVersion is the version of the replay file format.
-const ReplayVersion = 1
+// ReplayVersion is the version of the workspace world's replay format;
+// ReplayWorld names the world in the file's header.
+const (
+	ReplayVersion = 1
+	ReplayWorld   = "workspace"
+)
 
 // Replay is a replay file: everything needed to run a judged run again
 // exactly (the system by name, the configuration, the seed and the
 // explicit plan), with what the run found, to compare.
 type Replay struct {
-	Version int `json:"version"`
-	// System is the system's name ("reference", "mutant:<bug>", …);
-	// Mutant the mutant's name when it is one.
-	System string `json:"system"`
-	Mutant string `json:"mutant,omitempty"`
+	engine.Header
 
-	Seed         uint64           `json:"seed"`
 	Workspaces   int              `json:"workspaces"`
 	Duration     string           `json:"duration"`
 	Quiet        string           `json:"quiet"`
@@ -38,18 +40,10 @@ type Replay struct {
 	// below is what runs).
 	Faults string `json:"faults"`
 	Plan   *Plan  `json:"plan"`
-
-	// Hash is the history hash the run recorded; a replay must match it.
-	Hash string `json:"hash"`
-	// Violations and Failures are what the run found.
-	Violations []string `json:"violations,omitempty"`
-	Failures   []string `json:"failures,omitempty"`
-	// Kills, for a mutant's kill, lists the checkers that flagged the
-	// mutant and not the reference on the same run.
-	Kills []string `json:"kills,omitempty"`
 }
 
-// NewReplay describes the run of cfg (defaults filled in) that gave r.
+// NewReplay describes the run of cfg (defaults filled in) that gave r;
+// mutant names the mutant when cfg.System is one.
 func NewReplay(cfg Config, mutant string, r Result) (*Replay, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -63,10 +57,10 @@ func NewReplay(cfg Config, mutant string, r Result) (*Replay, error) {
 		plan = GeneratePlan(cfg.Seed, cfg.Faults, cfg.Duration)
 	}
 	f := &Replay{
-		Version:      ReplayVersion,
-		System:       cfg.System.Name(),
-		Mutant:       mutant,
-		Seed:         cfg.Seed,
+		Header: engine.Header{
+			World: ReplayWorld, Version: ReplayVersion, System: cfg.System.Name(), Mutant: mutant,
+			Seed: cfg.Seed, Hash: r.Hash, Failures: r.Failures,
+		},
 		Workspaces:   cfg.Workspaces,
 		Duration:     cfg.Duration.String(),
 		Quiet:        cfg.Quiet.String(),
@@ -76,8 +70,6 @@ func NewReplay(cfg Config, mutant string, r Result) (*Replay, error) {
 		Limits:       cfg.Limits,
 		Faults:       cfg.Faults.String(),
 		Plan:         plan.Clone(),
-		Hash:         r.Hash,
-		Failures:     r.Failures,
 	}
 	if cfg.RestartDelay > 0 {
 		f.RestartDelay = cfg.RestartDelay.String()
@@ -90,38 +82,69 @@ func NewReplay(cfg Config, mutant string, r Result) (*Replay, error) {
 	return f, nil
 }
 
+func badReplay(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{engine.ErrBadInput}, args...)...)
+}
+
+// check validates the header: the world, the version, system and mutant.
+func (f *Replay) check() error {
+	switch {
+	case f.World != "" && f.World != ReplayWorld:
+		return badReplay("a replay file of the %q world, not of the workspace world", f.World)
+	case f.Version != ReplayVersion:
+		return badReplay("replay format version %d: this converge reads version %d", f.Version, ReplayVersion)
+	case f.Plan == nil:
+		return badReplay("the file has no plan")
+	}
+	if err := f.CheckSystem(); err != nil {
+		return badReplay("%v", err)
+	}
+	return nil
+}
+
 // Config rebuilds the run's configuration on system (which the caller
-// resolves from System and Mutant).
+// resolves from System and Mutant), validating every field. Errors wrap
+// engine.ErrBadInput.
 func (f *Replay) Config(system ports.System) (Config, error) {
-	if f.Version != ReplayVersion {
-		return Config{}, fmt.Errorf("replay file version %d: want %d", f.Version, ReplayVersion)
+	if err := f.check(); err != nil {
+		return Config{}, err
 	}
-	if f.Plan == nil {
-		return Config{}, errors.New("replay file has no plan")
-	}
-	var err error
 	cfg := Config{
 		Seed: f.Seed, Workspaces: f.Workspaces, Coordinators: f.Coordinators, Start: f.Start,
 		Workload: f.Workload, Limits: f.Limits, Plan: f.Plan.Clone(), System: system,
 	}
-	if cfg.Duration, err = time.ParseDuration(f.Duration); err != nil {
-		return Config{}, fmt.Errorf("replay file duration: %w", err)
+	var err error
+	if cfg.Duration, err = parseDuration("duration", f.Duration); err != nil {
+		return Config{}, err
 	}
-	if cfg.Quiet, err = time.ParseDuration(f.Quiet); err != nil {
-		return Config{}, fmt.Errorf("replay file quiet: %w", err)
+	if cfg.Quiet, err = parseDuration("quiet", f.Quiet); err != nil {
+		return Config{}, err
 	}
 	if f.RestartDelay != "" {
-		if cfg.RestartDelay, err = time.ParseDuration(f.RestartDelay); err != nil {
-			return Config{}, fmt.Errorf("replay file restart delay: %w", err)
+		if cfg.RestartDelay, err = parseDuration("restart_delay", f.RestartDelay); err != nil {
+			return Config{}, err
 		}
 	}
 	if cfg.Faults, err = ParseFaultMix(f.Faults); err != nil {
-		return Config{}, fmt.Errorf("replay file faults: %w", err)
+		return Config{}, fmt.Errorf("faults: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
 
-// WriteReplay writes f to path (its directory created if need be).
+func parseDuration(field, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, badReplay("%s %q: %v", field, s, err)
+	}
+	return d, nil
+}
+
+// WriteReplay writes f to path (its directory created if need be),
+// replacing what is there: the caller chose the path. SaveReplay never
+// overwrites.
 func WriteReplay(path string, f *Replay) error {
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
@@ -136,7 +159,15 @@ func WriteReplay(path string, f *Replay) error {
 	return nil
 }
 
-// ReadReplay reads a replay file.
+// SaveReplay writes f into dir under its ReplayName, never overwriting
+// another run's file (a suffix -2, -3, … is added instead), and returns the
+// path.
+func SaveReplay(dir string, f *Replay) (string, error) {
+	return engine.WriteNew(dir, strings.TrimSuffix(ReplayName(f.System, f.Seed), ".json"), f)
+}
+
+// ReadReplay reads and validates a replay file's header (see
+// ParseReplay).
 func ReadReplay(path string) (*Replay, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -144,31 +175,30 @@ func ReadReplay(path string) (*Replay, error) {
 	}
 	f, err := ParseReplay(b)
 	if err != nil {
-		return nil, fmt.Errorf("read replay file %s: %w", path, err)
+		return nil, fmt.Errorf("replay file %s: %w", path, err)
 	}
 	return f, nil
 }
 
-// ParseReplay decodes a replay file's contents.
+// ParseReplay decodes a replay file strictly: unknown fields, trailing
+// data, a file over engine.MaxReplayBytes, another world's file or an
+// unknown version are errors wrapping engine.ErrBadInput. The
+// configuration itself is validated by Config.
 func ParseReplay(b []byte) (*Replay, error) {
 	var f Replay
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("decode replay: %w", err)
+	if err := engine.DecodeStrict(bytes.NewReader(b), &f); err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }
 
+// IsBadInput reports whether err is about malformed or out-of-range input.
+func IsBadInput(err error) bool { return errors.Is(err, engine.ErrBadInput) }
+
 // ReplayName is the file name a run's replay file is written under.
 func ReplayName(system string, seed uint64) string {
-	safe := make([]byte, 0, len(system))
-	for i := 0; i < len(system); i++ {
-		c := system[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
-			safe = append(safe, c)
-		default:
-			safe = append(safe, '-')
-		}
-	}
-	return fmt.Sprintf("%s-seed-%d.json", safe, seed)
+	return fmt.Sprintf("%s-seed-%d.json", engine.SafeName(system), seed)
 }

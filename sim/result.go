@@ -105,7 +105,7 @@ func (s *Sim) result(checks bool) Result {
 		Seed:         s.cfg.Seed,
 		SimDuration:  s.Elapsed(),
 		Hash:         s.rec.Hash(),
-		Events:       s.rec.Len() + int(s.rec.ObservedAtWrites),
+		Events:       s.rec.Len() + int(s.rec.ObservedAtWrites()),
 		OpsCompleted: make(map[contracts.Operation]int, len(s.acct.ops)),
 		Errors:       s.acct.errors,
 		Display:      map[contracts.DisplayState]int{},

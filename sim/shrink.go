@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // Size measures a counterexample: its plan's actions, its fleet and how
@@ -103,33 +105,13 @@ func Shrink(ctx context.Context, cfg Config, fails func(Result) bool, budget int
 		}
 	}
 	// The plan: delta debugging over its actions.
-	actions := cfg.Plan.Actions
-	for n := 2; len(actions) > 0 && sh.Runs < budget; {
-		if n > len(actions) {
-			n = len(actions)
-		}
-		removed := false
-		for i := 0; i < n && sh.Runs < budget; i++ {
-			lo, hi := i*len(actions)/n, (i+1)*len(actions)/n
-			rest := append(append([]Action{}, actions[:lo]...), actions[hi:]...)
-			c := cfg
-			c.Plan = &Plan{Faults: cfg.Plan.Faults, Actions: rest}
-			ok, err := try(c)
-			if err != nil {
-				return sh, err
-			}
-			if ok {
-				actions, removed = rest, true
-				n = max(n-1, 2)
-				break
-			}
-		}
-		if !removed {
-			if n == len(actions) {
-				break
-			}
-			n *= 2
-		}
+	faults := cfg.Plan.Faults
+	if _, err := engine.ShrinkList(cfg.Plan.Actions, func(rest []Action) (bool, error) {
+		c := cfg
+		c.Plan = &Plan{Faults: faults, Actions: rest}
+		return try(c)
+	}); err != nil {
+		return sh, err
 	}
 	if err := shrinkDuration(cfg, best, try); err != nil {
 		return sh, err

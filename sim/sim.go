@@ -10,6 +10,7 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/fakes"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // Sim is one simulated run: the world, the coordinator instances of the
@@ -22,7 +23,7 @@ type Sim struct {
 	rec   *history.Recorder
 	world *fakes.World
 	api   *recordedAPI
-	q     queue
+	loop  engine.Loop[event]
 
 	insts  []*instance
 	byName map[string]*instance
@@ -30,10 +31,7 @@ type Sim struct {
 	work *workload
 
 	// ctx is the context of the run in progress (Background outside Run).
-	ctx context.Context
-	// processed counts the events run so far.
-	processed int64
-
+	ctx      context.Context
 	apiCalls int
 	acct     accounting
 	sinks    []func(history.Event)
@@ -81,6 +79,7 @@ func New(cfg Config) (*Sim, error) {
 		byName: make(map[string]*instance, cfg.Coordinators),
 		ctx:    context.Background(),
 	}
+	s.loop.Clock, s.loop.Dispatch = s.clock, s.dispatch
 	s.acct.init()
 	s.rec.Sink = s.sink
 	s.world = fakes.NewWorld(s.clock, s.rec)
@@ -90,6 +89,7 @@ func New(cfg Config) (*Sim, error) {
 	apiDeps := s.world.Deps(apiInstance)
 	apiDeps.IDs = fakes.NewIDs(SubSeed(cfg.Seed, streamAPIIDs))
 	apiDeps.Limits = cfg.Limits
+	apiDeps.Note = s.noter(apiInstance)
 	api, err := cfg.System.NewAPI(apiDeps)
 	if err != nil {
 		return nil, fmt.Errorf("build the API of %s: %w", cfg.System.Name(), err)
@@ -112,7 +112,7 @@ func New(cfg Config) (*Sim, error) {
 	for _, a := range s.plan.Actions {
 		// A plan action runs after everything else due at its instant, as
 		// Play applies it between events.
-		s.q.push(event{at: cfg.Start.Add(a.At).UnixNano(), kind: evScript, late: true, fn: func(s *Sim) {
+		s.loop.Q.Push(cfg.Start.Add(a.At).UnixNano(), true, event{kind: evScript, fn: func(s *Sim) {
 			if err := s.Apply(a); err != nil {
 				s.Fail(err.Error())
 			}
@@ -131,14 +131,24 @@ func (s *Sim) start(in *instance) error {
 	deps := s.world.Deps(in.name)
 	deps.IDs = fakes.NewIDs(SubSeed(s.cfg.Seed, streamCoordinatorIDs, uint64(in.index), uint64(in.gen)))
 	deps.Limits = s.cfg.Limits
+	deps.Note = s.noter(in.name)
 	g.after = func(port, method, id string) error { return s.faults.lostResponse(in.name, port, method, id) }
 	coord, err := s.cfg.System.NewCoordinator(gateDeps(deps, g))
 	if err != nil {
 		return fmt.Errorf("build coordinator %s of %s: %w", in.name, s.cfg.System.Name(), err)
 	}
 	in.coord, in.gate, in.alive = coord, g, true
-	in.pending = s.q.push(event{at: s.clock.Now().UnixNano(), kind: evStep, inst: in, gen: in.gen})
+	in.pending = s.loop.Q.Push(s.clock.Now().UnixNano(), false, event{kind: evStep, inst: in, gen: in.gen})
 	return nil
+}
+
+// noter records an implementation's notes (ports.Deps.Note: what a child
+// process of the driver protocol wrote to standard error) as note events
+// of instance.
+func (s *Sim) noter(instance string) func(string) {
+	return func(text string) {
+		s.record(history.Event{Kind: history.KindNote, Instance: instance, Method: "note", Args: text})
+	}
 }
 
 // sink receives every kept event of the recorder (under its lock: it must
@@ -185,43 +195,22 @@ func (s *Sim) RunUntilCond(pred func(*Sim) bool, limit time.Duration) (bool, err
 }
 
 func (s *Sim) run(until time.Time, pred func(*Sim) bool) (bool, error) {
-	if err := s.ctx.Err(); err != nil {
+	var p func() bool
+	if pred != nil {
+		p = func() bool { return pred(s) }
+	}
+	ok, err := s.loop.RunUntil(s.ctx, until, p)
+	if err != nil {
 		return false, fmt.Errorf("seed %d at %s: %w", s.cfg.Seed, history.Offset(s.Elapsed()), err)
 	}
-	end := until.UnixNano()
-	for {
-		if pred != nil && pred(s) {
-			return true, nil
-		}
-		next, ok := s.q.peek()
-		if !ok || next.at > end {
-			break
-		}
-		ev := s.q.pop()
-		s.processed++
-		if s.processed&4095 == 0 {
-			if err := s.ctx.Err(); err != nil {
-				return false, fmt.Errorf("seed %d at %s: %w", s.cfg.Seed, history.Offset(s.Elapsed()), err)
-			}
-		}
-		if ev.at > s.clock.Now().UnixNano() {
-			s.clock.Set(ev.time())
-		}
-		s.dispatch(&ev)
-	}
-	if until.After(s.clock.Now()) {
-		s.clock.Set(until)
-	}
-	if pred != nil {
-		return pred(s), nil
-	}
-	return false, nil
+	return ok, nil
 }
 
-func (s *Sim) dispatch(ev *event) {
+func (s *Sim) dispatch(it *item) {
+	ev := &it.P
 	switch ev.kind {
 	case evStep:
-		if ev.seq != ev.inst.pending {
+		if it.Seq != ev.inst.pending {
 			return // superseded by a Step run out of turn
 		}
 		s.step(ev.inst, ev.gen)
@@ -244,8 +233,8 @@ func (s *Sim) step(in *instance, gen int) {
 	}
 	next, err := in.coord.Step(s.ctx)
 	switch {
-	case in.gate.crashed:
-		s.drop(in, "crashed at port call "+strconv.FormatInt(in.gate.calls, 10))
+	case in.gate.Crashed:
+		s.drop(in, "crashed at port call "+strconv.FormatInt(in.gate.Calls, 10))
 		return
 	case err != nil:
 		s.drop(in, "step failed: "+err.Error())
@@ -255,7 +244,7 @@ func (s *Sim) step(in *instance, gen int) {
 	if min := now.Add(MinStepInterval); next.Before(min) {
 		next = min
 	}
-	in.pending = s.q.push(event{at: next.UnixNano(), kind: evStep, inst: in, gen: in.gen})
+	in.pending = s.loop.Q.Push(next.UnixNano(), false, event{kind: evStep, inst: in, gen: in.gen})
 }
 
 // drop ends instance in as a crashed process: its ports fail from now on,
@@ -263,7 +252,7 @@ func (s *Sim) step(in *instance, gen int) {
 // connections do), releasing the leader lock if it held it. With
 // Config.RestartDelay set, a fresh instance replaces it after the delay.
 func (s *Sim) drop(in *instance, why string) {
-	in.gate.crashed = true
+	in.gate.Crashed = true
 	in.alive = false
 	s.record(history.Event{Kind: history.KindCrash, Instance: in.name, Method: "crash", Args: why})
 	s.world.Store.KillSession(in.name)
@@ -318,14 +307,14 @@ func (s *Sim) CrashAtCall(name string, k int64) {
 	if k < 1 {
 		k = 1
 	}
-	in.gate.failFrom = in.gate.calls + k
+	in.gate.FailFrom = in.gate.Calls + k
 	s.record(history.Event{Kind: history.KindFault, Instance: name, Method: "crash-at-call",
-		Args: "call " + strconv.FormatInt(in.gate.failFrom, 10)})
+		Args: "call " + strconv.FormatInt(in.gate.FailFrom, 10)})
 }
 
 // Calls is the number of port calls instance name has made since it was
 // last (re)started.
-func (s *Sim) Calls(name string) int64 { return s.mustInstance(name).gate.calls }
+func (s *Sim) Calls(name string) int64 { return s.mustInstance(name).gate.Calls }
 
 // Restart replaces instance name with a fresh coordinator from the system
 // under test, on a fresh view of the world (a new DB session), first
@@ -356,7 +345,7 @@ func (s *Sim) Schedule(at time.Time, name string, fn func(*Sim)) {
 	if now := s.clock.Now(); at.Before(now) {
 		at = now
 	}
-	s.q.push(event{at: at.UnixNano(), kind: evScript, name: name, fn: fn})
+	s.loop.Q.Push(at.UnixNano(), false, event{kind: evScript, name: name, fn: fn})
 }
 
 // After runs fn d from now (see Schedule).
@@ -415,7 +404,7 @@ func (s *Sim) Leaders() []string {
 }
 
 // Processed is the number of queued events run so far.
-func (s *Sim) Processed() int64 { return s.processed }
+func (s *Sim) Processed() int64 { return s.loop.Processed }
 
 // Timeline renders the last n kept history events (all if n ≤ 0), with
 // virtual offsets from the start, leaving out routine listing calls

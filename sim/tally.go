@@ -3,72 +3,15 @@ package sim
 import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/invariant"
+	"github.com/wsconverge/converge/contracts/judge"
 )
 
-// Tally sums the checkers' reports over many runs: a checker is violated
-// if any run violated it, passes if some run exercised it and none
-// violated it, and is "not exercised" otherwise (non-vacuity,
-// ARCHITECTURE principle 9).
-type Tally struct {
-	// Runs counts the reports added.
-	Runs int
-	// Exercised counts, per checker, its situations over every run.
-	Exercised map[string]int
-	// Violations counts, per checker, its violations; ViolatedRuns the
-	// runs with at least one.
-	Violations   map[string]int
-	ViolatedRuns map[string]int
-}
+// Tally sums the checkers' reports over many runs (judge.Tally over the
+// workspace checkers).
+type Tally = judge.Tally
 
-// NewTally returns an empty tally over every checker.
-func NewTally() *Tally {
-	t := &Tally{Exercised: map[string]int{}, Violations: map[string]int{}, ViolatedRuns: map[string]int{}}
-	for _, n := range invariant.Names() {
-		t.Exercised[n] += 0
-	}
-	return t
-}
-
-// Add counts one run's report (nil is ignored).
-func (t *Tally) Add(r *invariant.Report) {
-	if r == nil {
-		return
-	}
-	t.Runs++
-	for n, c := range r.Exercised {
-		t.Exercised[n] += c
-	}
-	seen := map[string]bool{}
-	for _, v := range r.Violations {
-		t.Violations[v.Checker]++
-		if !seen[v.Checker] {
-			seen[v.Checker] = true
-			t.ViolatedRuns[v.Checker]++
-		}
-	}
-}
-
-// Verdict is checker name's verdict over every run added.
-func (t *Tally) Verdict(name string) invariant.Verdict {
-	switch {
-	case t.Violations[name] > 0:
-		return invariant.Violated
-	case t.Exercised[name] == 0:
-		return invariant.NotExercise
-	}
-	return invariant.Pass
-}
-
-// NotExercised lists the checkers no run exercised, in report order.
-func (t *Tally) NotExercised() []string {
-	var out []string
-	for _, n := range invariant.Names() {
-		if t.Exercised[n] == 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// NewTally returns an empty tally over every workspace checker.
+func NewTally() *Tally { return judge.NewTally(invariant.Names()) }
 
 // ---- known issues -------------------------------------------------------
 

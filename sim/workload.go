@@ -154,7 +154,7 @@ func uniform(r *rand.Rand, lo, hi time.Duration) time.Duration {
 }
 
 func (w *workload) at(u *userWorkspace, d time.Duration, a action) {
-	w.s.q.push(event{at: w.s.clock.Now().Add(d).UnixNano(), kind: evUser, ws: u, act: a, gen: u.session})
+	w.s.loop.Q.Push(w.s.clock.Now().Add(d).UnixNano(), false, event{kind: evUser, ws: u, act: a, gen: u.session})
 }
 
 // note records a user action outside the API.

@@ -29,7 +29,19 @@ type config struct {
 	Secure    bool
 	DataDir   string
 	TmpDir    string
+	// Restore quota: the most file bytes and entries a restore writes.
+	MaxBytes   int64
+	MaxEntries int64
 }
+
+// Default restore quota (RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES): far above
+// a home volume, far below what a decompression bomb claims. A restore is
+// also held to the free space of DATA_DIR's file system and to what the
+// archive's .meta declares.
+const (
+	defaultMaxBytes   int64 = 256 << 30
+	defaultMaxEntries int64 = 10_000_000
+)
 
 func (c config) metaKey() string    { return c.Key + ".meta" }
 func (c config) archiveURL() string { return "s3://" + c.Bucket + "/" + c.Key }
@@ -88,6 +100,12 @@ func parseConfig(args []string, env map[string]string) (config, error) {
 		errs = append(errs, err)
 	}
 	if cfg.TmpDir, err = absDir(env, "TMPDIR", "/tmp"); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.MaxBytes, err = positive(env, "RESTORE_MAX_BYTES", defaultMaxBytes); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.MaxEntries, err = positive(env, "RESTORE_MAX_ENTRIES", defaultMaxEntries); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -219,4 +237,17 @@ func absDir(env map[string]string, name, def string) (string, error) {
 		return "", fmt.Errorf("%s: %q is not an absolute path", name, v)
 	}
 	return filepath.Clean(v), nil
+}
+
+// positive reads a positive integer setting, def when unset.
+func positive(env map[string]string, name string, def int64) (int64, error) {
+	v, ok := nonEmpty(env, name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive whole number", name, v)
+	}
+	return n, nil
 }

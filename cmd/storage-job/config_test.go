@@ -36,14 +36,16 @@ func TestParseConfigDefaults(t *testing.T) {
 	cfg, err := parseConfig(nil, validEnv())
 	require.NoError(t, err)
 	require.Equal(t, config{
-		Mode:      modeArchive,
-		Bucket:    "workspaces",
-		Key:       "archives/ws-1/op-7/home.tar.zst",
-		Endpoint:  "minio:9000",
-		AccessKey: "ak",
-		SecretKey: "sk",
-		DataDir:   "/data",
-		TmpDir:    "/tmp",
+		Mode:       modeArchive,
+		Bucket:     "workspaces",
+		Key:        "archives/ws-1/op-7/home.tar.zst",
+		Endpoint:   "minio:9000",
+		AccessKey:  "ak",
+		SecretKey:  "sk",
+		DataDir:    "/data",
+		TmpDir:     "/tmp",
+		MaxBytes:   defaultMaxBytes,
+		MaxEntries: defaultMaxEntries,
 	}, cfg)
 	require.Equal(t, "archives/ws-1/op-7/home.tar.zst.meta", cfg.metaKey())
 	require.Equal(t, "s3://workspaces/archives/ws-1/op-7/home.tar.zst", cfg.archiveURL())
@@ -57,6 +59,11 @@ func TestParseConfigOverrides(t *testing.T) {
 	require.True(t, cfg.Secure)
 	require.Equal(t, "/vol", cfg.DataDir)
 	require.Equal(t, "/scratch", cfg.TmpDir)
+
+	cfg, err = parseConfig(nil, with(validEnv(), "RESTORE_MAX_BYTES", "1048576", "RESTORE_MAX_ENTRIES", " 10 "))
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<20), cfg.MaxBytes)
+	require.Equal(t, int64(10), cfg.MaxEntries)
 
 	cfg, err = parseConfig([]string{"archive"}, with(validEnv(), "S3_ENDPOINT", "https://s3.example.com"))
 	require.NoError(t, err)
@@ -100,6 +107,9 @@ func TestParseConfigErrorsNameTheVariable(t *testing.T) {
 		{"no secret key", nil, with(validEnv(), "S3_SECRET_KEY", ""), "S3_SECRET_KEY: missing"},
 		{"relative data dir", nil, with(validEnv(), "DATA_DIR", "data"), "DATA_DIR"},
 		{"relative tmpdir", nil, with(validEnv(), "TMPDIR", "tmp"), "TMPDIR"},
+		{"zero quota", nil, with(validEnv(), "RESTORE_MAX_BYTES", "0"), "RESTORE_MAX_BYTES"},
+		{"quota with a unit", nil, with(validEnv(), "RESTORE_MAX_BYTES", "10GiB"), "RESTORE_MAX_BYTES"},
+		{"negative entries", nil, with(validEnv(), "RESTORE_MAX_ENTRIES", "-1"), "RESTORE_MAX_ENTRIES"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseConfig(tc.args, tc.env)

@@ -12,18 +12,26 @@
 //	S3_SECURE      use TLS (default false)
 //	DATA_DIR       the volume (default /data)
 //	TMPDIR         scratch space (default /tmp)
+//	RESTORE_MAX_BYTES    most file bytes a restore writes (default 256 GiB)
+//	RESTORE_MAX_ENTRIES  most entries a restore extracts (default 10,000,000)
 //
 // archive: when the archive object and its ".meta" both exist it does
 // nothing. Otherwise it packs DATA_DIR (contracts/archive.PackDir: tar,
 // zstd, SHA-256) into a file under TMPDIR, uploads it, then uploads ".meta"
-// ("sha256:<hex>") last, as the commit marker.
+// last, as the commit marker: "sha256:<hex>" on its first line, then
+// "bytes=N" and "entries=N", what the archive unpacks to.
 //
 // restore: it downloads ".meta" and the archive (ARCHIVE_NOT_FOUND,
 // META_NOT_FOUND when missing), checks the checksum (CHECKSUM_MISMATCH),
 // extracts into a staging directory inside DATA_DIR (same file system, so
-// entries are moved by rename) refusing unsafe entries (TAR_EXTRACT_FAILED),
-// then makes DATA_DIR equal to the staging tree: entries the archive lacks
-// are deleted, the others moved in. Leftover staging directories
+// entries are moved by rename) refusing unsafe entries, sparse files among
+// them (TAR_EXTRACT_FAILED), then makes DATA_DIR equal to the staging
+// tree: entries the archive lacks are deleted, the others moved in. The
+// extraction is bounded: it stops before the first entry that would pass
+// the quota or the free space of DATA_DIR's file system (DISK_FULL), or
+// what the .meta declares (CHECKSUM_MISMATCH: the archive lies about
+// itself); a .meta of the original format, the checksum alone, declares
+// nothing and is bound by the quota only. Leftover staging directories
 // (".converge-restore-*" at the top of DATA_DIR) from an interrupted run are
 // removed by both modes.
 //

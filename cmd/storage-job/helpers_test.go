@@ -132,6 +132,7 @@ type harness struct {
 	store  *memStore
 	sleeps *sleeps
 	tmp    string
+	env    map[string]string // extra settings
 }
 
 func newHarness(t *testing.T) *harness {
@@ -160,6 +161,9 @@ func (h *harness) run(t *testing.T, mode, dataDir string) result {
 		"S3_SECRET_KEY": "secret",
 		"DATA_DIR":      dataDir,
 		"TMPDIR":        h.tmp,
+	}
+	for k, v := range h.env {
+		env[k] = v
 	}
 	d := deps{
 		newStore: func(cfg config) (objectStore, error) {

@@ -56,7 +56,7 @@ func (j *job) archive(ctx context.Context) (string, error) {
 	}
 	defer os.Remove(tmp.Name())
 	buf := bufio.NewWriterSize(tmp, 1<<20)
-	sum, err := archive.PackDir(j.cfg.DataDir, buf)
+	meta, err := archive.PackDir(j.cfg.DataDir, buf)
 	if err == nil {
 		err = buf.Flush()
 	}
@@ -70,7 +70,8 @@ func (j *job) archive(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pack %s: %w", j.cfg.DataDir, err)
 	}
-	j.log.Info("packed", "data_dir", j.cfg.DataDir, "bytes", fi.Size(), "sha256", sum)
+	j.log.Info("packed", "data_dir", j.cfg.DataDir, "bytes", fi.Size(), "sha256", meta.SHA256,
+		"file_bytes", meta.Bytes, "entries", meta.Entries)
 
 	err = j.retry.do(ctx, j.log, "upload archive", func(ctx context.Context) error {
 		f, err := os.Open(tmp.Name())
@@ -83,14 +84,16 @@ func (j *job) archive(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	meta := []byte("sha256:" + sum)
+	// The extended .meta: the checksum, and what the archive unpacks to,
+	// so a restore can refuse an archive that holds more than it says.
+	metaBytes := meta.Encode()
 	err = j.retry.do(ctx, j.log, "upload .meta", func(ctx context.Context) error {
-		return j.store.Put(ctx, j.cfg.metaKey(), bytes.NewReader(meta), int64(len(meta)), "text/plain")
+		return j.store.Put(ctx, j.cfg.metaKey(), bytes.NewReader(metaBytes), int64(len(metaBytes)), "text/plain")
 	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("archived %s to %s (%d bytes, sha256:%s)", j.cfg.DataDir, j.cfg.archiveURL(), fi.Size(), sum), nil
+	return fmt.Sprintf("archived %s to %s (%d bytes, sha256:%s)", j.cfg.DataDir, j.cfg.archiveURL(), fi.Size(), meta.SHA256), nil
 }
 
 // restore makes DATA_DIR equal to the archive's tree.
@@ -147,10 +150,19 @@ func (j *job) restore(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := verifyChecksum(sum, meta.Bytes()); err != nil {
+	declared, err := archive.ParseMeta(meta.Bytes())
+	if err == nil {
+		err = declared.VerifySum(sum)
+	}
+	if err != nil {
 		return "", withCode(contracts.CodeChecksumMismatch, fmt.Errorf("%s: %w", j.cfg.archiveURL(), err))
 	}
-	j.log.Info("downloaded and verified", "archive", j.cfg.archiveURL(), "bytes", size, "sha256", sum)
+	j.log.Info("downloaded and verified", "archive", j.cfg.archiveURL(), "bytes", size, "sha256", sum,
+		"declares_size", declared.Sized)
+	lim, err := j.restoreLimits(&declared)
+	if err != nil {
+		return "", err
+	}
 
 	staging, err := os.MkdirTemp(j.cfg.DataDir, stagingPrefix)
 	if err != nil {
@@ -159,9 +171,9 @@ func (j *job) restore(ctx context.Context) (string, error) {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("rewind %s: %w", tmp.Name(), err)
 	}
-	if err := archive.ExtractTo(bufio.NewReaderSize(tmp, 1<<20), staging); err != nil {
+	if err := archive.ExtractTo(bufio.NewReaderSize(tmp, 1<<20), staging, lim); err != nil {
 		_ = os.RemoveAll(staging)
-		return "", withCode(contracts.CodeTarExtractFailed, err)
+		return "", withCode(extractCode(err), err)
 	}
 	// The archive is no longer needed: free its space before moving in.
 	_ = tmp.Close()
@@ -196,18 +208,34 @@ func (j *job) checkDataDir() error {
 	return nil
 }
 
-// verifyChecksum compares the archive's SHA-256 with its .meta content
-// ("sha256:<hex>", surrounding white space ignored), as archive.VerifyMeta
-// does for data held in memory.
-func verifyChecksum(sumHex string, meta []byte) error {
-	want := strings.TrimSpace(string(meta))
-	if !strings.HasPrefix(want, "sha256:") || len(want) != len("sha256:")+2*sha256.Size {
-		return fmt.Errorf("%w: malformed .meta (%d bytes)", archive.ErrChecksumMismatch, len(meta))
+// restoreLimits bounds what a restore may write: the configured quota,
+// lowered to the free space of DATA_DIR's file system (the staging tree
+// lives there), and what the archive's .meta declares.
+func (j *job) restoreLimits(declared *archive.Meta) (archive.Limits, error) {
+	lim := archive.Limits{MaxBytes: j.cfg.MaxBytes, MaxEntries: j.cfg.MaxEntries, Declared: declared}
+	free, err := freeBytes(j.cfg.DataDir)
+	if err != nil {
+		return archive.Limits{}, fmt.Errorf("free space of %s: %w", j.cfg.DataDir, err)
 	}
-	if got := "sha256:" + sumHex; got != want {
-		return fmt.Errorf("%w: archive is %s, .meta says %s", archive.ErrChecksumMismatch, got, want)
+	if free < lim.MaxBytes {
+		lim.MaxBytes = max(free, 1)
 	}
-	return nil
+	return lim, nil
+}
+
+// extractCode maps an extraction failure to its SPEC 1.5 code: an archive
+// holding more than (or other than) its .meta declares lies about itself,
+// so its data is lost (CHECKSUM_MISMATCH, DataLost); one over the quota or
+// the free space needs an administrator (DISK_FULL); anything else is a
+// failed extraction (TAR_EXTRACT_FAILED).
+func extractCode(err error) contracts.ErrorCode {
+	switch {
+	case errors.Is(err, archive.ErrMetaMismatch):
+		return contracts.CodeChecksumMismatch
+	case errors.Is(err, archive.ErrQuotaExceeded):
+		return contracts.CodeDiskFull
+	}
+	return contracts.CodeTarExtractFailed
 }
 
 // removeLeftoverStaging deletes staging directories of interrupted restores.

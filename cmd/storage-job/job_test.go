@@ -66,7 +66,14 @@ func TestArchiveThenRestoreRoundTrip(t *testing.T) {
 	require.Equal(t, []string{testKey, testKey + ".meta"}, h.store.callsOf("put"), ".meta is uploaded last")
 	data := h.store.objects[testKey]
 	sum := sha256.Sum256(data)
-	require.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), string(h.store.objects[testKey+".meta"]))
+	meta, err := archive.ParseMeta(h.store.objects[testKey+".meta"])
+	require.NoError(t, err)
+	require.Equal(t, hex.EncodeToString(sum[:]), meta.SHA256)
+	require.True(t, strings.HasPrefix(string(h.store.objects[testKey+".meta"]), "sha256:"+meta.SHA256+"\n"),
+		"the checksum line comes first, as in the original format")
+	want, err := archive.MetaOf(data)
+	require.NoError(t, err)
+	require.Equal(t, want, meta, "the .meta declares what the archive unpacks to")
 	require.NoError(t, archive.VerifyMeta(data, h.store.objects[testKey+".meta"]))
 
 	// The restore target holds stale entries of every kind, some clashing.
@@ -208,6 +215,40 @@ func TestRestoreFailures(t *testing.T) {
 			h.store.objects[testKey+".meta"] = []byte(archive.Checksum(data))
 			return h
 		}, contracts.CodeTarExtractFailed},
+		{"sparse bomb (20 GiB in 212 bytes)", func(t *testing.T) *harness {
+			h := newHarness(t)
+			data, err := os.ReadFile("../../contracts/archive/testdata/sparse-bomb-20GiB.tar.zst")
+			require.NoError(t, err)
+			h.store.objects[testKey] = data
+			h.store.objects[testKey+".meta"] = []byte(archive.Checksum(data)) // an original-format .meta
+			return h
+		}, contracts.CodeTarExtractFailed},
+		{"archive holds more than its .meta declares", func(t *testing.T) *harness {
+			h := good(t)
+			meta, err := archive.ParseMeta(h.store.objects[testKey+".meta"])
+			require.NoError(t, err)
+			meta.Bytes -= 10
+			h.store.objects[testKey+".meta"] = meta.Encode()
+			return h
+		}, contracts.CodeChecksumMismatch},
+		{"archive holds fewer entries than its .meta declares", func(t *testing.T) *harness {
+			h := good(t)
+			meta, err := archive.ParseMeta(h.store.objects[testKey+".meta"])
+			require.NoError(t, err)
+			meta.Entries++
+			h.store.objects[testKey+".meta"] = meta.Encode()
+			return h
+		}, contracts.CodeChecksumMismatch},
+		{"over the restore quota", func(t *testing.T) *harness {
+			h := good(t)
+			h.env = map[string]string{"RESTORE_MAX_BYTES": "1000"}
+			return h
+		}, contracts.CodeDiskFull},
+		{"over the entry quota", func(t *testing.T) *harness {
+			h := good(t)
+			h.env = map[string]string{"RESTORE_MAX_ENTRIES": "3"}
+			return h
+		}, contracts.CodeDiskFull},
 		{"not zstd", func(t *testing.T) *harness {
 			h := newHarness(t)
 			data := []byte("this is not an archive")

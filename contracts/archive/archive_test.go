@@ -93,12 +93,16 @@ func TestPackDirMatchesPack(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, files)
 	var buf bytes.Buffer
-	sum, err := PackDir(root, &buf)
+	meta, err := PackDir(root, &buf)
 	require.NoError(t, err)
-	want, err := Pack(files)
+	want, wantMeta, err := PackMeta(files)
 	require.NoError(t, err)
 	require.Equal(t, want, buf.Bytes(), "a directory and a map of the same tree pack alike")
-	require.Equal(t, "sha256:"+sum, Checksum(buf.Bytes()))
+	require.Equal(t, wantMeta, meta, "and declare the same .meta")
+	require.Equal(t, "sha256:"+meta.SHA256, Checksum(buf.Bytes()))
+	fromData, err := MetaOf(buf.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, meta, fromData, "what the archive unpacks to, counted from its bytes")
 }
 
 func TestPackDirKeepsLinksAndSkipsSpecialFiles(t *testing.T) {
@@ -113,7 +117,7 @@ func TestPackDirKeepsLinksAndSkipsSpecialFiles(t *testing.T) {
 	require.NoError(t, err)
 
 	out := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, ExtractTo(bytes.NewReader(buf.Bytes()), out))
+	require.NoError(t, ExtractTo(bytes.NewReader(buf.Bytes()), out, Limits{}))
 	require.Equal(t, map[string]string{
 		"bin/":       "",
 		"bin/run.sh": "#!/bin/sh\n",
@@ -134,7 +138,7 @@ func TestExtractToRoundTrip(t *testing.T) {
 	data, err := Pack(files)
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "staging")
-	require.NoError(t, ExtractTo(bytes.NewReader(data), out))
+	require.NoError(t, ExtractTo(bytes.NewReader(data), out, Limits{}))
 	require.Equal(t, treeOf(files), readTree(t, out))
 }
 
@@ -191,7 +195,7 @@ func TestUnsafeEntriesAreRefused(t *testing.T) {
 			require.NoError(t, os.Mkdir(outside, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
 			target := filepath.Join(parent, "root")
-			err = ExtractTo(bytes.NewReader(data), target)
+			err = ExtractTo(bytes.NewReader(data), target, Limits{})
 			require.ErrorIs(t, err, ErrUnsafeEntry)
 			require.Equal(t, map[string]string{"secret": "s"}, readTree(t, outside), "nothing written outside")
 		})
@@ -203,7 +207,7 @@ func TestExtractToRefusesPreexistingSymlinkParent(t *testing.T) {
 	target := filepath.Join(parent, "root")
 	require.NoError(t, os.Mkdir(target, 0o755))
 	require.NoError(t, os.Symlink(parent, filepath.Join(target, "up")))
-	err := ExtractTo(bytes.NewReader(tarZst(t, file("up/evil", "x"))), target)
+	err := ExtractTo(bytes.NewReader(tarZst(t, file("up/evil", "x"))), target, Limits{})
 	require.ErrorIs(t, err, ErrUnsafeEntry)
 	require.NoFileExists(t, filepath.Join(parent, "evil"))
 }
@@ -216,7 +220,7 @@ func TestExtractToAcceptsSafeLinksAndReplacesFiles(t *testing.T) {
 		hardlink("a/h", "a/f"),
 		file("a/f", "v2"), // a later entry of the same name wins
 	)
-	require.NoError(t, ExtractTo(bytes.NewReader(data), out))
+	require.NoError(t, ExtractTo(bytes.NewReader(data), out, Limits{}))
 	require.Equal(t, map[string]string{
 		"a/":   "",
 		"a/f":  "v2",
@@ -235,7 +239,7 @@ func TestExtractToDoesNotPreserveOwnersOrSpecialBits(t *testing.T) {
 	e.hdr.Uid, e.hdr.Gid, e.hdr.Uname = 4242, 4242, "mallory"
 	e.hdr.Mode = 0o4777 // setuid
 	out := filepath.Join(t.TempDir(), "root")
-	require.NoError(t, ExtractTo(bytes.NewReader(tarZst(t, e)), out))
+	require.NoError(t, ExtractTo(bytes.NewReader(tarZst(t, e)), out, Limits{}))
 	fi, err := os.Lstat(filepath.Join(out, "f"))
 	require.NoError(t, err)
 	st, ok := fi.Sys().(*syscall.Stat_t)
@@ -249,12 +253,12 @@ func TestConflictingEntries(t *testing.T) {
 	data := tarZst(t, file("a", "file"), file("a/b", "under a file"))
 	_, err := Unpack(data)
 	require.ErrorIs(t, err, ErrConflict)
-	require.ErrorIs(t, ExtractTo(bytes.NewReader(data), filepath.Join(t.TempDir(), "r")), ErrConflict)
+	require.ErrorIs(t, ExtractTo(bytes.NewReader(data), filepath.Join(t.TempDir(), "r"), Limits{}), ErrConflict)
 
 	data = tarZst(t, dir("a/"), file("a", "file over a directory"))
 	_, err = Unpack(data)
 	require.ErrorIs(t, err, ErrConflict)
-	require.ErrorIs(t, ExtractTo(bytes.NewReader(data), filepath.Join(t.TempDir(), "r")), ErrConflict)
+	require.ErrorIs(t, ExtractTo(bytes.NewReader(data), filepath.Join(t.TempDir(), "r"), Limits{}), ErrConflict)
 }
 
 func TestCorruptedArchiveFails(t *testing.T) {
@@ -274,7 +278,7 @@ func TestCorruptedArchiveFails(t *testing.T) {
 		bad[i] ^= 0x40
 		_, err := Unpack(bad)
 		require.Error(t, err, "byte %d", i)
-		require.Error(t, ExtractTo(bytes.NewReader(bad), filepath.Join(t.TempDir(), "r")), "byte %d", i)
+		require.Error(t, ExtractTo(bytes.NewReader(bad), filepath.Join(t.TempDir(), "r"), Limits{}), "byte %d", i)
 	}
 	_, err = Unpack(data[:len(data)/2])
 	require.Error(t, err, "truncated")
@@ -334,6 +338,6 @@ func TestGlobalHeaderIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string][]byte{"f": []byte("v")}, files)
 	out := filepath.Join(t.TempDir(), "r")
-	require.NoError(t, ExtractTo(bytes.NewReader(data), out))
+	require.NoError(t, ExtractTo(bytes.NewReader(data), out, Limits{}))
 	require.Equal(t, map[string]string{"f": "v"}, readTree(t, out))
 }

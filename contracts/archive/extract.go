@@ -11,17 +11,21 @@ import (
 )
 
 // ExtractTo extracts a tar.zst read from r into dir (created if missing),
-// for the storage job's restore into a staging directory. Every file is
-// created through an os.Root on dir, so no entry can reach outside it even
-// through links; on top of that, unsafe entries are refused before anything
-// is written for them (ErrUnsafeEntry): absolute names, ".." components,
-// symbolic links whose target could leave the root, hard links to anything
-// but a regular file extracted inside the root, entries beneath a symbolic
-// link, and device, character and FIFO entries. Owners and modification
+// for the storage job's restore into a staging directory, within lim:
+// it stops at the first entry that would take it past the quota
+// (ErrQuotaExceeded) or past what the archive's .meta declares
+// (ErrMetaMismatch), before writing that entry, and the decompressed
+// stream is bounded too. Every file is created through an os.Root on dir,
+// so no entry can reach outside it even through links; on top of that,
+// unsafe entries are refused before anything is written for them
+// (ErrUnsafeEntry): absolute names, ".." components, symbolic links whose
+// target could leave the root, hard links to anything but a regular file
+// extracted inside the root, entries beneath a symbolic link, sparse
+// files, and device, character and FIFO entries. Owners and modification
 // times are not restored; files keep their permission bits (owner read and
 // write always set), directories are 0755. An existing file or link is
 // replaced by an entry of the same name; an existing directory is not.
-func ExtractTo(r io.Reader, dir string) error {
+func ExtractTo(r io.Reader, dir string, lim Limits) error {
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("archive: extract: %w", err)
 	}
@@ -35,11 +39,14 @@ func ExtractTo(r io.Reader, dir string) error {
 		return err
 	}
 	defer putStreamDecoder(dec)
-	x := extractor{root: root, dirs: make(map[string]bool)}
-	tr := tar.NewReader(dec)
+	x := extractor{root: root, dirs: make(map[string]bool), budget: budget{lim: lim}}
+	tr := tar.NewReader(lim.bound(dec))
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if err := x.budget.finish(); err != nil {
+				return fmt.Errorf("archive: extract: %w", err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -54,13 +61,17 @@ func ExtractTo(r io.Reader, dir string) error {
 // extractor writes entries beneath root. dirs caches the directories known
 // to be real directories (not links): nothing here turns one into a link.
 type extractor struct {
-	root *os.Root
-	dirs map[string]bool
+	root   *os.Root
+	dirs   map[string]bool
+	budget budget
 }
 
 func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		return nil // PAX global metadata, not a file
+	}
+	if err := x.budget.entry(hdr); err != nil {
+		return err
 	}
 	name, err := entryPath(hdr.Name)
 	if err != nil {
@@ -81,7 +92,9 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(f, tr); err != nil {
+		// Exactly the size the budget accounted: the entry's data is in the
+		// stream (sparse entries were refused), and no more is read.
+		if _, err := io.CopyN(f, tr, hdr.Size); err != nil {
 			f.Close()
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -30,10 +30,27 @@ const (
 // same map always yields the same bytes, equal to PackDir's of the same
 // tree of non-executable files.
 func Pack(files map[string][]byte) ([]byte, error) {
+	data, _, err := PackMeta(files)
+	return data, err
+}
+
+// PackMeta is Pack, also returning the archive's extended .meta.
+func PackMeta(files map[string][]byte) ([]byte, Meta, error) {
+	data, stats, err := pack(files)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	sum := sha256.Sum256(data)
+	stats.SHA256 = hex.EncodeToString(sum[:])
+	return data, stats, nil
+}
+
+func pack(files map[string][]byte) ([]byte, Meta, error) {
+	stats := Meta{Sized: true}
 	names := make([]string, 0, len(files))
 	for p := range files {
 		if err := CheckPath(p); err != nil {
-			return nil, err
+			return nil, Meta{}, err
 		}
 		names = append(names, p)
 	}
@@ -41,9 +58,9 @@ func Pack(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	enc, err := getEncoder(&buf)
 	if err != nil {
-		return nil, err
+		return nil, Meta{}, err
 	}
-	tw := tar.NewWriter(enc)
+	tw := tarCounter{tar.NewWriter(enc), &stats}
 	written := make(map[string]bool) // directories already emitted
 	for _, p := range names {
 		err := parents(p, func(dir string) error {
@@ -58,43 +75,45 @@ func Pack(files map[string][]byte) ([]byte, error) {
 		})
 		if err != nil {
 			putEncoder(enc)
-			return nil, fmt.Errorf("archive: pack: %w", err)
+			return nil, Meta{}, fmt.Errorf("archive: pack: %w", err)
 		}
 		data := files[p]
 		if err := tw.WriteHeader(fileHeader(p, int64(len(data)), fileMode)); err != nil {
 			putEncoder(enc)
-			return nil, fmt.Errorf("archive: pack %q: %w", p, err)
+			return nil, Meta{}, fmt.Errorf("archive: pack %q: %w", p, err)
 		}
 		if _, err := tw.Write(data); err != nil {
 			putEncoder(enc)
-			return nil, fmt.Errorf("archive: pack %q: %w", p, err)
+			return nil, Meta{}, fmt.Errorf("archive: pack %q: %w", p, err)
 		}
 	}
 	if err := tw.Close(); err != nil {
 		putEncoder(enc)
-		return nil, fmt.Errorf("archive: pack: %w", err)
+		return nil, Meta{}, fmt.Errorf("archive: pack: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		putEncoder(enc)
-		return nil, fmt.Errorf("archive: pack: %w", err)
+		return nil, Meta{}, fmt.Errorf("archive: pack: %w", err)
 	}
 	putEncoder(enc)
-	return buf.Bytes(), nil
+	return buf.Bytes(), stats, nil
 }
 
 // PackDir writes the tar.zst of the directory tree under root to w and
-// returns the hex SHA-256 of the bytes written. Regular files keep only
-// their executable bit (0755 or 0644), directories are 0755, symbolic links
-// are kept as links with their target verbatim, and sockets, devices and
-// FIFOs are skipped. Hard links are stored as separate copies.
-func PackDir(root string, w io.Writer) (sha256hex string, err error) {
+// returns its extended .meta (the hex SHA-256 of the bytes written, and
+// what they unpack to). Regular files keep only their executable bit (0755
+// or 0644), directories are 0755, symbolic links are kept as links with
+// their target verbatim, and sockets, devices and FIFOs are skipped. Hard
+// links are stored as separate copies.
+func PackDir(root string, w io.Writer) (Meta, error) {
 	h := sha256.New()
 	enc, err := getEncoder(io.MultiWriter(w, h))
 	if err != nil {
-		return "", err
+		return Meta{}, err
 	}
 	defer putEncoder(enc)
-	tw := tar.NewWriter(enc)
+	stats := Meta{Sized: true}
+	tw := tarCounter{tar.NewWriter(enc), &stats}
 	err = filepath.WalkDir(root, func(full string, d fs.DirEntry, walkErr error) error {
 		if walkErr != nil {
 			return walkErr
@@ -128,18 +147,19 @@ func PackDir(root string, w io.Writer) (sha256hex string, err error) {
 		return nil // socket, device, FIFO, irregular: skipped
 	})
 	if err != nil {
-		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+		return Meta{}, fmt.Errorf("archive: pack %s: %w", root, err)
 	}
 	if err := tw.Close(); err != nil {
-		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+		return Meta{}, fmt.Errorf("archive: pack %s: %w", root, err)
 	}
 	if err := enc.Close(); err != nil {
-		return "", fmt.Errorf("archive: pack %s: %w", root, err)
+		return Meta{}, fmt.Errorf("archive: pack %s: %w", root, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	stats.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return stats, nil
 }
 
-func packFile(tw *tar.Writer, full, name string) error {
+func packFile(tw tarCounter, full, name string) error {
 	f, err := os.Open(full)
 	if err != nil {
 		return err
@@ -178,22 +198,17 @@ func fileHeader(name string, size, mode int64) *tar.Header {
 	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, ModTime: epoch}
 }
 
-// Checksum is the commit-marker content of an archive: "sha256:<hex>".
-func Checksum(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+// tarCounter is a tar.Writer that counts what it writes as a restore
+// counts it (Meta's Entries and Bytes).
+type tarCounter struct {
+	*tar.Writer
+	meta *Meta
 }
 
-// VerifyMeta checks archive data against the content of its .meta object
-// (a Checksum, surrounding white space ignored). A mismatch or a malformed
-// meta wraps ErrChecksumMismatch.
-func VerifyMeta(data, meta []byte) error {
-	want := strings.TrimSpace(string(meta))
-	if !strings.HasPrefix(want, "sha256:") || len(want) != len("sha256:")+2*sha256.Size {
-		return fmt.Errorf("%w: malformed meta (%d bytes)", ErrChecksumMismatch, len(meta))
+func (t tarCounter) WriteHeader(h *tar.Header) error {
+	t.meta.Entries++
+	if h.Typeflag == tar.TypeReg {
+		t.meta.Bytes += h.Size
 	}
-	if got := Checksum(data); got != want {
-		return fmt.Errorf("%w: archive is %s, meta says %s", ErrChecksumMismatch, got, want)
-	}
-	return nil
+	return t.Writer.WriteHeader(h)
 }

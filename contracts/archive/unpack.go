@@ -10,15 +10,25 @@ import (
 )
 
 // Unpack reads a tar.zst into a map of file paths to contents (the in-memory
-// twin of ExtractTo, for the fakes). Directories are implied by the paths; a
-// hard link becomes a copy of its target. Unsafe entries are refused with
+// twin of ExtractTo, for the fakes), with no limits but the memory bound of
+// its decompression. Directories are implied by the paths; a hard link
+// becomes a copy of its target (their copies together are bounded like the
+// decompression). Unsafe entries, sparse files included, are refused with
 // ErrUnsafeEntry; a symbolic link that stays inside the root cannot be held
 // in a map and is refused with ErrUnsupportedEntry.
-func Unpack(data []byte) (map[string][]byte, error) {
+func Unpack(data []byte) (map[string][]byte, error) { return UnpackWithin(data, Limits{}) }
+
+// UnpackWithin is Unpack within lim, as ExtractTo: a restore in memory.
+func UnpackWithin(data []byte, lim Limits) (map[string][]byte, error) {
 	raw, err := decodeAll(data)
 	if err != nil {
 		return nil, err
 	}
+	if n, over := lim.streamLimit(); n > 0 && int64(len(raw)) > n {
+		return nil, fmt.Errorf("archive: unpack: %w: the decompressed stream is larger than it allows", over)
+	}
+	b := budget{lim: lim}
+	copied := 0 // bytes duplicated for hard links
 	tr := tar.NewReader(bytes.NewReader(raw))
 	files := make(map[string][]byte)
 	dirs := make(map[string]bool)
@@ -41,6 +51,9 @@ func Unpack(data []byte) (map[string][]byte, error) {
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if err := b.finish(); err != nil {
+				return nil, fmt.Errorf("archive: unpack: %w", err)
+			}
 			return files, nil
 		}
 		if err != nil {
@@ -48,6 +61,9 @@ func Unpack(data []byte) (map[string][]byte, error) {
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue // PAX global metadata, not a file
+		}
+		if err := b.entry(hdr); err != nil {
+			return nil, fmt.Errorf("archive: unpack: %w", err)
 		}
 		name, err := entryPath(hdr.Name)
 		if err != nil {
@@ -73,6 +89,9 @@ func Unpack(data []byte) (map[string][]byte, error) {
 			var content []byte
 			if hdr.Typeflag == tar.TypeLink {
 				content, err = linkedContent(files, name, hdr.Linkname)
+				if copied += len(content); err == nil && copied > maxDecoded {
+					err = fmt.Errorf("%w: hard links copy more than %d bytes", ErrUnsupportedEntry, maxDecoded)
+				}
 			} else {
 				content, err = readEntry(tr, hdr, len(raw))
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/archive"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
@@ -216,7 +217,10 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		meta, err := x.Objects.Get(ctx, contracts.MetaKey(key))
 		require.NoError(t, err, "the checksum is uploaded")
 		sum := sha256.Sum256(data)
-		require.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), string(meta), "the .meta holds the archive's checksum")
+		require.True(t, strings.HasPrefix(string(meta), "sha256:"+hex.EncodeToString(sum[:])), "the .meta begins with the archive's checksum")
+		wantMeta, err := archive.MetaOf(data)
+		require.NoError(t, err)
+		require.Equal(t, string(wantMeta.Encode()), string(meta), "and declares what the archive unpacks to")
 		require.Equal(t, files, x.ReadFiles(t, id), "archiving leaves the volume alone")
 
 		// Restore into a changed volume makes it equal to the archive.
@@ -305,8 +309,21 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		require.NoError(t, x.Objects.Put(ctx, contracts.MetaKey(key), []byte("sha256:"+hex.EncodeToString(make([]byte, 32)))))
 		restore(key, contracts.CodeChecksumMismatch, "wrong checksum")
 
+		declared, err := archive.MetaOf(data)
+		require.NoError(t, err)
+		lying := declared
+		lying.Bytes--
+		require.NoError(t, x.Objects.Put(ctx, contracts.MetaKey(key), lying.Encode()))
+		restore(key, contracts.CodeChecksumMismatch, "an archive holding more than its .meta declares")
+
 		require.NoError(t, x.Objects.Delete(ctx, contracts.MetaKey(key)))
 		restore(key, contracts.CodeMetaNotFound, "no .meta")
+
+		require.NoError(t, x.Objects.Put(ctx, contracts.MetaKey(key), []byte(archive.Checksum(data))))
+		marker, err := x.Storage.Restore(ctx, id, key)
+		require.NoError(t, err, "a .meta of the original format, the checksum alone, still restores")
+		require.Equal(t, key, marker)
+		require.Equal(t, map[string][]byte{"data.bin": binaryData(4096)}, x.ReadFiles(t, id))
 	})
 }
 

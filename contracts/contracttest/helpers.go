@@ -1,12 +1,11 @@
 package contracttest
 
 import (
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
@@ -30,12 +29,9 @@ func waitOr(d time.Duration) time.Duration {
 // collide.
 func randomID(t *testing.T) string {
 	t.Helper()
-	var b [16]byte
-	_, err := rand.Read(b[:])
+	id, err := uuid.NewRandom()
 	require.NoError(t, err)
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // variant 10
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return id.String()
 }
 
 // requireCode asserts that err is a *contracts.ProviderError with code.

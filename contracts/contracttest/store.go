@@ -1,6 +1,8 @@
 package contracttest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
@@ -61,6 +64,9 @@ func Store(t *testing.T, newStore func(t *testing.T) StoreTarget) {
 	t.Run("Fencing", func(t *testing.T) { storeFencing(t, newStore(t)) })
 	t.Run("Leadership", func(t *testing.T) { storeLeadership(t, newStore(t)) })
 	t.Run("ChangeFeed", func(t *testing.T) { storeFeed(t, newStore(t)) })
+	t.Run("InputEdgeCases", func(t *testing.T) { storeInput(t, newStore(t)) })
+	t.Run("LimitGuard", func(t *testing.T) { storeLimitGuard(t, newStore(t)) })
+	t.Run("LimitGuardConcurrency", func(t *testing.T) { storeLimitConcurrency(t, newStore(t)) })
 }
 
 // tick lets a second pass, so that the next write's updated_at differs
@@ -142,10 +148,10 @@ func normJSON(m map[string]any) map[string]any {
 // uuidFrom draws a UUIDv4 string from r (ids must be UUIDs: the id
 // column is uuid).
 func uuidFrom(r *rand.Rand) string {
-	hi, lo := r.Uint64(), r.Uint64()
-	hi = hi&^(0xf<<12) | 0x4<<12
-	lo = lo&^(0x3<<62) | 0x2<<62
-	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, hi>>16&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], r.Uint64())
+	binary.BigEndian.PutUint64(b[8:], r.Uint64())
+	return uuid.Must(uuid.NewRandomFromReader(bytes.NewReader(b[:]))).String()
 }
 
 // fullRow is a row with every nullable column set to a non-null value and

@@ -1,15 +1,12 @@
 package history
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
-	"hash"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/judge"
 )
 
 // Kind classifies an event.
@@ -58,75 +55,36 @@ type Event struct {
 	Row *contracts.Workspace
 }
 
-// Recorder collects events. It is safe for concurrent use. Events whose
-// Kind is KindWrite and that only set observed_at are folded into the
-// hash but not kept (they are the bulk of a long run and say nothing a
-// checker needs); ObservedAtWrites counts them.
+// Recorder collects a run's events (judge.Recorder with the workspace
+// world's canonical encoding). Events whose Kind is KindWrite and that only
+// set observed_at are folded into the hash but not kept: they are the bulk
+// of a long run and say nothing a checker needs; ObservedAtWrites counts
+// them.
 type Recorder struct {
-	mu               sync.Mutex
-	events           []Event
-	seq              int64
-	h                hash.Hash
-	buf              []byte
-	ObservedAtWrites int64
-	// Sink, if set, is called with each kept event (under the lock).
-	Sink func(Event)
+	*judge.Recorder[Event]
 }
 
 // NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder { return &Recorder{h: sha256.New()} }
+func NewRecorder() *Recorder {
+	return &Recorder{judge.NewRecorder(appendEvent, func(e *Event, seq int64) { e.Seq = seq }, keep)}
+}
 
-// Add records e, assigning its sequence number, and returns it.
-func (r *Recorder) Add(e Event) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seq++
-	e.Seq = r.seq
-	r.fold(&e)
-	if e.Kind == KindWrite && e.Patch != nil && onlyObservedAt(e.Patch) {
-		r.ObservedAtWrites++
-		return e.Seq
-	}
-	r.events = append(r.events, e)
-	if r.Sink != nil {
-		r.Sink(e)
-	}
-	return e.Seq
+func keep(e *Event) bool {
+	return !(e.Kind == KindWrite && e.Patch != nil && onlyObservedAt(e.Patch))
 }
 
 func onlyObservedAt(p *contracts.Patch) bool { return p.Mask() == contracts.MaskObservedAt }
 
+// ObservedAtWrites counts the observed_at-only writes folded into the
+// hash (or accounted for in bulk) and not kept.
+func (r *Recorder) ObservedAtWrites() int64 { return r.Folded() }
+
 // CountObservedAt accounts for n observed_at-only writes applied in bulk
 // by a store that records the pass itself (a note with the count).
-func (r *Recorder) CountObservedAt(n int) {
-	r.mu.Lock()
-	r.ObservedAtWrites += int64(n)
-	r.mu.Unlock()
-}
+func (r *Recorder) CountObservedAt(n int) { r.CountFolded(n) }
 
-// Events returns a copy of the kept events.
-func (r *Recorder) Events() []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
-}
-
-// Len is the number of kept events.
-func (r *Recorder) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.events)
-}
-
-// Hash is the hex SHA-256 of every event added so far.
-func (r *Recorder) Hash() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return hex.EncodeToString(r.h.Sum(nil))
-}
-
-func (r *Recorder) fold(e *Event) {
-	b := r.buf[:0]
+// appendEvent is the canonical encoding of e folded into the hash.
+func appendEvent(b []byte, e *Event) []byte {
 	b = binary.AppendVarint(b, e.Seq)
 	b = binary.AppendVarint(b, e.At.UnixNano())
 	b = appendStr(b, string(e.Kind))
@@ -155,8 +113,7 @@ func (r *Recorder) fold(e *Event) {
 		b = appendStr(b, e.Row.OwnerUserID)
 		b = appendStr(b, string(e.Row.DesiredState))
 	}
-	r.h.Write(b)
-	r.buf = b
+	return b
 }
 
 func appendStr(b []byte, s string) []byte {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/judge"
 )
 
 // Line renders e on one line for a failure timeline. Its time is shown as
@@ -96,46 +97,8 @@ func Timeline(events []Event, start time.Time) []string {
 }
 
 // Offset renders a virtual duration since the start of a run as
-// "+HH:MM:SS.mmm", with a day count in front once it exceeds a day
-// ("+1d02:03:04.500"); a negative one starts with "-".
-func Offset(d time.Duration) string {
-	sign := byte('+')
-	if d < 0 {
-		sign = '-'
-		d = -d
-	}
-	ms := int64(d / time.Millisecond)
-	days := ms / 86_400_000
-	ms -= days * 86_400_000
-	h := ms / 3_600_000
-	ms -= h * 3_600_000
-	m := ms / 60_000
-	ms -= m * 60_000
-	s := ms / 1000
-	ms -= s * 1000
-	b := make([]byte, 0, 20)
-	b = append(b, sign)
-	if days > 0 {
-		b = strconv.AppendInt(b, days, 10)
-		b = append(b, 'd')
-	}
-	b = pad(b, h, 2)
-	b = append(b, ':')
-	b = pad(b, m, 2)
-	b = append(b, ':')
-	b = pad(b, s, 2)
-	b = append(b, '.')
-	b = pad(b, ms, 3)
-	return string(b)
-}
-
-func pad(b []byte, v int64, width int) []byte {
-	s := strconv.FormatInt(v, 10)
-	for i := len(s); i < width; i++ {
-		b = append(b, '0')
-	}
-	return append(b, s...)
-}
+// "+HH:MM:SS.mmm" (judge.Offset: both worlds' timelines share it).
+func Offset(d time.Duration) string { return judge.Offset(d) }
 
 // ShortID shortens a UUID to its first 8 characters for timelines; any
 // other string is returned whole.
@@ -166,31 +129,6 @@ func CondString(c *contracts.Cond) string {
 		parts = append(parts, "error_info=null")
 	}
 	return strings.Join(parts, ",")
-}
-
-// Tail returns a copy of the last n kept events that keep accepts (every
-// event when keep is nil; all that match when n ≤ 0), oldest first, for
-// failure timelines of long runs.
-func (r *Recorder) Tail(n int, keep func(*Event) bool) []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if keep == nil {
-		ev := r.events
-		if n > 0 && len(ev) > n {
-			ev = ev[len(ev)-n:]
-		}
-		return append([]Event(nil), ev...)
-	}
-	var out []Event
-	for i := len(r.events) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
-		if keep(&r.events[i]) {
-			out = append(out, r.events[i])
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
 }
 
 // NoteHealthPass is the Method of the note a store records for each

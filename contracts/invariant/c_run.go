@@ -3,7 +3,9 @@ package invariant
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -228,17 +230,41 @@ func DiffFiles(want, got map[string][]byte) string {
 }
 
 // retries: SPEC 4.2.4. At most three attempts, failures at least 30 s
-// apart, and no actuator call within 30 s of a failure.
+// apart, and no actuator call within 30 s of a failure: a failure the DB
+// recorded (error_info), or a failed actuator call the same instance saw
+// (an attempt made again at once, before any failure was recorded, is an
+// attempt all the same).
 type retries struct {
 	base
 	lastFailure map[string]time.Time
+	failedCall  map[string]failedCall
+}
+
+// failedCall is the latest failed actuator call on a workspace, by an
+// instance under one leadership epoch (a new leadership resumes the
+// operation afresh: SPEC 4.2.2, "Resuming").
+type failedCall struct {
+	instance string
+	epoch    int64
+	at       time.Time
+	seq      int64
+}
+
+// Actuator reports whether method is one of an operation's actuator calls
+// (SPEC 4.2.2).
+func Actuator(method string) bool {
+	switch method {
+	case MStart, MDelete, MProvision, MArchive, MRestore, MDeleteVolume:
+		return true
+	}
+	return false
 }
 
 func (*retries) Name() string     { return "retry-policy" }
 func (*retries) Contract() string { return "4.2.4" }
 func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastFailure == nil {
-		c.lastFailure = map[string]time.Time{}
+		c.lastFailure, c.failedCall = map[string]time.Time{}, map[string]failedCall{}
 	}
 	row := s.Row(e.Workspace)
 	if row == nil {
@@ -250,11 +276,13 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 		switch classify(row, p) {
 		case tClaim, tComplete:
 			delete(c.lastFailure, e.Workspace)
+			delete(c.failedCall, e.Workspace)
 			return
 		}
 		if !p.ErrorInfo.Set || p.ErrorInfo.V == nil || !p.ErrorCount.Set || p.ErrorCount.V == 0 {
 			if p.Operation.Set && p.Operation.V == contracts.OpNone {
 				delete(c.lastFailure, e.Workspace)
+				delete(c.failedCall, e.Workspace)
 			}
 			return
 		}
@@ -270,13 +298,21 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("attempts only %s apart (min %s)", e.At.Sub(prev), contracts.RetryInterval), e.Seq)
 		}
 		c.lastFailure[e.Workspace] = e.At
+		delete(c.failedCall, e.Workspace)
 		if info.IsTerminal || (p.Operation.Set && p.Operation.V == contracts.OpNone) {
 			delete(c.lastFailure, e.Workspace)
 		}
-	case e.Kind == history.KindCall && Mutating(e.Method) && s.Leader.EpochOf[e.Instance] > 0:
+	case e.Kind == history.KindCall && Actuator(e.Method) && s.Leader.EpochOf[e.Instance] > 0:
 		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < contracts.RetryInterval && e.At.After(prev) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s retried %s after a failure (min %s)", e.Method, e.At.Sub(prev), contracts.RetryInterval), e.Seq)
 			delete(c.lastFailure, e.Workspace)
+		} else if f, ok := c.failedCall[e.Workspace]; ok && f.instance == e.Instance && f.epoch == s.Leader.EpochOf[e.Instance] && e.At.Sub(f.at) < contracts.RetryInterval {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s attempted %s after the failed call #%d by the same instance (min %s)", e.Method, e.At.Sub(f.at), f.seq, contracts.RetryInterval), f.seq, e.Seq)
+			delete(c.failedCall, e.Workspace)
+			return
+		}
+		if e.Err != "" {
+			c.failedCall[e.Workspace] = failedCall{instance: e.Instance, epoch: s.Leader.EpochOf[e.Instance], at: e.At, seq: e.Seq}
 		}
 	}
 }
@@ -335,8 +371,12 @@ func (c *timeouts) AfterApply(s *State, e *history.Event, _ *Report) {
 	}
 }
 
-// limits: SPEC 4.3. No desired RUNNING is accepted while the owner (or the
-// fleet) is at its running limit.
+// limits: SPEC 4.3 as amended. No desired RUNNING is accepted while the
+// owner, or the fleet, already has as many workspaces counting toward the
+// limits (contracts.CountsRunning: live, health OK, desired or observed
+// RUNNING) as the limit allows, the workspace itself left out. Judged on
+// the rows replayed from the history at the moment each write committed,
+// so concurrent requests that each saw room cannot pass together.
 type limits struct {
 	base
 	Limits contracts.Limits
@@ -345,38 +385,46 @@ type limits struct {
 func (*limits) Name() string     { return "limits" }
 func (*limits) Contract() string { return "4.3" }
 func (c *limits) Observe(s *State, e *history.Event, r *Report) {
-	if e.Kind == history.KindAPI && e.Err != "" && bytes.Contains([]byte(e.Err), []byte(contracts.APILimitExceeded)) {
+	if limitRejected(e) {
 		r.Exercise()
+		return
+	}
+	if e.Err != "" {
 		return
 	}
 	var owner string
 	switch {
 	case e.Kind == history.KindInsert && e.Row != nil && e.Row.DesiredState == contracts.DesiredRunning:
 		owner = e.Row.OwnerUserID
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI &&
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil &&
 		e.Patch.DesiredState.Set && e.Patch.DesiredState.V == contracts.DesiredRunning:
-		if row := s.Row(e.Workspace); row != nil && row.DesiredState != contracts.DesiredRunning {
-			owner = row.OwnerUserID
+		row := s.Row(e.Workspace)
+		if row == nil || row.DesiredState == contracts.DesiredRunning {
+			return
 		}
+		owner = row.OwnerUserID
 	default:
 		return
 	}
-	l := c.Limits
-	if l.MaxRunningPerUser == 0 {
-		l = contracts.DefaultLimits
+	mine, all := contracts.RunningOthers(maps.Values(s.Rows), owner, e.Workspace)
+	le := contracts.CheckLimits(c.Limits, mine, all)
+	switch {
+	case le == nil:
+	case le.LimitType == contracts.LimitPerUser:
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the owner already at %d of %d counting toward the limit", le.Current, le.Max), e.Seq)
+	default:
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the fleet already at %d of %d counting toward the limit", le.Current, le.Max), e.Seq)
 	}
-	mine, all := 0, 0
-	for _, w := range s.Rows {
-		if contracts.CountsRunning(w) {
-			all++
-			if w.OwnerUserID == owner {
-				mine++
-			}
-		}
+}
+
+// limitRejected reports whether e is a request or a guarded write refused
+// for the running limits.
+func limitRejected(e *history.Event) bool {
+	if e.Err == "" {
+		return false
 	}
-	if mine >= l.MaxRunningPerUser {
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the owner at %d of %d running", mine, l.MaxRunningPerUser), e.Seq)
-	} else if all >= l.MaxRunningGlobal {
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the fleet at %d of %d running", all, l.MaxRunningGlobal), e.Seq)
+	if e.Kind == history.KindAPI {
+		return strings.Contains(e.Err, contracts.APILimitExceeded)
 	}
+	return strings.Contains(e.Err, contracts.LimitExceededText)
 }

@@ -1,37 +1,30 @@
 package invariant
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/judge"
 )
 
-// Violation is one broken contract, with the events that prove it.
-type Violation struct {
-	Checker   string
-	Contract  string
-	Workspace string
-	At        time.Time
-	Message   string
-	// Evidence are the sequence numbers of the events that prove it.
-	Evidence []int64
-}
+// The report types are the shared judge's (package judge): a violation
+// names its workspace as the Subject.
+type (
+	Violation = judge.Violation
+	Report    = judge.Report
+	Verdict   = judge.Verdict
+)
 
-func (v Violation) String() string {
-	ws := ""
-	if v.Workspace != "" {
-		ws = " workspace " + v.Workspace
-	}
-	ev := make([]string, len(v.Evidence))
-	for i, s := range v.Evidence {
-		ev[i] = fmt.Sprintf("#%d", s)
-	}
-	return fmt.Sprintf("%s (%s) at %s%s: %s [events %s]", v.Contract, v.Checker, v.At.UTC().Format(time.RFC3339), ws, v.Message, strings.Join(ev, " "))
-}
+// Verdicts.
+const (
+	Pass        = judge.Pass
+	Violated    = judge.Violated
+	NotExercise = judge.NotExercised
+)
+
+// MaxViolationsPerChecker caps a report (the first ones prove the point).
+const MaxViolationsPerChecker = judge.MaxViolationsPerChecker
 
 // Final is the world at the end of a run, for the end-of-run checks.
 type Final struct {
@@ -58,7 +51,7 @@ type Input struct {
 	Limits contracts.Limits
 }
 
-// Checker judges one contract.
+// Checker judges one contract of the workspace system.
 type Checker interface {
 	// Name is short and stable ("c4-non-preemptive").
 	Name() string
@@ -70,112 +63,51 @@ type Checker interface {
 	Finish(s *State, f *Final, r *Report)
 }
 
-// Verdict of one checker.
-type Verdict string
-
-// Verdicts.
-const (
-	Pass        Verdict = "pass"
-	Violated    Verdict = "violated"
-	NotExercise Verdict = "not exercised"
-)
-
-// Report is the outcome of a check.
-type Report struct {
-	Violations []Violation
-	// Exercised counts, per checker, how often its situation arose.
-	Exercised map[string]int
-	current   Checker
-	limit     int
-}
-
-// MaxViolationsPerChecker caps a report (the first ones prove the point).
-const MaxViolationsPerChecker = 20
-
-// Flag records a violation by the running checker.
-func (r *Report) Flag(ws string, at time.Time, msg string, evidence ...int64) {
-	n := 0
-	for i := range r.Violations {
-		if r.Violations[i].Checker == r.current.Name() {
-			n++
-		}
-	}
-	if n >= MaxViolationsPerChecker {
-		return
-	}
-	r.Violations = append(r.Violations, Violation{
-		Checker: r.current.Name(), Contract: r.current.Contract(), Workspace: ws, At: at, Message: msg, Evidence: evidence,
-	})
-}
-
-// Exercise counts one occurrence of the running checker's situation.
-func (r *Report) Exercise() { r.Exercised[r.current.Name()]++ }
-
-// Verdict is a checker's outcome in r.
-func (r *Report) Verdict(name string) Verdict {
-	for i := range r.Violations {
-		if r.Violations[i].Checker == name {
-			return Violated
-		}
-	}
-	if r.Exercised[name] == 0 {
-		return NotExercise
-	}
-	return Pass
-}
-
-// Failed reports whether any violation was found.
-func (r *Report) Failed() bool { return len(r.Violations) > 0 }
-
-// ByChecker returns the violations of one checker.
-func (r *Report) ByChecker(name string) []Violation {
-	var out []Violation
-	for _, v := range r.Violations {
-		if v.Checker == name {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// Check replays in through every checker.
+// Check replays in through every checker (all of them when none are
+// given), on the shared judge.
 func Check(in Input, checkers ...Checker) *Report {
 	if len(checkers) == 0 {
 		checkers = All()
 	}
-	r := &Report{Exercised: map[string]int{}}
-	for _, c := range checkers {
-		r.Exercised[c.Name()] += 0
-		if l, ok := c.(*limits); ok && in.Limits.MaxRunningPerUser > 0 {
-			l.Limits = in.Limits
+	adapted := make([]judge.Checker[*State, history.Event], len(checkers))
+	for i, c := range checkers {
+		if l, ok := c.(*limits); ok {
+			l.Limits = in.Limits.OrDefaults()
+		}
+		adapted[i] = adapter{c, in.Final}
+		if _, ok := c.(afterApplier); ok {
+			adapted[i] = afterAdapter{adapter{c, in.Final}}
 		}
 	}
-	s := newState()
-	for i := range in.Events {
-		e := &in.Events[i]
-		s.Now = e.At
-		for _, c := range checkers {
-			r.current = c
-			c.Observe(s, e, r)
-		}
-		s.apply(e)
-		for _, c := range checkers {
-			if a, ok := c.(afterApplier); ok {
-				r.current = c
-				a.AfterApply(s, e, r)
-			}
-		}
+	return judge.Run[*State, history.Event](world{}, newState(), in.Events, adapted)
+}
+
+// world is the workspace world for the judge: the replayed state.
+type world struct{}
+
+func (world) Before(s *State, e *history.Event) { s.Now = e.At }
+func (world) Apply(s *State, e *history.Event)  { s.apply(e) }
+
+// adapter runs a workspace checker on the judge: its Finish gets the
+// final world, when the run has one.
+type adapter struct {
+	Checker
+	final *Final
+}
+
+// afterAdapter is an adapter for a checker that also sees the state just
+// after each event.
+type afterAdapter struct{ adapter }
+
+func (a afterAdapter) AfterApply(s *State, e *history.Event, r *Report) {
+	a.Checker.(afterApplier).AfterApply(s, e, r)
+}
+
+func (a adapter) Finish(s *State, r *Report) {
+	if a.final != nil {
+		s.Now = a.final.End
+		a.Checker.Finish(s, a.final, r)
 	}
-	if in.Final != nil {
-		s.Now = in.Final.End
-		for _, c := range checkers {
-			r.current = c
-			c.Finish(s, in.Final, r)
-		}
-	}
-	r.current = nil
-	sort.SliceStable(r.Violations, func(i, j int) bool { return r.Violations[i].At.Before(r.Violations[j].At) })
-	return r
 }
 
 // All returns a fresh instance of every checker.

@@ -107,7 +107,7 @@ func TestC1CompletionWithoutObservation(t *testing.T) {
 	r := run(t, tr, nil, "c1-completion-observed")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "PROVISIONING completed")
-	require.Equal(t, "w", r.Violations[0].Workspace)
+	require.Equal(t, "w", r.Violations[0].Subject)
 }
 
 func TestC3NonOwnerWrites(t *testing.T) {

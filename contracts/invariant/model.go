@@ -92,7 +92,7 @@ func (s *State) Row(id string) *contracts.Workspace { return s.Rows[id] }
 func (s *State) apply(e *history.Event) {
 	switch e.Kind {
 	case history.KindInsert:
-		if e.Row != nil {
+		if e.Row != nil && e.Err == "" {
 			r := e.Row.Clone()
 			s.Rows[r.ID] = &r
 		}

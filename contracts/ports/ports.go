@@ -18,6 +18,11 @@ type IDs interface {
 }
 
 // Store is the workspaces table.
+//
+// Every write checks the values it stores first: a string the table cannot
+// hold (contracts.CheckRow, contracts.CheckPatch: a NUL character, invalid
+// UTF-8, more characters than its column) fails the whole write with an
+// error wrapping contracts.ErrInvalidInput, and nothing is written.
 type Store interface {
 	// Get returns one row, or contracts.ErrNotFound.
 	Get(ctx context.Context, id string) (contracts.Workspace, error)
@@ -25,11 +30,25 @@ type Store interface {
 	List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error)
 	// Insert adds a new row, attributed to w.
 	Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error
+	// InsertWithinLimits is Insert under the running-limit guard (SPEC
+	// 4.3): atomically with the write, and serialised with every other
+	// guarded write, the store counts the rows that count toward the
+	// limits (contracts.CountsRunning), and inserts only if
+	// contracts.CheckGuard(l, ws.OwnerUserID, ws.ID, rows) passes. When it
+	// does not, nothing is written and the error is the
+	// *contracts.LimitExceeded it returned (the 429 body). Callers guard
+	// the writes that ask for RUNNING.
+	InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error
 	// Update applies p to row id if cond holds, attributed to w. A writer
 	// with a non-zero epoch is fenced: the update fails with
 	// contracts.ErrFenced unless the epoch is the current leader epoch.
 	// applied is false (and err nil) when cond does not hold.
 	Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (applied bool, err error)
+	// UpdateWithinLimits is Update under the running-limit guard, as
+	// InsertWithinLimits: cond is evaluated first (applied false, err nil
+	// when it fails), then the guard for the row's owner; a guard that
+	// fails writes nothing and returns its *contracts.LimitExceeded.
+	UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, l contracts.Limits) (applied bool, err error)
 	// UpdateMany applies one patch per row with the same writer, each under
 	// its own condition, in one round trip (the HealthMonitor's pass).
 	// Rows whose condition fails are skipped. Fencing applies as in Update.
@@ -228,6 +247,11 @@ type Deps struct {
 	Clock      Clock
 	IDs        IDs
 	Limits     contracts.Limits
+	// Note, when set, leaves a line of text in the run's history (a
+	// KindNote event of this instance): what an implementation run out
+	// of process wrote to its standard error, or a message of its own.
+	// Nil drops notes.
+	Note func(text string)
 }
 
 // API is the API service layer (SPEC 4.3): the only writer of desired_state.
@@ -241,6 +265,15 @@ type API interface {
 	Recover(ctx context.Context, admin, id string) error
 	// Wake is the proxy's auto-wake of a STANDBY workspace (limits apply).
 	Wake(ctx context.Context, id string) error
+}
+
+// AdminAPI is the administrators' listing an API may offer besides API
+// (GET /api/v1/admin/workspaces), so an administrator can find the
+// workspaces to recover. The caller has checked the admin role.
+type AdminAPI interface {
+	// AdminList returns every workspace q selects, whoever owns it,
+	// ordered by id.
+	AdminList(ctx context.Context, admin string, q contracts.AdminQuery) ([]contracts.Workspace, error)
 }
 
 // CreateRequest is POST /workspaces.

@@ -90,19 +90,42 @@ func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Work
 	s.r.writes.Lock()
 	defer s.r.writes.Unlock()
 	err := s.Store.Insert(ctx, w, ws)
+	s.r.insert(w, ws, err)
+	return err
+}
+
+// InsertWithinLimits records like Insert: a guarded write is a write (the
+// limits checker judges every acceptance of desired RUNNING alike).
+func (s store) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
+	err := s.Store.InsertWithinLimits(ctx, w, ws, l)
+	s.r.insert(w, ws, err)
+	return err
+}
+
+func (r *recorder) insert(w contracts.Writer, ws contracts.Workspace, err error) {
 	if err == nil {
 		row := ws.Clone()
-		s.r.rec.Add(history.Event{At: s.r.clock.Now(), Kind: history.KindInsert, Instance: s.r.inst, Component: w.Component, Epoch: w.Epoch, Workspace: ws.ID, Method: "store.Insert", Row: &row})
+		r.rec.Add(history.Event{At: r.clock.Now(), Kind: history.KindInsert, Instance: r.inst, Component: w.Component, Epoch: w.Epoch, Workspace: ws.ID, Method: "store.Insert", Applied: true, Row: &row})
 	} else {
-		s.r.call("store.Insert", ws.ID, "", "", err)
+		r.call("store.Insert", ws.ID, "", "", err)
 	}
-	return err
 }
 
 func (s store) Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
 	s.r.writes.Lock()
 	defer s.r.writes.Unlock()
 	ok, err := s.Store.Update(ctx, w, id, cond, p)
+	s.r.write("store.Update", w, id, cond, p, ok && err == nil, err)
+	return ok, err
+}
+
+// UpdateWithinLimits records like Update.
+func (s store) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	s.r.writes.Lock()
+	defer s.r.writes.Unlock()
+	ok, err := s.Store.UpdateWithinLimits(ctx, w, id, cond, p, l)
 	s.r.write("store.Update", w, id, cond, p, ok && err == nil, err)
 	return ok, err
 }

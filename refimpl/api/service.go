@@ -13,21 +13,12 @@ import (
 // Service is the API service layer.
 type Service struct {
 	store    ports.Store
+	bus      ports.Bus
 	clock    ports.Clock
 	ids      ports.IDs
 	limits   contracts.Limits
 	instance string
 	epoch    func() int64
-	// skipLimits breaks the limits on purpose (the ignore-limits mutant).
-	skipLimits bool
-}
-
-// WithoutLimits returns a service that accepts RUNNING over the running
-// limits: a deliberately broken variant for the mutant catalogue only.
-func (s *Service) WithoutLimits() *Service {
-	c := *s
-	c.skipLimits = true
-	return &c
 }
 
 // WithEpoch makes every write carry the epoch f returns: a coordinator's
@@ -39,23 +30,23 @@ func (s *Service) WithEpoch(f func() int64) *Service {
 	return &c
 }
 
-// New builds the service on deps (Store, Clock, IDs, Limits, Instance).
+// New builds the service on deps (Store, Bus, Clock, IDs, Limits,
+// Instance). Bus is optional: it carries recovery's monitor:trigger hint.
 func New(deps ports.Deps) *Service {
-	l := deps.Limits
-	if l.MaxRunningPerUser == 0 && l.MaxRunningGlobal == 0 {
-		l = contracts.DefaultLimits
-	}
-	return &Service{store: deps.Store, clock: deps.Clock, ids: deps.IDs, limits: l, instance: deps.Instance}
+	return &Service{store: deps.Store, bus: deps.Bus, clock: deps.Clock, ids: deps.IDs, limits: deps.Limits.OrDefaults(), instance: deps.Instance}
 }
 
-var _ ports.API = (*Service)(nil)
+var (
+	_ ports.API      = (*Service)(nil)
+	_ ports.AdminAPI = (*Service)(nil)
+)
 
-// Validation bounds.
+// Validation bounds. Lengths are in characters (SPEC 4.3); name and
+// image_ref are bounded by their columns (contracts.MaxChars), description
+// and memo, unbounded text in the table, by the API.
 const (
-	maxNameLen     = 255
-	maxImageRefLen = 512
-	maxTextLen     = 64 << 10
-	maxTTLSeconds  = 10 * 365 * 86400
+	maxTextChars  = 64 << 10
+	maxTTLSeconds = 10 * 365 * 86400
 )
 
 func badRequest(format string, args ...any) *contracts.APIError {
@@ -70,17 +61,34 @@ func (s *Service) writer(onBehalf contracts.Component) contracts.Writer {
 	return w
 }
 
-func checkText(field, v string, max int, required bool) *contracts.APIError {
+// checkText validates a text field of a request: what the store cannot
+// hold (a NUL character, invalid UTF-8, more characters than the column)
+// is a 400 naming the field, never echoing the value.
+func checkText(col contracts.Column, v string, required bool) *contracts.APIError {
 	if required && v == "" {
-		return badRequest("%s is required", field)
+		return badRequest("%s is required", col)
 	}
-	if !utf8.ValidString(v) {
-		return badRequest("%s must be valid UTF-8", field)
+	if err := contracts.CheckText(col, v); err != nil {
+		return badRequest("%v", err)
 	}
-	if len(v) > max {
-		return badRequest("%s is longer than %d bytes", field, max)
+	if contracts.MaxChars(col) == 0 && len(v) > maxTextChars && utf8.RuneCountInString(v) > maxTextChars {
+		return badRequest("%s is longer than %d characters", col, maxTextChars)
 	}
 	return nil
+}
+
+// storeError turns the store's rejections of a request's values into API
+// errors: a running limit into 429 with its details, a value the table
+// cannot hold into 400 (the validation above should have caught it).
+func storeError(what string, err error) error {
+	var le *contracts.LimitExceeded
+	switch {
+	case errors.As(err, &le):
+		return &contracts.APIError{Status: 429, Code: contracts.APILimitExceeded, Message: le.Error(), Limit: le}
+	case errors.Is(err, contracts.ErrInvalidInput):
+		return badRequest("%v", err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func checkTTL(field string, v *int) *contracts.APIError {
@@ -92,13 +100,13 @@ func checkTTL(field string, v *int) *contracts.APIError {
 
 // Create inserts a workspace owned by user.
 func (s *Service) Create(ctx context.Context, user string, req ports.CreateRequest) (contracts.Workspace, error) {
-	if e := checkText("name", req.Name, maxNameLen, true); e != nil {
+	if e := checkText(contracts.ColName, req.Name, true); e != nil {
 		return contracts.Workspace{}, e
 	}
-	if e := checkText("image_ref", req.ImageRef, maxImageRefLen, true); e != nil {
+	if e := checkText(contracts.ColImageRef, req.ImageRef, true); e != nil {
 		return contracts.Workspace{}, e
 	}
-	if e := checkText("description", req.Description, maxTextLen, false); e != nil {
+	if e := checkText(contracts.ColDescription, req.Description, false); e != nil {
 		return contracts.Workspace{}, e
 	}
 	if e := checkTTL("standby_ttl_seconds", req.StandbyTTLSeconds); e != nil {
@@ -115,11 +123,6 @@ func (s *Service) Create(ctx context.Context, user string, req ports.CreateReque
 		}
 		desired = d
 	}
-	if desired == contracts.DesiredRunning {
-		if err := s.checkLimits(ctx, user); err != nil {
-			return contracts.Workspace{}, err
-		}
-	}
 	id := req.ID
 	if id == "" {
 		id = s.ids.NewID()
@@ -135,8 +138,14 @@ func (s *Service) Create(ctx context.Context, user string, req ports.CreateReque
 	if req.ArchiveTTLSeconds != nil {
 		ws.ArchiveTTLSeconds = *req.ArchiveTTLSeconds
 	}
-	if err := s.store.Insert(ctx, s.writer(""), ws); err != nil {
-		return contracts.Workspace{}, fmt.Errorf("create workspace %s: %w", id, err)
+	var err error
+	if contracts.NeedsLimitCheck(desired) {
+		err = s.store.InsertWithinLimits(ctx, s.writer(""), ws, s.limits)
+	} else {
+		err = s.store.Insert(ctx, s.writer(""), ws)
+	}
+	if err != nil {
+		return contracts.Workspace{}, storeError("create workspace "+id, err)
 	}
 	return ws, nil
 }
@@ -176,6 +185,23 @@ func (s *Service) List(ctx context.Context, user string) ([]contracts.Workspace,
 	return out, nil
 }
 
+// AdminList returns every workspace q selects, whoever owns it, ordered
+// by id: the administrator's view for finding what to recover. The caller
+// checks the admin role.
+func (s *Service) AdminList(ctx context.Context, admin string, q contracts.AdminQuery) ([]contracts.Workspace, error) {
+	rows, err := s.store.List(ctx, contracts.FilterAll)
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces for %s: %w", admin, err)
+	}
+	out := rows[:0]
+	for i := range rows {
+		if q.Match(&rows[i]) {
+			out = append(out, rows[i])
+		}
+	}
+	return out, nil
+}
+
 // Patch edits a workspace. A desired_state change follows SPEC 4.3's rules
 // and the limits; other fields are always editable.
 func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchRequest) (contracts.Workspace, error) {
@@ -185,19 +211,19 @@ func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchReq
 	}
 	var p contracts.Patch
 	if req.Name != nil {
-		if e := checkText("name", *req.Name, maxNameLen, true); e != nil {
+		if e := checkText(contracts.ColName, *req.Name, true); e != nil {
 			return contracts.Workspace{}, e
 		}
 		p.Name = contracts.Some(*req.Name)
 	}
 	if req.Description != nil {
-		if e := checkText("description", *req.Description, maxTextLen, false); e != nil {
+		if e := checkText(contracts.ColDescription, *req.Description, false); e != nil {
 			return contracts.Workspace{}, e
 		}
 		p.Description = contracts.Some(*req.Description)
 	}
 	if req.Memo != nil {
-		if e := checkText("memo", *req.Memo, maxTextLen, false); e != nil {
+		if e := checkText(contracts.ColMemo, *req.Memo, false); e != nil {
 			return contracts.Workspace{}, e
 		}
 		p.Memo = contracts.Some(*req.Memo)
@@ -215,6 +241,7 @@ func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchReq
 		p.ArchiveTTLSeconds = contracts.Some(*req.ArchiveTTLSeconds)
 	}
 	cond := contracts.Cond{NotDeleted: true}
+	guard := false
 	if req.DesiredState != nil {
 		to, perr := contracts.ParseDesiredState(*req.DesiredState)
 		if perr != nil {
@@ -225,11 +252,7 @@ func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchReq
 			return contracts.Workspace{}, e
 		}
 		if change == contracts.DesiredApply {
-			if contracts.NeedsLimitCheck(to) {
-				if err := s.checkLimits(ctx, w.OwnerUserID); err != nil {
-					return contracts.Workspace{}, err
-				}
-			}
+			guard = contracts.NeedsLimitCheck(to)
 			p.DesiredState = contracts.Some(to)
 			cond.Operation = contracts.Some(contracts.OpNone)
 			cond.DesiredState = contracts.Some(w.DesiredState)
@@ -239,19 +262,29 @@ func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchReq
 	if p.Empty() {
 		return w, nil
 	}
-	if err := s.update(ctx, s.writer(""), id, cond, p); err != nil {
+	if err := s.update(ctx, s.writer(""), id, cond, p, guard); err != nil {
 		return contracts.Workspace{}, err
 	}
 	p.Apply(&w, s.clock.Now())
 	return w, nil
 }
 
-// update applies p under cond; a failed condition means the row changed
-// under the request (an operation started, or it was deleted): 409.
-func (s *Service) update(ctx context.Context, wr contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) error {
-	ok, err := s.store.Update(ctx, wr, id, cond, p)
+// update applies p under cond, and under the running-limit guard when
+// guard is set (a change to desired RUNNING); a failed condition means the
+// row changed under the request (an operation started, or it was
+// deleted): 409.
+func (s *Service) update(ctx context.Context, wr contracts.Writer, id string, cond contracts.Cond, p contracts.Patch, guard bool) error {
+	var (
+		ok  bool
+		err error
+	)
+	if guard {
+		ok, err = s.store.UpdateWithinLimits(ctx, wr, id, cond, p, s.limits)
+	} else {
+		ok, err = s.store.Update(ctx, wr, id, cond, p)
+	}
 	if err != nil {
-		return fmt.Errorf("update workspace %s: %w", id, err)
+		return storeError("update workspace "+id, err)
 	}
 	if !ok {
 		return &contracts.APIError{Status: 409, Code: contracts.APIInvalidState, Message: "workspace changed concurrently (an operation may have started): retry"}
@@ -269,10 +302,14 @@ func (s *Service) Delete(ctx context.Context, user, id string) error {
 		return e
 	}
 	cond := contracts.Cond{Operation: contracts.Some(contracts.OpNone), NotDeleted: true}
-	return s.update(ctx, s.writer(""), id, cond, contracts.DeletePatch(s.clock.Now()))
+	return s.update(ctx, s.writer(""), id, cond, contracts.DeletePatch(s.clock.Now()), false)
 }
 
-// Recover is the administrator's reset of a workspace in ERROR.
+// Recover is the administrator's reset of a workspace in ERROR (SPEC 4.3
+// as amended): error_info, error_count and error_message in one write,
+// then monitor:trigger, so the HealthMonitor re-observes the workspace now
+// rather than at its next idle period. A desired-state change is accepted
+// from the moment the reset commits.
 func (s *Service) Recover(ctx context.Context, admin, id string) error {
 	w, err := s.visible(ctx, admin, id, true)
 	if err != nil {
@@ -282,7 +319,15 @@ func (s *Service) Recover(ctx context.Context, admin, id string) error {
 		return e
 	}
 	wr := contracts.Writer{Component: contracts.CompAdmin, Instance: s.instance}
-	return s.update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch())
+	if err := s.update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch(), false); err != nil {
+		return err
+	}
+	if s.bus != nil {
+		// A hint only (C2): the HealthMonitor's next pass re-observes the
+		// workspace anyway.
+		_ = s.bus.Publish(ctx, contracts.MonitorTriggerChannel, id)
+	}
+	return nil
 }
 
 // Wake is the proxy's auto-wake: a STANDBY workspace is set to desired
@@ -331,18 +376,13 @@ func (s *Service) setDesired(ctx context.Context, w *contracts.Workspace, to con
 	if change == contracts.DesiredNoop {
 		return nil
 	}
-	if contracts.NeedsLimitCheck(to) {
-		if err := s.checkLimits(ctx, w.OwnerUserID); err != nil {
-			return err
-		}
-	}
 	cond := contracts.Cond{
 		Operation:    contracts.Some(contracts.OpNone),
 		DesiredState: contracts.Some(w.DesiredState),
 		NotDeleted:   true,
 		NotTerminal:  true,
 	}
-	return s.update(ctx, s.writer(onBehalf), w.ID, cond, contracts.Patch{DesiredState: contracts.Some(to)})
+	return s.update(ctx, s.writer(onBehalf), w.ID, cond, contracts.Patch{DesiredState: contracts.Some(to)}, contracts.NeedsLimitCheck(to))
 }
 
 // Touch stamps last_access_at = now on behalf of a component (the
@@ -351,27 +391,6 @@ func (s *Service) Touch(ctx context.Context, id string, onBehalf contracts.Compo
 	p := contracts.Patch{LastAccessAt: contracts.Some(s.clock.Now())}
 	if _, err := s.store.Update(ctx, s.writer(onBehalf), id, contracts.Cond{}, p); err != nil {
 		return fmt.Errorf("stamp last_access_at of %s: %w", id, err)
-	}
-	return nil
-}
-
-// checkLimits enforces the running limits (per user first).
-func (s *Service) checkLimits(ctx context.Context, user string) error {
-	if s.skipLimits {
-		return nil
-	}
-	rows, err := s.store.List(ctx, contracts.FilterRunning)
-	if err != nil {
-		return fmt.Errorf("count running workspaces: %w", err)
-	}
-	var mine []string
-	for i := range rows {
-		if rows[i].OwnerUserID == user {
-			mine = append(mine, rows[i].ID)
-		}
-	}
-	if le := contracts.CheckLimits(s.limits, mine, len(rows)); le != nil {
-		return &contracts.APIError{Status: 429, Code: contracts.APILimitExceeded, Message: le.Error(), Limit: le}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func TestCreateDefaultsAndValidation(t *testing.T) {
 		"bad desired":    {Name: "n", ImageRef: "i", DesiredState: str("ERROR")},
 		"zero ttl":       {Name: "n", ImageRef: "i", StandbyTTLSeconds: num(0)},
 		"negative ttl":   {Name: "n", ImageRef: "i", ArchiveTTLSeconds: num(-5)},
-		"long name":      {Name: string(make([]byte, 256)), ImageRef: "i"},
+		"long name":      {Name: strings.Repeat("n", 256), ImageRef: "i"},
 		"invalid utf-8":  {Name: "\xff", ImageRef: "i"},
 		"deleted target": {Name: "n", ImageRef: "i", DesiredState: str("DELETED")},
 	} {
@@ -116,7 +117,8 @@ func TestDesiredStateRules(t *testing.T) {
 	require.NoError(t, err, "name, memo and TTL edits are allowed while an operation runs")
 	require.Equal(t, "renamed", renamed.Name)
 
-	setRow(t, w, ws.ID, contracts.CompStateReconciler, contracts.Patch{Operation: contracts.Some(contracts.OpNone)})
+	setRow(t, w, ws.ID, contracts.CompStateReconciler, contracts.Patch{Operation: contracts.Some(contracts.OpNone),
+		ErrorInfo: contracts.Some(&contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true})})
 	setRow(t, w, ws.ID, contracts.CompHealthMonitor, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
 	_, err = s.Patch(ctx, "alice", ws.ID, ports.PatchRequest{DesiredState: str("RUNNING")})
 	requireAPIError(t, err, 409, contracts.APIInvalidState)
@@ -174,8 +176,58 @@ func TestRecoverIsAdminOnlyAndNeedsError(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, got.ErrorInfo)
 	require.Zero(t, got.ErrorCount)
-	last := w.Rec.Events()[w.Rec.Len()-1]
+	last := lastWrite(t, w)
 	require.Equal(t, contracts.CompAdmin, last.Component, "recovery is attributed to the admin exception of C3")
+}
+
+// lastWrite is the last store write recorded in w's history.
+func lastWrite(t *testing.T, w *fakes.World) history.Event {
+	t.Helper()
+	evs := w.Rec.Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == history.KindWrite {
+			return evs[i]
+		}
+	}
+	require.FailNow(t, "no write recorded")
+	return history.Event{}
+}
+
+// TestRecoveryAmended: SPEC 4.3 as amended. Recovery clears error_message
+// with error_info and error_count in one write, publishes monitor:trigger,
+// and a desired-state change right after it is accepted although the
+// HealthMonitor has not re-observed health yet.
+func TestRecoveryAmended(t *testing.T) {
+	s, w := newService(t)
+	ctx := t.Context()
+	sub, err := w.Bus.Subscribe(ctx, contracts.MonitorTriggerChannel)
+	require.NoError(t, err)
+	ws, err := s.Create(ctx, "alice", ports.CreateRequest{Name: "n", ImageRef: "i"})
+	require.NoError(t, err)
+	info := &contracts.ErrorInfo{Reason: contracts.ReasonRetryExceeded, Message: "3 attempts failed: pull", IsTerminal: true, Operation: contracts.OpStarting}
+	setRow(t, w, ws.ID, contracts.CompHealthMonitor, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedStandby)})
+	setRow(t, w, ws.ID, contracts.CompStateReconciler, contracts.Patch{ErrorInfo: contracts.Some(info), ErrorCount: contracts.Some(3), ErrorMessage: contracts.Some(info.Message)})
+	setRow(t, w, ws.ID, contracts.CompHealthMonitor, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
+
+	_, err = s.Patch(ctx, "alice", ws.ID, ports.PatchRequest{DesiredState: str("STANDBY")})
+	requireAPIError(t, err, 409, contracts.APIInvalidState)
+
+	require.NoError(t, s.Recover(ctx, "admin", ws.ID))
+	rec := lastWrite(t, w)
+	require.Equal(t, contracts.CompAdmin, rec.Component)
+	require.ElementsMatch(t, []contracts.Column{contracts.ColErrorCount, contracts.ColErrorInfo, contracts.ColErrorMessage}, rec.Patch.Columns(),
+		"one write resets the three columns")
+	require.Equal(t, []ports.Message{{Channel: contracts.MonitorTriggerChannel, Payload: ws.ID}}, sub.Poll(),
+		"recovery asks the HealthMonitor to observe now")
+
+	got, err := s.Patch(ctx, "alice", ws.ID, ports.PatchRequest{DesiredState: str("STANDBY")})
+	require.NoError(t, err, "a desired-state change right after recovery is accepted")
+	require.Equal(t, contracts.DesiredStandby, got.DesiredState)
+	row, err := w.Store.Get(ctx, ws.ID)
+	require.NoError(t, err)
+	require.Equal(t, contracts.HealthError, row.HealthStatus, "health is not re-observed yet")
+	require.Empty(t, row.ErrorMessage)
+	require.Nil(t, row.ErrorInfo)
 }
 
 func TestWakeAndTTLChangesGoThroughTheServiceConditionally(t *testing.T) {

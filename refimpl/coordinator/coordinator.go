@@ -20,8 +20,6 @@ type Options struct {
 	// ElectionRetry is how often a non-leader tries to acquire the lock
 	// (default 1 s).
 	ElectionRetry time.Duration
-	// Bug, when non-nil, deliberately breaks one rule (mutants only).
-	Bug Bug
 }
 
 // Coordinator is one coordinator instance.
@@ -261,9 +259,6 @@ func (c *Coordinator) next(now time.Time) time.Time {
 
 // checkLease re-checks the lock before an actuator call (SPEC 3.1).
 func (c *Coordinator) checkLease(ctx context.Context) error {
-	if c.opts.Bug.is(BugNoLeaseRecheck) {
-		return nil
-	}
 	if err := c.lease.Check(ctx); err != nil {
 		if fatal(err) {
 			return err

@@ -69,7 +69,7 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 	if id, _, ok := contracts.ParseArchiveKey(key); ok {
 		row = byID[id]
 	}
-	protected := c.protected(row, key)
+	protected := contracts.Protected(row, key)
 	timer := contracts.OrphanTimerKey(key)
 	v, set, err := d.Bus.Get(ctx, timer)
 	if err != nil {
@@ -85,9 +85,6 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 		}
 	}
 	act := contracts.GCDecide(protected, first, set, now)
-	if c.opts.Bug.is(BugGCNoDelay) && act == contracts.GCStartTimer {
-		act = contracts.GCDelete
-	}
 	switch act {
 	case contracts.GCClearTimer:
 		if set {
@@ -110,22 +107,4 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 		return d.Bus.Del(ctx, timer)
 	}
 	return nil
-}
-
-func (c *Coordinator) protected(row *contracts.Workspace, key string) bool {
-	if row == nil {
-		return false
-	}
-	b := c.opts.Bug
-	switch {
-	case b.is(BugGCIgnoresOpID):
-		r := *row
-		r.OpID = ""
-		return contracts.Protected(&r, key)
-	case b.is(BugGCDeleteProtectedError):
-		r := *row
-		r.HealthStatus, r.ErrorInfo = contracts.HealthOK, nil
-		return contracts.Protected(&r, key)
-	}
-	return contracts.Protected(row, key)
 }

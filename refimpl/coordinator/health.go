@@ -47,16 +47,7 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 		running, exists := containers[w.ID]
 		_, vol := volumes[w.ID]
 		o := contracts.Observation{ContainerExists: exists, ContainerRunning: running, VolumeExists: vol}
-		if c.opts.Bug.is(BugHealthRunningIfExists) {
-			o.ContainerRunning = exists
-		}
 		p := contracts.ObservationPatch(w, o, now)
-		if c.opts.Bug.is(BugStartWithoutVolume) && p.ErrorInfo.Set {
-			p.ErrorInfo = contracts.Opt[*contracts.ErrorInfo]{}
-			if !w.Terminal() {
-				p.HealthStatus = contracts.Some(contracts.HealthOK)
-			}
-		}
 		if p.Mask() == contracts.MaskObservedAt {
 			observed = append(observed, w.ID)
 		} else {

@@ -32,35 +32,8 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (c *Coordinator) step(w *contracts.Workspace, now time.Time) contracts.Step {
-	b := c.opts.Bug
-	if b.is(BugReconcileError) && (w.HealthStatus == contracts.HealthError || w.Terminal()) && !w.Deleted() && w.Operation == contracts.OpNone {
-		// Reconcile as if healthy.
-		h := *w
-		h.HealthStatus, h.ErrorInfo = contracts.HealthOK, nil
-		return contracts.ReconcileStep(&h, now, c.invoked[w.ID])
-	}
-	s := contracts.ReconcileStep(w, now, c.invoked[w.ID])
-	switch {
-	case b.is(BugRunningToPending) && s.Kind == contracts.StepClaim && s.Op == contracts.OpStopping && w.DesiredState == contracts.DesiredPending && !w.Deleted():
-		s.Op = contracts.OpArchiving
-	case b.is(BugRestoreWithoutMarker) && w.Operation == contracts.OpRestoring && w.ObservedStatus == contracts.ObservedStandby && s.Kind != contracts.StepComplete:
-		s = contracts.Step{Kind: contracts.StepComplete, Op: w.Operation}
-	case b.is(BugNoTimeouts) && s.Kind == contracts.StepTimeout:
-		s.Kind = contracts.StepWait
-		if c.invoked[w.ID].IsZero() {
-			s.Kind = contracts.StepExecute
-		}
-	case b.is(BugNoRetrySpacing) && s.Kind == contracts.StepWait && w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal:
-		s.Kind = contracts.StepExecute
-	case b.is(BugNeverStops) && s.Kind == contracts.StepClaim && s.Op == contracts.OpStopping && !w.Deleted() && w.DesiredState == contracts.DesiredStandby:
-		s = contracts.Step{Kind: contracts.StepNothing, Why: "no row for RUNNING → STANDBY"}
-	}
-	return s
-}
-
 func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	s := c.step(w, now)
+	s := contracts.ReconcileStep(w, now, c.invoked[w.ID])
 	switch s.Kind {
 	case contracts.StepClaim:
 		return c.claim(ctx, w, s.Op, now)
@@ -79,11 +52,7 @@ func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, 
 // write applies p to w under cond as the StateReconciler, and mirrors it
 // into the local copy when applied.
 func (c *Coordinator) write(ctx context.Context, w *contracts.Workspace, cond contracts.Cond, p contracts.Patch, now time.Time) (bool, error) {
-	wr := c.writer(contracts.CompStateReconciler)
-	if c.opts.Bug.is(BugNoLeaseRecheck) {
-		wr.Epoch = 0
-	}
-	ok, err := c.deps.Store.Update(ctx, wr, w.ID, cond, p)
+	ok, err := c.deps.Store.Update(ctx, c.writer(contracts.CompStateReconciler), w.ID, cond, p)
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", w.ID, err)
 	}
@@ -104,16 +73,8 @@ func (c *Coordinator) trigger_(ctx context.Context, id string) {
 }
 
 func (c *Coordinator) claim(ctx context.Context, w *contracts.Workspace, op contracts.Operation, now time.Time) error {
-	cond := contracts.ClaimCond(op)
-	if c.opts.Bug.is(BugNoCAS) {
-		cond = contracts.Cond{}
-	}
 	p := contracts.ClaimPatch(w, op, now, c.deps.IDs.NewID())
-	if c.opts.Bug.is(BugNonOwnerWrite) && op == contracts.OpStarting {
-		// "Optimistically" mark it running without observing.
-		p.ObservedStatus = contracts.Some(contracts.ObservedRunning)
-	}
-	ok, err := c.write(ctx, w, cond, p, now)
+	ok, err := c.write(ctx, w, contracts.ClaimCond(op), p, now)
 	if err != nil || !ok {
 		return err
 	}
@@ -175,18 +136,6 @@ func (c *Coordinator) recordFailure(ctx context.Context, w *contracts.Workspace,
 			pctx[k] = v
 		}
 	}
-	if c.opts.Bug.is(BugFourthAttempt) && w.ErrorCount+1 == contracts.MaxAttempts {
-		// Pretend the limit is one higher.
-		wc := *w
-		wc.ErrorCount--
-		p, _ := contracts.FailurePatch(&wc, code, cause.Error(), pctx, now)
-		p.ErrorCount = contracts.Some(w.ErrorCount + 1)
-		if p.ErrorInfo.V != nil {
-			p.ErrorInfo.V.ErrorCount = w.ErrorCount + 1
-		}
-		_, err := c.write(ctx, w, opCond(w.Operation), p, now)
-		return err
-	}
 	op := w.Operation
 	p, terminal := contracts.FailurePatch(w, code, cause.Error(), pctx, now)
 	ok, err := c.write(ctx, w, opCond(op), p, now)
@@ -224,10 +173,7 @@ func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now t
 		}
 		marker, err := d.Storage.Restore(ctx, id, w.ArchiveKey)
 		if err != nil {
-			if !c.opts.Bug.is(BugIgnoreRestoreError) {
-				return err
-			}
-			marker = w.ArchiveKey
+			return err
 		}
 		p := contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: marker})}
 		if _, err := c.write(ctx, w, opCond(contracts.OpRestoring), p, now); err != nil {
@@ -265,9 +211,6 @@ func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now t
 			return err
 		}
 	}
-	if c.opts.Bug.is(BugCompleteOnActuator) && w.Operation != contracts.OpNone {
-		return c.complete(ctx, w, now)
-	}
 	return nil
 }
 
@@ -276,11 +219,6 @@ func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now t
 // then the container (if any leftover) and only then the volume (C8).
 func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now time.Time) error {
 	d := c.deps
-	if c.opts.Bug.is(BugNewOpIDOnRetry) && w.ErrorCount > 0 && w.ArchiveKey != contracts.ArchiveKey(w.ID, w.OpID) {
-		if _, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{OpID: contracts.Some(d.IDs.NewID())}, now); err != nil {
-			return err
-		}
-	}
 	for {
 		switch contracts.NextArchiveAction(w) {
 		case contracts.ArchiveEnsureOpID:
@@ -293,20 +231,6 @@ func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now t
 			}
 		case contracts.ArchiveUpload:
 			if err := c.checkLease(ctx); err != nil {
-				return err
-			}
-			if c.opts.Bug.is(BugDeleteVolumeBeforeKey) {
-				key, err := d.Storage.Archive(ctx, w.ID, w.OpID)
-				if err != nil {
-					return err
-				}
-				if err := d.Instances.Delete(ctx, w.ID); err != nil {
-					return err
-				}
-				if err := d.Storage.DeleteVolume(ctx, w.ID); err != nil {
-					return err
-				}
-				_, err = c.write(ctx, w, opCond(contracts.OpArchiving), contracts.ArchiveCommitPatch(key), now)
 				return err
 			}
 			key, err := d.Storage.Archive(ctx, w.ID, w.OpID)

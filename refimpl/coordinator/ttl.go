@@ -31,18 +31,8 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 				continue
 			}
 		}
-		if c.opts.Bug.is(BugTTLIgnoresActivity) {
-			act = contracts.Activity{}
-		}
 		to, ok := contracts.TTLDecision(w, act, now)
 		if !ok {
-			continue
-		}
-		if c.opts.Bug.is(BugTTLWritesDesired) {
-			wr := c.writer(contracts.CompTTLManager)
-			if _, err := c.deps.Store.Update(ctx, wr, w.ID, contracts.Cond{}, contracts.Patch{DesiredState: contracts.Some(to)}); err != nil {
-				return err
-			}
 			continue
 		}
 		if _, err := c.api.SetDesiredFrom(ctx, w.ID, w.DesiredState, to, contracts.CompTTLManager); err != nil {

@@ -117,6 +117,11 @@ type Config struct {
 	// User runs the storage job (uid:gid, SPEC 5.3); WriteFile gives the
 	// files and directories it creates this owner.
 	User string
+	// RestoreMaxBytes and RestoreMaxEntries are the restore quota handed to
+	// the storage job (RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES); 0 leaves
+	// the job's defaults. A restore over it fails with DISK_FULL.
+	RestoreMaxBytes   int64
+	RestoreMaxEntries int64
 
 	// StartupTimeout bounds Start from the first call to a running
 	// container; HealthTimeout bounds the health check after it; JobTimeout
@@ -187,6 +192,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.WorkspaceNetwork == "host" {
 		errs = append(errs, errors.New(`WorkspaceNetwork "host" cannot publish one agent port per workspace`))
+	}
+	if c.RestoreMaxBytes < 0 || c.RestoreMaxEntries < 0 {
+		errs = append(errs, fmt.Errorf("the restore quota (%d bytes, %d entries) is negative", c.RestoreMaxBytes, c.RestoreMaxEntries))
 	}
 	for _, d := range []struct {
 		name string

@@ -158,26 +158,38 @@ func (p *Provider) runJob(ctx context.Context, id, mode, key string) error {
 	return nil
 }
 
+// jobEnv is the storage job's environment for mode on archive key.
+func (p *Provider) jobEnv(mode, key string) []string {
+	s3 := p.cfg.S3
+	env := []string{
+		"JOB_MODE=" + mode,
+		"ARCHIVE_URL=s3://" + s3.Bucket + "/" + key,
+		"S3_ENDPOINT=" + s3.Endpoint,
+		"S3_ACCESS_KEY=" + s3.AccessKey,
+		"S3_SECRET_KEY=" + s3.SecretKey,
+		"S3_SECURE=" + strconv.FormatBool(s3.Secure),
+		"DATA_DIR=" + contracts.StorageJobMountPath,
+	}
+	if n := p.cfg.RestoreMaxBytes; n > 0 {
+		env = append(env, "RESTORE_MAX_BYTES="+strconv.FormatInt(n, 10))
+	}
+	if n := p.cfg.RestoreMaxEntries; n > 0 {
+		env = append(env, "RESTORE_MAX_ENTRIES="+strconv.FormatInt(n, 10))
+	}
+	return env
+}
+
 // createJob creates the storage-job container of id, replacing a leftover.
 func (p *Provider) createJob(ctx context.Context, id, mode, key string) error {
 	name := jobName(id)
-	s3 := p.cfg.S3
 	labels := p.labels(id, roleJob)
 	labels[p.cfg.LabelPrefix+"job-mode"] = mode
 	opts := client.ContainerCreateOptions{
 		Name: name,
 		Config: &container.Config{
-			Image: p.cfg.StorageJobImage,
-			User:  p.cfg.User,
-			Env: []string{
-				"JOB_MODE=" + mode,
-				"ARCHIVE_URL=s3://" + s3.Bucket + "/" + key,
-				"S3_ENDPOINT=" + s3.Endpoint,
-				"S3_ACCESS_KEY=" + s3.AccessKey,
-				"S3_SECRET_KEY=" + s3.SecretKey,
-				"S3_SECURE=" + strconv.FormatBool(s3.Secure),
-				"DATA_DIR=" + contracts.StorageJobMountPath,
-			},
+			Image:  p.cfg.StorageJobImage,
+			User:   p.cfg.User,
+			Env:    p.jobEnv(mode, key),
 			Labels: labels,
 		},
 		HostConfig: &container.HostConfig{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -198,6 +199,47 @@ func TestArchiveAndRestore(t *testing.T) {
 		got, err := tp.ReadFiles(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, map[string][]byte{"precious.txt": []byte("current")}, got, "a failed restore leaves the volume alone")
+	})
+
+	t.Run("decompression bomb", func(t *testing.T) {
+		ctx := ctxFor(t, 2*time.Minute)
+		id := newID(t)
+		require.NoError(t, tp.Provision(ctx, id))
+		require.NoError(t, tp.WriteFile(ctx, id, "precious.txt", []byte("current")))
+		bomb, err := os.ReadFile("../../contracts/archive/testdata/sparse-bomb-20GiB.tar.zst")
+		require.NoError(t, err)
+		key := contracts.ArchiveKey(id, "op-bomb")
+		e.put(t, key, bomb)
+		e.put(t, contracts.MetaKey(key), []byte(archive.Checksum(bomb))) // a valid, original-format .meta
+		_, err = tp.Restore(ctx, id, key)
+		requireCode(t, err, contracts.CodeTarExtractFailed)
+		got, err := tp.ReadFiles(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, map[string][]byte{"precious.txt": []byte("current")}, got, "nothing of the 20 GiB was written")
+	})
+
+	t.Run("over the restore quota", func(t *testing.T) {
+		ctx := ctxFor(t, 2*time.Minute)
+		id := newID(t)
+		require.NoError(t, tp.Provision(ctx, id))
+		require.NoError(t, tp.WriteFile(ctx, id, "big.bin", bytes.Repeat([]byte("x"), 4096)))
+		key, err := tp.Archive(ctx, id, "op-quota")
+		require.NoError(t, err)
+		require.NoError(t, tp.WriteFile(ctx, id, "big.bin", []byte("current")))
+		small := newProvider(t, func(c *Config) {
+			c.S3, c.JobNetwork = e.cfg, "host"
+			c.RestoreMaxBytes = 1024
+		})
+		_, err = small.Restore(ctx, id, key)
+		pe := requireCode(t, err, contracts.CodeDiskFull)
+		reason, terminal := contracts.Classify(pe.Code)
+		require.Equal(t, contracts.ReasonActionFailed, reason)
+		require.True(t, terminal, "an administrator decides")
+		got, err := tp.ReadFiles(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, map[string][]byte{"big.bin": []byte("current")}, got)
+		_, err = tp.Restore(ctx, id, key)
+		require.NoError(t, err, "within the default quota it restores")
 	})
 
 	t.Run("missing volume", func(t *testing.T) {

@@ -48,10 +48,26 @@ func TestConfigRejectsNonsense(t *testing.T) {
 		"user gid":     {User: "1000:"},
 		"host network": {WorkspaceNetwork: "host"},
 		"timeout":      {JobTimeout: -time.Second},
+		"quota":        {RestoreMaxBytes: -1},
 	} {
 		_, err := c.withDefaults()
 		require.Error(t, err, name)
 	}
+}
+
+func TestJobEnvCarriesTheRestoreQuota(t *testing.T) {
+	c, err := Config{S3: S3{Endpoint: "minio:9000", AccessKey: "a", SecretKey: "s", Bucket: "b"}}.withDefaults()
+	require.NoError(t, err)
+	p := &Provider{cfg: c}
+	env := p.jobEnv(modeRestore, "archives/w/o/home.tar.zst")
+	require.Contains(t, env, "ARCHIVE_URL=s3://b/archives/w/o/home.tar.zst")
+	for _, kv := range env {
+		require.NotContains(t, kv, "RESTORE_MAX", "the job's defaults unless set")
+	}
+	p.cfg.RestoreMaxBytes, p.cfg.RestoreMaxEntries = 1<<30, 5000
+	env = p.jobEnv(modeRestore, "archives/w/o/home.tar.zst")
+	require.Contains(t, env, "RESTORE_MAX_BYTES=1073741824")
+	require.Contains(t, env, "RESTORE_MAX_ENTRIES=5000")
 }
 
 func TestJobErrorMapsExitStatusAndOutput(t *testing.T) {

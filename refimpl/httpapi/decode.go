@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wsconverge/converge/contracts"
 )
@@ -29,8 +30,8 @@ func tooLarge() *fieldError {
 
 // decodeBody reads one JSON object from the body into dst, rejecting a
 // Content-Type other than application/json (415), bodies over MaxBodyBytes
-// (413), and anything but a single JSON object whose fields dst knows with
-// the right types (400, naming the field).
+// (413), a body that is not UTF-8, and anything but a single JSON object
+// whose fields dst knows with the right types (400, naming the field).
 func decodeBody(w http.ResponseWriter, r *http.Request, dst any) *fieldError {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
@@ -52,6 +53,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) *fieldError {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return badRequest("", "request body is required: a JSON object")
+	}
+	if !utf8.Valid(trimmed) {
+		// JSON is UTF-8 (RFC 8259); encoding/json would quietly turn bad
+		// bytes into U+FFFD and store something the client never sent.
+		return badRequest("", "request body is not valid UTF-8")
 	}
 	if !json.Valid(trimmed) {
 		return syntaxError(trimmed)

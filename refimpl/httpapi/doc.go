@@ -12,6 +12,7 @@
 //	DELETE /api/v1/workspaces/{id}             soft delete; 202
 //	POST   /api/v1/workspaces/{id}:recover     admin only; 200
 //	GET    /api/v1/workspaces/{id}/events      text/event-stream
+//	GET    /api/v1/admin/workspaces            admin only; every user's, ?health= &display=
 //	GET    /healthz                            200 or 503, JSON
 //	GET    /metrics                            Prometheus text format
 //
@@ -19,12 +20,20 @@
 // service layer decides every rule and returns *contracts.APIError; this
 // package adds the transport's own rejections: 401 (no or unknown token),
 // 403 (recovery without the admin role), 404 (unknown path, or an id that
-// is not a UUID — never a 500 from the database), 405 (with Allow), 413
+// is not a UUID — never a 500 from the database), 405 (with Allow; the
+// body names the allowed methods, never the one sent), 413
 // (bodies over 64 KiB), 415 (a body whose Content-Type is not
 // application/json: a choice; 400 stays for bodies that are not valid
 // JSON, hold unknown fields or a field of the wrong type, each naming the
 // field), and 503 when a dependency is unavailable. A client mistake is
 // never a 500.
+//
+// The admin listing (served when the API implements ports.AdminAPI) is
+// {"workspaces":[…]} with each workspace's owner_user_id and deleted_at
+// besides the usual fields, ordered by id; health=OK|ERROR and
+// display=PENDING|ARCHIVED|STANDBY|RUNNING|ERROR|DELETED filter it
+// (DELETED workspaces only when display=DELETED asks for them). A query
+// with another parameter, a repeated one or an unknown value is a 400.
 //
 // PATCH fields are pointers: an absent field (or null) leaves the column as
 // it is; "" clears description or memo (a nullable text column holds "" for
@@ -49,11 +58,13 @@
 // Config.StreamsDone is closed. Events are hints: clients resynchronise
 // with GET.
 //
-// Metrics are written by hand in the text exposition format (package
-// promtext) rather than with the Prometheus client library: the handful of
-// counters, gauges and histograms the API needs take a page of code, and
-// the module stays free of the client's dependency tree. Metrics also
-// carries the hooks the serve command feeds: ObserveStep (the production
-// runner's OnStep) and InstrumentStore (operations started, completed and
-// failed, read off the StateReconciler's writes).
+// Metrics are served by prometheus/client_golang, with its Go runtime
+// (go_*) and process (process_*) collectors. Every label of converge's own
+// families takes its values from a fixed set — the route template or
+// "unmatched", a standard HTTP method or "OTHER", a status code, an
+// operation kind — so no client can grow the number of series, and no
+// error body or log line repeats a client's method. Metrics also carries
+// the hooks the serve command feeds: ObserveStep (the production runner's
+// OnStep) and InstrumentStore (operations started, completed and failed,
+// read off the StateReconciler's writes).
 package httpapi

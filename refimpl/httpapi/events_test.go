@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
@@ -166,7 +167,7 @@ func TestEventsHeartbeat(t *testing.T) {
 	}
 	// The client goes away: the server's stream ends and is counted closed.
 	s.cancel()
-	require.Eventually(t, func() bool { return e.metrics.streams.Value() == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return testutil.ToFloat64(e.metrics.streams) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
 func TestStreamsEndOnShutdown(t *testing.T) {
@@ -182,7 +183,7 @@ func TestStreamsEndOnShutdown(t *testing.T) {
 	s := e.openStream(alice, id)
 	// The handler counts the stream as it starts serving it, which may be
 	// just after the client has its headers.
-	require.Eventually(t, func() bool { return e.metrics.streams.Value() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return testutil.ToFloat64(e.metrics.streams) == 1 }, 5*time.Second, time.Millisecond)
 	close(done)
 	closed = true
 	select {
@@ -236,10 +237,10 @@ func TestEventsFromTheReferenceCoordinator(t *testing.T) {
 		"STANDBY/STARTING", "RUNNING/STARTING", "RUNNING/NONE"}, seen)
 
 	for _, op := range []string{"PROVISIONING", "STARTING"} {
-		require.Equal(t, 1.0, e.metrics.started.With(op).Value(), op)
-		require.Equal(t, 1.0, e.metrics.completed.With(op).Value(), op)
+		require.Equal(t, 1.0, testutil.ToFloat64(e.metrics.started.WithLabelValues(op)), op)
+		require.Equal(t, 1.0, testutil.ToFloat64(e.metrics.completed.WithLabelValues(op)), op)
 	}
-	require.Zero(t, e.metrics.started.With("ARCHIVING").Value())
+	require.Zero(t, testutil.ToFloat64(e.metrics.started.WithLabelValues("ARCHIVING")))
 }
 
 func contains(xs []string, x string) bool {

@@ -5,10 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -88,6 +89,7 @@ const (
 	routeWorkspace
 	routeRecover
 	routeEvents
+	routeAdminWorkspaces
 )
 
 // routeInfo is each route's metrics label and allowed methods.
@@ -95,14 +97,15 @@ var routeInfo = [...]struct {
 	label   string
 	methods []string
 }{
-	routeUnknown:    {"unmatched", nil},
-	routeAPIUnknown: {"unmatched", nil},
-	routeHealthz:    {"/healthz", []string{http.MethodGet, http.MethodHead}},
-	routeMetrics:    {"/metrics", []string{http.MethodGet}},
-	routeWorkspaces: {"/api/v1/workspaces", []string{http.MethodGet, http.MethodPost}},
-	routeWorkspace:  {"/api/v1/workspaces/{id}", []string{http.MethodGet, http.MethodPatch, http.MethodDelete}},
-	routeRecover:    {"/api/v1/workspaces/{id}:recover", []string{http.MethodPost}},
-	routeEvents:     {"/api/v1/workspaces/{id}/events", []string{http.MethodGet}},
+	routeUnknown:         {"unmatched", nil},
+	routeAPIUnknown:      {"unmatched", nil},
+	routeHealthz:         {"/healthz", []string{http.MethodGet, http.MethodHead}},
+	routeMetrics:         {"/metrics", []string{http.MethodGet}},
+	routeWorkspaces:      {"/api/v1/workspaces", []string{http.MethodGet, http.MethodPost}},
+	routeWorkspace:       {"/api/v1/workspaces/{id}", []string{http.MethodGet, http.MethodPatch, http.MethodDelete}},
+	routeRecover:         {"/api/v1/workspaces/{id}:recover", []string{http.MethodPost}},
+	routeEvents:          {"/api/v1/workspaces/{id}/events", []string{http.MethodGet}},
+	routeAdminWorkspaces: {"/api/v1/admin/workspaces", []string{http.MethodGet}},
 }
 
 const apiPrefix = "/api/v1"
@@ -122,8 +125,11 @@ func match(path string) (route, string) {
 		}
 		return routeUnknown, ""
 	}
-	if rest == "workspaces" {
+	switch rest {
+	case "workspaces":
 		return routeWorkspaces, ""
+	case "admin/workspaces":
+		return routeAdminWorkspaces, ""
 	}
 	rest, ok = strings.CutPrefix(rest, "workspaces/")
 	if !ok {
@@ -148,13 +154,12 @@ func match(path string) (route, string) {
 	return routeWorkspace, id
 }
 
-var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// normalizeID lowercases id; ok is false when it is not a UUID (such an id
-// names no workspace: 404, never a database error).
+// normalizeID lowercases id; ok is false when it is not a UUID in its
+// canonical form (such an id names no workspace: 404, never a database
+// error).
 func normalizeID(id string) (string, bool) {
 	id = strings.ToLower(id)
-	return id, uuidPattern.MatchString(id)
+	return id, len(id) == 36 && uuid.Validate(id) == nil
 }
 
 // statusWriter records the status written, for logs and metrics.
@@ -192,7 +197,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			h.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			h.log.Error("handler panicked", "method", methodLabel(r.Method), "path", logPath(r.URL.Path), "panic", p, "stack", string(debug.Stack()))
 			if !sw.wrote {
 				writeError(sw, apiError(http.StatusInternalServerError, contracts.APIInternal, "internal error"))
 			} else {
@@ -209,13 +214,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case rt == routeHealthz || rt == routeMetrics:
 			level = slog.LevelDebug
 		}
-		h.log.Log(r.Context(), level, "http request", "method", r.Method, "route", label, "path", r.URL.Path,
+		h.log.Log(r.Context(), level, "http request", "method", methodLabel(r.Method), "route", label, "path", logPath(r.URL.Path),
 			"status", sw.status, "duration_ms", took.Milliseconds(), "user", user)
 	}()
 
 	switch rt {
 	case routeUnknown:
-		writeError(sw, apiError(http.StatusNotFound, contracts.APINotFound, "no such path: "+r.URL.Path))
+		writeError(sw, apiError(http.StatusNotFound, contracts.APINotFound, "no such path"))
 		return
 	case routeHealthz, routeMetrics:
 		if !h.allowed(sw, r, rt) {
@@ -224,7 +229,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rt == routeHealthz {
 			h.healthz(sw, r)
 		} else {
-			h.metrics.reg.ServeHTTP(sw, r)
+			h.metrics.ServeHTTP(sw, r)
 		}
 		return
 	}
@@ -237,7 +242,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	user = p.user
 	if rt == routeAPIUnknown {
-		writeError(sw, apiError(http.StatusNotFound, contracts.APINotFound, "no such path: "+r.URL.Path))
+		writeError(sw, apiError(http.StatusNotFound, contracts.APINotFound, "no such path"))
 		return
 	}
 	if !h.allowed(sw, r, rt) {
@@ -268,6 +273,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case routeRecover:
 		h.recoverWorkspace(sw, r, p, id)
+	case routeAdminWorkspaces:
+		h.adminList(sw, r, p)
 	case routeEvents:
 		h.events(sw, r, p, id)
 	}
@@ -281,10 +288,23 @@ func (h *handler) allowed(w http.ResponseWriter, r *http.Request, rt route) bool
 			return true
 		}
 	}
+	// The body names the allowed methods, never the one asked for: a
+	// client's input is not echoed.
 	w.Header().Set("Allow", strings.Join(methods, ", "))
 	writeError(w, apiError(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-		"method "+r.Method+" is not allowed here; allowed: "+strings.Join(methods, ", ")))
+		"method not allowed here; allowed: "+strings.Join(methods, ", ")))
 	return false
+}
+
+// maxLoggedPath bounds the path a log line repeats.
+const maxLoggedPath = 256
+
+// logPath is path as logged: cut to maxLoggedPath bytes.
+func logPath(path string) string {
+	if len(path) <= maxLoggedPath {
+		return path
+	}
+	return path[:maxLoggedPath] + "…"
 }
 
 // healthStatus is the /healthz body.

@@ -256,8 +256,10 @@ func TestConflictsWhileAnOperationRunsOrInError(t *testing.T) {
 	// PATCH to the current desired state is a 200 no-op.
 	require.Equal(t, http.StatusOK, e.call(http.MethodPatch, item, alice, `{"desired_state":"PENDING"}`).status)
 
-	// Health ERROR: desired changes are refused, DELETE allowed.
-	e.setRow(id, contracts.CompStateReconciler, contracts.Patch{Operation: contracts.Some(contracts.OpNone)})
+	// ERROR (a terminal error_info): desired changes are refused, DELETE
+	// allowed.
+	e.setRow(id, contracts.CompStateReconciler, contracts.Patch{Operation: contracts.Some(contracts.OpNone),
+		ErrorInfo: contracts.Some(&contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true})})
 	e.setRow(id, contracts.CompHealthMonitor, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
 	errObj := e.call(http.MethodPatch, item, alice, `{"desired_state":"STANDBY"}`).errorOf(t, http.StatusConflict, contracts.APIInvalidState)
 	require.Contains(t, errObj["message"], "recover")

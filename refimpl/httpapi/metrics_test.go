@@ -1,13 +1,18 @@
 package httpapi
 
 import (
+	"io"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
@@ -16,7 +21,7 @@ import (
 var (
 	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*")*\})? (\S+)$`)
 	helpLine   = regexp.MustCompile(`^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$`)
-	typeLine   = regexp.MustCompile(`^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram)$`)
+	typeLine   = regexp.MustCompile(`^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$`)
 )
 
 // scrape reads /metrics and returns each sample's value by "name{labels}",
@@ -26,7 +31,7 @@ func scrape(t *testing.T, e *env) map[string]float64 {
 	t.Helper()
 	r := e.call(http.MethodGet, "/metrics", "", "")
 	require.Equal(t, http.StatusOK, r.status)
-	require.Equal(t, "text/plain; version=0.0.4; charset=utf-8", r.header.Get("Content-Type"))
+	require.True(t, strings.HasPrefix(r.header.Get("Content-Type"), "text/plain; version=0.0.4"), r.header.Get("Content-Type"))
 	samples := map[string]float64{}
 	declared := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n") {
@@ -64,11 +69,11 @@ func TestMetricsExposition(t *testing.T) {
 	e.metrics.ObserveStep(2*time.Second, true)
 
 	s := scrape(t, e)
-	require.Equal(t, 1.0, s[`converge_http_requests_total{route="/api/v1/workspaces",method="POST",status="201"}`])
-	require.Equal(t, 1.0, s[`converge_http_requests_total{route="/api/v1/workspaces/{id}",method="GET",status="200"}`])
-	require.Equal(t, 1.0, s[`converge_http_requests_total{route="/api/v1/workspaces/{id}",method="GET",status="404"}`])
-	require.Equal(t, 1.0, s[`converge_http_requests_total{route="/api/v1/workspaces",method="GET",status="401"}`])
-	require.Equal(t, 1.0, s[`converge_http_requests_total{route="unmatched",method="GET",status="404"}`])
+	require.Equal(t, 1.0, s[`converge_http_requests_total{method="POST",route="/api/v1/workspaces",status="201"}`])
+	require.Equal(t, 1.0, s[`converge_http_requests_total{method="GET",route="/api/v1/workspaces/{id}",status="200"}`])
+	require.Equal(t, 1.0, s[`converge_http_requests_total{method="GET",route="/api/v1/workspaces/{id}",status="404"}`])
+	require.Equal(t, 1.0, s[`converge_http_requests_total{method="GET",route="/api/v1/workspaces",status="401"}`])
+	require.Equal(t, 1.0, s[`converge_http_requests_total{method="GET",route="unmatched",status="404"}`])
 	require.Equal(t, 2.0, s[`converge_http_request_duration_seconds_count{route="/api/v1/workspaces/{id}"}`])
 	require.Equal(t, 1.0, s[`converge_coordinator_leader`])
 	require.Equal(t, 2.0, s[`converge_coordinator_step_duration_seconds_count`])
@@ -129,11 +134,82 @@ func TestClassifyWrite(t *testing.T) {
 
 	m := NewMetrics()
 	m.ObserveWrite(rec, opCond, contracts.CompletePatch(&starting), false)
-	require.Zero(t, m.completed.With("STARTING").Value(), "a write whose condition failed counts nothing")
+	require.Zero(t, testutil.ToFloat64(m.completed.WithLabelValues("STARTING")), "a write whose condition failed counts nothing")
 	m.ObserveWrite(rec, opCond, contracts.CompletePatch(&starting), true)
 	m.ObserveWrite(rec, opCond, lost, true)
 	m.ObserveWrite(rec, opCond, retryable, true)
-	require.Equal(t, 1.0, m.completed.With("STARTING").Value())
-	require.Equal(t, 1.0, m.failed.With("STARTING").Value())
-	require.Equal(t, 1.0, m.attempts.With("STARTING").Value())
+	require.Equal(t, 1.0, testutil.ToFloat64(m.completed.WithLabelValues("STARTING")))
+	require.Equal(t, 1.0, testutil.ToFloat64(m.failed.WithLabelValues("STARTING")))
+	require.Equal(t, 1.0, testutil.ToFloat64(m.attempts.WithLabelValues("STARTING")))
+}
+
+// TestMetricsIncludeRuntimeCollectors: client_golang's Go and process
+// collectors are registered.
+func TestMetricsIncludeRuntimeCollectors(t *testing.T) {
+	s := scrape(t, newEnv(t))
+	_, ok := s["go_goroutines"]
+	require.True(t, ok, "go_* metrics")
+	_, ok = s["process_cpu_seconds_total"]
+	require.True(t, ok, "process_* metrics")
+}
+
+// TestMetricsCardinalityIsBounded: any client, unauthenticated, can send
+// any method. 5,000 requests with random method names leave the number of
+// series bounded (every unknown method is "OTHER"), and neither a 405 nor
+// a log line repeats a huge method.
+func TestMetricsCardinalityIsBounded(t *testing.T) {
+	var logs strings.Builder
+	var logMu sync.Mutex
+	e := newEnv(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	countSeries := func() int {
+		n := 0
+		for k := range scrape(t, e) {
+			if strings.HasPrefix(k, "converge_http_requests_total{") {
+				n++
+			}
+		}
+		return n
+	}
+	before := countSeries()
+
+	r := rand.New(rand.NewPCG(8, 8))
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	paths := []string{"/healthz", "/metrics", "/api/v1/workspaces", "/nope"}
+	for i := range 5000 {
+		method := make([]byte, 3+r.IntN(10))
+		for j := range method {
+			method[j] = letters[r.IntN(len(letters))]
+		}
+		resp := e.call(string(method), paths[i%len(paths)], "", "")
+		require.Contains(t, []int{http.StatusMethodNotAllowed, http.StatusNotFound, http.StatusUnauthorized}, resp.status, string(method))
+	}
+	after := countSeries()
+	// At most one new series per route and status: OTHER.
+	require.LessOrEqual(t, after-before, 2*len(paths), "series grew from %d to %d", before, after)
+	body := e.call(http.MethodGet, "/metrics", "", "").body
+	require.Less(t, len(body), 64<<10, "the exposition stays small")
+	require.Contains(t, string(body), `method="OTHER"`)
+
+	huge := strings.Repeat("X", 100<<10)
+	resp := e.call(huge, "/healthz", "", "")
+	require.Equal(t, http.StatusMethodNotAllowed, resp.status)
+	require.Less(t, len(resp.body), 512, "the 405 body does not echo the method")
+	require.NotContains(t, string(resp.body), "XXXX")
+	require.Equal(t, "GET, HEAD", resp.header.Get("Allow"))
+	logMu.Lock()
+	defer logMu.Unlock()
+	require.NotContains(t, logs.String(), "XXXX", "nor does the log")
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

@@ -42,6 +42,23 @@ type listView struct {
 	Workspaces []workspaceView `json:"workspaces"`
 }
 
+// adminView is a workspace as an administrator sees it: the user's view
+// plus its owner and soft deletion.
+type adminView struct {
+	workspaceView
+	OwnerUserID string  `json:"owner_user_id"`
+	DeletedAt   *string `json:"deleted_at"`
+}
+
+// adminListView is GET /admin/workspaces.
+type adminListView struct {
+	Workspaces []adminView `json:"workspaces"`
+}
+
+func adminViewOf(w *contracts.Workspace) adminView {
+	return adminView{workspaceView: viewOf(w), OwnerUserID: w.OwnerUserID, DeletedAt: nullTime(w.DeletedAt)}
+}
+
 func viewOf(w *contracts.Workspace) workspaceView {
 	v := workspaceView{
 		ID:                w.ID,

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -90,4 +91,40 @@ func (h *handler) recoverWorkspace(w http.ResponseWriter, r *http.Request, p pri
 		return
 	}
 	writeJSON(w, http.StatusOK, recovered{ID: id, Recovered: true})
+}
+
+// adminList is GET /api/v1/admin/workspaces: every user's workspaces
+// selected by the query (health, display), for an administrator looking for
+// what to recover. The role is checked first, then the query, before
+// anything is read.
+func (h *handler) adminList(w http.ResponseWriter, r *http.Request, p principal) {
+	if !p.admin {
+		writeError(w, apiError(http.StatusForbidden, contracts.APIForbidden, "the admin listing needs the admin role"))
+		return
+	}
+	lister, ok := h.cfg.API.(ports.AdminAPI)
+	if !ok {
+		writeError(w, apiError(http.StatusNotFound, contracts.APINotFound, "this API has no admin listing"))
+		return
+	}
+	params, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, apiError(http.StatusBadRequest, contracts.APIBadRequest, "malformed query string"))
+		return
+	}
+	q, e := contracts.ParseAdminQuery(params)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	rows, err := lister.AdminList(r.Context(), p.user, q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := adminListView{Workspaces: make([]adminView, 0, len(rows))}
+	for i := range rows {
+		out.Workspaces = append(out.Workspaces, adminViewOf(&rows[i]))
+	}
+	writeJSON(w, http.StatusOK, out)
 }

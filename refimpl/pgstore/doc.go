@@ -6,11 +6,25 @@
 // real PostgreSQL.
 //
 // Schema. Migrate applies the embedded, versioned migrations in
-// migrations/ (one transaction each, recorded in schema_migrations, under
-// an advisory lock so concurrent callers do not race): the workspaces
-// table of SPEC 1.1 with its enums and six partial indexes, system_locks,
-// the fence function, the workspace_audit table and its triggers, and the
-// notify trigger.
+// migrations/ with jackc/tern (one transaction each, the version in
+// schema_version, under an advisory lock so concurrent callers do not
+// race; a database migrated by converge's earlier migrator is adopted at
+// the version its schema_migrations recorded): the workspaces table of
+// SPEC 1.1 with its enums and six partial indexes, system_locks, the fence
+// function, the workspace_audit table and its triggers, and the notify
+// trigger.
+//
+// Values. Every write first checks its values with contracts.CheckRow or
+// CheckPatch, so what the table cannot hold is contracts.ErrInvalidInput
+// before anything is sent; a data exception the server raises anyway maps
+// to the same error, never a raw driver error.
+//
+// Running limits. InsertWithinLimits and UpdateWithinLimits run in one
+// transaction that takes pg_advisory_xact_lock on the guard's global key,
+// then on the owner's, counts the rows that count (the amended SPEC 4.3
+// rule, backed by the two running partial indexes) and writes only when
+// contracts.CheckGuard passes, so concurrent guarded writes never exceed a
+// limit.
 //
 // Writes. Every write is one pipelined batch, one round trip, which
 // PostgreSQL runs as one implicit transaction: first a statement that

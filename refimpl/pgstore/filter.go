@@ -21,7 +21,7 @@ var filterWhere = map[contracts.Filter]string{
 		OR error_info IS NOT NULL OR deleted_at IS NOT NULL))`,
 	contracts.FilterTTL: `deleted_at IS NULL AND observed_status IN ('RUNNING', 'STANDBY')
 		AND health_status = 'OK' AND operation = 'NONE'`,
-	contracts.FilterRunning: `deleted_at IS NULL AND observed_status = 'RUNNING' AND health_status = 'OK'`,
+	contracts.FilterRunning: countsRunningSQL,
 }
 
 // Get returns one row, or contracts.ErrNotFound.

@@ -3,156 +3,138 @@ package pgstore
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
 )
 
+// The schema's migrations, NNNN_name.sql, run in order by jackc/tern's
+// migrate package (pgx-native; each migration in its own transaction, its
+// version in the one-row table schema_version).
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migrateLockKey serialises concurrent Migrate calls ("convmigr").
+// versionTable is tern's record of the schema version.
+const versionTable = "schema_version"
+
+// legacyTable is where converge's own migrator (before tern) recorded the
+// migrations it applied, one row per version. A database it migrated is
+// adopted: its version becomes tern's starting point.
+const legacyTable = "schema_migrations"
+
+// migrateLockKey serialises concurrent Migrate calls ("convmigr"), around
+// the adoption of a legacy database as well as tern's own run.
 const migrateLockKey int64 = 0x636f6e766d696772
 
-// Migration is one embedded schema migration.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-}
-
-// Migrations returns the embedded migrations in version order. A file is
-// named NNNN_name.sql; versions are unique.
-func Migrations() ([]Migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+// MigrationNames returns the embedded migrations' file names in order.
+func MigrationNames() ([]string, error) {
+	sub, err := fs.Sub(migrationFS, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("read migrations: %w", err)
 	}
-	var out []Migration
-	for _, e := range entries {
-		name := e.Name()
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
-		}
-		b, err := migrationFS.ReadFile(path.Join("migrations", name))
-		if err != nil {
-			return nil, fmt.Errorf("read migration %s: %w", name, err)
-		}
-		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(name, ".sql"), SQL: string(b)})
+	names, err := migrate.FindMigrations(sub)
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
 	}
-	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
-	for i := 1; i < len(out); i++ {
-		if out[i].Version == out[i-1].Version {
-			return nil, fmt.Errorf("migrations %s and %s share version %d", out[i-1].Name, out[i].Name, out[i].Version)
-		}
-	}
-	return out, nil
+	return names, nil
 }
 
-// Migrate applies the embedded migrations not yet recorded in
-// schema_migrations, each in its own transaction. It holds an advisory
-// lock meanwhile, so concurrent callers apply each migration once; running
-// it again changes nothing.
+// Migrate brings the schema to the newest embedded migration. Running it
+// again, or from several processes at once, changes nothing more; a
+// database migrated by an earlier converge (schema_migrations) is taken
+// over at the version it reached.
 func (s *Store) Migrate(ctx context.Context) error {
-	_, err := s.migrate(ctx)
-	return err
-}
-
-// AppliedMigrations returns the versions recorded in schema_migrations,
-// in order.
-func (s *Store) AppliedMigrations(ctx context.Context) ([]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
-	if err != nil {
-		return nil, fmt.Errorf("read schema_migrations: %w", mapErr(err))
-	}
-	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return nil, fmt.Errorf("read schema_migrations: %w", mapErr(err))
-	}
-	out := make([]int, len(vs))
-	for i, v := range vs {
-		out[i] = int(v)
-	}
-	return out, nil
-}
-
-// migrate is Migrate, returning the versions it applied.
-func (s *Store) migrate(ctx context.Context) (applied []int, err error) {
-	migs, err := Migrations()
-	if err != nil {
-		return nil, err
-	}
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", mapErr(err))
+		return fmt.Errorf("migrate: %w", mapErr(err))
 	}
 	defer pc.Release()
 	conn := pc.Conn()
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLockKey); err != nil {
-		return nil, fmt.Errorf("migrate: lock: %w", mapErr(err))
+		return fmt.Errorf("migrate: lock: %w", mapErr(err))
 	}
 	defer func() {
-		if _, uerr := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, migrateLockKey); uerr != nil {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrateLockKey); err != nil {
 			// Never hand a session holding the lock back to the pool.
-			_ = conn.Close(context.Background())
+			_ = conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version    integer PRIMARY KEY,
-			name       text NOT NULL,
-			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("migrate: create schema_migrations: %w", mapErr(err))
+	if err := adoptLegacy(ctx, conn); err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
-	for _, m := range migs {
-		done, err := s.applyMigration(ctx, conn, m)
-		if err != nil {
-			return applied, fmt.Errorf("migrate %s: %w", m.Name, err)
-		}
-		if done {
-			applied = append(applied, m.Version)
-			s.log.Info("migration applied", "version", m.Version, "name", m.Name)
-		}
+	m, err := migrate.NewMigrator(ctx, conn, versionTable)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", mapErr(err))
 	}
-	return applied, nil
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.LoadMigrations(sub); err != nil {
+		return fmt.Errorf("migrate: load: %w", err)
+	}
+	m.OnStart = func(seq int32, name, _, _ string) {
+		s.log.Info("applying migration", "version", seq, "name", name)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", mapErr(err))
+	}
+	return nil
 }
 
-// applyMigration runs m in a transaction unless it is recorded already.
-func (s *Store) applyMigration(ctx context.Context, conn *pgx.Conn, m Migration) (applied bool, err error) {
+// adoptLegacy gives a database migrated by converge's earlier migrator a
+// tern version table at the version it reached (the highest it recorded),
+// so tern runs only what came after. A fresh database, or one tern already
+// manages, is left alone.
+func adoptLegacy(ctx context.Context, conn *pgx.Conn) error {
+	var legacy, tern bool
+	err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
+		legacyTable, versionTable).Scan(&legacy, &tern)
+	if err != nil {
+		return fmt.Errorf("look for a legacy schema: %w", mapErr(err))
+	}
+	if !legacy || tern {
+		return nil
+	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return false, mapErr(err)
+		return mapErr(err)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback(context.Background())
-		}
-	}()
-	var one int
-	err = tx.QueryRow(ctx, `SELECT 1 FROM schema_migrations WHERE version = $1`, m.Version).Scan(&one)
-	switch {
-	case err == nil:
-		return false, tx.Rollback(ctx)
-	case !errors.Is(err, pgx.ErrNoRows):
-		return false, mapErr(err)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `CREATE TABLE `+versionTable+` (version int4 NOT NULL)`); err != nil {
+		return fmt.Errorf("adopt %s: %w", legacyTable, mapErr(err))
 	}
-	// Without arguments pgx sends the file with the simple protocol, which
-	// runs several statements.
-	if _, err = tx.Exec(ctx, m.SQL); err != nil {
-		return false, mapErr(err)
+	if _, err := tx.Exec(ctx, `INSERT INTO `+versionTable+` (version)
+		SELECT coalesce(max(version), 0) FROM `+legacyTable); err != nil {
+		return fmt.Errorf("adopt %s: %w", legacyTable, mapErr(err))
 	}
-	if _, err = tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-		return false, mapErr(err)
+	return mapErr(tx.Commit(ctx))
+}
+
+// SchemaVersion is the schema version tern recorded (0: not migrated).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, versionTable).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", mapErr(err))
 	}
-	if err = tx.Commit(ctx); err != nil {
-		return false, mapErr(err)
+	if !exists {
+		return 0, nil
 	}
-	return true, nil
+	var v int32
+	if err := s.pool.QueryRow(ctx, `SELECT version FROM `+versionTable).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", mapErr(err))
+	}
+	return int(v), nil
+}
+
+// MigrationSQL returns the text of the embedded migration file name.
+func MigrationSQL(name string) (string, error) {
+	b, err := migrationFS.ReadFile("migrations/" + name)
+	if err != nil {
+		return "", fmt.Errorf("read migration %s: %w", name, err)
+	}
+	return string(b), nil
 }

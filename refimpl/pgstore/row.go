@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wsconverge/converge/contracts"
@@ -138,22 +139,4 @@ func jsonText[T any](v *T) (any, error) {
 
 // validUUID reports whether s is a UUID in its canonical text form (the
 // only ids the uuid columns can hold; any other id names no row).
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func validUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }

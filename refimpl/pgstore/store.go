@@ -230,8 +230,9 @@ func nowText(t pgtype.Timestamptz) string {
 const fenceCode = "CV001"
 
 // mapErr maps driver errors to the ports' errors: a fence failure to
-// contracts.ErrFenced, a duplicate key to ErrDuplicateID, a lost or
-// unreachable server to contracts.ErrUnavailable.
+// contracts.ErrFenced, a duplicate key to ErrDuplicateID, a value the table
+// cannot hold to contracts.ErrInvalidInput, a lost or unreachable server
+// to contracts.ErrUnavailable.
 func mapErr(err error) error {
 	if err == nil {
 		return nil
@@ -243,6 +244,13 @@ func mapErr(err error) error {
 			return fmt.Errorf("%s: %w", pe.Message, contracts.ErrFenced)
 		case pe.Code == "23505" && pe.TableName == "workspaces":
 			return fmt.Errorf("%w: %w", ErrDuplicateID, err)
+		case len(pe.Code) == 5 && pe.Code[:2] == "22", pe.Code == "23502", pe.Code == "23514":
+			// A data exception (a NUL character, bad UTF-8, a value too
+			// long for its column, an unknown enum value) or a violated
+			// NOT NULL or CHECK: the caller's values, not the server.
+			// contracts.CheckRow and CheckPatch reject these before
+			// anything is sent; this is the safety net.
+			return fmt.Errorf("%w: %s (SQLSTATE %s)", contracts.ErrInvalidInput, pe.Message, pe.Code)
 		case len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "57"):
 			// Connection exception, operator intervention (shutdown,
 			// terminated session).

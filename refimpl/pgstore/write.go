@@ -64,11 +64,45 @@ func (s *Store) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResul
 
 // Insert adds a new row, attributed to w. A zero created_at or updated_at
 // is the store's now; an empty home_store_key is ws-{id}-home. A writer
-// with a non-zero epoch is fenced as in Update.
+// with a non-zero epoch is fenced as in Update. A value the table cannot
+// hold is contracts.ErrInvalidInput, found before anything is sent.
 func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
-	if !validUUID(ws.ID) {
-		return fmt.Errorf("insert workspace %q: id is not a UUID", ws.ID)
+	if err := checkInsert(&ws); err != nil {
+		return err
 	}
+	now := s.now()
+	b := &pgx.Batch{}
+	s.queueWriter(b, w, now, false)
+	if err := queueInsert(b, &ws, now); err != nil {
+		return err
+	}
+	err := s.send(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		_, err := br.Exec()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("insert workspace %s: %w", ws.ID, err)
+	}
+	return nil
+}
+
+// checkInsert rejects, as contracts.ErrInvalidInput, a row the table
+// cannot hold.
+func checkInsert(ws *contracts.Workspace) error {
+	if !validUUID(ws.ID) {
+		return fmt.Errorf("insert workspace %q: %w: id is not a UUID", ws.ID, contracts.ErrInvalidInput)
+	}
+	if err := contracts.CheckRow(ws); err != nil {
+		return fmt.Errorf("insert workspace %s: %w", ws.ID, err)
+	}
+	return nil
+}
+
+// queueInsert adds the INSERT of ws to b.
+func queueInsert(b *pgx.Batch, ws *contracts.Workspace, now pgtype.Timestamptz) error {
 	homeCtx, err := jsonText(ws.HomeCtx)
 	if err != nil {
 		return fmt.Errorf("insert workspace %s: home_ctx: %w", ws.ID, err)
@@ -77,9 +111,6 @@ func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Wor
 	if err != nil {
 		return fmt.Errorf("insert workspace %s: error_info: %w", ws.ID, err)
 	}
-	now := s.now()
-	b := &pgx.Batch{}
-	s.queueWriter(b, w, now, false)
 	b.Queue(`INSERT INTO workspaces (id, owner_user_id, name, description, memo, image_ref,
 			instance_backend, storage_backend, home_store_key, home_ctx,
 			observed_status, health_status, observed_at,
@@ -98,16 +129,6 @@ func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Wor
 		string(ws.Operation), nullTime(ws.OpStartedAt), nullString(ws.OpID), nullString(ws.ArchiveKey), int32(ws.ErrorCount), errorInfo, nullString(ws.ErrorMessage),
 		nullString(string(ws.PreviousStatus)), string(ws.DesiredState), nullTime(ws.DeletedAt), int32(ws.StandbyTTLSeconds), int32(ws.ArchiveTTLSeconds),
 		nullTime(ws.LastAccessAt), nullTime(ws.CreatedAt), nullTime(ws.UpdatedAt), now)
-	err = s.send(ctx, b, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		_, err := br.Exec()
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("insert workspace %s: %w", ws.ID, err)
-	}
 	return nil
 }
 
@@ -117,6 +138,9 @@ func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Wor
 func (s *Store) Update(ctx context.Context, w contracts.Writer, id string, cond contracts.Cond, p contracts.Patch) (bool, error) {
 	if !validUUID(id) {
 		return false, fmt.Errorf("update workspace %s: %w", id, contracts.ErrNotFound)
+	}
+	if err := contracts.CheckPatch(&p); err != nil {
+		return false, fmt.Errorf("update workspace %s: %w", id, err)
 	}
 	now := s.now()
 	g := newGroup(p.Columns(), cond)
@@ -158,6 +182,11 @@ func (s *Store) Update(ctx context.Context, w contracts.Writer, id string, cond 
 // Rows whose condition fails, and missing rows, are skipped. A writer with
 // a stale epoch gets contracts.ErrFenced and writes nothing.
 func (s *Store) UpdateMany(ctx context.Context, w contracts.Writer, updates []ports.RowUpdate) error {
+	for i := range updates {
+		if err := contracts.CheckPatch(&updates[i].Patch); err != nil {
+			return fmt.Errorf("update many (%d rows): workspace %s: %w", len(updates), updates[i].ID, err)
+		}
+	}
 	groups, err := groupUpdates(updates)
 	if err != nil {
 		return fmt.Errorf("update many (%d rows): %w", len(updates), err)

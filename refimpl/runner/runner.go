@@ -2,11 +2,12 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/wsconverge/converge/contracts/ports"
 )
@@ -50,19 +51,11 @@ func (c *ScaledClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// IDs issues random UUIDv4 strings.
+// IDs issues random UUIDv4 strings (google/uuid).
 type IDs struct{}
 
 // NewID returns a fresh random UUID.
-func (IDs) NewID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand failed: %v", err))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
+func (IDs) NewID() string { return uuid.NewString() }
 
 // Config tunes Run.
 type Config struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/testcontainers/testcontainers-go"
 	tcminio "github.com/testcontainers/testcontainers-go/modules/minio"
 )
 
@@ -29,10 +30,24 @@ func MinIO(t testing.TB) (endpoint, accessKey, secretKey string) {
 		return v, os.Getenv(EnvMinioAccessKey), os.Getenv(EnvMinioSecretKey)
 	}
 	needDocker(t, "minio")
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	endpoint, ctr, err := startMinIO(context.Background(), t)
+	if ctr != nil {
+		t.Cleanup(func() { terminate(t, ctr) })
+	}
+	if err != nil {
+		t.Fatalf("start minio: %v", err)
+	}
+	return endpoint, minioAccessKey, minioSecretKey
+}
+
+// startMinIO runs a MinIO container with the package's root credentials
+// and waits until it serves S3 requests. t (nil outside tests) receives
+// testcontainers' log.
+func startMinIO(ctx context.Context, t testing.TB) (string, testcontainers.Container, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	image, note := imageFor(ctx, minioService)
-	if note != "" {
+	if note != "" && t != nil {
 		t.Log(note)
 	}
 	// The module runs "server /data" and waits on /minio/health/live.
@@ -42,26 +57,26 @@ func MinIO(t testing.TB) (endpoint, accessKey, secretKey string) {
 		tcminio.WithUsername(minioAccessKey),
 		tcminio.WithPassword(minioSecretKey),
 	)
-	if ctr != nil {
-		t.Cleanup(func() { terminate(t, ctr) })
+	if ctr == nil {
+		return "", nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	if err != nil {
-		t.Fatalf("start minio (%s): %v", image, err)
+		return "", ctr, fmt.Errorf("run %s: %w", image, err)
 	}
-	endpoint, err = ctr.ConnectionString(ctx)
+	endpoint, err := ctr.ConnectionString(ctx)
 	if err != nil {
-		t.Fatalf("minio endpoint: %v", err)
+		return "", ctr, fmt.Errorf("minio endpoint: %w", err)
 	}
 	// /minio/health/live, and even /minio/health/ready, can answer before
 	// the server takes S3 requests ("Server not initialized yet"): wait
 	// until a real request (ListBuckets) succeeds.
 	if err := waitHTTP(ctx, "http://"+endpoint+"/minio/health/ready"); err != nil {
-		t.Fatalf("minio not ready: %v", err)
+		return "", ctr, fmt.Errorf("minio not ready: %w", err)
 	}
-	if err := waitS3(ctx, endpoint, ctr.Username, ctr.Password); err != nil {
-		t.Fatalf("minio not serving S3: %v", err)
+	if err := waitS3(ctx, endpoint, minioAccessKey, minioSecretKey); err != nil {
+		return "", ctr, fmt.Errorf("minio not serving S3: %w", err)
 	}
-	return endpoint, ctr.Username, ctr.Password
+	return endpoint, ctr, nil
 }
 
 // waitS3 polls ListBuckets until it succeeds or ctx ends.

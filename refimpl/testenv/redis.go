@@ -24,10 +24,23 @@ func Redis(t testing.TB) (redisURL string) {
 		return v
 	}
 	needDocker(t, "redis")
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	redisURL, ctr, err := startRedis(context.Background(), t)
+	if ctr != nil {
+		t.Cleanup(func() { terminate(t, ctr) })
+	}
+	if err != nil {
+		t.Fatalf("start redis: %v", err)
+	}
+	return redisURL
+}
+
+// startRedis runs a Redis container and waits until it answers PING. t
+// (nil outside tests) receives testcontainers' log.
+func startRedis(ctx context.Context, t testing.TB) (string, testcontainers.Container, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	image, note := imageFor(ctx, redisService)
-	if note != "" {
+	if note != "" && t != nil {
 		t.Log(note)
 	}
 	// The module waits for "Ready to accept connections" and the port.
@@ -38,20 +51,20 @@ func Redis(t testing.TB) (redisURL string) {
 		labels(redisService),
 		testcontainers.WithCmd("redis-server", "--protected-mode", "no"),
 	)
-	if ctr != nil {
-		t.Cleanup(func() { terminate(t, ctr) })
+	if ctr == nil {
+		return "", nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	if err != nil {
-		t.Fatalf("start redis (%s): %v", image, err)
+		return "", ctr, fmt.Errorf("run %s: %w", image, err)
 	}
-	redisURL, err = ctr.ConnectionString(ctx)
+	redisURL, err := ctr.ConnectionString(ctx)
 	if err != nil {
-		t.Fatalf("redis connection string: %v", err)
+		return "", ctr, fmt.Errorf("redis connection string: %w", err)
 	}
 	if err := waitPong(ctx, redisURL); err != nil {
-		t.Fatalf("redis (%s): %v", image, err)
+		return "", ctr, fmt.Errorf("redis (%s): %w", image, err)
 	}
-	return redisURL
+	return redisURL, ctr, nil
 }
 
 // waitPong retries a PING until the server answers PONG.

@@ -1,11 +1,16 @@
 package mutants
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/refimpl/coordinator"
 )
 
 // Mutant is one broken variant.
@@ -20,65 +25,549 @@ type Mutant struct {
 	System ports.System
 }
 
+// entry is one mutant of the catalogue: how it bends the reference.
 type entry struct {
-	bug      coordinator.Bug
-	contract string
-	desc     string
+	name, contract, desc string
+	build                func(b *bend)
 }
 
 var entries = []entry{
-	{coordinator.BugDeleteVolumeBeforeKey, "C8", "ARCHIVING deletes the volume before committing archive_key"},
-	{coordinator.BugReconcileError, "C11", "workspaces in ERROR are reconciled like healthy ones"},
-	{coordinator.BugGCIgnoresOpID, "C9", "the GC ignores op_id protection of an archive in progress"},
-	{coordinator.BugNonOwnerWrite, "C3", "the reconciler marks a workspace RUNNING itself when it claims STARTING"},
-	{coordinator.BugNoCAS, "C4", "claims are written without compare-and-set on operation = NONE"},
-	{coordinator.BugRunningToPending, "C5", "RUNNING → PENDING is done as one ARCHIVING step"},
-	{coordinator.BugRestoreWithoutMarker, "C7", "RESTORING completes on observed STANDBY without the restore marker"},
-	{coordinator.BugNoTimeouts, "4.2.3", "operations never time out"},
-	{coordinator.BugFourthAttempt, "4.2.4", "a failing operation gets a fourth attempt"},
-	{coordinator.BugNoRetrySpacing, "4.2.4", "retries are made on the next tick instead of 30 s later"},
-	{coordinator.BugNoLeaseRecheck, "C10", "a deposed leader keeps acting: no lock re-check, writes not fenced"},
-	{coordinator.BugIgnoreRestoreError, "C12", "a failed restore (checksum mismatch, missing archive) is taken as done"},
-	{coordinator.BugNewOpIDOnRetry, "C7", "a retried ARCHIVING takes a new op_id and uploads a second archive"},
-	{coordinator.BugTTLWritesDesired, "C3", "the TTL Manager writes desired_state itself instead of through the API"},
-	{coordinator.BugHealthRunningIfExists, "C1", "the HealthMonitor reports a stopped container as RUNNING"},
-	{coordinator.BugGCNoDelay, "C9", "the GC deletes an orphan at first sighting, without the 2 h delay"},
-	{coordinator.BugCompleteOnActuator, "C1", "an operation completes when its actuator returns, not when observed"},
-	{coordinator.BugStartWithoutVolume, "C6", "a container without its volume is not flagged ERROR"},
-	{coordinator.BugGCDeleteProtectedError, "C9", "the GC deletes archives of workspaces in ERROR"},
-	{coordinator.BugTTLIgnoresActivity, "4.4", "the standby TTL stops workspaces with open connections or a running idle timer"},
-	{coordinator.BugNeverStops, "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running"},
-	{coordinator.BugIgnoreLimits, "4.3", "the API accepts desired RUNNING over the per-user and global running limits"},
+	{"delete-volume-before-key", "C8", "ARCHIVING deletes the volume before committing archive_key", deleteVolumeBeforeKey},
+	{"reconcile-error", "C11", "workspaces in ERROR are reconciled like healthy ones", reconcileError},
+	{"gc-ignores-op-id", "C9", "the GC ignores op_id protection of an archive in progress", gcIgnoresOpID},
+	{"non-owner-write", "C3", "the reconciler marks a workspace RUNNING itself when it claims STARTING", nonOwnerWrite},
+	{"no-cas-claim", "C4", "claims are written without compare-and-set on operation = NONE", noCASClaim},
+	{"running-to-pending", "C5", "RUNNING → PENDING is done as one ARCHIVING step", runningToPending},
+	{"restore-without-marker", "C7", "RESTORING completes on observed STANDBY without the restore marker", restoreWithoutMarker},
+	{"no-timeouts", "4.2.3", "operations never time out", noTimeouts},
+	{"fourth-attempt", "4.2.4", "a failing operation gets a fourth attempt", fourthAttempt},
+	{"no-retry-spacing", "4.2.4", "a failed actuator call is retried at once by a client-side retry loop, not 30 s later", noRetrySpacing},
+	{"deposed-leader-keeps-acting", "C10", "a deposed leader keeps acting: no lock re-check, writes not fenced", deposedLeaderKeepsActing},
+	{"restore-ignores-data-loss", "C12", "a failed restore (checksum mismatch, missing archive) is taken as done", restoreIgnoresDataLoss},
+	{"new-op-id-on-retry", "C7", "a retried ARCHIVING takes a new op_id and uploads a second archive", newOpIDOnRetry},
+	{"ttl-writes-desired", "C3", "the TTL Manager writes desired_state itself instead of through the API", ttlWritesDesired},
+	{"health-running-if-exists", "C1", "the HealthMonitor reports a stopped container as RUNNING", healthRunningIfExists},
+	{"gc-no-delay", "C9", "the GC deletes an orphan at first sighting, without the 2 h delay", gcNoDelay},
+	{"complete-on-actuator", "C1", "an operation completes when its actuator returns, not when observed", completeOnActuator},
+	{"start-without-volume-check", "C6", "a container without its volume is not flagged ERROR", startWithoutVolumeCheck},
+	{"gc-deletes-error-archives", "C9", "the GC deletes archives of workspaces in ERROR", gcDeletesErrorArchives},
+	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
+	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
+	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 }
 
-// Catalogue returns every mutant, in a stable order.
+// Catalogue returns every mutant, in a stable order. Each is the
+// unmodified reference (refimpl.NewSystem) with one bug bent in from
+// outside: its ports lie to it, or its calls go astray.
 func Catalogue() []Mutant {
 	out := make([]Mutant, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, Mutant{
-			Name:        string(e.bug),
-			Contract:    e.contract,
-			Description: e.desc,
-			System:      named{refimpl.NewSystemWith(coordinator.Options{Bug: e.bug}), "mutant:" + string(e.bug)},
-		})
+		b := &bend{System: refimpl.NewSystem(), name: "mutant:" + e.name}
+		e.build(b)
+		out = append(out, Mutant{Name: e.name, Contract: e.contract, Description: e.desc, System: b})
 	}
 	return out
 }
 
 // Lookup finds a mutant by name.
 func Lookup(name string) (Mutant, error) {
+	var names []string
 	for _, m := range Catalogue() {
 		if m.Name == name {
 			return m, nil
 		}
+		names = append(names, m.Name)
 	}
-	return Mutant{}, fmt.Errorf("no mutant named %q (see `converge mutants --list`)", name)
+	return Mutant{}, fmt.Errorf("no mutant named %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// named renames a system so reports and replay files say which mutant ran.
-type named struct {
-	ports.System
-	name string
+// ---- C8, C7, C12: the storage side ---------------------------------------
+
+type storageHook struct {
+	ports.Storage
+	archive func(ctx context.Context, id, opID string) (string, error)
+	restore func(ctx context.Context, id, key string) (string, error)
+	volumes func(ctx context.Context) ([]string, error)
 }
 
-func (n named) Name() string { return n.name }
+func (s storageHook) Archive(ctx context.Context, id, opID string) (string, error) {
+	if s.archive != nil {
+		return s.archive(ctx, id, opID)
+	}
+	return s.Storage.Archive(ctx, id, opID)
+}
+
+func (s storageHook) Restore(ctx context.Context, id, key string) (string, error) {
+	if s.restore != nil {
+		return s.restore(ctx, id, key)
+	}
+	return s.Storage.Restore(ctx, id, key)
+}
+
+func (s storageHook) ListVolumes(ctx context.Context) ([]string, error) {
+	if s.volumes != nil {
+		return s.volumes(ctx)
+	}
+	return s.Storage.ListVolumes(ctx)
+}
+
+// deleteVolumeBeforeKey: the archive step also removes the container and
+// the volume, before the coordinator commits archive_key.
+func deleteVolumeBeforeKey(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner, insts := d.Storage, d.Instances
+		d.Storage = storageHook{Storage: inner, archive: func(ctx context.Context, id, opID string) (string, error) {
+			key, err := inner.Archive(ctx, id, opID)
+			if err != nil {
+				return key, err
+			}
+			if err := insts.Delete(ctx, id); err != nil {
+				return "", err
+			}
+			return key, inner.DeleteVolume(ctx, id)
+		}}
+		return d
+	}
+}
+
+// restoreIgnoresDataLoss: a failed restore reports success.
+func restoreIgnoresDataLoss(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Storage
+		d.Storage = storageHook{Storage: inner, restore: func(ctx context.Context, id, key string) (string, error) {
+			marker, err := inner.Restore(ctx, id, key)
+			if err != nil && !errors.Is(err, contracts.ErrCrashed) {
+				return key, nil
+			}
+			return marker, err
+		}}
+		return d
+	}
+}
+
+// newOpIDOnRetry: a retried ARCHIVING that has not committed its key
+// forgets its op_id, so it writes a fresh one and archives again.
+func newOpIDOnRetry(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			for i := range rows {
+				w := &rows[i]
+				if w.Operation == contracts.OpArchiving && w.ErrorCount > 0 && w.OpID != "" && w.ArchiveKey != contracts.ArchiveKey(w.ID, w.OpID) {
+					w.OpID = ""
+				}
+			}
+		}, nil)
+	}
+}
+
+// restoreWithoutMarker: the reconciler reads a RESTORING workspace seen
+// STANDBY as if its marker were already set, and completes it.
+func restoreWithoutMarker(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			for i := range rows {
+				w := &rows[i]
+				if w.Operation == contracts.OpRestoring && w.ObservedStatus == contracts.ObservedStandby {
+					w.HomeCtx = &contracts.HomeCtx{RestoreMarker: w.ArchiveKey}
+				}
+			}
+		}, nil)
+	}
+}
+
+// ---- C11, C5, C12, 4.2.3, 4.2.4: the reconciler's reading and writing -----
+
+// reconcileError: the reconciler reads workspaces in ERROR as healthy.
+func reconcileError(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			for i := range rows {
+				w := &rows[i]
+				if (w.HealthStatus == contracts.HealthError || w.Terminal()) && !w.Deleted() && w.Operation == contracts.OpNone {
+					w.HealthStatus, w.ErrorInfo = contracts.HealthOK, nil
+				}
+			}
+		}, nil)
+	}
+}
+
+// runningToPending: a STOPPING claimed to reach PENDING is written as
+// ARCHIVING, skipping STANDBY.
+func runningToPending(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		store, ids := d.Store, d.IDs
+		return withStore(d, nil, func(ctx context.Context, _ *contracts.Writer, id string, c *contracts.Cond, p *contracts.Patch) {
+			if !isClaim(c, p) || p.Operation.V != contracts.OpStopping {
+				return
+			}
+			w, err := store.Get(ctx, id)
+			if err == nil && w.DesiredState == contracts.DesiredPending && !w.Deleted() {
+				p.Operation = contracts.Some(contracts.OpArchiving)
+				p.OpID = contracts.Some(ids.NewID())
+			}
+		})
+	}
+}
+
+// neverStops: the reconciler reads a RUNNING workspace asked to stand by as
+// if it were still wanted RUNNING.
+func neverStops(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			for i := range rows {
+				w := &rows[i]
+				if !w.Deleted() && w.DesiredState == contracts.DesiredStandby && w.ObservedStatus == contracts.ObservedRunning {
+					w.DesiredState = contracts.DesiredRunning
+				}
+			}
+		}, nil)
+	}
+}
+
+// noTimeouts: every operation looks as if it had just started.
+func noTimeouts(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		clock := d.Clock
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			for i := range rows {
+				if rows[i].Operation != contracts.OpNone {
+					rows[i].OpStartedAt = clock.Now()
+				}
+			}
+		}, nil)
+	}
+}
+
+// noRetrySpacing: the providers' client retries a failed call at once,
+// twice more, inside the same tick (a naive retry loop around the SDK).
+func noRetrySpacing(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Instances = retryInstances{d.Instances}
+		d.Storage = retryStorage{d.Storage}
+		return d
+	}
+}
+
+// again calls f up to three times while it fails with anything but a
+// crash.
+func again(f func() error) error {
+	err := f()
+	for i := 0; i < 2 && err != nil && !errors.Is(err, contracts.ErrCrashed); i++ {
+		err = f()
+	}
+	return err
+}
+
+type retryInstances struct{ ports.Instances }
+
+func (r retryInstances) Start(ctx context.Context, id, image string) error {
+	return again(func() error { return r.Instances.Start(ctx, id, image) })
+}
+
+func (r retryInstances) Delete(ctx context.Context, id string) error {
+	return again(func() error { return r.Instances.Delete(ctx, id) })
+}
+
+type retryStorage struct{ ports.Storage }
+
+func (r retryStorage) Provision(ctx context.Context, id string) error {
+	return again(func() error { return r.Storage.Provision(ctx, id) })
+}
+
+func (r retryStorage) DeleteVolume(ctx context.Context, id string) error {
+	return again(func() error { return r.Storage.DeleteVolume(ctx, id) })
+}
+
+func (r retryStorage) Archive(ctx context.Context, id, opID string) (key string, err error) {
+	err = again(func() error { key, err = r.Storage.Archive(ctx, id, opID); return err })
+	return key, err
+}
+
+func (r retryStorage) Restore(ctx context.Context, id, key string) (marker string, err error) {
+	err = again(func() error { marker, err = r.Storage.Restore(ctx, id, key); return err })
+	return marker, err
+}
+
+// fourthAttempt: the third failure is recorded as retryable.
+func fourthAttempt(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			e := p.ErrorInfo.V
+			if !p.ErrorInfo.Set || e == nil || e.Reason != contracts.ReasonRetryExceeded || e.ErrorCount != contracts.MaxAttempts {
+				return
+			}
+			last, _ := e.Context["last_error"].(string)
+			info := contracts.ErrorInfo{
+				Reason: contracts.ReasonActionFailed, Message: last, Operation: e.Operation,
+				ErrorCount: e.ErrorCount, Context: map[string]any{}, OccurredAt: e.OccurredAt,
+			}
+			*p = contracts.Patch{ErrorCount: contracts.Some(e.ErrorCount), ErrorInfo: contracts.Some(&info), ErrorMessage: contracts.Some(last)}
+		})
+	}
+}
+
+// ---- C3, C4: writers and compare-and-set ---------------------------------
+
+// nonOwnerWrite: claiming STARTING also writes observed_status RUNNING.
+func nonOwnerWrite(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, c *contracts.Cond, p *contracts.Patch) {
+			if isClaim(c, p) && p.Operation.V == contracts.OpStarting {
+				p.ObservedStatus = contracts.Some(contracts.ObservedRunning)
+			}
+		})
+	}
+}
+
+// noCASClaim: claims are written unconditionally.
+func noCASClaim(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, c *contracts.Cond, p *contracts.Patch) {
+			if isClaim(c, p) {
+				*c = contracts.Cond{}
+			}
+		})
+	}
+}
+
+// ttlWritesDesired: the TTL Manager's desired-state change is written as
+// its own, not through the API service layer.
+func ttlWritesDesired(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.OnBehalf == contracts.CompTTLManager && p.DesiredState.Set {
+				*w = contracts.Writer{Component: contracts.CompTTLManager, Instance: w.Instance, Epoch: w.Epoch}
+			}
+		})
+	}
+}
+
+// ---- C10: leadership -----------------------------------------------------
+
+type leaseHook struct {
+	ports.Lease
+	check func(ctx context.Context) error
+}
+
+func (l leaseHook) Check(ctx context.Context) error { return l.check(ctx) }
+
+type leadershipHook struct {
+	ports.Leadership
+	lease func(ports.Lease) ports.Lease
+}
+
+func (l leadershipHook) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	lease, ok, err := l.Leadership.TryAcquire(ctx, holder)
+	if lease != nil {
+		lease = l.lease(lease)
+	}
+	return lease, ok, err
+}
+
+// deposedLeaderKeepsActing: the lock is never re-checked and writes carry
+// no fencing epoch.
+func deposedLeaderKeepsActing(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Leadership = leadershipHook{Leadership: d.Leadership, lease: func(l ports.Lease) ports.Lease {
+			return leaseHook{Lease: l, check: func(ctx context.Context) error {
+				// A crashed process still fails: only the lock is ignored.
+				if err := l.Check(ctx); errors.Is(err, contracts.ErrCrashed) {
+					return err
+				}
+				return nil
+			}}
+		}}
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, _ *contracts.Patch) {
+			w.Epoch = 0
+		})
+	}
+}
+
+// ---- C1, C6: what the HealthMonitor and the reconciler observe ------------
+
+type instancesHook struct {
+	ports.Instances
+	list func(ctx context.Context) ([]ports.InstanceState, error)
+}
+
+func (i instancesHook) List(ctx context.Context) ([]ports.InstanceState, error) {
+	return i.list(ctx)
+}
+
+// healthRunningIfExists: every listed container is reported running.
+func healthRunningIfExists(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Instances
+		d.Instances = instancesHook{Instances: inner, list: func(ctx context.Context) ([]ports.InstanceState, error) {
+			l, err := inner.List(ctx)
+			for i := range l {
+				l[i].Running = true
+			}
+			return l, err
+		}}
+		return d
+	}
+}
+
+// startWithoutVolumeCheck: the volume listing also names every workspace
+// that has a container, so a container without its volume goes unseen.
+func startWithoutVolumeCheck(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner, insts := d.Storage, d.Instances
+		d.Storage = storageHook{Storage: inner, volumes: func(ctx context.Context) ([]string, error) {
+			vols, err := inner.ListVolumes(ctx)
+			if err != nil {
+				return nil, err
+			}
+			cs, err := insts.List(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				vols = append(vols, c.WorkspaceID)
+			}
+			return vols, nil
+		}}
+		return d
+	}
+}
+
+// completeOnActuator: a successful actuator call also completes the
+// operation at once, as the StateReconciler, without waiting to observe it.
+func completeOnActuator(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		var epoch int64
+		d.Leadership = leadershipHook{Leadership: d.Leadership, lease: func(l ports.Lease) ports.Lease {
+			epoch = l.Epoch()
+			return l
+		}}
+		store := d.Store
+		complete := func(ctx context.Context, id string, op contracts.Operation, err error) error {
+			if err != nil {
+				return err
+			}
+			w, gerr := store.Get(ctx, id)
+			if gerr != nil || w.Operation != op {
+				return nil
+			}
+			wr := contracts.Writer{Component: contracts.CompStateReconciler, Instance: d.Instance, Epoch: epoch}
+			_, uerr := store.Update(ctx, wr, id, contracts.Cond{Operation: contracts.Some(w.Operation)}, contracts.CompletePatch(&w))
+			return uerr
+		}
+		insts, storage := d.Instances, d.Storage
+		d.Instances = actuatorHook{Instances: insts, after: complete}
+		d.Storage = storageActuatorHook{Storage: storage, after: complete}
+		return d
+	}
+}
+
+// actuatorHook calls after when Start returns (it completes STARTING).
+type actuatorHook struct {
+	ports.Instances
+	after func(ctx context.Context, id string, op contracts.Operation, err error) error
+}
+
+func (a actuatorHook) Start(ctx context.Context, id, image string) error {
+	return a.after(ctx, id, contracts.OpStarting, a.Instances.Start(ctx, id, image))
+}
+
+// storageActuatorHook calls after when Provision returns (it completes
+// PROVISIONING).
+type storageActuatorHook struct {
+	ports.Storage
+	after func(ctx context.Context, id string, op contracts.Operation, err error) error
+}
+
+func (s storageActuatorHook) Provision(ctx context.Context, id string) error {
+	return s.after(ctx, id, contracts.OpProvisioning, s.Storage.Provision(ctx, id))
+}
+
+// ---- C9: the Archive GC --------------------------------------------------
+
+// gcView bends the GC's protection set (the full listing it loads).
+func gcView(bendRow func(w *contracts.Workspace)) func(b *bend) {
+	return func(b *bend) {
+		b.coord = func(d ports.Deps) ports.Deps {
+			return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+				if f != contracts.FilterAll {
+					return
+				}
+				for i := range rows {
+					bendRow(&rows[i])
+				}
+			}, nil)
+		}
+	}
+}
+
+var (
+	// gcIgnoresOpID: the GC does not see op_id.
+	gcIgnoresOpID = gcView(func(w *contracts.Workspace) { w.OpID = "" })
+	// gcDeletesErrorArchives: the GC sees workspaces in ERROR as healthy.
+	gcDeletesErrorArchives = gcView(func(w *contracts.Workspace) {
+		if w.HealthStatus == contracts.HealthError || w.Terminal() {
+			w.HealthStatus, w.ErrorInfo = contracts.HealthOK, nil
+		}
+	})
+)
+
+type busHook struct {
+	ports.Bus
+	get func(ctx context.Context, key string) (string, bool, error)
+}
+
+func (b busHook) Get(ctx context.Context, key string) (string, bool, error) { return b.get(ctx, key) }
+
+// gcNoDelay: an orphan timer never set reads as started three hours ago.
+func gcNoDelay(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner, clock := d.Bus, d.Clock
+		d.Bus = busHook{Bus: inner, get: func(ctx context.Context, key string) (string, bool, error) {
+			v, ok, err := inner.Get(ctx, key)
+			if err == nil && !ok && strings.HasPrefix(key, contracts.OrphanTimerKey("")) {
+				return strconv.FormatInt(clock.Now().Add(-3*time.Hour).Unix(), 10), true, nil
+			}
+			return v, ok, err
+		}}
+		return d
+	}
+}
+
+// ---- 4.4, 4.3: the TTL Manager and the API --------------------------------
+
+// ttlIgnoresActivity: connection counts and idle timers read as absent.
+func ttlIgnoresActivity(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Bus
+		d.Bus = busHook{Bus: inner, get: func(ctx context.Context, key string) (string, bool, error) {
+			if strings.HasPrefix(key, contracts.ConnKey("")) || strings.HasPrefix(key, contracts.IdleTimerKey("")) {
+				return "", false, nil
+			}
+			return inner.Get(ctx, key)
+		}}
+		return d
+	}
+}
+
+// ignoreLimits: the API runs with limits nobody reaches.
+func ignoreLimits(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d.Limits = contracts.Limits{MaxRunningPerUser: 1 << 30, MaxRunningGlobal: 1 << 30}
+		return d
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/refimpl/dockerprov"
@@ -226,8 +227,10 @@ func TestFailoverDrill(t *testing.T) {
 	if image == "" {
 		image = "converge/workspace-agent:dev"
 	}
+	// As many workspaces as one user may run (desired RUNNING counts toward
+	// the limit from the start, SPEC 4.3 as amended).
 	var ids []string
-	for i := range 3 {
+	for i := range contracts.DefaultLimits.MaxRunningPerUser {
 		code, ws := d.api(b, http.MethodPost, "/workspaces", map[string]any{"name": fmt.Sprintf("drill-%d", i), "image_ref": image})
 		require.Equal(t, http.StatusCreated, code, "%v", ws)
 		ids = append(ids, ws["id"].(string))

@@ -1,0 +1,448 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts/invariant"
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl"
+	"github.com/wsconverge/converge/scenarios/mutants"
+	"github.com/wsconverge/converge/sim"
+	"github.com/wsconverge/converge/sim/engine"
+)
+
+// invoke runs the command line in-process, as the program "converge".
+func invoke(t *testing.T, opts []Option, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, &out, &errb, append([]Option{WithProgram("converge")}, opts...)...)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpForEveryCommand(t *testing.T) {
+	code, out, _ := invoke(t, nil, "--help")
+	require.Equal(t, ExitOK, code)
+	for _, c := range []string{"sim", "replay", "mutants", "serve", "version", "completion"} {
+		require.Contains(t, out, c)
+	}
+	for _, cmd := range []string{"sim", "replay", "mutants", "serve", "version"} {
+		code, viaFlag, _ := invoke(t, nil, cmd, "--help")
+		require.Equal(t, ExitOK, code, cmd)
+		code, viaHelp, _ := invoke(t, nil, "help", cmd)
+		require.Equal(t, ExitOK, code, cmd)
+		require.Equal(t, viaHelp, viaFlag, cmd)
+		require.Contains(t, viaFlag, "Usage:", cmd)
+	}
+	_, simHelp, _ := invoke(t, nil, "sim", "--help")
+	for _, f := range []string{"--seed", "--seeds", "--workspaces", "--duration", "--quiet", "--faults", "--coordinators",
+		"--system", "--mutant", "--replay-dir", "--shrink", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure"} {
+		require.Contains(t, simHelp, f, "help explains %s", f)
+	}
+	for _, k := range sim.FaultKinds() {
+		require.Contains(t, simHelp, string(k))
+	}
+}
+
+func TestShellCompletion(t *testing.T) {
+	code, out, _ := invoke(t, nil, "completion", "bash")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "bash completion")
+}
+
+// Every usage error exits 2 with one line and a pointer to --help, never
+// the whole help text.
+func TestUsageErrorsAreShort(t *testing.T) {
+	cases := [][]string{
+		{"frobnicate"},
+		{"sim", "--no-such-flag"},
+		{"sim", "--seeds", "0"},
+		{"sim", "--workspaces", "0"},
+		{"sim", "--workspaces", "100000000"},
+		{"sim", "--duration", "-1h"},
+		{"sim", "--duration", "soon"},
+		{"sim", "--coordinators", "0"},
+		{"sim", "--faults", "meteor"},
+		{"sim", "--faults", "all@NaN"},
+		{"sim", "--faults", "all@Inf"},
+		{"sim", "--faults", "all@1e300"},
+		{"sim", "--faults", "all@-1"},
+		{"sim", "--quiet", "-1m"},
+		{"sim", "--mutant", "no-such-mutant"},
+		{"sim", "--system", "acme"},
+		{"sim", "--system", "acme", "--mutant", "no-cas-claim"},
+		{"sim", "--jobs", "0"},
+		{"sim", "--shard", "3/2"},
+		{"sim", "--shard", "x"},
+		{"sim", "--seed", "-3"},
+		{"sim", "extra"},
+		{"mutants", "--seeds", "0"},
+		{"mutants", "--faults", "all@NaN"},
+		{"mutants", "--only", "no-such-mutant"},
+		{"mutants", "extra"},
+		{"replay"},
+		{"replay", "a", "b"},
+		{"version", "extra"},
+	}
+	for _, args := range cases {
+		code, out, errOut := invoke(t, nil, args...)
+		require.Equal(t, ExitUsage, code, "%v: %s", args, errOut)
+		require.Empty(t, out, "%v: usage goes to stderr", args)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		require.LessOrEqual(t, len(lines), 2, "%v: %s", args, errOut)
+		require.Contains(t, errOut, "--help' for usage", "%v", args)
+		require.NotContains(t, errOut, "Flags:", "%v: not the whole help", args)
+	}
+}
+
+// GNU-style flags: --flag=value, and flags after positional arguments.
+func TestGNUFlags(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "sim", "--seed=5", "--seeds=1", "--workspaces=2", "--duration=1h", "--quiet=0", "--faults=none", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep simReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, uint64(5), rep.Runs[0].Seed)
+
+	dir := t.TempDir()
+	_, _, _ = invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--replay-dir", dir)
+	path := filepath.Join(dir, "mutant-no-cas-claim-seed-1.json")
+	require.FileExists(t, path)
+	code, out, errOut = invoke(t, nil, "replay", path, "--json")
+	require.Equal(t, ExitFailed, code, errOut)
+	var rr replayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rr), "--json after the file is honoured")
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := invoke(t, nil, "version")
+	require.Equal(t, ExitOK, code)
+	require.True(t, strings.HasPrefix(out, "converge "), out)
+	require.Contains(t, out, "go1.")
+	code, out, _ = invoke(t, nil, "--version")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "go1.")
+}
+
+func TestSimTextReportIsNarrowAndHasALegend(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "sim", "--seed", "7", "--seeds", "2", "--workspaces", "3", "--duration", "2h", "--quiet", "0", "--faults", "none", "--jobs", "2")
+	require.Equal(t, ExitOK, code, out+errOut)
+	require.Empty(t, errOut, "no progress when stderr is not a terminal")
+	for _, l := range strings.Split(out, "\n") {
+		require.LessOrEqual(t, len([]rune(l)), 100, "line over 100 columns: %q", l)
+	}
+	require.Contains(t, out, "det says whether both runs recorded the same history")
+	require.Regexp(t, `(?m)^\s+7\s+2\.0 .* ok\s+PASS$`, out)
+	require.Regexp(t, `(?m)^\s+8\s+2\.0 .* ok\s+PASS$`, out)
+	require.Contains(t, out, "total: 2 seeds: 2 passed, 0 failed")
+	require.Contains(t, out, "seeds/min")
+	require.Regexp(t, `c1-completion-observed\s+C1\s+pass\s+exercised \d+`, out)
+	require.Regexp(t, `c12-convergence\s+C12\s+not exercised`, out, "no quiet phase, no convergence judged")
+}
+
+func TestSimJudgesFaultsAndTheQuietPhase(t *testing.T) {
+	code, out, _ := invoke(t, nil, "sim", "--seed", "1", "--seeds", "3", "--workspaces", "6", "--duration", "12h", "--faults", "all", "--json")
+	require.Equal(t, ExitOK, code, out)
+	var rep simReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "all", rep.Faults)
+	require.Equal(t, shortDuration(sim.DefaultQuiet), rep.Quiet)
+	for _, r := range rep.Runs {
+		require.Positive(t, r.FaultActions)
+		require.Len(t, r.FaultKinds, len(sim.FaultKinds()))
+		require.Equal(t, 12+sim.DefaultQuiet.Hours(), r.SimHours)
+		require.True(t, r.Deterministic)
+	}
+	verdicts := map[string]string{}
+	for _, c := range rep.Total.Checkers {
+		verdicts[c.Name] = c.Verdict
+	}
+	require.Len(t, verdicts, len(invariant.Names()))
+	require.Equal(t, "pass", verdicts["c12-convergence"])
+	require.Equal(t, "pass", verdicts["c10-single-leader"], "crashes and depositions made new leaders")
+}
+
+// Seeds run in parallel give exactly the results they give one by one.
+func TestJobsDoNotChangeResults(t *testing.T) {
+	args := []string{"sim", "--seed", "20", "--seeds", "6", "--workspaces", "4", "--duration", "6h", "--json"}
+	_, one, _ := invoke(t, nil, append(args, "--jobs", "1")...)
+	_, four, _ := invoke(t, nil, append(args, "--jobs", "4")...)
+	var a, b simReport
+	require.NoError(t, json.Unmarshal([]byte(one), &a))
+	require.NoError(t, json.Unmarshal([]byte(four), &b))
+	require.Len(t, b.Runs, 6)
+	for i := range a.Runs {
+		require.Equal(t, a.Runs[i].Seed, b.Runs[i].Seed)
+		require.Equal(t, a.Runs[i].Hash, b.Runs[i].Hash, "seed %d", a.Runs[i].Seed)
+	}
+}
+
+func TestShardsSplitTheSeedRange(t *testing.T) {
+	var seeds []uint64
+	for i := 1; i <= 3; i++ {
+		_, out, _ := invoke(t, nil, "sim", "--seed", "10", "--seeds", "7", "--shard", strings.Join([]string{string(rune('0' + i)), "3"}, "/"),
+			"--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json")
+		var rep simReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		for _, r := range rep.Runs {
+			seeds = append(seeds, r.Seed)
+		}
+	}
+	require.ElementsMatch(t, []uint64{10, 11, 12, 13, 14, 15, 16}, seeds)
+}
+
+func TestSimJSONReportAndJUnit(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "seeds.xml")
+	code, out, _ := invoke(t, nil, "sim", "--seed", "3", "--seeds", "2", "--workspaces", "3", "--duration", "90m", "--quiet", "0", "--faults", "none", "--json", "--junit", junit)
+	require.Equal(t, ExitOK, code, out)
+	var rep simReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "reference", rep.System)
+	require.Equal(t, "1h30m", rep.Duration)
+	require.Len(t, rep.Runs, 2)
+	require.NotEqual(t, rep.Runs[0].Hash, rep.Runs[1].Hash, "different seeds, different histories")
+	for _, r := range rep.Runs {
+		require.True(t, r.Pass)
+		require.Equal(t, 1.5, r.SimHours)
+		require.Positive(t, r.Ops["PROVISIONING"])
+		require.Empty(t, r.Rerun)
+	}
+	require.Equal(t, 2, rep.Total.Passed)
+	require.Equal(t, 3.0, rep.Total.SimHours)
+	require.Positive(t, rep.Total.SeedsPerMinute)
+
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var j engine.JUnitSuites
+	require.NoError(t, xml.Unmarshal(b, &j))
+	require.Len(t, j.Suites, 2)
+	require.Equal(t, 1+len(invariant.Names()), j.Suites[0].Tests, "the run's own case and one per checker")
+	require.Zero(t, j.Suites[0].Failures)
+	require.Positive(t, j.Suites[0].Skipped, "checkers not exercised are skipped, not passed")
+}
+
+func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
+	check := withChecks(func(s *sim.Sim) []string {
+		if s.Config().Seed == 12 {
+			return []string{"workspace lost its data"}
+		}
+		return nil
+	})
+	dir := t.TempDir()
+	args := []string{"sim", "--seed", "11", "--seeds", "2", "--workspaces", "2", "--duration", "1h", "--coordinators", "3", "--quiet", "0", "--faults", "none", "--replay-dir", dir}
+	code, out, _ := invoke(t, []Option{check}, args...)
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, out, "FAIL seed 12: workspace lost its data")
+	require.Contains(t, out, "rerun:  converge sim --system reference --seed 12 --seeds 1 --workspaces 2 --duration 1h --quiet 0s --faults none --coordinators 3")
+	path := filepath.Join(dir, "reference-seed-12.json")
+	require.Contains(t, out, "replay: converge replay "+path)
+	require.FileExists(t, path)
+	require.Contains(t, out, "1 passed, 1 failed")
+
+	// A second failing run never overwrites the first one's file.
+	_, out, _ = invoke(t, []Option{check}, args...)
+	require.Contains(t, out, "replay: converge replay "+filepath.Join(dir, "reference-seed-12-2.json"))
+
+	// --stop-at-first-failure: seed 13 never runs.
+	code, js, _ := invoke(t, []Option{check}, "sim", "--seed", "12", "--seeds", "2", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json", "--replay-dir", dir, "--stop-at-first-failure", "--jobs", "1")
+	require.Equal(t, ExitFailed, code)
+	var rep simReport
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	require.Len(t, rep.Runs, 1)
+	require.Equal(t, 1, rep.Total.NotRun)
+	require.Equal(t, []string{"workspace lost its data"}, rep.Runs[0].Failures)
+	require.Len(t, rep.Runs[0].Timeline, sim.TailLines)
+}
+
+// A mutant's violations come with the timeline around their evidence and a
+// replay file; converge replay reruns it exactly and shows them again.
+func TestMutantViolationReplayRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--replay-dir", dir)
+	require.Equal(t, ExitFailed, code, out+errOut)
+	require.Contains(t, out, "VIOLATION seed 1: C4 (c4-non-preemptive) at +00:")
+	require.Contains(t, out, "claim of PROVISIONING without compare-and-set")
+	require.Regexp(t, `\n      >> \+00:\d\d:\d\d\.\d{3} #\d+ db.write coord-1/state_reconciler`, out, "the evidence, marked, at its virtual time")
+	require.Contains(t, out, "rerun:  converge sim --mutant no-cas-claim --seed 1")
+	path := filepath.Join(dir, "mutant-no-cas-claim-seed-1.json")
+	require.Contains(t, out, "replay: converge replay "+path)
+
+	code, rout, rerr := invoke(t, nil, "replay", path)
+	require.Equal(t, ExitFailed, code, rerr)
+	require.Contains(t, rout, "matches the recorded run")
+	require.Contains(t, rout, "VIOLATION seed 1: C4 (c4-non-preemptive)")
+
+	code, rout, _ = invoke(t, nil, "replay", "--json", "--full", path)
+	require.Equal(t, ExitFailed, code)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(rout), &rep))
+	require.True(t, rep.HashMatches)
+	require.Equal(t, "mutant:no-cas-claim", rep.System)
+	require.Greater(t, len(rep.Timeline), 50, "--full prints the whole timeline")
+
+	f, err := sim.ReadReplay(path)
+	require.NoError(t, err)
+	f.Hash = strings.Repeat("0", 64)
+	require.NoError(t, sim.WriteReplay(path, f))
+	code, rout, _ = invoke(t, nil, "replay", path)
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, rout, "HASH DIFFERS")
+}
+
+// acme is a third party's system: here the reference under another name.
+type acme struct{ ports.System }
+
+func (acme) Name() string { return "acme" }
+
+// A system registered with WithSystem is judged, and its failing seeds'
+// replay files replay, by name; a binary that does not know it says so.
+func TestRegisteredSystemsSimAndReplay(t *testing.T) {
+	withAcme := []Option{WithSystem("acme", func() ports.System { return acme{refimpl.NewSystem()} }),
+		withChecks(func(*sim.Sim) []string { return []string{"forced failure"} })}
+	dir := t.TempDir()
+	code, out, _ := invoke(t, withAcme, "sim", "--system", "acme", "--seed", "2", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--replay-dir", dir)
+	require.Equal(t, ExitFailed, code, out)
+	require.Contains(t, out, "system acme")
+	require.Contains(t, out, "rerun:  converge sim --system acme --seed 2")
+	path := filepath.Join(dir, "acme-seed-2.json")
+	require.FileExists(t, path)
+
+	code, rout, rerr := invoke(t, withAcme, "replay", path)
+	require.Equal(t, ExitFailed, code, rerr)
+	require.Contains(t, rout, "system acme")
+	require.Contains(t, rout, "matches the recorded run")
+
+	code, _, rerr = invoke(t, nil, "replay", path)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, rerr, `names system "acme", which this binary does not know`)
+}
+
+func TestReplayRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	_, _, _ = invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "1", "--duration", "30m", "--quiet", "0", "--replay-dir", dir)
+	f, err := sim.ReadReplay(filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
+	require.NoError(t, err)
+	require.NoError(t, sim.WriteReplay(good, f))
+	raw, err := os.ReadFile(good)
+	require.NoError(t, err)
+	edit := func(name, from, to string) string {
+		p := filepath.Join(dir, name)
+		require.Contains(t, string(raw), from)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(raw), from, to, 1)), 0o644))
+		return p
+	}
+	cases := map[string]string{
+		"missing":        filepath.Join(dir, "missing.json"),
+		"truncated":      edit("trunc.json", `"plan"`, `"plan`),
+		"unknown field":  edit("field.json", `"workspaces"`, `"wrokspaces"`),
+		"huge fleet":     edit("fleet.json", `"workspaces": 1`, `"workspaces": 1e12`),
+		"contradiction":  edit("contra.json", `"system": "mutant:no-cas-claim"`, `"system": "reference"`),
+		"unknown mutant": edit("mutant.json", `"mutant": "no-cas-claim"`, `"mutant": "zzz"`),
+		"other world":    edit("world.json", `"world": "workspace"`, `"world": "oracle"`),
+		"bad fault rate": edit("rate.json", `"faults": "swarm"`, `"faults": "all@NaN"`),
+		"bad version":    edit("version.json", `"version": 1`, `"version": 99`),
+	}
+	for name, path := range cases {
+		code, out, errOut := invoke(t, nil, "replay", path)
+		require.Equal(t, ExitUsage, code, "%s: %s", name, errOut)
+		require.Empty(t, out, name)
+		require.LessOrEqual(t, len(strings.Split(strings.TrimSpace(errOut), "\n")), 2, "%s: %s", name, errOut)
+		require.NotContains(t, errOut, "goroutine", name)
+	}
+}
+
+func TestMutantsKillMatrix(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := invoke(t, nil, "mutants", "--only", "no-cas-claim,ttl-writes-desired", "--workspaces", "3", "--duration", "4h", "--quiet", "0", "--shrink-budget", "10", "--save", dir, "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep mutantsReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, 2, rep.Killed)
+	require.Zero(t, rep.Survived)
+	for _, m := range rep.Mutants {
+		require.True(t, m.Killed, m.Name)
+		require.NotZero(t, m.Seed)
+		require.NotNil(t, m.Shrunk, m.Name)
+		require.LessOrEqual(t, m.Shrunk.Workspaces, 3)
+		require.FileExists(t, m.ReplayFile)
+	}
+	require.Equal(t, "no-cas-claim", rep.Mutants[0].Name, "rows in catalogue order whatever the jobs")
+	require.Equal(t, []string{"c4-non-preemptive"}, rep.Mutants[0].Checkers)
+	require.Equal(t, []string{"c3-single-writer"}, rep.Mutants[1].Checkers)
+
+	code, out, _ = invoke(t, nil, "mutants", "--only", "no-cas-claim", "--workspaces", "2", "--duration", "2h", "--quiet", "0", "--shrink-budget", "0")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "no-cas-claim                 C4     killed")
+	require.Regexp(t, `no-cas-claim\s+(\. +)+X`, out, "the matrix marks the checker")
+	require.Contains(t, out, "1 mutants: 1 killed (1 by the random search, 0 only by the stored corpus), 0 survived")
+}
+
+// A mutant the search does not kill within its budget falls back to its
+// stored counterexample, and the report says so.
+func TestMutantsFallBackToTheCorpus(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "mutants", "--only", "gc-ignores-op-id", "--seeds", "1", "--workspaces", "1", "--duration", "1h", "--quiet", "0", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep mutantsReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	m := rep.Mutants[0]
+	require.True(t, m.Killed)
+	require.True(t, m.ByCorpus, "one 1-workspace hour does not kill it: the corpus does")
+	require.Equal(t, []string{"c9-gc-protection"}, m.Checkers)
+	require.Zero(t, rep.MaxSeconds, "a corpus kill is no time to kill")
+
+	code, out, _ = invoke(t, nil, "mutants", "--list")
+	require.Equal(t, ExitOK, code)
+	require.Equal(t, len(mutants.Catalogue()), strings.Count(out, "\n"))
+}
+
+func TestShortDurationAndQuoting(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		24 * time.Hour: "24h", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s",
+		time.Hour + time.Second: "1h0m1s", 1500 * time.Millisecond: "1.5s", 0: "0s",
+	} {
+		require.Equal(t, want, shortDuration(d))
+	}
+	require.Equal(t, "plain/path-1.json", shellQuote("plain/path-1.json"))
+	require.Equal(t, `'it'\''s here'`, shellQuote("it's here"))
+	require.Equal(t, "''", shellQuote(""))
+}
+
+// The whole kill matrix, as `converge mutants` runs it: every mutant of
+// the catalogue is killed (by the random search, or, failing that within
+// the budget, by its stored counterexample).
+func TestEveryMutantIsKilled(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "mutants", "--shrink-budget", "0", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep mutantsReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Mutants, len(mutants.Catalogue()))
+	require.Zero(t, rep.Survived)
+	byCorpus := 0
+	for _, m := range rep.Mutants {
+		require.True(t, m.Killed, m.Name)
+		if m.ByCorpus {
+			byCorpus++
+		}
+	}
+	require.LessOrEqual(t, byCorpus, 2, "the random search must kill nearly all mutants by itself")
+}
+
+// A third party's binary names itself in usage errors and help.
+func TestUsageNamesTheBinary(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"sim", "--nope"}, &out, &errb, WithProgram("/opt/bin/acme-converge"))
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errb.String(), "Run 'acme-converge sim --help' for usage.")
+	code = Run(context.Background(), []string{"--help"}, &out, &errb, WithProgram("go run example.com/acme/cmd/acme-converge"))
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out.String(), "converge [command]")
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim"
+	"github.com/wsconverge/converge/sim/driver"
+	"github.com/wsconverge/converge/sim/report"
+)
+
+// replayReport is the replay command's JSON form.
+type replayReport struct {
+	File         string            `json:"file"`
+	System       string            `json:"system"`
+	Seed         uint64            `json:"seed"`
+	Hash         string            `json:"hash"`
+	RecordedHash string            `json:"recorded_hash"`
+	HashMatches  bool              `json:"hash_matches"`
+	Plan         []string          `json:"plan"`
+	Pass         bool              `json:"pass"`
+	Failures     []string          `json:"failures,omitempty"`
+	Violations   []violationReport `json:"violations,omitempty"`
+	Timeline     []string          `json:"timeline,omitempty"`
+}
+
+func (c *config) replayCommand() *cobra.Command {
+	var full, asJSON bool
+	var htmlFile string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "re-run a replay file written for a failing run and show its timeline",
+		Long: `Re-runs the run a replay file describes (written by converge sim or converge
+mutants for a failing seed): the same system, configuration, seed and explicit
+fault plan, so the same history. The file's system must be registered in this
+binary (the reference and its mutants always are; a system judged with --exec is
+started again from the command line the file records). It checks the history hash
+against the one recorded, then prints the plan, the violations with the
+timeline around their evidence (virtual time since the start), and the
+failures.
+
+The file is read strictly: unknown fields, another world's file, unknown fault
+kinds and values out of range are rejected with exit status 2.`,
+		Example: `  converge replay ~/.local/state/converge/replays/reference-seed-20.json
+  converge replay --full FILE
+  converge replay --json FILE`,
+		Args: exactArgs(1, "exactly one replay file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fastGC()
+			return c.runReplay(cmd, args[0], full, asJSON, htmlFile, timeout)
+		},
+	}
+	cmd.Flags().BoolVar(&full, "full", false, "print the whole timeline (routine listings left out) instead of the events around each violation")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "also write the run's HTML timeline (swimlanes per workspace, the first violation marked) to this file")
+	cmd.Flags().DurationVar(&timeout, "exec-timeout", driver.DefaultTimeout, "for a file of an --exec system: how long to wait for each message of a child")
+	return cmd
+}
+
+// replaySystem resolves a replay file's system in this binary, and the
+// function that ends it after the run.
+func (c *config) replaySystem(f *sim.Replay, timeout time.Duration) (ports.System, func(), error) {
+	t := targetOfSystem(f.System, f.Mutant)
+	if t.exec != "" {
+		t.timeout = timeout
+		fmt.Fprintf(c.stderr, "replay: starting the file's command as the system's child processes: %s\n", t.exec)
+	}
+	s, done, err := c.build(t)
+	if err != nil && t.exec == "" && t.mutant == "" {
+		return nil, nil, usagef("the file names system %q, which this binary does not know (it knows %s): replay it with a converge binary that registers it (cli.WithSystem)", f.System, c.systemNames())
+	}
+	return s, done, err
+}
+
+func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, htmlFile string, timeout time.Duration) error {
+	f, err := sim.ReadReplay(path)
+	if err != nil {
+		return usagef("%s", trimBadInput(err))
+	}
+	system, done, err := c.replaySystem(f, timeout)
+	if err != nil {
+		return err
+	}
+	defer done()
+	cfg, err := f.Config(system)
+	if err != nil {
+		return usagef("replay file %s: %s", path, trimBadInput(err))
+	}
+	cfg.Checks = c.checks
+	start := c.now()
+	s, res, err := sim.Execute(cmd.Context(), driver.Judged(cfg))
+	if err != nil {
+		return &codeError{code: ExitError, err: err}
+	}
+	if htmlFile != "" {
+		run := report.FromSim(f.System, s, res, c.now().Sub(start))
+		if err := writeFile(htmlFile, func(w io.Writer) error { return report.HTML(w, run) }); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	rep := replayReport{
+		File: path, System: f.System, Seed: f.Seed, Hash: res.Hash, RecordedHash: f.Hash,
+		HashMatches: res.Hash == f.Hash, Pass: res.OK(), Failures: res.Failures,
+	}
+	for _, a := range f.Plan.Actions {
+		rep.Plan = append(rep.Plan, history.Offset(a.At)+" "+a.String())
+	}
+	if res.Report != nil {
+		rep.Violations = violationReports(res, cfg.Start)
+	}
+	if full {
+		rep.Timeline = s.Timeline(0)
+	} else if len(rep.Violations) == 0 {
+		rep.Timeline = s.Timeline(sim.TailLines)
+	}
+	if asJSON {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		writeReplay(c.stdout, &rep, f)
+	}
+	if !rep.Pass || !rep.HashMatches {
+		return exitWith(ExitFailed)
+	}
+	return nil
+}
+
+func writeReplay(w io.Writer, rep *replayReport, f *sim.Replay) {
+	fmt.Fprintf(w, "replay %s: system %s, seed %d, %d workspaces, %s of faults + %s quiet, %d coordinators\n",
+		rep.File, rep.System, rep.Seed, f.Workspaces, f.Duration, f.Quiet, f.Coordinators)
+	if rep.HashMatches {
+		fmt.Fprintf(w, "hash %.16s… matches the recorded run\n", rep.Hash)
+	} else {
+		fmt.Fprintf(w, "HASH DIFFERS: %.16s… now, %.16s… recorded (the code changed since the file was written?)\n", rep.Hash, rep.RecordedHash)
+	}
+	fmt.Fprintf(w, "plan (%d actions):\n", len(rep.Plan))
+	for _, a := range rep.Plan {
+		fmt.Fprintf(w, "  %s\n", a)
+	}
+	for _, fl := range rep.Failures {
+		fmt.Fprintf(w, "FAIL: %s\n", indent(fl, "  "))
+	}
+	writeViolations(w, rep.Seed, rep.Violations)
+	if len(rep.Timeline) > 0 {
+		fmt.Fprintf(w, "timeline (%d events):\n", len(rep.Timeline))
+		for _, l := range rep.Timeline {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	if len(f.Violations) > 0 && !rep.HashMatches {
+		fmt.Fprintf(w, "violations recorded in the file:\n  %s\n", strings.Join(f.Violations, "\n  "))
+	}
+	fmt.Fprintf(w, "%s: %d violation(s), %d failure(s)\n", verdict(rep.Pass), len(rep.Violations), len(rep.Failures))
+}
+
+// absPath makes a path absolute for printed commands (a relative one would
+// break when pasted elsewhere).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,466 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/fakes"
+	"github.com/wsconverge/converge/refimpl/testenv"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// mapEnv is a serve environment reading variables from vars.
+func mapEnv(t *testing.T, vars map[string]string) serveEnv {
+	t.Helper()
+	return serveEnv{
+		getenv:   func(k string) string { return vars[k] },
+		hostname: func() (string, error) { return "box-1", nil },
+		backends: func(serveConfig) backends {
+			t.Error("backends must not be opened")
+			return realBackends{}
+		},
+	}
+}
+
+func TestServeHelp(t *testing.T) {
+	code, out, _ := invoke(t, nil, "serve", "--help")
+	require.Equal(t, ExitOK, code)
+	for _, s := range serveSettings {
+		require.Contains(t, out, s.env, "every variable is listed")
+		if s.flag != "" {
+			require.Contains(t, out, "--"+s.flag)
+		}
+	}
+	require.Contains(t, out, "CONVERGE_STORAGE_JOB_IMAGE")
+	require.Contains(t, out, "--max-running-per-user")
+	require.Contains(t, out, "--pull-images")
+}
+
+// serveCmd runs the serve command line with env.
+func serveCmd(t *testing.T, env serveEnv, stdout, stderr io.Writer, args ...string) int {
+	t.Helper()
+	return Run(t.Context(), append([]string{"serve"}, args...), stdout, stderr, WithProgram("converge"), withServeEnv(env))
+}
+
+// resolveServe parses args and resolves the configuration with env.
+func resolveServe(t *testing.T, env serveEnv, args ...string) (serveConfig, []string) {
+	t.Helper()
+	c := newConfig(io.Discard, io.Discard, []Option{withServeEnv(env)})
+	cmd := c.serveCommand()
+	require.NoError(t, cmd.ParseFlags(args))
+	o := &serveOptions{values: map[string]*string{}, bools: map[string]*bool{}, flags: cmd.Flags()}
+	for _, st := range serveSettings {
+		if st.flag == "" {
+			continue
+		}
+		f := cmd.Flags().Lookup(st.flag)
+		if st.boolean {
+			v := f.Value.String() == "true"
+			o.bools[st.env] = &v
+		} else {
+			v := f.Value.String()
+			o.values[st.env] = &v
+		}
+	}
+	return o.resolve(env.getenv, env.hostname)
+}
+
+func TestServeConfigProblemsNameTheirSource(t *testing.T) {
+	vars := map[string]string{
+		"LISTEN_ADDR":     "localhost",
+		"CONVERGE_TOKENS": "tok1=alice,tok1=bob",
+		"DATABASE_URL":    "mysql://u:hunter2@db/x",
+		"S3_ENDPOINT":     "ftp://key:hunter3@s3",
+		"S3_SECRET_KEY":   "hunter4",
+		"S3_BUCKET":       "Bad_Bucket",
+		"DOCKER_HOST":     "tcp://",
+		"LOG_LEVEL":       "loud",
+	}
+	var out, errb bytes.Buffer
+	code := serveCmd(t, mapEnv(t, vars), &out, &errb, "--instance=-x", "--log-format", "xml", "--shutdown-timeout", "0s")
+	require.Equal(t, ExitUsage, code)
+	msg := errb.String()
+	for _, want := range []string{
+		`LISTEN_ADDR: "localhost" is not host:port`,
+		`--instance: "-x" must be`,
+		`--log-format: "xml": want auto, json or text`,
+		`LOG_LEVEL: "loud": want debug`,
+		`--shutdown-timeout: "0s": want a positive duration`,
+		`CONVERGE_TOKENS: entry 2 repeats the token`,
+		`DATABASE_URL: scheme "mysql": want one of postgres, postgresql`,
+		`REDIS_URL: required unless --fake is given`,
+		`S3_ENDPOINT: want http(s)://host[:port] or host:port`,
+		`S3_ACCESS_KEY: required unless --fake is given`,
+		`S3_BUCKET: "Bad_Bucket" is not a bucket name`,
+		`DOCKER_HOST: no host in the tcp URL`,
+	} {
+		require.Contains(t, msg, want)
+	}
+	require.NotContains(t, msg, "S3_SECRET_KEY", "a valid variable is not reported")
+	for _, secret := range []string{"hunter2", "hunter3", "hunter4", "tok1"} {
+		require.NotContains(t, msg, secret, "problems never repeat a secret")
+	}
+	require.Empty(t, out.String())
+}
+
+func TestServeConfigSources(t *testing.T) {
+	vars := map[string]string{
+		"LISTEN_ADDR":       "0.0.0.0:9000",
+		"CONVERGE_INSTANCE": "from-env",
+		"CONVERGE_TOKENS":   "a=alice,b=bob:admin",
+		"DATABASE_URL":      "postgres://u:p@db:5432/converge?sslmode=disable",
+		"REDIS_URL":         "redis://cache:6379/0",
+		"S3_ENDPOINT":       "minio:9000",
+		"S3_ACCESS_KEY":     "ak",
+		"S3_SECRET_KEY":     "sk",
+		"S3_BUCKET":         "ws-archives",
+		"LOG_FORMAT":        "text",
+	}
+	cfg, problems := resolveServe(t, mapEnv(t, vars), "--listen", "127.0.0.1:0")
+	require.Empty(t, problems)
+	require.Equal(t, "127.0.0.1:0", cfg.listen, "a flag wins over its variable")
+	require.Equal(t, "from-env", cfg.instance)
+	require.Equal(t, "text", cfg.logFormat)
+	require.Equal(t, 10*time.Second, cfg.shutdownTimeout)
+	require.Equal(t, map[string]string{"a": "alice", "b": "bob"}, cfg.tokens)
+	require.Equal(t, map[string]bool{"bob": true}, cfg.admins)
+	require.Equal(t, s3Config{endpoint: "minio:9000", accessKey: "ak", secretKey: "sk", bucket: "ws-archives"}, cfg.s3)
+	require.Equal(t, defaultDockerHost, cfg.dockerHost)
+	require.Equal(t, contracts.DefaultLimits, cfg.limits)
+
+	// Limits and image pulling are configurable.
+	vars["CONVERGE_MAX_RUNNING_PER_USER"] = "5"
+	cfg, problems = resolveServe(t, mapEnv(t, vars), "--max-running-global", "7", "--pull-images")
+	require.Empty(t, problems)
+	require.Equal(t, contracts.Limits{MaxRunningPerUser: 5, MaxRunningGlobal: 7}, cfg.limits)
+	require.True(t, cfg.pullImages)
+
+	// Defaults; --fake needs only the tokens.
+	cfg, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"}), "--fake")
+	require.Empty(t, problems)
+	require.Equal(t, "127.0.0.1:8080", cfg.listen)
+	require.Equal(t, "box-1", cfg.instance)
+	require.Equal(t, "auto", cfg.logFormat)
+	require.True(t, cfg.fake)
+
+	_, problems = resolveServe(t, mapEnv(t, nil), "--fake")
+	require.Equal(t, []string{"CONVERGE_TOKENS: required: the API's bearer tokens, e.g. tok1=alice,tok2=bob:admin"}, problems)
+	_, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u", "CONVERGE_MAX_RUNNING_GLOBAL": "0"}), "--fake")
+	require.Equal(t, []string{`CONVERGE_MAX_RUNNING_GLOBAL: "0": want a whole number from 1 to 1000000`}, problems)
+
+	code := serveCmd(t, mapEnv(t, nil), io.Discard, io.Discard, "--fake", "extra")
+	require.Equal(t, ExitUsage, code)
+	var errb bytes.Buffer
+	code = serveCmd(t, mapEnv(t, nil), io.Discard, &errb, "--nope")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errb.String(), "--nope")
+}
+
+func TestServeNamesTheServiceItCannotReach(t *testing.T) {
+	vars := map[string]string{
+		"CONVERGE_TOKENS": "t=u", "DATABASE_URL": "postgres://u:p@127.0.0.1:1/converge?connect_timeout=2", "REDIS_URL": "redis://127.0.0.1:1",
+		"S3_ENDPOINT": "http://127.0.0.1:1", "S3_ACCESS_KEY": "ak", "S3_SECRET_KEY": "sk", "S3_BUCKET": "arch",
+	}
+	env := mapEnv(t, vars)
+	env.backends = chooseBackends
+	var out, errb bytes.Buffer
+	code := serveCmd(t, env, &out, &errb, "--log-format", "json")
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, errb.String(), "converge serve: connect to DATABASE_URL:")
+}
+
+// serveFake runs "serve --fake" in-process on a free port and returns its
+// address, the backends it opened and a function that stops it and
+// returns its exit code.
+func serveFake(t *testing.T, stderr io.Writer, extra ...string) (string, *fakeBackends, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	fb := &fakeBackends{}
+	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": "tok-a=alice,tok-r=root:admin"})
+	env.backends = func(cfg serveConfig) backends {
+		require.True(t, cfg.fake)
+		return fb
+	}
+	addrs := make(chan string, 1)
+	env.listening = func(addr string) { addrs <- addr }
+	done := make(chan int, 1)
+	args := append([]string{"--fake", "--listen", "127.0.0.1:0", "--instance", "test-1", "--log-format", "json"}, extra...)
+	go func() {
+		done <- Run(ctx, append([]string{"serve"}, args...), io.Discard, stderr, WithProgram("converge"), withServeEnv(env))
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case code := <-done:
+		t.Fatalf("serve exited with %d before listening", code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not start listening")
+	}
+	stop := func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(15 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+		return -1
+	}
+	t.Cleanup(func() { cancel() })
+	return addr, fb, stop
+}
+
+func httpDo(t *testing.T, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if len(b) > 0 && b[0] == '{' {
+		require.NoError(t, json.Unmarshal(b, &m))
+	}
+	return resp.StatusCode, m
+}
+
+func TestServeFakeAnswersAndStops(t *testing.T) {
+	logs := &syncBuffer{}
+	addr, fb, stop := serveFake(t, logs)
+	base := "http://" + addr
+
+	status, body := httpDo(t, http.MethodGet, base+"/healthz", "", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, map[string]any{"status": "ok"}, body)
+
+	status, _ = httpDo(t, http.MethodGet, base+"/api/v1/workspaces", "", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+
+	status, body = httpDo(t, http.MethodPost, base+"/api/v1/workspaces", "tok-a", `{"name":"dev","image_ref":"img:1"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["id"].(string)
+
+	// The coordinator, on the fakes and the real clock, brings it up.
+	require.Eventually(t, func() bool {
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, "tok-a", "")
+		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
+	}, 20*time.Second, 100*time.Millisecond, "last: %v", body)
+	require.Equal(t, "test-1", fb.world.Store.Holder())
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "\nconverge_coordinator_leader 1\n")
+	require.Contains(t, string(metrics), "\nconverge_operations_completed_total{operation=\"STARTING\"} 1\n")
+
+	// An open event stream does not hold up the shutdown.
+	sctx, scancel := context.WithCancel(t.Context())
+	defer scancel()
+	sreq, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/api/v1/workspaces/"+id+"/events", nil)
+	require.NoError(t, err)
+	sreq.Header.Set("Authorization", "Bearer tok-a")
+	sresp, err := http.DefaultClient.Do(sreq)
+	require.NoError(t, err)
+	defer sresp.Body.Close()
+	require.Equal(t, http.StatusOK, sresp.StatusCode)
+
+	start := time.Now()
+	require.Equal(t, ExitOK, stop())
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Empty(t, fb.world.Store.Holder(), "the leader lock is released on shutdown")
+	_, err = io.ReadAll(sresp.Body)
+	require.NoError(t, err, "the event stream ended cleanly")
+
+	// The server is gone.
+	_, err = net.DialTimeout("tcp", addr, time.Second)
+	require.Error(t, err)
+
+	// Logs are JSON lines.
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.NotEmpty(t, lines)
+	for _, l := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		require.Equal(t, "test-1", m["instance"], l)
+		require.Equal(t, 1, strings.Count(l, `"instance":`), "one instance attribute per line: %s", l)
+	}
+	require.Contains(t, logs.String(), `"msg":"serving"`)
+	require.Contains(t, logs.String(), `"msg":"stopped"`)
+}
+
+func TestServeFailsWhenTheAddressIsTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"})
+	env.backends = chooseBackends
+	logs := &syncBuffer{}
+	code := serveCmd(t, env, io.Discard, logs, "--fake", "--listen", ln.Addr().String(), "--log-format", "json")
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, logs.String(), "cannot listen (--listen / LISTEN_ADDR)")
+}
+
+func TestProbeHealthReportsTheFailingService(t *testing.T) {
+	fb := &fakeBackends{}
+	st, err := fb.open(t.Context(), serveConfig{instance: "p"}, nil)
+	require.NoError(t, err)
+	require.NoError(t, st.health(t.Context()))
+	fb.world.SetHook(func(c fakes.Call) error {
+		if c.Port == "bus" {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	require.ErrorContains(t, st.health(t.Context()), "bus: connection refused")
+}
+
+// --fake-faults makes the fakes fail the calls it names, so ERROR and an
+// administrator's recovery can be tried with nothing installed.
+func TestServeFakeInjectsFaults(t *testing.T) {
+	addr, _, stop := serveFake(t, io.Discard, "--fake-faults", "instances.Start=CONTAINER_CREATE_FAILED")
+	base := "http://" + addr
+	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", "tok-a", `{"name":"dev","image_ref":"img:1"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["id"].(string)
+	require.Eventually(t, func() bool {
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, "tok-a", "")
+		return status == http.StatusOK && body["display_state"] == "ERROR"
+	}, 20*time.Second, 100*time.Millisecond, "last: %v", body)
+	errView := body["error"].(map[string]any)
+	require.Contains(t, errView["message"], "injected by --fake-faults")
+	require.Equal(t, true, errView["terminal"], "CONTAINER_CREATE_FAILED needs an administrator")
+	status, _ = httpDo(t, http.MethodPost, base+"/api/v1/workspaces/"+id+":recover", "tok-r", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, ExitOK, stop())
+}
+
+func TestParseFakeFaults(t *testing.T) {
+	fs, err := parseFakeFaults("instances.Start=CONTAINER_START_FAILED@50, storage.Archive=S3_ACCESS_ERROR")
+	require.NoError(t, err)
+	require.Equal(t, []fakeFault{
+		{port: "instances", method: "Start", code: contracts.CodeContainerStartFailed, percent: 50},
+		{port: "storage", method: "Archive", code: contracts.CodeS3AccessError, percent: 100},
+	}, fs)
+	for _, bad := range []string{"instances.Start", "Start=DISK_FULL", "instances.Start=NOPE", "instances.Start=DISK_FULL@0", "moon.Land=DISK_FULL"} {
+		_, err := parseFakeFaults(bad)
+		require.Error(t, err, bad)
+	}
+	code := serveCmd(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"}), io.Discard, io.Discard, "--fake-faults", "instances.Start=DISK_FULL")
+	require.Equal(t, ExitUsage, code, "fault injection needs --fake")
+}
+
+// serve --dev brings up PostgreSQL, Redis and MinIO and a working control
+// plane on them, and prints where everything is and an admin token.
+func TestServeDev(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	if err := testenvDocker(); err != nil {
+		if os.Getenv("CONVERGE_REQUIRE_REAL") == "1" {
+			t.Fatalf("no Docker engine: %v (and CONVERGE_REQUIRE_REAL=1 requires the real tier)", err)
+		}
+		t.Skipf("no Docker engine: real tier skipped (%v)", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	env := mapEnv(t, map[string]string{"CONVERGE_STORAGE_JOB_IMAGE": os.Getenv("CONVERGE_STORAGE_JOB_IMAGE")})
+	env.backends = chooseBackends
+	addrs := make(chan string, 1)
+	env.listening = func(addr string) { addrs <- addr }
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--dev", "--listen", "127.0.0.1:0", "--instance", "dev-1"}, out, logs, WithProgram("converge"), withServeEnv(env))
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case code := <-done:
+		t.Fatalf("serve --dev exited with %d: %s", code, logs.String())
+	case <-time.After(5 * time.Minute):
+		t.Fatal("serve --dev did not start")
+	}
+	banner := out.String()
+	require.Contains(t, banner, "http://"+addr+"/api/v1")
+	require.Contains(t, banner, "postgres://")
+	require.Contains(t, banner, "redis://")
+	m := regexp.MustCompile(`token\s+(dev-[0-9a-f]+)`).FindStringSubmatch(banner)
+	require.NotNil(t, m, banner)
+	tok := m[1]
+	base := "http://" + addr
+	image := os.Getenv("CONVERGE_WORKSPACE_AGENT_IMAGE")
+	if image == "" {
+		image = "converge/workspace-agent:dev"
+	}
+	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"dev","image_ref":"`+image+`"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["id"].(string)
+	require.Eventually(t, func() bool {
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
+		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
+	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
+	// Clean up the workspace's container and volume on the engine.
+	status, _ = httpDo(t, http.MethodDelete, base+"/api/v1/workspaces/"+id, tok, "")
+	require.Equal(t, http.StatusAccepted, status)
+	require.Eventually(t, func() bool {
+		status, _ = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
+		return status == http.StatusNotFound
+	}, 2*time.Minute, 250*time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, ExitOK, code, logs.String())
+	case <-time.After(time.Minute):
+		t.Fatal("serve --dev did not stop")
+	}
+	require.Contains(t, logs.String(), "stopping PostgreSQL, Redis and MinIO")
+}
+
+func testenvDocker() error { return testenv.DockerErr() }

@@ -1,0 +1,388 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim"
+	"github.com/wsconverge/converge/sim/driver"
+	"github.com/wsconverge/converge/sim/engine"
+	"github.com/wsconverge/converge/sim/report"
+)
+
+// runShape is what every command that runs seeds shares.
+type runShape struct {
+	workspaces   int
+	duration     time.Duration
+	quiet        time.Duration
+	coordinators int
+	faultsSpec   string
+	faults       sim.FaultMix
+}
+
+func (r *runShape) register(cmd *cobra.Command, workspaces int) {
+	f := cmd.Flags()
+	f.IntVar(&r.workspaces, "workspaces", workspaces, "workspaces the user workload creates per run")
+	f.DurationVar(&r.duration, "duration", 24*time.Hour, "length of the fault phase (a Go duration: 24h, 90m)")
+	f.DurationVar(&r.quiet, "quiet", sim.DefaultQuiet, "length of the quiet phase after it: no faults, no users, crashed coordinators restarted; every workspace must converge (0: none)")
+	f.IntVar(&r.coordinators, "coordinators", sim.DefaultCoordinators, "coordinator instances per run: one leads, the others stand by")
+	f.StringVar(&r.faultsSpec, "faults", "swarm", `fault mix: swarm (each kind on or off per seed), all, none, or kinds "crash,outage"; "@R" scales rates (all@2)`)
+}
+
+func (r *runShape) validate() error {
+	switch {
+	case r.workspaces < 1 || r.workspaces > sim.MaxWorkspaces:
+		return usagef("--workspaces %d: want 1 to %d", r.workspaces, sim.MaxWorkspaces)
+	case r.duration <= 0 || r.duration > sim.MaxDuration:
+		return usagef("--duration %s: want a positive duration up to %s", r.duration, shortDuration(sim.MaxDuration))
+	case r.quiet < 0 || r.quiet > sim.MaxDuration:
+		return usagef("--quiet %s: want 0 up to %s", r.quiet, shortDuration(sim.MaxDuration))
+	case r.coordinators < 1 || r.coordinators > sim.MaxCoordinators:
+		return usagef("--coordinators %d: want 1 to %d", r.coordinators, sim.MaxCoordinators)
+	}
+	m, err := sim.ParseFaultMix(r.faultsSpec)
+	if err != nil {
+		return usagef("--faults: %s", trimBadInput(err))
+	}
+	r.faults = m
+	return nil
+}
+
+// trimBadInput drops the "bad input: " prefix an engine error carries
+// (the CLI says so by its exit code).
+func trimBadInput(err error) string {
+	s := err.Error()
+	p := engine.ErrBadInput.Error() + ": "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// simOptions are the sim command's flags.
+type simOptions struct {
+	runShape
+	target
+	seed      uint64
+	seeds     int
+	replayDir string
+	shrink    bool
+	json      bool
+	junit     string
+	html      string
+	jobs      int
+	shardSpec string
+	shard     engine.Shard
+	stopFirst bool
+}
+
+const simLong = `Judges a system in the deterministic simulator for seeds S … S+N-1: the
+reference coordinator, a system registered in this binary (--system), with
+--mutant one of the reference's deliberately broken variants, or with --exec an
+implementation in any language run as a child process that gets its clock, its
+ticks and every port call's answer over the driver protocol
+(docs/driver-protocol.md).
+
+Each run has two phases: faults and user activity for --duration (the seed
+decides which fault kinds are on, swarm style, then when they strike), then
+a quiet phase (no faults, no users, crashed coordinators restarted) in which
+every workspace must converge. Every checker then judges the recorded
+history and the final world. Each seed runs twice and fails if the two
+history hashes differ; everything follows from the seed, so a failing seed
+replays exactly. A failing seed writes a replay file (never overwriting
+another) and prints the commands that rerun and replay it.
+
+Seeds run in parallel on --jobs cores (each seed's result is the same
+whatever --jobs); --shard i/n runs every n-th seed of the range, for CI
+matrices.
+
+Fault kinds: ` + "%s" + `.
+
+Output: a legend, one line per seed, then totals and each checker's verdict
+over every seed: pass, VIOLATED, or "not exercised" (its situation never
+arose). A failing seed also prints its violations with the timeline around
+their evidence. Progress goes to stderr when it is a terminal.`
+
+func (c *config) simCommand() *cobra.Command {
+	var o simOptions
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "judge a system (or a mutant) in the deterministic simulator under faults",
+		Long:  fmt.Sprintf(simLong, kindList()),
+		Example: `  converge sim --seeds 20 --workspaces 50
+  converge sim --seed 7 --seeds 1 --workspaces 1000 --json
+  converge sim --mutant no-cas-claim --seeds 5 --workspaces 20
+  converge sim --seeds 400 --shard 2/4 --junit seeds.xml
+  converge sim --exec "python3 examples/python-coordinator/coordinator.py" --seeds 20 --html run.html`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(cmd); err != nil {
+				return err
+			}
+			fastGC()
+			return c.runSim(cmd.Context(), &o)
+		},
+	}
+	o.runShape.register(cmd, 50)
+	o.target.register(cmd)
+	f := cmd.Flags()
+	f.Uint64Var(&o.seed, "seed", 1, "first seed")
+	f.IntVar(&o.seeds, "seeds", 20, "number of seeds, S … S+N-1")
+	f.StringVar(&o.replayDir, "replay-dir", engine.DefaultReplayDir(), "where replay files of failing seeds go")
+	f.BoolVar(&o.shrink, "shrink", false, "shrink a failing seed (fewer faults, workspaces, time) before writing its replay file")
+	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
+	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
+	f.StringVar(&o.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
+	f.IntVar(&o.jobs, "jobs", engine.DefaultJobs(), "seeds run at once")
+	f.StringVar(&o.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
+	f.BoolVar(&o.stopFirst, "stop-at-first-failure", false, "stop at the first failing seed")
+	return cmd
+}
+
+const maxSeeds = 1_000_000
+
+func (o *simOptions) validate(cmd *cobra.Command) error {
+	if err := o.runShape.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.seeds < 1 || o.seeds > maxSeeds:
+		return usagef("--seeds %d: want 1 to %d", o.seeds, maxSeeds)
+	case o.seed+uint64(o.seeds-1) < o.seed:
+		return usagef("--seed %d with --seeds %d overflows", o.seed, o.seeds)
+	case o.jobs < 1 || o.jobs > 256:
+		return usagef("--jobs %d: want 1 to 256", o.jobs)
+	case o.replayDir == "":
+		return usagef("--replay-dir: want a directory")
+	}
+	if err := o.target.validate(cmd); err != nil {
+		return err
+	}
+	if o.shardSpec != "" {
+		s, err := engine.ParseShard(o.shardSpec)
+		if err != nil {
+			return usagef("--shard %q: want i/n with 1 ≤ i ≤ n", o.shardSpec)
+		}
+		o.shard = s
+	}
+	return nil
+}
+
+// fastGC trades memory for fewer collections: a simulation allocates a
+// great deal of short-lived garbage. GOGC, when set, still decides.
+func fastGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+}
+
+func (o *simOptions) config(seed uint64, system ports.System, checks []func(*sim.Sim) []string) sim.Config {
+	return sim.Config{
+		Seed:         seed,
+		Workspaces:   o.workspaces,
+		Duration:     o.duration,
+		Quiet:        o.quiet,
+		Faults:       o.faults,
+		Coordinators: o.coordinators,
+		System:       system,
+		Checks:       checks,
+	}
+}
+
+// seedResult is one seed's outcome as the sim command keeps it.
+type seedResult struct {
+	res sim.Result
+	err error
+	cfg sim.Config
+}
+
+func (c *config) runSim(ctx context.Context, o *simOptions) error {
+	first, done, err := c.build(o.target)
+	if err != nil {
+		return err
+	}
+	done()
+	if err := o.config(o.seed, first, nil).Validate(); err != nil {
+		return usagef("%s", trimBadInput(err))
+	}
+	seeds := o.shard.Seeds(o.seed, o.seeds)
+	rep := newSimReport(o, first.Name())
+	text := !o.json
+	if text {
+		writeLegend(c.stdout, rep)
+	}
+	start := c.now()
+	failed := 0
+	var runs []report.Run
+	engine.RunSeeds(ctx, seeds, o.jobs, c.now, func(ctx context.Context, seed uint64) (seedResult, error) {
+		system, done, err := c.build(o.target)
+		if err != nil {
+			return seedResult{}, err
+		}
+		defer done()
+		cfg := o.config(seed, system, c.checks)
+		res, err := driver.Check(ctx, cfg)
+		return seedResult{res: res, err: err, cfg: cfg}, nil
+	}, func(out engine.Outcome[seedResult]) bool {
+		if out.Err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
+			return false
+		}
+		sr := out.R
+		if ctx.Err() != nil {
+			return false
+		}
+		r := c.newRunReport(o, sr.res, sr.err, out.Wall)
+		if !r.Pass {
+			failed++
+			if path, err := c.writeReplayFile(ctx, o, sr.cfg, sr.res); err != nil {
+				r.Failures = append(r.Failures, "replay file not written: "+err.Error())
+			} else {
+				r.ReplayFile = path
+				r.ReplayCommand = c.commandLine("replay", absPath(path))
+			}
+		}
+		rep.add(r, sr.res)
+		runs = append(runs, report.Run{System: rep.System, Result: sr.res, Wall: out.Wall})
+		if text {
+			writeRun(c.stdout, r)
+		}
+		if c.progress != nil {
+			fmt.Fprintf(c.progress, "\r\033[K[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), failed)
+		}
+		return !(o.stopFirst && !r.Pass)
+	})
+	if c.progress != nil {
+		fmt.Fprint(c.progress, "\r\033[K")
+	}
+	rep.finish(c.now().Sub(start), len(seeds))
+	rep.Interrupted = ctx.Err() != nil
+	if o.junit != "" {
+		if err := writeFile(o.junit, report.JUnit("converge sim "+rep.System, runs).Write); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	if o.html != "" && len(rep.Runs) > 0 {
+		if err := c.writeHTML(ctx, o, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	if o.json {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		writeTotal(c.stdout, rep)
+	}
+	switch {
+	case len(rep.Errors) > 0:
+		return &codeError{code: ExitError, err: fmt.Errorf("%s", rep.Errors[0])}
+	case rep.Interrupted:
+		return exitWith(ExitInterrupted)
+	case rep.Total.Failed > 0:
+		return exitWith(ExitFailed)
+	}
+	return nil
+}
+
+// writeHTML writes the timeline of the first failing seed (or the first
+// seed) to o.html: the seed is run again (it reproduces exactly) to keep
+// its history.
+func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) error {
+	seed := rep.Runs[0].Seed
+	for _, r := range rep.Runs {
+		if !r.Pass {
+			seed = r.Seed
+			break
+		}
+	}
+	system, done, err := c.build(o.target)
+	if err != nil {
+		return err
+	}
+	defer done()
+	start := c.now()
+	s, res, err := sim.Execute(ctx, driver.Judged(o.config(seed, system, c.checks)))
+	if err != nil {
+		return fmt.Errorf("re-run seed %d for --html: %w", seed, err)
+	}
+	return writeFile(o.html, func(w io.Writer) error {
+		return report.HTML(w, report.FromSim(system.Name(), s, res, c.now().Sub(start)))
+	})
+}
+
+// rerunCommand is the complete command line that reruns one seed alone.
+func (c *config) rerunCommand(o *simOptions, seed uint64) string {
+	args := append([]string{"sim"}, o.target.flags()...)
+	args = append(args, "--seed", strconv.FormatUint(seed, 10), "--seeds", "1",
+		"--workspaces", strconv.Itoa(o.workspaces), "--duration", shortDuration(o.duration),
+		"--quiet", shortDuration(o.quiet), "--faults", o.faults.String(),
+		"--coordinators", strconv.Itoa(o.coordinators))
+	return c.commandLine(args...)
+}
+
+// writeReplayFile writes the replay file of a failing run (shrunk first
+// with --shrink) and returns its path.
+func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg sim.Config, res sim.Result) (string, error) {
+	if o.shrink && res.Report != nil && res.Report.Failed() {
+		violated := map[string]bool{}
+		for _, v := range res.Report.Violations {
+			violated[v.Checker] = true
+		}
+		sh, err := sim.Shrink(ctx, driver.Judged(cfg), func(r sim.Result) bool {
+			if r.Report == nil {
+				return false
+			}
+			for _, v := range r.Report.Violations {
+				if violated[v.Checker] {
+					return true
+				}
+			}
+			return false
+		}, 0)
+		if err == nil {
+			cfg, res = sh.Config, sh.Result
+		}
+	}
+	f, err := sim.NewReplay(cfg, o.target.mutant, res)
+	if err != nil {
+		return "", err
+	}
+	return sim.SaveReplay(o.replayDir, f)
+}
+
+// writeFile creates path and lets write fill it.
+func writeFile(path string, write func(w io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// kindList names every fault kind, for the help text.
+func kindList() string {
+	ks := sim.FaultKinds()
+	s := ""
+	for i, k := range ks {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(k)
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package judge
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A toy world: events add to a counter; a checker wants it never to go
+// negative, and notes each subtraction as its situation.
+type ev struct {
+	seq int64
+	at  time.Time
+	add int
+}
+
+type counter struct {
+	now   time.Time
+	value int
+}
+
+type toyWorld struct{}
+
+func (toyWorld) Before(s *counter, e *ev) { s.now = e.at }
+func (toyWorld) Apply(s *counter, e *ev)  { s.value += e.add }
+
+type nonNegative struct{ finished bool }
+
+func (*nonNegative) Name() string     { return "non-negative" }
+func (*nonNegative) Contract() string { return "T1" }
+func (c *nonNegative) Observe(s *counter, e *ev, r *Report) {
+	if e.add < 0 {
+		r.Exercise()
+	}
+}
+func (c *nonNegative) AfterApply(s *counter, e *ev, r *Report) {
+	if s.value < 0 {
+		r.Flag("counter", s.now, "went negative", e.seq)
+	}
+}
+func (c *nonNegative) Finish(s *counter, r *Report) { c.finished = true }
+
+type neverSeen struct{}
+
+func (neverSeen) Name() string                   { return "never-seen" }
+func (neverSeen) Contract() string               { return "T2" }
+func (neverSeen) Observe(*counter, *ev, *Report) {}
+
+func events(adds ...int) []ev {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	out := make([]ev, len(adds))
+	for i, a := range adds {
+		out[i] = ev{seq: int64(i + 1), at: t0.Add(time.Duration(i) * time.Second), add: a}
+	}
+	return out
+}
+
+func TestRunFlagsExercisesAndFinishes(t *testing.T) {
+	nn := &nonNegative{}
+	r := Run[*counter, ev](toyWorld{}, &counter{}, events(2, -1, -3, 5), []Checker[*counter, ev]{nn, neverSeen{}})
+	require.True(t, nn.finished)
+	require.True(t, r.Failed())
+	require.Len(t, r.Violations, 1)
+	v := r.Violations[0]
+	require.Equal(t, "non-negative", v.Checker)
+	require.Equal(t, "T1", v.Contract)
+	require.Equal(t, []int64{3}, v.Evidence)
+	require.Equal(t, Must, v.Severity)
+	require.Contains(t, v.String(), "went negative")
+	require.Equal(t, 2, r.Exercised["non-negative"])
+	require.Equal(t, Violated, r.Verdict("non-negative"))
+	require.Equal(t, NotExercised, r.Verdict("never-seen"), "a checker whose situation never arose must say so")
+	require.Equal(t, []string{"never-seen", "non-negative"}, r.Checkers())
+
+	ok := Run[*counter, ev](toyWorld{}, &counter{}, events(2, -1), []Checker[*counter, ev]{&nonNegative{}})
+	require.False(t, ok.Failed())
+	require.Equal(t, Pass, ok.Verdict("non-negative"))
+}
+
+func TestShouldViolationsWarnWithoutFailing(t *testing.T) {
+	r := Run[*counter, ev](toyWorld{}, &counter{}, events(-1), []Checker[*counter, ev]{&nonNegative{}}, "non-negative")
+	require.False(t, r.Failed())
+	require.Len(t, r.Violations, 1)
+	require.Equal(t, Should, r.Violations[0].Severity)
+	require.Equal(t, Warned, r.Verdict("non-negative"))
+}
+
+func TestReportCapsViolationsPerChecker(t *testing.T) {
+	adds := make([]int, 3*MaxViolationsPerChecker)
+	for i := range adds {
+		adds[i] = -1
+	}
+	r := Run[*counter, ev](toyWorld{}, &counter{}, events(adds...), []Checker[*counter, ev]{&nonNegative{}})
+	require.Len(t, r.Violations, MaxViolationsPerChecker)
+}
+
+func TestTallySumsRuns(t *testing.T) {
+	tl := NewTally([]string{"non-negative", "never-seen"})
+	tl.Add(Run[*counter, ev](toyWorld{}, &counter{}, events(1, -1), []Checker[*counter, ev]{&nonNegative{}, neverSeen{}}))
+	require.Equal(t, Pass, tl.Verdict("non-negative"))
+	bad := NewTally(nil)
+	bad.Add(Run[*counter, ev](toyWorld{}, &counter{}, events(-1, -1), []Checker[*counter, ev]{&nonNegative{}}))
+	tl.Merge(bad)
+	tl.Add(nil)
+	require.Equal(t, 2, tl.Runs)
+	require.Equal(t, Violated, tl.Verdict("non-negative"))
+	require.Equal(t, 2, tl.Violations["non-negative"])
+	require.Equal(t, 1, tl.ViolatedRuns["non-negative"])
+	require.Equal(t, NotExercised, tl.Verdict("never-seen"))
+}
+
+func newToyRecorder() *Recorder[ev] {
+	return NewRecorder(func(b []byte, e *ev) []byte {
+		b = AppendInt(b, e.seq)
+		b = AppendTime(b, e.at)
+		return AppendInt(b, int64(e.add))
+	}, func(e *ev, seq int64) { e.seq = seq }, func(e *ev) bool { return e.add != 0 })
+}
+
+func TestRecorderNumbersKeepsAndHashes(t *testing.T) {
+	a, b := newToyRecorder(), newToyRecorder()
+	var sunk []int64
+	a.Sink = func(e ev) { sunk = append(sunk, e.seq) }
+	for _, e := range events(1, 0, 2, 3) {
+		a.Add(e)
+		b.Add(e)
+	}
+	require.Equal(t, a.Hash(), b.Hash(), "the same events give the same hash")
+	require.Equal(t, 3, a.Len())
+	require.Equal(t, int64(1), a.Folded(), "the zero event is hashed, not kept")
+	require.Equal(t, []int64{1, 3, 4}, sunk)
+	tail := a.Tail(2, nil)
+	require.Equal(t, []int64{3, 4}, []int64{tail[0].seq, tail[1].seq})
+	require.Len(t, a.Tail(0, func(e *ev) bool { return e.add > 1 }), 2)
+	tl := NewTally([]string{"b", "a"})
+	require.Equal(t, []string{"b", "a"}, tl.NotExercised())
+
+	b.Add(events(5)[0])
+	require.NotEqual(t, a.Hash(), b.Hash())
+	c := newToyRecorder()
+	for _, e := range events(1, 0, 2, 4) { // one value differs
+		c.Add(e)
+	}
+	require.NotEqual(t, a.Hash(), c.Hash())
+	c.CountFolded(3)
+	require.Equal(t, int64(4), c.Folded())
+}
+
+func TestAppendHelpersAreUnambiguous(t *testing.T) {
+	// "ab"+"c" and "a"+"bc" must not encode alike.
+	x := AppendString(AppendString(nil, "ab"), "c")
+	y := AppendString(AppendString(nil, "a"), "bc")
+	require.NotEqual(t, x, y)
+	require.NotEqual(t, AppendTime(nil, time.Time{}), AppendTime(nil, time.Unix(0, 0)))
+	require.NotEqual(t, AppendBool(nil, true), AppendBool(nil, false))
+	require.NotEqual(t, AppendBytes(AppendBytes(nil, []byte("ab")), []byte("c")), AppendBytes(AppendBytes(nil, []byte("a")), []byte("bc")))
+	require.Equal(t, AppendString(nil, "xy"), AppendBytes(nil, []byte("xy")))
+	require.NotEqual(t, AppendUint(nil, 1<<63), AppendUint(nil, 1<<62))
+}
+
+func TestOffset(t *testing.T) {
+	require.Equal(t, "+00:00:00.000", Offset(0))
+	require.Equal(t, "+00:05:02.100", Offset(5*time.Minute+2100*time.Millisecond))
+	require.Equal(t, "+1d02:03:04.500", Offset(26*time.Hour+3*time.Minute+4500*time.Millisecond))
+	require.Equal(t, "-00:00:01.000", Offset(-time.Second))
+}
+
+func TestStreamJudgesLikeRun(t *testing.T) {
+	evs := events(2, -1, -3, 5, -9)
+	whole := Run[*counter, ev](toyWorld{}, &counter{}, evs, []Checker[*counter, ev]{&nonNegative{}, neverSeen{}})
+	nn := &nonNegative{}
+	st := NewStream[*counter, ev](toyWorld{}, &counter{}, []Checker[*counter, ev]{nn, neverSeen{}})
+	for i := range evs {
+		st.Step(&evs[i])
+	}
+	require.False(t, nn.finished, "Finish runs only at the end")
+	r := st.Finish()
+	require.True(t, nn.finished)
+	require.Equal(t, whole.Violations, r.Violations)
+	require.Equal(t, whole.Exercised, r.Exercised)
+	st.Step(&evs[0])
+	require.Same(t, r, st.Finish(), "a finished stream ignores further events")
+	require.Equal(t, whole.Exercised, r.Exercised)
+}

@@ -1,0 +1,148 @@
+package judge
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"sync"
+	"time"
+)
+
+// Recorder collects a run's events of type E, numbers them and folds
+// each one's canonical encoding into a running SHA-256: two runs with the
+// same hash recorded the same history. It is safe for concurrent use.
+//
+// Every event is hashed; Keep (optional) decides which are also kept for
+// the checkers (a world may fold bulky events it never judges into the
+// hash only). Sink, when set, sees each kept event under the recorder's
+// lock (it must not record).
+type Recorder[E any] struct {
+	mu     sync.Mutex
+	events []E
+	seq    int64
+	folded int64
+	h      hash.Hash
+	buf    []byte
+
+	encode func(b []byte, e *E) []byte
+	setSeq func(e *E, seq int64)
+	keep   func(e *E) bool
+
+	Sink func(E)
+}
+
+// NewRecorder returns an empty recorder. encode appends e's canonical
+// encoding (its sequence number included) to b; setSeq stamps an event's
+// sequence number; keep (nil: keep all) says whether an event is kept.
+func NewRecorder[E any](encode func(b []byte, e *E) []byte, setSeq func(e *E, seq int64), keep func(e *E) bool) *Recorder[E] {
+	return &Recorder[E]{h: sha256.New(), encode: encode, setSeq: setSeq, keep: keep}
+}
+
+// Add records e, assigning its sequence number, and returns that number.
+func (r *Recorder[E]) Add(e E) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.setSeq(&e, r.seq)
+	r.buf = r.encode(r.buf[:0], &e)
+	r.h.Write(r.buf)
+	if r.keep != nil && !r.keep(&e) {
+		r.folded++
+		return r.seq
+	}
+	r.events = append(r.events, e)
+	if r.Sink != nil {
+		r.Sink(e)
+	}
+	return r.seq
+}
+
+// CountFolded accounts for n events applied in bulk that the recorder
+// did not see one by one (they are counted, not hashed).
+func (r *Recorder[E]) CountFolded(n int) {
+	r.mu.Lock()
+	r.folded += int64(n)
+	r.mu.Unlock()
+}
+
+// Folded is the number of events hashed (or counted) but not kept.
+func (r *Recorder[E]) Folded() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.folded
+}
+
+// Events returns a copy of the kept events.
+func (r *Recorder[E]) Events() []E {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]E(nil), r.events...)
+}
+
+// Tail returns the last n kept events for which match holds (all of them
+// if n ≤ 0), oldest first.
+func (r *Recorder[E]) Tail(n int, match func(*E) bool) []E {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []E
+	for i := len(r.events) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
+		if match == nil || match(&r.events[i]) {
+			out = append(out, r.events[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// Len is the number of kept events.
+func (r *Recorder[E]) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// Hash is the hex SHA-256 of every event added so far.
+func (r *Recorder[E]) Hash() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return hex.EncodeToString(r.h.Sum(nil))
+}
+
+// Canonical encoding helpers for a world's encode function.
+
+// AppendString appends a length-prefixed string.
+func AppendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// AppendBytes appends a length-prefixed byte string (nil and empty alike).
+func AppendBytes(b []byte, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// AppendUint appends an unsigned integer.
+func AppendUint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// AppendInt appends a signed integer.
+func AppendInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+
+// AppendBool appends a boolean.
+func AppendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// AppendTime appends a time (the zero time distinctly).
+func AppendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(append(b, 1), t.UnixNano())
+}

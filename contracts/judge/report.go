@@ -1,0 +1,268 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Severity says what a violation costs.
+type Severity uint8
+
+// Severities.
+const (
+	// Must: a violation fails the run.
+	Must Severity = iota
+	// Should: a violation is reported as a warning and does not fail the
+	// run (a rule the spec makes binding on the reference only).
+	Should
+)
+
+// Violation is one broken contract, with the events that prove it.
+type Violation struct {
+	Checker  string
+	Contract string
+	// Subject is what the violation is about (a workspace id, a request
+	// id), "" for the whole run.
+	Subject string
+	At      time.Time
+	Message string
+	// Evidence are the sequence numbers of the events that prove it.
+	Evidence []int64
+	// Severity is Must unless the checker was run as a warning.
+	Severity Severity
+}
+
+func (v Violation) String() string {
+	subject := ""
+	if v.Subject != "" {
+		subject = " " + v.Subject
+	}
+	ev := make([]string, len(v.Evidence))
+	for i, s := range v.Evidence {
+		ev[i] = fmt.Sprintf("#%d", s)
+	}
+	return fmt.Sprintf("%s (%s) at %s%s: %s [events %s]", v.Contract, v.Checker, v.At.UTC().Format(time.RFC3339), subject, v.Message, strings.Join(ev, " "))
+}
+
+// Verdict of one checker.
+type Verdict string
+
+// Verdicts.
+const (
+	Pass         Verdict = "pass"
+	Violated     Verdict = "violated"
+	NotExercised Verdict = "not exercised"
+	// Warned: only Should violations (the run does not fail).
+	Warned Verdict = "warned"
+)
+
+// Named is what a report needs to know of a checker.
+type Named interface {
+	// Name is short and stable ("c4-non-preemptive", "o2-nonce").
+	Name() string
+	// Contract is the contract or rule it judges ("C4", "O2", "4.2.4").
+	Contract() string
+}
+
+// MaxViolationsPerChecker caps a report: the first ones prove the point.
+const MaxViolationsPerChecker = 20
+
+// Report is the outcome of judging one run.
+type Report struct {
+	Violations []Violation
+	// Exercised counts, per checker, how often its situation arose.
+	Exercised map[string]int
+	// Warnings lists the checkers that report Should violations only.
+	Warnings map[string]bool
+	current  Named
+	counts   map[string]int
+}
+
+// NewReport returns an empty report over checkers (each listed as
+// exercised zero times); warn names those whose violations are warnings.
+func NewReport(checkers []Named, warn ...string) *Report {
+	r := &Report{Exercised: map[string]int{}, Warnings: map[string]bool{}, counts: map[string]int{}}
+	for _, c := range checkers {
+		r.Exercised[c.Name()] += 0
+	}
+	for _, w := range warn {
+		r.Warnings[w] = true
+	}
+	return r
+}
+
+// As makes c the running checker: Flag and Exercise count for it.
+func (r *Report) As(c Named) { r.current = c }
+
+// Flag records a violation by the running checker.
+func (r *Report) Flag(subject string, at time.Time, msg string, evidence ...int64) {
+	name := r.current.Name()
+	if r.counts == nil {
+		r.counts = map[string]int{}
+	}
+	if r.counts[name] >= MaxViolationsPerChecker {
+		return
+	}
+	r.counts[name]++
+	sev := Must
+	if r.Warnings[name] {
+		sev = Should
+	}
+	r.Violations = append(r.Violations, Violation{
+		Checker: name, Contract: r.current.Contract(), Subject: subject, At: at, Message: msg,
+		Evidence: evidence, Severity: sev,
+	})
+}
+
+// Exercise counts one occurrence of the running checker's situation.
+func (r *Report) Exercise() { r.Exercised[r.current.Name()]++ }
+
+// Verdict is a checker's outcome in r.
+func (r *Report) Verdict(name string) Verdict {
+	warned := false
+	for i := range r.Violations {
+		if r.Violations[i].Checker == name {
+			if r.Violations[i].Severity == Must {
+				return Violated
+			}
+			warned = true
+		}
+	}
+	switch {
+	case warned:
+		return Warned
+	case r.Exercised[name] == 0:
+		return NotExercised
+	}
+	return Pass
+}
+
+// Failed reports whether any Must violation was found.
+func (r *Report) Failed() bool {
+	for i := range r.Violations {
+		if r.Violations[i].Severity == Must {
+			return true
+		}
+	}
+	return false
+}
+
+// ByChecker returns the violations of one checker.
+func (r *Report) ByChecker(name string) []Violation {
+	var out []Violation
+	for _, v := range r.Violations {
+		if v.Checker == name {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Checkers lists the checkers of the report, sorted by name.
+func (r *Report) Checkers() []string {
+	out := make([]string, 0, len(r.Exercised))
+	for n := range r.Exercised {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortViolations orders violations by time, keeping each checker's order.
+func (r *Report) sortViolations() {
+	sort.SliceStable(r.Violations, func(i, j int) bool { return r.Violations[i].At.Before(r.Violations[j].At) })
+}
+
+// Tally sums the reports of many runs: a checker is violated if any run
+// violated it, passes if some run exercised it and none violated it, and
+// is "not exercised" otherwise.
+type Tally struct {
+	// Runs counts the reports added.
+	Runs int
+	// Exercised counts, per checker, its situations over every run.
+	Exercised map[string]int
+	// Violations counts, per checker, its Must violations; ViolatedRuns
+	// the runs with at least one; Warnings its Should violations.
+	Violations   map[string]int
+	ViolatedRuns map[string]int
+	Warnings     map[string]int
+	names        []string
+}
+
+// NewTally returns an empty tally over the named checkers (in report
+// order).
+func NewTally(names []string) *Tally {
+	t := &Tally{Exercised: map[string]int{}, Violations: map[string]int{}, ViolatedRuns: map[string]int{}, Warnings: map[string]int{},
+		names: append([]string(nil), names...)}
+	for _, n := range names {
+		t.Exercised[n] += 0
+	}
+	return t
+}
+
+// NotExercised lists the checkers named at NewTally that no run
+// exercised, in their order.
+func (t *Tally) NotExercised() []string {
+	var out []string
+	for _, n := range t.names {
+		if t.Exercised[n] == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Add counts one run's report (nil is ignored).
+func (t *Tally) Add(r *Report) {
+	if r == nil {
+		return
+	}
+	t.Runs++
+	for n, c := range r.Exercised {
+		t.Exercised[n] += c
+	}
+	seen := map[string]bool{}
+	for _, v := range r.Violations {
+		if v.Severity == Should {
+			t.Warnings[v.Checker]++
+			continue
+		}
+		t.Violations[v.Checker]++
+		if !seen[v.Checker] {
+			seen[v.Checker] = true
+			t.ViolatedRuns[v.Checker]++
+		}
+	}
+}
+
+// Merge adds another tally's counts.
+func (t *Tally) Merge(o *Tally) {
+	t.Runs += o.Runs
+	for n, c := range o.Exercised {
+		t.Exercised[n] += c
+	}
+	for n, c := range o.Violations {
+		t.Violations[n] += c
+	}
+	for n, c := range o.ViolatedRuns {
+		t.ViolatedRuns[n] += c
+	}
+	for n, c := range o.Warnings {
+		t.Warnings[n] += c
+	}
+}
+
+// Verdict is checker name's verdict over every run added.
+func (t *Tally) Verdict(name string) Verdict {
+	switch {
+	case t.Violations[name] > 0:
+		return Violated
+	case t.Warnings[name] > 0:
+		return Warned
+	case t.Exercised[name] == 0:
+		return NotExercised
+	}
+	return Pass
+}

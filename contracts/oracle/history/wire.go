@@ -1,0 +1,295 @@
+package history
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/abciquery"
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	authv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/auth/v1beta1"
+	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/contracts/oracle/tx"
+)
+
+// DocFromProto copies every field of a chain doc.
+func DocFromProto(d *oraclev1.OracleRequestDoc) Doc {
+	out := Doc{
+		RequestID:       d.GetRequestId(),
+		OracleType:      int32(d.GetOracleType()),
+		Name:            d.GetName(),
+		Description:     d.GetDescription(),
+		Period:          d.GetPeriod(),
+		AccountList:     append([]string(nil), d.GetAccountList()...),
+		Quorum:          d.GetQuorum(),
+		AggregationRule: int32(d.GetAggregationRule()),
+		Status:          int32(d.GetStatus()),
+		Nonce:           d.GetNonce(),
+	}
+	for _, e := range d.GetEndpoints() {
+		out.Endpoints = append(out.Endpoints, Endpoint{URL: e.GetUrl(), ParseRule: e.GetParseRule()})
+	}
+	return out
+}
+
+// Proto is d as a chain doc.
+func (d Doc) Proto() *oraclev1.OracleRequestDoc {
+	out := &oraclev1.OracleRequestDoc{
+		RequestId:       d.RequestID,
+		OracleType:      oraclev1.OracleType(d.OracleType),
+		Name:            d.Name,
+		Description:     d.Description,
+		Period:          d.Period,
+		AccountList:     append([]string(nil), d.AccountList...),
+		Quorum:          d.Quorum,
+		AggregationRule: oraclev1.AggregationRule(d.AggregationRule),
+		Status:          oraclev1.RequestStatus(d.Status),
+		Nonce:           d.Nonce,
+	}
+	for _, e := range d.Endpoints {
+		out.Endpoints = append(out.Endpoints, &oraclev1.OracleEndpoint{Url: e.URL, ParseRule: e.ParseRule})
+	}
+	return out
+}
+
+// RequestDoc is the part of d the daemon reads, for the checkers' model.
+func (d Doc) RequestDoc() oracle.RequestDoc {
+	return abciquery.DocFromProto(d.Proto())
+}
+
+// MsgOf summarises one decoded message.
+func MsgOf(m proto.Message) Msg {
+	out := Msg{Signer: tx.MsgSigner(m)}
+	switch m := m.(type) {
+	case *oraclev1.MsgSubmitOracleData:
+		out.Type = oracle.TypeURLSubmit // a constant: no copy per record
+		ds := m.GetDataSet()
+		out.RequestID, out.Nonce = ds.GetRequestId(), ds.GetNonce()
+		out.RawData, out.Provider, out.Signature = ds.GetRawData(), ds.GetProvider(), ds.GetSignature()
+	case *oraclev1.MsgRegisterOracleRequestDoc:
+		out.Type = oracle.TypeURLRegister
+		if m.GetRequestDoc() != nil {
+			d := DocFromProto(m.GetRequestDoc())
+			out.Doc = &d
+		}
+	case *oraclev1.MsgUpdateOracleRequestDoc:
+		out.Type = oracle.TypeURLUpdate
+		if m.GetRequestDoc() != nil {
+			d := DocFromProto(m.GetRequestDoc())
+			out.Doc = &d
+		}
+		out.Reason = m.GetReason()
+	default:
+		out.Type = tx.TypeURL(m)
+	}
+	return out
+}
+
+// TxOf summarises a decoded tx (Sig unchecked).
+func TxOf(t *tx.Tx) Tx { return TxOfHashed(t, t.Hash()) }
+
+// TxOfHashed is TxOf for a tx whose hash the caller has already computed.
+func TxOfHashed(t *tx.Tx, hash string) Tx {
+	out := Tx{
+		Hash:          hash,
+		Size:          len(t.Bytes),
+		Signer:        t.Signer(),
+		Signers:       len(t.AuthInfo.GetSignerInfos()),
+		Signatures:    len(t.Raw.GetSignatures()),
+		GasLimit:      t.GasLimit(),
+		Memo:          t.Body.GetMemo(),
+		TimeoutHeight: t.Body.GetTimeoutHeight(),
+	}
+	out.Sequence, _ = t.Sequence()
+	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
+		out.SignMode = int32(sis[0].GetModeInfo().GetSingle().GetMode())
+		// The key's bytes as sent; parsing the point would cost a square
+		// root on the curve per tx.
+		var pk ethsecp256k1.PubKey
+		if err := proto.Unmarshal(sis[0].GetPublicKey().GetValue(), &pk); err == nil {
+			out.PubKey = hex.EncodeToString(pk.GetKey())
+		}
+	}
+	for _, c := range t.FeeCoins() {
+		out.Fee = append(out.Fee, Coin{Denom: c.Denom, Amount: c.Amount})
+	}
+	out.Msgs = make([]Msg, len(t.Msgs))
+	for i, m := range t.Msgs {
+		out.Msgs[i] = MsgOf(m)
+	}
+	return out
+}
+
+// DecodeTx decodes tx bytes as the chain does; bytes that do not decode
+// give a Tx with only Hash, Size and DecodeErr.
+func DecodeTx(b []byte) Tx {
+	t, err := tx.Decode(b)
+	if err != nil {
+		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}
+	}
+	return TxOf(t)
+}
+
+// CheckSig checks a tx's signature against the chain id and the signer's
+// account number: SigStandIn if it is the stand-in signature of the sign
+// doc (D26), SigValid if it is a real eth_secp256k1 signature the chain's
+// verifying mode accepts, SigInvalid otherwise (also when the public key is
+// not the signer's).
+func CheckSig(t *tx.Tx, chainID string, accountNumber uint64) SigCheck {
+	pub, err := t.PubKey()
+	if err != nil {
+		return SigInvalid
+	}
+	return CheckSigKey(t, chainID, accountNumber, pub)
+}
+
+// CheckSigKey is CheckSig with the tx's public key already parsed (a
+// recorder that sees many txs of one signer parses its key once: parsing
+// a compressed point costs a square root on the curve).
+func CheckSigKey(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) SigCheck {
+	signer, err := keys.DecodeAddress(t.Signer())
+	if err != nil || !bytes.Equal(signer, pub.AddressBytes()) {
+		return SigInvalid
+	}
+	return CheckSigSigner(t, chainID, accountNumber, pub)
+}
+
+// CheckSigSigner is CheckSigKey for a key the caller knows to be the
+// signer's (it checked the address once for many txs): only the signature
+// over the sign doc is checked.
+func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) SigCheck {
+	if len(t.Raw.GetSignatures()) != 1 {
+		return SigInvalid
+	}
+	signDoc, err := tx.SignBytes(t.Raw.GetBodyBytes(), t.Raw.GetAuthInfoBytes(), chainID, accountNumber)
+	if err != nil {
+		return SigInvalid
+	}
+	if bytes.Equal(t.Raw.Signatures[0], keys.StandInSignature(pub, signDoc)) {
+		return SigStandIn
+	}
+	if pub.Verify(signDoc, t.Raw.Signatures[0]) == nil {
+		return SigValid
+	}
+	return SigInvalid
+}
+
+// QueryOf decodes abci_query's params for its path.
+func QueryOf(p cometrpc.ABCIQueryParams) *Query {
+	q := &Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
+	m, err := abciquery.DecodeRequest(p.Path, p.Data)
+	if err != nil {
+		q.DecodeErr = codeReason(err)
+		return q
+	}
+	switch m := m.(type) {
+	case *authv1beta1.QueryAccountRequest:
+		q.Address = m.GetAddress()
+	case *oraclev1.QueryOracleRequestDocsRequest:
+		q.Status = int32(m.GetStatus())
+	case *oraclev1.QueryOracleRequestDocRequest:
+		q.RequestID = m.GetRequestId()
+	case *oraclev1.QueryOracleSubmitDataRequest:
+		q.RequestID, q.Nonce, q.Provider = m.GetRequestId(), m.GetNonce(), m.GetProvider()
+	case *oraclev1.QueryOracleDataRequest:
+		q.RequestID = m.GetRequestId()
+	}
+	return q
+}
+
+// ValueOf decodes a successful query answer's value for its path (nil
+// for an unknown path).
+func ValueOf(path string, value []byte) *QueryValue {
+	v := &QueryValue{}
+	var err error
+	switch path {
+	case abciquery.PathAccount:
+		var a abciquery.Account
+		if a, err = abciquery.DecodeAccountResponse(value); err == nil {
+			v.Account = &Account{Address: a.Address, AccountNumber: a.AccountNumber, Sequence: a.Sequence,
+				PubKey: hex.EncodeToString(a.PubKey)}
+		}
+	case abciquery.PathDocs:
+		var r oraclev1.QueryOracleRequestDocsResponse
+		if err = proto.Unmarshal(value, &r); err == nil {
+			v.Docs = make([]Doc, 0, len(r.GetOracleRequestDocs()))
+			for _, d := range r.GetOracleRequestDocs() {
+				v.Docs = append(v.Docs, DocFromProto(d))
+			}
+		}
+	case abciquery.PathDoc:
+		var r oraclev1.QueryOracleRequestDocResponse
+		if err = proto.Unmarshal(value, &r); err == nil && r.GetRequestDoc() != nil {
+			d := DocFromProto(r.GetRequestDoc())
+			v.Doc = &d
+		}
+	case abciquery.PathSubmitData:
+		var sets []*oraclev1.SubmitDataSet
+		if sets, err = abciquery.DecodeSubmitDataResponse(value); err == nil {
+			v.Submissions = make([]Submission, 0, len(sets))
+			for _, s := range sets {
+				v.Submissions = append(v.Submissions, SubmissionFromProto(s))
+			}
+		}
+	case abciquery.PathData:
+		var ds *oraclev1.DataSet
+		if ds, err = abciquery.DecodeDataResponse(value); err == nil {
+			v.DataSet = &DataSet{RequestID: ds.GetRequestId(), Nonce: ds.GetNonce(), BlockHeight: ds.GetBlockHeight(),
+				BlockTime: ds.GetBlockTime(), RawData: ds.GetRawData()}
+		}
+	default:
+		return nil
+	}
+	if err != nil {
+		v.DecodeErr = err.Error()
+	}
+	return v
+}
+
+// SubmissionFromProto copies a stored submission.
+func SubmissionFromProto(s *oraclev1.SubmitDataSet) Submission {
+	return Submission{RequestID: s.GetRequestId(), Nonce: s.GetNonce(), RawData: s.GetRawData(),
+		Provider: s.GetProvider(), Signature: s.GetSignature()}
+}
+
+// ResultOfQuery summarises an abci_query answer, decoding a successful
+// value for the path.
+func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *RPCResult {
+	out := &RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
+		Codespace: r.Response.Codespace}
+	if r.Response.Code == 0 {
+		out.Value = ValueOf(path, r.Response.Value)
+	}
+	return out
+}
+
+// ResultOfBroadcast summarises a broadcast_tx_sync answer.
+func ResultOfBroadcast(r cometrpc.ResultBroadcastTx) *RPCResult {
+	return &RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: r.Hash.String()}
+}
+
+// ResultOfStatus summarises a status answer.
+func ResultOfStatus(r cometrpc.ResultStatus) *RPCResult {
+	return &RPCResult{Height: int64(r.SyncInfo.LatestBlockHeight), BlockTime: r.SyncInfo.LatestBlockTime,
+		Network: r.NodeInfo.Network}
+}
+
+// ResultOfError summarises a JSON-RPC error answer.
+func ResultOfError(e *cometrpc.RPCError) *RPCResult {
+	return &RPCResult{ErrCode: e.Code, ErrMessage: e.Message, ErrData: e.Data}
+}
+
+// codeReason is a *CodeError's log ("<reason>: <code text>"), or the
+// error's text.
+func codeReason(err error) string {
+	var ce *oracle.CodeError
+	if errors.As(err, &ce) {
+		return ce.Log()
+	}
+	return err.Error()
+}

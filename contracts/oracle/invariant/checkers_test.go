@@ -1,0 +1,778 @@
+package invariant
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+)
+
+// Every checker is held to three kinds of hand-built history: one where
+// its situation arises and the SUT behaves (pass, and no checker at all
+// may complain), one where the SUT breaks the contract (violated, with the
+// message that says how), and one where the situation never arises (not
+// exercised).
+
+type tcase struct {
+	name    string
+	checker string
+	build   func() (Params, []history.Event)
+	want    judge.Verdict
+	msg     string
+}
+
+func std(b *hb) (Params, []history.Event) { return params(), b.build() }
+
+func baseTwo() (Params, []history.Event) {
+	b, _ := twoRequests(3)
+	return std(b)
+}
+
+func baseOne() (Params, []history.Event) {
+	b, _ := oneRequest(3)
+	return std(b)
+}
+
+var u64 = func(v uint64) *uint64 { return &v }
+
+// ---- O1 ----
+
+// retryMeetsCache: the first broadcast's answer is lost though the chain
+// admitted the tx; the retry meets the cached tx (an acknowledgement).
+func retryMeetsCache() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	tx := b.submitTx(1, 1, 0, 70000, v)
+	b.q++
+	b.bcast(at+ms(40), tx, answer{lost: true})
+	b.add(at+ms(40), history.Event{Kind: history.KindCheckTx, CheckTx: &history.CheckTx{Origin: history.OriginSUT, Tx: tx}})
+	b.onChain(at+sec(1), 1, 1, false)
+	b.bcast(at+sec(1.05), tx, answer{rpc: "tx already exists in cache"})
+	b.commit(2*time.Second, tx, 0)
+	b.complete(3*time.Second, 1, 1, peer, self)
+	end := b.steady(13*time.Second+sec(0.5), 2, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+func doubleCommit() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	bt := b.round(at, 1, 0)
+	second := b.submitTx(1, 1, 1, 70000, "1001.5")
+	b.q++
+	b.commit(bt-time.Second, second, 0)
+	b.stop(bt + 2*time.Second)
+	return std(b)
+}
+
+// ---- O2 ----
+
+// completeWhileWaiting: the broadcast meets a full mempool; the round
+// completes without self meanwhile and the SUT drops the result.
+func completeWhileWaiting() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer, other}, 1))
+	at := tl + sec(0.5)
+	b.roundO(at, 1, ro{answer: &answer{rpc: "mempool is full: number of txs 5000 (max: 5000)"}, peers: []string{other, peer}})
+	end := b.steady(12*time.Second+sec(0.5), 2, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+func staleBroadcast() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	tx := b.submitTx(1, 1, b.q, 70000, "1")
+	b.q++
+	b.bcast(bt+3*time.Second, tx, code(0))
+	b.stop(bt + 5*time.Second)
+	return std(b)
+}
+
+func nonceAhead() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.roundO(tl+sec(0.5), 1, ro{nonce: 3})
+	b.stop(5 * time.Second)
+	return std(b)
+}
+
+// ---- O3 ----
+
+// failThenWait: a fetch failure (four attempts), the next execution a
+// minute later meets a malformed body, the next one five minutes later
+// succeeds.
+func failThenWait(next time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	for k, wait := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second} {
+		at += wait
+		b.get(at, ms(20), 1, path(1, 0), failed())
+		at += ms(20)
+		_ = k
+	}
+	at += next
+	b.get(at, ms(20), 1, path(1, 0), malformed())
+	at += ms(20) + oracle.ParseFailureRetry + sec(0.3)
+	bt := b.round(at, 1, 0)
+	end := b.steady(bt+sec(10.5), 2, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// ---- O3b and O13 ----
+
+// restartAfterRound: lifetime 1 runs a round and crashes 2 s after its
+// Complete; lifetime 2 starts 2 s later and resumes the next round at
+// firstExec after its list answer (lastBT + period is 6 s after it).
+func restartAfterRound(firstExec time.Duration, resume bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	b.signal(bt+2*time.Second, "crash")
+	b.exit(bt+2*time.Second+ms(1), 1)
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 1
+	tl2 := b.boot(bt+4*time.Second, d)
+	end := tl2 + 20*time.Second
+	if resume {
+		bt2 := b.round(tl2+firstExec, 1, 0)
+		end = b.steady(bt2+sec(10.5), 1, map[uint64]int{1: 0}, nil)
+	}
+	b.periodic(bt+4*time.Second, end)
+	b.stop(end)
+	return std(b)
+}
+
+// crashInFlight: lifetime 1 crashes 200 ms after its round-2 tx was
+// admitted; the tx commits anyway, and lifetime 2 resumes round 3.
+func crashInFlight(resume bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	at := bt + sec(10.5)
+	bt2 := b.round(at, 1, 0)
+	b.signal(at+ms(200), "crash")
+	b.exit(at+ms(201), 1)
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 2
+	tl2 := b.boot(bt2+2*time.Second, d)
+	end := tl2 + 20*time.Second
+	if resume {
+		b.round(bt2+sec(10.5), 1, 0)
+	}
+	b.periodic(bt2+2*time.Second, end)
+	b.stop(end)
+	_ = tl2
+	return std(b)
+}
+
+// resubmitAcrossRestart: lifetime 1's tx for round 2 is admitted when it
+// crashes; lifetime 2 lists the doc at nonce 1, runs round 2 again and its
+// tx commits too.
+func resubmitAcrossRestart() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	at := bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 2, false)
+	first := b.submitTx(1, 2, b.q, 70000, v)
+	b.q++
+	b.bcast(at+ms(40), first, code(0))
+	b.signal(at+ms(100), "crash")
+	b.exit(at+ms(101), 1)
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 1
+	tl2 := b.boot(at+ms(300), d)
+	res2, v2 := b.okValue()
+	b.get(tl2+ms(100), ms(20), 1, path(1, 0), res2)
+	b.onChain(tl2+ms(130), 1, 2, false)
+	second := b.submitTx(1, 2, b.q, 70000, v2)
+	b.q++
+	b.bcast(tl2+ms(140), second, code(0))
+	b.commit(ceilSec(tl2+ms(150)), first, 0)
+	b.commit(ceilSec(tl2+ms(150)), second, 0)
+	b.stop(tl2 + 3*time.Second)
+	return std(b)
+}
+
+// ---- O4 ----
+
+func retries(gaps ...time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	for _, g := range gaps {
+		b.get(at, ms(20), 1, path(1, 0), failed())
+		at += ms(20) + g
+	}
+	bt := b.round(at, 1, 0)
+	end := b.steady(bt+sec(10.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+// ---- O5 ----
+
+// codeDance: round 1 meets code 32 (resync, retry), then code 11 (retry
+// with more gas), then succeeds; round 2 meets code 13 and gives up while
+// the round completes without self; then a healthy round.
+func codeDance(afterTerminal, early, lowGas bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer, other}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, 0, 70000, v), code(32))
+	b.account(at+ms(500), 0)
+	retry := at + ms(41) + sec(1)
+	if early {
+		retry = at + ms(200)
+	}
+	b.onChain(retry-ms(10), 1, 1, false)
+	b.bcast(retry, b.submitTx(1, 1, 0, 70000, v), code(11))
+	gas := uint64(105000)
+	if lowGas {
+		gas = 70000
+	}
+	ok := b.submitTx(1, 1, 0, gas, v)
+	b.onChain(retry+sec(2)-ms(10), 1, 1, false)
+	b.bcast(retry+sec(2), ok, code(0))
+	b.q = 1
+	c := ceilSec(retry + sec(2) + ms(1))
+	b.commit(c, ok, 0)
+	b.complete(c+time.Second, 1, 1, peer, self)
+	at = c + sec(11.5)
+	res2, v2 := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res2)
+	b.onChain(at+ms(30), 1, 2, false)
+	b.bcast(at+ms(40), b.submitTx(1, 2, 1, 70000, v2), code(13))
+	if afterTerminal {
+		b.bcast(at+sec(2), b.submitTx(1, 2, 1, 70000, v2), code(0))
+	}
+	b.complete(ceilSec(at+sec(3)), 1, 2, peer, other)
+	end := b.steady(ceilSec(at+sec(3))+sec(10.5), 1, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// ---- O6 ----
+
+// updateWhileAwaiting: round 1's submission is acknowledged, its Complete
+// is slow (a late peer), and an Update keeping the job arrives meanwhile;
+// rerun makes the SUT execute again right after the Update.
+func updateWhileAwaiting(rerun bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	tx := b.submitTx(1, 1, 0, 70000, v)
+	b.q++
+	b.bcast(at+ms(40), tx, code(0))
+	b.commit(time.Second, tx, 0)
+	d2 := d
+	d2.Period = 12
+	b.moderate(2*time.Second, d2)
+	b.txFrame(2*time.Second+ms(5), true, 1)
+	b.docAnswer(2*time.Second+ms(10), d2)
+	if rerun {
+		b.get(3*time.Second, ms(20), 1, path(1, 0), res)
+	}
+	b.add(5*time.Second, history.Event{Kind: history.KindPeer, Peer: &history.Peer{Provider: peer, Behaviour: history.PeerLate, RequestID: 1, Nonce: 1}})
+	b.complete(6*time.Second, 1, 1, peer, self)
+	end := b.steady(18*time.Second+sec(0.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+func bogusNonce() (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	bogus := d
+	bogus.Nonce = 7
+	b.add(tl+ms(100), history.Event{Kind: history.KindOp, Op: &history.Op{Action: history.OpBogusUpdate, RequestID: 1, Doc: bogus}})
+	b.roundO(tl+sec(0.5), 1, ro{nonce: 8})
+	b.stop(4 * time.Second)
+	return std(b)
+}
+
+// ---- O7 ----
+
+// fiveRequests: five requests with pool_size 4 and GETs of 500 ms; the
+// fifth waits for a slot unless crowd.
+func fiveRequests(crowd bool) (Params, []history.Event) {
+	b := newHB()
+	var docs []history.Doc
+	for r := uint64(1); r <= 5; r++ {
+		docs = append(docs, doc(r, 10, []string{self, peer}, 1))
+	}
+	tl := b.boot(0, docs...)
+	at := tl + sec(0.5)
+	for r := uint64(1); r <= 5; r++ {
+		start := at + time.Duration(r-1)*ms(10)
+		if r == 5 && !crowd {
+			start = at + ms(520)
+		}
+		b.roundO(start, r, ro{getDur: ms(500)})
+	}
+	b.stop(4 * time.Second)
+	return std(b)
+}
+
+func twoBroadcastsAtOnce() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1), doc(2, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	b.round(at, 1, 0)
+	b.round(at, 2, 0)
+	b.stop(4 * time.Second)
+	return std(b)
+}
+
+// ---- O8 and O9 ----
+
+// intruded: under F9 the first broadcast meets code 32; the SUT resyncs
+// (unless noResync) and broadcasts at the sequence the chain reports.
+func intruded(noResync bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.fault(tl, "F9", history.FaultStart)
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, 0, 70000, v), code(32))
+	if !noResync {
+		b.account(at+ms(500), 1)
+	}
+	tx := b.submitTx(1, 1, 1, 70000, v)
+	b.bcast(at+sec(1.5), tx, code(0))
+	b.q = 2
+	b.commit(3*time.Second, tx, 0)
+	b.complete(4*time.Second, 1, 1, peer, self)
+	b.fault(5*time.Second, "F9", history.FaultEnd)
+	end := b.steady(14*time.Second+sec(0.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+func reuse() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	b.roundO(bt+sec(10.5), 1, ro{seq: u64(0)})
+	b.stop(bt + 15*time.Second)
+	return std(b)
+}
+
+func skip() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.roundO(tl+sec(0.5), 1, ro{seq: u64(5)})
+	b.stop(5 * time.Second)
+	return std(b)
+}
+
+// longRun: six minutes of healthy rounds, with the periodic Account
+// queries unless noResync.
+func longRun(noResync bool, statusGap bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 26, map[uint64]int{1: 0}, nil)
+	for t := 30 * time.Second; t < end; t += 30 * time.Second {
+		if statusGap && t == 90*time.Second {
+			continue
+		}
+		b.status(t)
+	}
+	if !noResync {
+		b.account(5*time.Minute, b.q)
+	}
+	b.stop(end)
+	return std(b)
+}
+
+// ---- O11 ----
+
+// paused: request 1 is paused after its first round (the update is
+// committed and its doc answered); rogue runs it again 3 s later.
+func paused(rogue bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	bt := b.round(tl+sec(0.5), 1, 0)
+	p := d
+	p.Status = int32(oracle.StatusPaused)
+	p.Nonce = 1
+	b.moderate(bt+time.Second, p)
+	b.txFrame(bt+time.Second+ms(5), true, 1)
+	b.docAnswer(bt+time.Second+ms(10), p)
+	if rogue {
+		b.get(bt+4*time.Second, ms(20), 1, path(1, 0), ok(`{"data":{"price":1}}`))
+	}
+	b.stop(bt + 30*time.Second)
+	return std(b)
+}
+
+func foreign() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.get(tl+sec(0.5), ms(20), 3, path(3, 0), ok(`{"data":{"price":1}}`))
+	b.stop(3 * time.Second)
+	return std(b)
+}
+
+// ---- O14, O15 ----
+
+// stopDuring: SIGTERM 5 ms into a GET; the daemon exits with status after
+// exitAfter, and (lateGet) makes another GET 2 s after the signal.
+func stopDuring(status int, exitAfter time.Duration, lateGet bool, extra func(b *hb, at time.Duration)) (Params, []history.Event) {
+	b := newHB()
+	b.goroutines(0, GoroutinesBaseline, 5)
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	b.get(at, ms(20), 1, path(1, 0), ok(`{"data":{"price":1}}`))
+	b.signal(at+ms(5), "SIGTERM")
+	if lateGet {
+		b.get(at+sec(2), ms(20), 1, path(1, 0), ok(`{"data":{"price":1}}`))
+	}
+	b.closeWS(at+ms(30), 1, "client")
+	if extra != nil {
+		extra(b, at)
+	}
+	b.exit(at+exitAfter, status)
+	return std(b)
+}
+
+func crashOnly() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	b.signal(bt+time.Second, "crash")
+	b.exit(bt+time.Second, 1)
+	return std(b)
+}
+
+func stopOrder(names ...string) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.round(tl+sec(0.5), 1, 0)
+	b.signal(5*time.Second, "SIGTERM")
+	t := 5*time.Second + ms(1)
+	for _, n := range names {
+		switch n {
+		case "drained":
+			b.white(t, history.WhiteDrained, "")
+		case "watcher", "scheduler", "submitter", "rpc-client":
+			b.white(t, history.WhiteStop, n)
+		default:
+			b.white(t, history.WhiteClose, n)
+		}
+		t += ms(1)
+	}
+	b.closeWS(t, 1, "client")
+	b.exit(t+ms(1), 0)
+	return std(b)
+}
+
+// ---- O16, O16b ----
+
+func lateRound() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.steady(tl+sec(0.5), 2, map[uint64]int{1: 0}, nil)
+	bt2 := b.round(bt+15*time.Second, 1, 0)
+	end := b.steady(bt2+sec(10.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+// silent: two rounds, then the SUT (still running) does nothing for a
+// minute; stopped at the end or not.
+func silent(stop bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 2, map[uint64]int{1: 0}, nil) + time.Minute
+	b.periodic(0, end)
+	if stop {
+		b.stop(end)
+	} else {
+		b.status(end)
+	}
+	return std(b)
+}
+
+// disconnect: F1 closes the WebSocket between two rounds for 2 s; the SUT
+// reconnects, reconciles and runs the next round (unless gone).
+func disconnect(gone bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	b.fault(bt+time.Second, "F1", history.FaultStart)
+	b.closeWS(bt+time.Second, 1, "server")
+	b.fault(bt+3*time.Second, "F1", history.FaultEnd)
+	end := bt + 70*time.Second
+	if !gone {
+		b.connect(bt+sec(3.1), 2)
+		d := doc(1, 10, []string{self, peer}, 1)
+		d.Nonce = 1
+		b.list(bt+sec(3.2), d)
+		end = b.steady(bt+sec(10.5), 2, map[uint64]int{1: 0}, nil)
+	}
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// ---- O17 ----
+
+func wireBent(bend func(b *hb, at time.Duration)) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bend(b, tl)
+	b.stop(5 * time.Second)
+	return std(b)
+}
+
+func chainOnly() (Params, []history.Event) {
+	b := newHB()
+	b.complete(time.Second, 1, 1, peer, other)
+	b.fault(2*time.Second, "F10", history.FaultPoint)
+	return std(b)
+}
+
+// ---- O18 ----
+
+func probes(skipAt time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
+	for t := 30 * time.Second; t < end; t += 30 * time.Second {
+		if t != skipAt {
+			b.status(t)
+		}
+	}
+	b.stop(end)
+	return std(b)
+}
+
+func cases() []tcase {
+	notEx := judge.NotExercised
+	return []tcase{
+		{"retry meets the cached tx", nameSingleCommit, retryMeetsCache, judge.Pass, ""},
+		{"two commits of one round", nameSingleCommit, doubleCommit, judge.Violated, "committed a second time"},
+		{"no retry, no restart", nameSingleCommit, baseTwo, notEx, ""},
+
+		{"Complete while the result waits", nameNonceBounds, completeWhileWaiting, judge.Pass, ""},
+		{"broadcast after its Complete", nameNonceBounds, staleBroadcast, judge.Violated, "although Complete 1 was delivered"},
+		{"nonce ahead of the chain", nameNonceBounds, nonceAhead, judge.Violated, "while the chain's completed nonce is 0"},
+		{"no result waits at a Complete", nameNonceBounds, baseTwo, notEx, ""},
+
+		{"backoffs after fetch and parse failures", nameExecutionTiming, func() (Params, []history.Event) { return failThenWait(time.Minute + sec(0.3)) }, judge.Pass, ""},
+		{"re-run 10 s after a fetch failure", nameExecutionTiming, func() (Params, []history.Event) { return failThenWait(10 * time.Second) }, judge.Violated, "before E"},
+		{"no failure", nameExecutionTiming, baseTwo, notEx, ""},
+
+		{"restart honours the period", nameRestartPeriod, func() (Params, []history.Event) { return restartAfterRound(sec(6.5), true) }, judge.Pass, ""},
+		{"restart runs at once", nameRestartPeriod, func() (Params, []history.Event) { return restartAfterRound(sec(0.5), true) }, judge.Violated, "before lastBT + period"},
+		{"no restart", nameRestartPeriod, baseTwo, notEx, ""},
+
+		{"retries spaced 1 s and 2 s", nameFetchRetries, func() (Params, []history.Event) { return retries(time.Second, 2*time.Second) }, judge.Pass, ""},
+		{"retry after 200 ms", nameFetchRetries, func() (Params, []history.Event) { return retries(ms(200)) }, judge.Violated, "the wait is 1s"},
+		{"a 5th GET", nameFetchRetries, func() (Params, []history.Event) {
+			return retries(time.Second, 2*time.Second, 4*time.Second, 5*time.Second)
+		}, judge.Violated, "a 5th GET"},
+		{"no failed attempt", nameFetchRetries, baseTwo, notEx, ""},
+
+		{"codes 32, 11 and 13 handled", nameSubmitRetries, func() (Params, []history.Event) { return codeDance(false, false, false) }, judge.Pass, ""},
+		{"broadcast after code 13", nameSubmitRetries, func() (Params, []history.Event) { return codeDance(true, false, false) }, judge.Violated, "terminal answer"},
+		{"retry without backoff", nameSubmitRetries, func() (Params, []history.Event) { return codeDance(false, true, false) }, judge.Violated, "the backoff is at least"},
+		{"gas not raised after code 11", nameSubmitRetries, func() (Params, []history.Event) { return codeDance(false, false, true) }, judge.Violated, "after code 11"},
+		{"every broadcast acknowledged", nameSubmitRetries, baseTwo, notEx, ""},
+
+		{"update while awaiting Complete", nameUpdateKeepsNonce, func() (Params, []history.Event) { return updateWhileAwaiting(false) }, judge.Pass, ""},
+		{"update re-arms the job", nameUpdateKeepsNonce, func() (Params, []history.Event) { return updateWhileAwaiting(true) }, judge.Violated, "after an Update"},
+		{"bogus nonce used", nameUpdateKeepsNonce, bogusNonce, judge.Violated, "bogus update nonce 7"},
+		{"no update", nameUpdateKeepsNonce, baseTwo, notEx, ""},
+
+		{"fifth request waits for a slot", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(false) }, judge.Pass, ""},
+		{"five GETs at once", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(true) }, judge.Violated, "5 GETs in flight"},
+		{"two broadcasts at once", nameConcurrency, twoBroadcastsAtOnce, judge.Violated, "2 broadcasts in flight"},
+		{"never more ready than slots", nameConcurrency, baseTwo, notEx, ""},
+
+		{"resync under an intruder", nameSequence, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
+		{"sequence reused", nameSequence, reuse, judge.Violated, "sequence 0 reused"},
+		{"sequence skipped", nameSequence, skip, judge.Violated, "skips ahead"},
+		{"no intruder, no eviction", nameSequence, baseTwo, notEx, ""},
+
+		{"resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
+		{"no resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(true) }, judge.Violated, "without an Account query"},
+		{"no periodic resync", nameResync, func() (Params, []history.Event) { return longRun(true, false) }, judge.Violated, "no Account query for more than"},
+		{"no code 32", nameResync, func() (Params, []history.Event) { return longRun(false, false) }, notEx, ""},
+
+		{"every Complete of a frame handled", nameCompleteHandled, baseTwo, judge.Pass, ""},
+		{"second entry ignored", nameCompleteHandled, func() (Params, []history.Event) {
+			b, _ := twoRequestsSkip(3, func(i int, r uint64) bool { return i == 2 && r == 2 })
+			return std(b)
+		}, judge.Violated, "no execution of request 2"},
+		{"one Complete per frame", nameCompleteHandled, baseOne, notEx, ""},
+
+		{"paused request stops", nameNotRunning, func() (Params, []history.Event) { return paused(false) }, judge.Pass, ""},
+		{"paused request runs", nameNotRunning, func() (Params, []history.Event) { return paused(true) }, judge.Violated, "is PAUSED"},
+		{"foreign request runs", nameNotRunning, foreign, judge.Violated, "never listed self"},
+		{"nothing stops", nameNotRunning, baseTwo, notEx, ""},
+
+		{"endpoint by index, values exact", nameFidelity, baseTwo, judge.Pass, ""},
+		{"endpoint 0 instead of 1", nameFidelity, func() (Params, []history.Event) {
+			b := newHB()
+			tl := b.boot(0, doc(2, 10, []string{peer, self}, 2))
+			b.roundO(tl+sec(0.5), 2, ro{endpoint: 0})
+			b.stop(5 * time.Second)
+			return std(b)
+		}, judge.Violated, "self's endpoint is /r/2/e/1"},
+		{"six significant digits", nameFidelity, func() (Params, []history.Event) {
+			b := newHB()
+			tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+			b.roundO(tl+sec(0.5), 1, ro{raw: "1001.12"})
+			b.stop(5 * time.Second)
+			return std(b)
+		}, judge.Violated, "raw_data \"1001.12\""},
+		{"self first of one endpoint", nameFidelity, baseOne, notEx, ""},
+
+		{"resumes after a crash in flight", nameRestart, func() (Params, []history.Event) { return crashInFlight(true) }, judge.Pass, ""},
+		{"no resumption", nameRestart, func() (Params, []history.Event) { return crashInFlight(false) }, judge.Violated, "no execution of request 1"},
+		{"round committed twice across a restart", nameRestart, resubmitAcrossRestart, judge.Violated, "again by lifetime 2"},
+		{"no restart", nameRestart, baseTwo, notEx, ""},
+
+		{"SIGTERM during a GET", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, ms(100), false, nil) }, judge.Pass, ""},
+		{"exit status 1", nameShutdown, func() (Params, []history.Event) { return stopDuring(1, ms(100), false, nil) }, judge.Violated, "exit status 1 after SIGTERM"},
+		{"GET after the signal", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, sec(3), true, nil) }, judge.Violated, "GET 1.995s after SIGTERM"},
+		{"exit after T_sd", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, 45*time.Second, false, nil) }, judge.Violated, "T_sd"},
+		{"a panic trace", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) {
+				b.add(at+ms(50), history.Event{Kind: history.KindProc, Life: 1, Proc: &history.Proc{Action: history.ProcTrace, Output: "panic: boom"}})
+			})
+		}, judge.Violated, "panic: boom"},
+		{"goroutines left", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.goroutines(at+ms(60), GoroutinesFinal, 9) })
+		}, judge.Violated, "9 goroutines after the stop"},
+		{"no GET at the signal", nameShutdown, baseTwo, notEx, ""},
+
+		{"client closes first", nameClientCloses, baseTwo, judge.Pass, ""},
+		{"server closes first", nameClientCloses, func() (Params, []history.Event) {
+			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.closeWS(at+ms(10), 1, "server") })
+		}, judge.Warned, "closed by the server first"},
+		{"no graceful stop", nameClientCloses, crashOnly, notEx, ""},
+
+		{"shutdown in order", nameShutdownOrder, baseTwo, judge.Pass, ""},
+		{"ResultCh before the drain", nameShutdownOrder, func() (Params, []history.Event) {
+			return stopOrder("shutdownCh", "EventCh", "ErrorCh", "watcher", "ResultCh", "drained", "scheduler", "submitSemaphore",
+				"submitter", "rpc-client", "fatalCh")
+		}, judge.Violated, "ResultCh closed before the task group drained"},
+		{"scheduler before watcher", nameShutdownOrder, func() (Params, []history.Event) {
+			return stopOrder("shutdownCh", "EventCh", "ErrorCh", "scheduler", "watcher", "drained", "ResultCh", "submitSemaphore",
+				"submitter", "rpc-client", "fatalCh")
+		}, judge.Violated, "scheduler stopped before watcher"},
+		{"crash, no shutdown", nameShutdownOrder, crashOnly, notEx, ""},
+
+		{"steady rounds", nameLiveness, baseTwo, judge.Pass, ""},
+		{"a late round", nameLiveness, lateRound, judge.Violated, "completed"},
+		{"a request falls silent", nameLiveness, func() (Params, []history.Event) { return silent(true) }, judge.Violated, "no round of request 1 completed"},
+		{"silent until the run ends", nameLiveness, func() (Params, []history.Event) { return silent(false) }, judge.Violated, "no round of request 1 completed"},
+		{"no quiet phase", nameLiveness, func() (Params, []history.Event) {
+			p, evs := baseTwo()
+			p.QuietFrom = time.Time{}
+			return p, evs
+		}, notEx, ""},
+
+		{"recovers after a disconnect", nameRecovery, func() (Params, []history.Event) { return disconnect(false) }, judge.Pass, ""},
+		{"never recovers", nameRecovery, func() (Params, []history.Event) { return disconnect(true) }, judge.Violated, "no recovery of request 1"},
+		{"no fault", nameRecovery, baseTwo, notEx, ""},
+
+		{"well-formed wire", nameWire, baseTwo, judge.Pass, ""},
+		{"unknown query path", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: "/cosmos.bank.v1beta1.Query/Balance"}, nil, &history.RPCResult{Code: 6})
+			})
+		}, judge.Violated, "abci_query on path"},
+		{"wrong subscription", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.ws(at, &history.WS{Conn: 1, Action: history.WSSubscribe, Query: "tm.event='NewBlock'"})
+			})
+		}, judge.Violated, "none of the three queries"},
+		{"first broadcast with other gas", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) { b.roundO(at+sec(0.5), 1, ro{gas: 80000}) })
+		}, judge.Violated, "gas_limit 80000"},
+		{"no SUT at all", nameWire, chainOnly, notEx, ""},
+
+		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},
+		{"a missing probe", nameHealthProbe, func() (Params, []history.Event) { return probes(60 * time.Second) }, judge.Violated, "no status call for more than"},
+		{"too short to judge", nameHealthProbe, baseTwo, notEx, ""},
+	}
+}
+
+func TestCheckers(t *testing.T) {
+	covered := map[string]map[judge.Verdict]bool{}
+	for _, tc := range cases() {
+		t.Run(tc.checker+"/"+tc.name, func(t *testing.T) {
+			p, evs := tc.build()
+			r := judgeRun(t, p, evs)
+			if covered[tc.checker] == nil {
+				covered[tc.checker] = map[judge.Verdict]bool{}
+			}
+			covered[tc.checker][tc.want] = true
+			require.Equal(t, tc.want, r.Verdict(tc.checker), describe(r, evs))
+			switch tc.want {
+			case judge.Pass:
+				require.Empty(t, r.Violations, "a passing history must pass every checker\n%s", describe(r, evs))
+				require.Positive(t, r.Exercised[tc.checker])
+			case judge.NotExercised:
+				require.Empty(t, r.ByChecker(tc.checker))
+			default:
+				vs := r.ByChecker(tc.checker)
+				require.NotEmpty(t, vs)
+				found := false
+				for _, v := range vs {
+					require.NotEmpty(t, v.Evidence, "every violation names its evidence")
+					require.Equal(t, Contracts()[tc.checker], v.Contract)
+					for _, seq := range v.Evidence {
+						require.True(t, seq >= 1 && seq <= int64(len(evs)), "evidence #%d is a record of the run", seq)
+					}
+					if strings.Contains(v.Message, tc.msg) {
+						found = true
+					}
+				}
+				require.True(t, found, "no violation says %q:\n%s", tc.msg, describe(r, evs))
+			}
+		})
+	}
+	for _, n := range Names() {
+		bad := judge.Violated
+		if n == nameClientCloses {
+			bad = judge.Warned
+		}
+		require.True(t, covered[n][judge.Pass] && covered[n][bad] && covered[n][judge.NotExercised],
+			"%s needs a passing, a violating and a not-exercised history", n)
+	}
+}

@@ -1,0 +1,68 @@
+package keys
+
+import (
+	"crypto/sha256"
+	"errors"
+)
+
+// ErrNoKey is returned by a signer without a key.
+var ErrNoKey = errors.New("signer has no key")
+
+// Signer signs a transaction's SignDoc bytes for one account. The reference
+// daemon reaches it through a port, so a simulated crash can make it fail.
+type Signer interface {
+	// PubKey is the account's public key; its Address is the signer.
+	PubKey() PubKey
+	// Sign returns the 65-byte signature of the SignDoc bytes. The same bytes
+	// always give the same signature.
+	Sign(signDoc []byte) ([]byte, error)
+}
+
+// KeySigner signs with the real eth_secp256k1 signature (ORACLE-SPEC 6.6):
+// what a real chain, and the simulated chain's verifying mode, accept.
+type KeySigner struct{ Key PrivKey }
+
+// PubKey implements Signer.
+func (s KeySigner) PubKey() PubKey { return s.Key.PubKey() }
+
+// Sign implements Signer.
+func (s KeySigner) Sign(signDoc []byte) ([]byte, error) {
+	if s.Key.IsZero() {
+		return nil, ErrNoKey
+	}
+	return s.Key.Sign(signDoc), nil
+}
+
+// StandInSigner is the reference daemon's default signer (D26): the account's
+// real public key and address, but a stand-in signature — 65 bytes derived
+// with SHA-256 from the public key and the SignDoc bytes, so it is
+// deterministic and distinct per tx, but costs about a microsecond instead of
+// a curve multiplication. The simulated chain does not verify signatures by
+// default; its verifying mode (and a real chain) reject these.
+type StandInSigner struct{ Key PrivKey }
+
+// PubKey implements Signer.
+func (s StandInSigner) PubKey() PubKey { return s.Key.PubKey() }
+
+// Sign implements Signer.
+func (s StandInSigner) Sign(signDoc []byte) ([]byte, error) {
+	if s.Key.IsZero() {
+		return nil, ErrNoKey
+	}
+	return StandInSignature(s.Key.PubKey(), signDoc), nil
+}
+
+// StandInSignature is the stand-in signature of signDoc for pub:
+// SHA-256(tag ‖ 0 ‖ pub ‖ signDoc) ‖ SHA-256(tag ‖ 1 ‖ pub ‖ signDoc) ‖ 0.
+func StandInSignature(pub PubKey, signDoc []byte) []byte {
+	sig := make([]byte, 0, SignatureSize)
+	for _, part := range []byte{0, 1} {
+		h := sha256.New()
+		h.Write([]byte("converge stand-in signature"))
+		h.Write([]byte{part})
+		h.Write(pub.Bytes())
+		h.Write(signDoc)
+		sig = h.Sum(sig)
+	}
+	return append(sig, 0)
+}

@@ -1,0 +1,583 @@
+package oracle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type transitionCase struct {
+	name    string
+	job     *Job // nil: no job
+	trig    Trigger
+	now     time.Time
+	rows    []Row
+	want    *Job // nil: no job afterwards
+	effects []Effect
+}
+
+// runTransitions checks each case and that Transition never modifies its
+// input job.
+func runTransitions(t *testing.T, cases []transitionCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var before *Job
+			if tc.job != nil {
+				c := tc.job.Clone()
+				before = &c
+			}
+			o := Transition(tc.job, tc.trig, tc.now)
+			require.Equal(t, tc.rows, o.Rows, "rows")
+			require.Equal(t, tc.want, o.Job, "job")
+			require.Equal(t, tc.effects, o.Effects, "effects")
+			require.Equal(t, before, tc.job, "the input job was modified")
+		})
+	}
+}
+
+// created is the job a creation at time now gives for doc(opts...).
+func created(now time.Time, status ExecStatus, next time.Time, opts ...func(*RequestDoc)) *Job {
+	d := doc(opts...)
+	return job(func(j *Job) {
+		j.Nonce = d.Nonce
+		j.Status = d.Status
+		j.Exec = ExecutionState{Status: status}
+		j.NextRunTime = next
+		j.CreatedAt, j.UpdatedAt = now, now
+	})
+}
+
+func TestTransitionCreate(t *testing.T) {
+	now := at(sec(100))
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.3 create: doc.nonce = 0 → Pending, NextRunTime now",
+			trig: Create{Doc: doc(), Self: self}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now),
+		},
+		{
+			name: "3.3.3 create, D14: doc.nonce > 0 → NextRunTime lastBT + Period",
+			trig: Create{Doc: doc(withNonce(5)), Self: self, LastBlockTime: now.Add(-sec(10))}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now.Add(sec(20)), withNonce(5)),
+		},
+		{
+			name: "3.3.3 create, D14: lastBT + Period in the past → now",
+			trig: Create{Doc: doc(withNonce(5)), Self: self, LastBlockTime: now.Add(-sec(100))}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now, withNonce(5)),
+		},
+		{
+			name: "3.3.3 create, D14: doc.nonce > 0 but no DataSet → now",
+			trig: Create{Doc: doc(withNonce(5)), Self: self}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now, withNonce(5)),
+		},
+		{
+			name: "3.3.3 create, D14: doc.nonce = 0 ignores a block time",
+			trig: Create{Doc: doc(), Self: self, LastBlockTime: now}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now),
+		},
+		{
+			name: "3.3.3 create: own submission for doc.nonce + 1 on chain → Completed, now + 24 h (D3)",
+			trig: Create{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true, LastBlockTime: now}, now: now,
+			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
+			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+		},
+		{
+			name: "3.3.1 create: any status is stored (PAUSED)",
+			trig: Create{Doc: doc(withStatus(StatusPaused)), Self: self}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now, withStatus(StatusPaused)),
+		},
+		{
+			name: "3.3.1 create: self not in account_list → no job",
+			trig: Create{Doc: doc(withAccounts(peerA, peerB)), Self: self}, now: now,
+		},
+		{
+			name: "3.3.1 create, D8: no endpoints → no job",
+			trig: Create{Doc: doc(withEndpoints()), Self: self}, now: now,
+		},
+		{
+			name: "D8: endpoint = endpoints[AssignedIndex mod len]: index 2 of 2 endpoints → endpoint 0",
+			trig: Create{Doc: doc(withAccounts(peerA, peerB, self)), Self: self}, now: now,
+			rows: []Row{RowCreate},
+			want: job(func(j *Job) {
+				j.Nonce, j.NextRunTime, j.CreatedAt, j.UpdatedAt = 0, now, now, now
+				j.URL, j.ParseRule = "http://src/r/7/e/0", "data.price"
+				j.AccountList, j.AssignedIndex = []string{peerA, peerB, self}, 2
+			}),
+		},
+		{
+			name: "D8: AssignedIndex is the first position of self",
+			trig: Create{Doc: doc(withAccounts(self, peerA, self)), Self: self}, now: now,
+			rows: []Row{RowCreate},
+			want: job(func(j *Job) {
+				j.Nonce, j.NextRunTime, j.CreatedAt, j.UpdatedAt = 0, now, now, now
+				j.URL, j.ParseRule = "http://src/r/7/e/0", "data.price"
+				j.AccountList, j.AssignedIndex = []string{self, peerA, self}, 0
+			}),
+		},
+		{
+			name: "D9: Create on an existing job is an Update: Nonce, NextRunTime and state are kept",
+			job:  job(jExec(ExecCompleted), jNext(at(time.Hour))),
+			trig: Create{Doc: doc(withNonce(9), withPeriod(60)), Self: self}, now: now,
+			rows: []Row{RowUpdate},
+			want: job(jExec(ExecCompleted), jNext(at(time.Hour)), func(j *Job) {
+				j.Period, j.UpdatedAt = sec(60), now
+			}),
+			effects: []Effect{RecheckResults{}},
+		},
+	})
+}
+
+func TestCreateDoesNotShareTheDocSlices(t *testing.T) {
+	d := doc()
+	o := Transition(nil, Create{Doc: d, Self: self}, t0)
+	d.AccountList[0] = "guru1mutated"
+	require.Equal(t, peerA, o.Job.AccountList[0])
+}
+
+func TestTransitionSelect(t *testing.T) {
+	now := at(sec(10))
+	selected := func(opts ...func(*Job)) *Job {
+		return job(append(opts, func(j *Job) {
+			j.Exec.Status, j.Exec.ExecNonce, j.Exec.StartedAt = ExecExecuting, j.Nonce, now
+		})...)
+	}
+	runTransitions(t, []transitionCase{
+		{name: "3.3.2 ready Pending → Executing, ExecNonce = Nonce", job: job(), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected()},
+		{name: "3.3.2 NextRunTime = now is ready", job: job(jNext(now)), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected(jNext(now))},
+		{name: "3.3.2 Failed is selectable", job: job(jExec(ExecFailed), jNonce(8)), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected(jNonce(8))},
+		{name: "2.5 Scheduled is selectable", job: job(jExec(ExecScheduled)), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected()},
+		{name: "2.5 Cancelled is selectable", job: job(jExec(ExecCancelled)), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected()},
+		{name: "3.3.2 selection clears a stale Superseded flag", job: job(jExec(ExecFailed), jSuperseded()), trig: Select{}, now: now,
+			rows: []Row{RowSelect}, want: selected()},
+		{name: "3.3.2 NextRunTime in the future → not selected", job: job(jNext(now.Add(time.Nanosecond))), trig: Select{}, now: now,
+			want: job(jNext(now.Add(time.Nanosecond)))},
+		{name: "3.3.2 PAUSED → not selected", job: job(jStatus(StatusPaused)), trig: Select{}, now: now,
+			want: job(jStatus(StatusPaused))},
+		{name: "3.3.2 DISABLED → not selected", job: job(jStatus(StatusDisabled)), trig: Select{}, now: now,
+			want: job(jStatus(StatusDisabled))},
+		{name: "3.3.2 Executing → not selected again (D19)", job: job(jExec(ExecExecuting)), trig: Select{}, now: now,
+			want: job(jExec(ExecExecuting))},
+		{name: "3.3.2 Completed → not selected", job: job(jExec(ExecCompleted)), trig: Select{}, now: now,
+			want: job(jExec(ExecCompleted))},
+		{name: "2.5 Retrying → not selected", job: job(jExec(ExecRetrying)), trig: Select{}, now: now,
+			want: job(jExec(ExecRetrying))},
+		{name: "no job → nothing", trig: Select{}, now: now},
+	})
+}
+
+func TestTransitionExecutionEnd(t *testing.T) {
+	start, now := at(sec(5)), at(sec(12))
+	executing := func(opts ...func(*Job)) *Job {
+		return job(append([]func(*Job){jExec(ExecExecuting), jExecNonce(5), jNext(at(0)), func(j *Job) { j.Exec.StartedAt = start }}, opts...)...)
+	}
+	ended := func(status ExecStatus, opts ...func(*Job)) *Job {
+		return executing(append([]func(*Job){func(j *Job) {
+			j.Exec.Status, j.Exec.EndedAt, j.LastRunAt = status, now, start
+		}}, opts...)...)
+	}
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.3 superseded: Pending, NextRunTime unchanged, the result discarded",
+			job:  executing(jSuperseded(), jNonce(6), jNext(at(sec(40)))),
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "1.5", StartedAt: start}, now: now,
+			rows: []Row{RowEndSuperseded}, want: ended(ExecPending, jNonce(6), jNext(at(sec(40)))),
+		},
+		{
+			name: "3.3.3 superseded: Status ≠ ENABLED (paused while executing) → Pending",
+			job:  executing(jStatus(StatusPaused)),
+			trig: ExecutionEnd{Outcome: ExecFetchFailed, StartedAt: start}, now: now,
+			rows: []Row{RowEndSuperseded}, want: ended(ExecPending, jStatus(StatusPaused)),
+		},
+		{
+			name: "3.3.3 superseded: an execution dropped before any GET → Pending",
+			job:  executing(),
+			trig: ExecutionEnd{Outcome: ExecDropped}, now: now,
+			rows: []Row{RowEndSuperseded},
+			want: executing(func(j *Job) { j.Exec.Status, j.Exec.EndedAt = ExecPending, now }),
+		},
+		{
+			name: "3.3.3 fetch failed → Failed, FailureCount++, now + 1 min",
+			job:  executing(),
+			trig: ExecutionEnd{Outcome: ExecFetchFailed, Error: "503", StartedAt: start}, now: now,
+			rows: []Row{RowFetchFailed},
+			want: ended(ExecFailed, jNext(now.Add(time.Minute)), func(j *Job) {
+				j.Exec.Error, j.LastError, j.FailureCount = "503", "503", 1
+			}),
+		},
+		{
+			name: "3.3.3 parse failed → Failed, FailureCount++, now + 5 min",
+			job:  executing(),
+			trig: ExecutionEnd{Outcome: ExecParseFailed, Error: "no key", StartedAt: start}, now: now,
+			rows: []Row{RowParseFailed},
+			want: ended(ExecFailed, jNext(now.Add(5*time.Minute)), func(j *Job) {
+				j.Exec.Error, j.LastError, j.FailureCount = "no key", "no key", 1
+			}),
+		},
+		{
+			name: "3.4 an empty value is a parse failure",
+			job:  executing(),
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "", StartedAt: start}, now: now,
+			rows: []Row{RowParseFailed},
+			want: ended(ExecFailed, jNext(now.Add(5*time.Minute)), func(j *Job) {
+				j.Exec.Error, j.LastError, j.FailureCount = "empty value", "empty value", 1
+			}),
+		},
+		{
+			name: "3.3.3 success → Completed, RunCount++, result for ExecNonce + 1, watchdog at now + 24 h",
+			job:  executing(),
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "101.5", StartedAt: start}, now: now,
+			rows: []Row{RowSucceeded},
+			want: ended(ExecCompleted, jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
+			effects: []Effect{
+				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "101.5", Nonce: 6, ExecutedAt: start, Duration: sec(7)}},
+				ArmWatchdog{At: now.Add(24 * time.Hour)},
+			},
+		},
+		{
+			name: "3.3.3 success: the result's round comes from ExecNonce, not the current Nonce",
+			job:  executing(jExecNonce(3)),
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "x", StartedAt: start}, now: now,
+			rows: []Row{RowSucceeded},
+			want: ended(ExecCompleted, jExecNonce(3), jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
+			effects: []Effect{
+				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "x", Nonce: 4, ExecutedAt: start, Duration: sec(7)}},
+				ArmWatchdog{At: now.Add(24 * time.Hour)},
+			},
+		},
+		{
+			name: "3.3.1 removed job: the result is discarded",
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "1"}, now: now,
+		},
+		{
+			name: "an end for a job that is not Executing changes nothing",
+			job:  job(jExec(ExecPending)),
+			trig: ExecutionEnd{Outcome: ExecSucceeded, Data: "1"}, now: now,
+			want: job(jExec(ExecPending)),
+		},
+	})
+}
+
+func TestTransitionSubmissionGaveUp(t *testing.T) {
+	now := at(sec(50))
+	waiting := func(opts ...func(*Job)) *Job {
+		return job(append([]func(*Job){jExec(ExecCompleted), jNext(at(24 * time.Hour))}, opts...)...)
+	}
+	result := JobResult{JobID: "req_7", RequestID: 7, Data: "1", Nonce: 6}
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.3, D7: gave up, result not stale → Failed, now + 1 min",
+			job:  waiting(), trig: SubmissionGaveUp{Result: result, Self: self, Reason: "code 13"}, now: now,
+			rows: []Row{RowGaveUp},
+			want: waiting(jExec(ExecFailed), jNext(now.Add(time.Minute)), func(j *Job) {
+				j.Exec.Error, j.LastError = "code 13", "code 13"
+			}),
+		},
+		{
+			name: "3.3.3: stale result (a Complete moved Nonce on) → unchanged",
+			job:  waiting(jNonce(6), jExec(ExecPending)), trig: SubmissionGaveUp{Result: result, Self: self}, now: now,
+			want: waiting(jNonce(6), jExec(ExecPending)),
+		},
+		{
+			name: "3.5 stale: request no longer ENABLED → unchanged",
+			job:  waiting(jStatus(StatusPaused)), trig: SubmissionGaveUp{Result: result, Self: self}, now: now,
+			want: waiting(jStatus(StatusPaused)),
+		},
+		{
+			name: "3.5 stale: self no longer assigned → unchanged",
+			job:  waiting(func(j *Job) { j.AccountList = []string{peerA} }), trig: SubmissionGaveUp{Result: result, Self: self}, now: now,
+			want: waiting(func(j *Job) { j.AccountList = []string{peerA} }),
+		},
+		{
+			name: "a job that is executing again keeps its state",
+			job:  waiting(jExec(ExecExecuting)), trig: SubmissionGaveUp{Result: result, Self: self}, now: now,
+			want: waiting(jExec(ExecExecuting)),
+		},
+		{name: "no job → nothing", trig: SubmissionGaveUp{Result: result, Self: self}, now: now},
+	})
+}
+
+func TestTransitionComplete(t *testing.T) {
+	now := at(sec(100))
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.3 Complete(n > Nonce): Nonce = n, Pending, NextRunTime bt + Period",
+			job:  job(jExec(ExecCompleted), jNext(at(24*time.Hour))),
+			trig: Complete{Nonce: 6, BlockTime: now.Add(-sec(10))}, now: now,
+			rows: []Row{RowComplete}, want: job(jNonce(6), jNext(now.Add(sec(20)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D16: bt + Period in the past is clamped to now (a delayed frame)",
+			job:  job(jExec(ExecCompleted)),
+			trig: Complete{Nonce: 6, BlockTime: now.Add(-sec(45))}, now: now,
+			rows: []Row{RowComplete}, want: job(jNonce(6), jNext(now)),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "F16: a block time ahead of the clock is honoured",
+			job:  job(jExec(ExecCompleted)),
+			trig: Complete{Nonce: 6, BlockTime: now.Add(sec(5))}, now: now,
+			rows: []Row{RowComplete}, want: job(jNonce(6), jNext(now.Add(sec(35)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D12: Complete while Executing → Superseded, still Executing",
+			job:  job(jExec(ExecExecuting), jExecNonce(5)),
+			trig: Complete{Nonce: 6, BlockTime: now}, now: now,
+			rows:    []Row{RowComplete},
+			want:    job(jExec(ExecExecuting), jExecNonce(5), jSuperseded(), jNonce(6), jNext(now.Add(sec(30)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.1 Complete on a Failed job → Pending",
+			job:  job(jExec(ExecFailed), jNext(at(sec(160)))),
+			trig: Complete{Nonce: 6, BlockTime: now}, now: now,
+			rows: []Row{RowComplete}, want: job(jNonce(6), jNext(now.Add(sec(30)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D11: n > Nonce + 1 (missed rounds) is accepted as is",
+			job:  job(jExec(ExecCompleted)),
+			trig: Complete{Nonce: 9, BlockTime: now}, now: now,
+			rows: []Row{RowComplete}, want: job(jNonce(9), jNext(now.Add(sec(30)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.3 Complete on a PAUSED job still moves its Nonce",
+			job:  job(jStatus(StatusPaused)),
+			trig: Complete{Nonce: 6, BlockTime: now}, now: now,
+			rows: []Row{RowComplete}, want: job(jStatus(StatusPaused), jNonce(6), jNext(now.Add(sec(30)))),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D11: n = Nonce (duplicate) → ignored",
+			job:  job(jExec(ExecCompleted), jNext(at(time.Hour))),
+			trig: Complete{Nonce: 5, BlockTime: now}, now: now,
+			rows: []Row{RowCompleteStale}, want: job(jExec(ExecCompleted), jNext(at(time.Hour))),
+		},
+		{
+			name: "D11: n < Nonce (reordered) → ignored",
+			job:  job(jExec(ExecExecuting)),
+			trig: Complete{Nonce: 2, BlockTime: now}, now: now,
+			rows: []Row{RowCompleteStale}, want: job(jExec(ExecExecuting)),
+		},
+		{name: "3.3.1 no job → ignored", trig: Complete{Nonce: 6, BlockTime: now}, now: now},
+	})
+}
+
+func TestTransitionUpdate(t *testing.T) {
+	now := at(sec(70))
+	newEndpoints := withEndpoints(Endpoint{URL: "http://new/0", ParseRule: "a"}, Endpoint{URL: "http://new/1", ParseRule: "b.c"}, Endpoint{URL: "http://new/2", ParseRule: "d"})
+	gone := (*RequestDoc)(nil)
+	ptr := func(d RequestDoc) *RequestDoc { return &d }
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.1, D10: Update sets URL, ParseRule, Period, Status, AccountList, AssignedIndex and nothing else",
+			job:  job(jExec(ExecCompleted), jNext(at(24*time.Hour)), jExecNonce(5)),
+			trig: Update{Doc: ptr(doc(newEndpoints, withPeriod(90), withStatus(StatusPaused), withAccounts(peerA, peerB, self), withNonce(42))), Self: self},
+			now:  now, rows: []Row{RowUpdate},
+			want: job(jExec(ExecCompleted), jNext(at(24*time.Hour)), jExecNonce(5), func(j *Job) {
+				j.URL, j.ParseRule = "http://new/2", "d"
+				j.Period, j.Status, j.UpdatedAt = sec(90), StatusPaused, now
+				j.AccountList, j.AssignedIndex = []string{peerA, peerB, self}, 2
+			}),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D10: a bogus higher nonce in the doc never moves Nonce or re-arms the job",
+			job:  job(jExec(ExecCompleted), jNext(at(24*time.Hour))),
+			trig: Update{Doc: ptr(doc(withNonce(99))), Self: self}, now: now,
+			rows:    []Row{RowUpdate},
+			want:    job(jExec(ExecCompleted), jNext(at(24*time.Hour)), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.1 DISABLED doc: the job is kept and stops running",
+			job:  job(), trig: Update{Doc: ptr(doc(withStatus(StatusDisabled))), Self: self}, now: now,
+			rows: []Row{RowUpdate}, want: job(jStatus(StatusDisabled), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.1 self left account_list → removed",
+			job:  job(jExec(ExecCompleted)), trig: Update{Doc: ptr(doc(withAccounts(peerA, peerB))), Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.1 removed while Executing → the execution is aborted at once",
+			job:  job(jExec(ExecExecuting)), trig: Update{Doc: ptr(doc(withAccounts(peerA))), Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{AbortExecution{}, RecheckResults{}},
+		},
+		{
+			name: "3.3.1 endpoints empty → removed",
+			job:  job(), trig: Update{Doc: ptr(doc(withEndpoints())), Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.4 doc gone → removed",
+			job:  job(), trig: Update{Doc: gone, Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+		{name: "Update on an absent job does nothing (Create handles D9)", trig: Update{Doc: ptr(doc()), Self: self}, now: now},
+	})
+}
+
+func TestTransitionReconcile(t *testing.T) {
+	now := at(sec(300))
+	runTransitions(t, []transitionCase{
+		{
+			name: "3.3.4 no job, assigned doc → create",
+			trig: Reconcile{Doc: doc(withNonce(5)), Self: self, LastBlockTime: now.Add(-sec(5))}, now: now,
+			rows: []Row{RowCreate}, want: created(now, ExecPending, now.Add(sec(25)), withNonce(5)),
+		},
+		{
+			name: "3.8 no job, own submission already on chain → Completed, never re-submitted",
+			trig: Reconcile{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true}, now: now,
+			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
+			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+		},
+		{
+			name: "3.3.4 no job, unassigned doc → nothing",
+			trig: Reconcile{Doc: doc(withAccounts(peerA)), Self: self}, now: now,
+		},
+		{
+			name: "3.3.4 job, doc.nonce = Nonce → Update rule only",
+			job:  job(jExec(ExecCompleted), jNext(at(time.Hour))),
+			trig: Reconcile{Doc: doc(withNonce(5), withPeriod(60)), Self: self}, now: now,
+			rows:    []Row{RowUpdate},
+			want:    job(jExec(ExecCompleted), jNext(at(time.Hour)), func(j *Job) { j.Period, j.UpdatedAt = sec(60), now }),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.4 job, doc.nonce < Nonce → Update rule only",
+			job:  job(jNonce(8)),
+			trig: Reconcile{Doc: doc(withNonce(5)), Self: self}, now: now,
+			rows: []Row{RowUpdate}, want: job(jNonce(8), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "3.3.4, D25: job, doc.nonce > Nonce → Update and act as Complete(doc.nonce, lastBT)",
+			job:  job(jExec(ExecCompleted), jNext(at(24*time.Hour))),
+			trig: Reconcile{Doc: doc(withNonce(7)), Self: self, LastBlockTime: now.Add(-sec(10))}, now: now,
+			rows:    []Row{RowUpdate, RowComplete},
+			want:    job(jNonce(7), jNext(now.Add(sec(20))), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, RecheckResults{}},
+		},
+		{
+			name: "3.3.3 as Complete without OracleData: lastBT = now − Period → NextRunTime now",
+			job:  job(jExec(ExecCompleted), jNext(at(24*time.Hour))),
+			trig: Reconcile{Doc: doc(withNonce(7)), Self: self}, now: now,
+			rows:    []Row{RowUpdate, RowComplete},
+			want:    job(jNonce(7), jNext(now), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, RecheckResults{}},
+		},
+		{
+			name: "3.3.4 job, doc.nonce > Nonce while Executing → Superseded",
+			job:  job(jExec(ExecExecuting)),
+			trig: Reconcile{Doc: doc(withNonce(6)), Self: self, LastBlockTime: now}, now: now,
+			rows:    []Row{RowUpdate, RowComplete},
+			want:    job(jExec(ExecExecuting), jSuperseded(), jNonce(6), jNext(now.Add(sec(30))), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, RecheckResults{}},
+		},
+		{
+			name: "3.3.4 job, listed doc no longer assigned → removed",
+			job:  job(),
+			trig: Reconcile{Doc: doc(withNonce(9), withAccounts(peerA)), Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+	})
+}
+
+func TestTransitionWatchdog(t *testing.T) {
+	due := at(24 * time.Hour)
+	now := due.Add(sec(1))
+	waiting := func(opts ...func(*Job)) *Job {
+		return job(append([]func(*Job){jExec(ExecCompleted), jNext(due)}, opts...)...)
+	}
+	ptr := func(d RequestDoc) *RequestDoc { return &d }
+	runTransitions(t, []transitionCase{
+		{
+			name: "D13: chain moved on (doc.nonce > Nonce) → as Complete(doc.nonce, lastBT)",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(8))), Self: self, LastBlockTime: now.Add(-sec(20))}, now: now,
+			rows:    []Row{RowUpdate, RowComplete},
+			want:    job(jNonce(8), jNext(now.Add(sec(10))), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, RecheckResults{}},
+		},
+		{
+			name: "D13: chain moved on, OracleData failed → NextRunTime now",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(8))), Self: self}, now: now,
+			rows:    []Row{RowUpdate, RowComplete},
+			want:    job(jNonce(8), jNext(now), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, RecheckResults{}},
+		},
+		{
+			name: "D13: round still open, own submission missing (evicted) → Failed, NextRunTime now",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(5))), Self: self}, now: now,
+			rows: []Row{RowUpdate, RowWatchdogRerun},
+			want: waiting(jExec(ExecFailed), jNext(now), func(j *Job) {
+				j.UpdatedAt, j.Exec.Error = now, "watchdog: own submission missing on chain"
+			}),
+			effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D13: round still open, own submission on chain → wait another 24 h",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(5))), Self: self, SelfSubmitted: true}, now: now,
+			rows:    []Row{RowUpdate, RowWatchdogWait},
+			want:    waiting(jNext(now.Add(24*time.Hour)), func(j *Job) { j.UpdatedAt = now }),
+			effects: []Effect{RecheckResults{}, ArmWatchdog{At: now.Add(24 * time.Hour)}},
+		},
+		{
+			name: "D13: the fresh doc unassigns self → removed",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withAccounts(peerA))), Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D13: the doc is gone → removed",
+			job:  waiting(), trig: Watchdog{Self: self}, now: now,
+			rows: []Row{RowRemove}, effects: []Effect{RecheckResults{}},
+		},
+		{
+			name: "D13: not due yet → nothing",
+			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(8))), Self: self}, now: due.Add(-time.Nanosecond),
+			want: waiting(),
+		},
+		{
+			name: "D13: a job that is not Completed → nothing",
+			job:  waiting(jExec(ExecFailed)), trig: Watchdog{Doc: ptr(doc(withNonce(8))), Self: self}, now: now,
+			want: waiting(jExec(ExecFailed)),
+		},
+		{name: "no job → nothing", trig: Watchdog{Doc: ptr(doc()), Self: self}, now: now},
+	})
+}
+
+func TestWatchdogDue(t *testing.T) {
+	due := at(time.Hour)
+	require.True(t, WatchdogDue(*job(jExec(ExecCompleted), jNext(due)), due))
+	require.True(t, WatchdogDue(*job(jExec(ExecCompleted), jNext(due)), due.Add(time.Second)))
+	require.False(t, WatchdogDue(*job(jExec(ExecCompleted), jNext(due)), due.Add(-time.Nanosecond)))
+	require.False(t, WatchdogDue(*job(jExec(ExecPending), jNext(due)), due))
+	require.False(t, WatchdogDue(*job(jExec(ExecExecuting), jNext(due)), due))
+}
+
+// A whole round through the table: create, select, succeed, Complete, and
+// the next round waits for bt + Period.
+func TestTransitionRoundTrip(t *testing.T) {
+	o := Transition(nil, Create{Doc: doc(), Self: self}, t0)
+	require.True(t, Ready(*o.Job, t0))
+	o = Transition(o.Job, Select{}, t0)
+	require.False(t, Ready(*o.Job, t0.Add(time.Hour)), "an Executing job is never ready")
+	o = Transition(o.Job, ExecutionEnd{Outcome: ExecSucceeded, Data: "3", StartedAt: t0}, at(sec(1)))
+	require.Equal(t, uint64(1), o.Effects[0].(QueueResult).Result.Nonce)
+	require.False(t, Ready(*o.Job, at(23*time.Hour)), "a Completed job waits for Complete")
+	o = Transition(o.Job, Complete{Nonce: 1, BlockTime: at(sec(4))}, at(sec(5)))
+	require.False(t, Ready(*o.Job, at(sec(33))))
+	require.True(t, Ready(*o.Job, at(sec(34))))
+	o = Transition(o.Job, Select{}, at(sec(34)))
+	require.Equal(t, uint64(1), o.Job.Exec.ExecNonce)
+}

@@ -1,0 +1,171 @@
+package tx
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	basev1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/base/v1beta1"
+	signingv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/signing/v1beta1"
+	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+)
+
+// TypeURLPubKey is the type URL of an eth_secp256k1 public key.
+const TypeURLPubKey = "/cosmos.evm.crypto.v1.ethsecp256k1.PubKey"
+
+var marshalOpts = proto.MarshalOptions{Deterministic: true}
+
+// Marshal is the canonical (deterministic) protobuf encoding of m, the one
+// every byte on the wire uses.
+func Marshal(m proto.Message) ([]byte, error) {
+	b, err := marshalOpts.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", m.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return b, nil
+}
+
+// TypeURL is "/" + the message's full protobuf name.
+func TypeURL(m proto.Message) string {
+	return "/" + string(m.ProtoReflect().Descriptor().FullName())
+}
+
+// Pack wraps m in an Any with its type URL and canonical bytes.
+func Pack(m proto.Message) (*anypb.Any, error) {
+	b, err := Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return &anypb.Any{TypeUrl: TypeURL(m), Value: b}, nil
+}
+
+// SubmissionMsg is the daemon's submission for one result (ORACLE-SPEC 3.5):
+// authority_address and provider are self, and signature is the D24
+// stand-in.
+func SubmissionMsg(self string, requestID, nonce uint64, rawData string) *oraclev1.MsgSubmitOracleData {
+	return &oraclev1.MsgSubmitOracleData{
+		AuthorityAddress: self,
+		DataSet: &oraclev1.SubmitDataSet{
+			RequestId: requestID,
+			Nonce:     nonce,
+			RawData:   rawData,
+			Provider:  self,
+			Signature: oracle.SubmissionSignature(requestID, nonce, rawData),
+		},
+	}
+}
+
+// RegisterMsg is the moderator's registration of a doc.
+func RegisterMsg(moderator string, doc *oraclev1.OracleRequestDoc) *oraclev1.MsgRegisterOracleRequestDoc {
+	return &oraclev1.MsgRegisterOracleRequestDoc{ModeratorAddress: moderator, RequestDoc: doc}
+}
+
+// UpdateMsg is the moderator's update of a doc.
+func UpdateMsg(moderator string, doc *oraclev1.OracleRequestDoc, reason string) *oraclev1.MsgUpdateOracleRequestDoc {
+	return &oraclev1.MsgUpdateOracleRequestDoc{ModeratorAddress: moderator, RequestDoc: doc, Reason: reason}
+}
+
+// Envelope is everything a tx carries besides its messages.
+type Envelope struct {
+	ChainID       string
+	AccountNumber uint64
+	Sequence      uint64 // signer_infos[0].sequence
+	GasLimit      uint64
+	// FeeAmount is the fee in FeeDenom as a decimal integer (oracle.FeeAmount);
+	// empty for no fee coin at all.
+	FeeAmount string
+	FeeDenom  string // empty → agxn
+	Memo      string // the daemon leaves it empty
+}
+
+// Built is a signed transaction.
+type Built struct {
+	TxBytes       []byte // the TxRaw, as broadcast_tx_sync carries it
+	Hash          string // Hash(TxBytes)
+	BodyBytes     []byte
+	AuthInfoBytes []byte
+	SignBytes     []byte // the SignDoc that was signed
+	// Tx is the transaction as Decode(TxBytes) returns it, without decoding
+	// it again: a simulated chain admits its own peers' transactions
+	// through it (a strict decode costs several times the build). Its Msgs
+	// are the messages given to Build.
+	Tx *Tx
+}
+
+// Build assembles and signs a tx (ORACLE-SPEC 3.5, 6.6): a TxBody with the
+// messages (memo as given, timeout_height 0), an AuthInfo with one
+// SignerInfo (the signer's eth_secp256k1 public key, SIGN_MODE_DIRECT, the
+// sequence) and the fee, and one signature over the SignDoc. The same inputs
+// give the same bytes.
+func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, error) {
+	body := &txv1beta1.TxBody{Memo: env.Memo}
+	for _, m := range msgs {
+		a, err := Pack(m)
+		if err != nil {
+			return Built{}, fmt.Errorf("build tx: %w", err)
+		}
+		body.Messages = append(body.Messages, a)
+	}
+	for _, f := range []string{env.ChainID, env.FeeAmount, env.FeeDenom, env.Memo} {
+		if !utf8.ValidString(f) {
+			return Built{}, fmt.Errorf("build tx: envelope string %q is not UTF-8", f)
+		}
+	}
+	pubKey := signer.PubKey()
+	if pubKey.IsZero() {
+		return Built{}, fmt.Errorf("build tx: %w", keys.ErrNoKey)
+	}
+	pub := &anypb.Any{TypeUrl: TypeURLPubKey, Value: encodePubKeyValue(pubKey.Bytes())}
+	fee := &txv1beta1.Fee{GasLimit: env.GasLimit}
+	if env.FeeAmount != "" {
+		denom := env.FeeDenom
+		if denom == "" {
+			denom = oracle.Denom
+		}
+		fee.Amount = []*basev1beta1.Coin{{Denom: denom, Amount: env.FeeAmount}}
+	}
+	auth := &txv1beta1.AuthInfo{
+		SignerInfos: []*txv1beta1.SignerInfo{{
+			PublicKey: pub,
+			ModeInfo: &txv1beta1.ModeInfo{Sum: &txv1beta1.ModeInfo_Single_{
+				Single: &txv1beta1.ModeInfo_Single{Mode: signingv1beta1.SignMode_SIGN_MODE_DIRECT},
+			}},
+			Sequence: env.Sequence,
+		}},
+		Fee: fee,
+	}
+	var b Built
+	b.BodyBytes = encodeTxBody(body)
+	b.AuthInfoBytes = encodeAuthInfo(auth)
+	b.SignBytes = encodeSignDoc(b.BodyBytes, b.AuthInfoBytes, env.ChainID, env.AccountNumber)
+	sig, err := signer.Sign(b.SignBytes)
+	if err != nil {
+		return Built{}, fmt.Errorf("build tx: sign: %w", err)
+	}
+	raw := &txv1beta1.TxRaw{BodyBytes: b.BodyBytes, AuthInfoBytes: b.AuthInfoBytes, Signatures: [][]byte{sig}}
+	b.TxBytes = encodeTxRaw(raw)
+	b.Hash = Hash(b.TxBytes)
+	b.Tx = &Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
+	return b, nil
+}
+
+// SignBytes is the canonical SignDoc that SIGN_MODE_DIRECT signs. It
+// never fails; the error is kept for callers written against a marshaller.
+func SignBytes(bodyBytes, authInfoBytes []byte, chainID string, accountNumber uint64) ([]byte, error) {
+	return encodeSignDoc(bodyBytes, authInfoBytes, chainID, accountNumber), nil
+}
+
+// Hash is the CometBFT tx hash: the upper-case hex SHA-256 of the TxRaw
+// bytes.
+func Hash(txBytes []byte) string {
+	sum := sha256.Sum256(txBytes)
+	return strings.ToUpper(hex.EncodeToString(sum[:]))
+}

@@ -1,0 +1,103 @@
+package tx
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
+
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+)
+
+// decodeStrict is Decode without its fast path.
+func decodeStrict(b []byte) (*Tx, error) {
+	saved := fastDecode
+	fastDecode = false
+	defer func() { fastDecode = saved }()
+	return Decode(b)
+}
+
+func requireSameTx(t require.TestingT, want, got *Tx) {
+	require.Equal(t, want.Bytes, got.Bytes)
+	require.True(t, proto.Equal(want.Raw, got.Raw))
+	require.True(t, proto.Equal(want.Body, got.Body))
+	require.True(t, proto.Equal(want.AuthInfo, got.AuthInfo))
+	require.Len(t, got.Msgs, len(want.Msgs))
+	for i := range want.Msgs {
+		require.True(t, proto.Equal(want.Msgs[i], got.Msgs[i]))
+	}
+	require.Equal(t, want.BodyHasUnknownNonCriticals, got.BodyHasUnknownNonCriticals)
+}
+
+// The fast path takes every tx Build makes and gives what the strict path
+// gives; on mangled bytes it either declines or agrees with the strict
+// path, which then accepts them too.
+func TestFastDecodeAgreesWithStrict(t *testing.T) {
+	key := keys.PrivKeyFromSeed("fast")
+	self := key.PubKey().Address()
+	str := rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.]{1,12}`))
+	num := rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64Range(1, 1000), rapid.Uint64())
+	rapid.Check(t, func(rt *rapid.T) {
+		env := Envelope{ChainID: str.Draw(rt, "chain"), AccountNumber: num.Draw(rt, "acc"), Sequence: num.Draw(rt, "seq"),
+			GasLimit: num.Draw(rt, "gas"), FeeAmount: str.Draw(rt, "fee"), FeeDenom: str.Draw(rt, "denom"),
+			Memo: str.Draw(rt, "memo")}
+		var msgs []proto.Message
+		for i := rapid.IntRange(0, 3).Draw(rt, "msgs"); i > 0; i-- {
+			if rapid.Bool().Draw(rt, "submit") {
+				msgs = append(msgs, SubmissionMsg(self, num.Draw(rt, "r"), num.Draw(rt, "n"), str.Draw(rt, "raw")))
+			} else {
+				msgs = append(msgs, UpdateMsg(self, &oraclev1.OracleRequestDoc{RequestId: num.Draw(rt, "id"),
+					Endpoints: []*oraclev1.OracleEndpoint{{Url: str.Draw(rt, "url")}}}, str.Draw(rt, "why")))
+			}
+		}
+		b, err := Build(keys.StandInSigner{Key: key}, env, msgs...)
+		require.NoError(rt, err)
+		fast, ok := decodeCanonical(b.TxBytes)
+		require.True(rt, ok, "the fast path takes what Build writes")
+		strict, err := decodeStrict(b.TxBytes)
+		require.NoError(rt, err)
+		requireSameTx(rt, strict, fast)
+
+		// Mangle: flip a byte, cut, or splice in an unknown field.
+		mangled := append([]byte(nil), b.TxBytes...)
+		switch rapid.IntRange(0, 4).Draw(rt, "how") {
+		case 0:
+			i := rapid.IntRange(0, len(mangled)-1).Draw(rt, "at")
+			mangled[i] ^= byte(rapid.IntRange(1, 255).Draw(rt, "xor"))
+		case 1:
+			mangled = mangled[:rapid.IntRange(0, len(mangled)-1).Draw(rt, "cut")]
+		case 2:
+			field := protowire.Number(rapid.SampledFrom([]int{4, 9, 1025, 2049}).Draw(rt, "field"))
+			mangled = protowire.AppendVarint(protowire.AppendTag(mangled, field, protowire.VarintType), 1)
+		case 3:
+			if len(b.Tx.Body.Messages) == 0 {
+				return
+			}
+			// A non-critical field inside a message's value.
+			body := proto.Clone(b.Tx.Body).(*txv1beta1.TxBody)
+			body.Messages[0].Value = protowire.AppendVarint(protowire.AppendTag(body.Messages[0].Value, 1030, protowire.VarintType), 3)
+			mangled = encodeTxRaw(&txv1beta1.TxRaw{BodyBytes: encodeTxBody(body), AuthInfoBytes: b.AuthInfoBytes,
+				Signatures: b.Tx.Raw.Signatures})
+		default:
+			body := protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), b.BodyBytes...), 1030, protowire.VarintType), 7)
+			mangled = encodeTxRaw(&txv1beta1.TxRaw{BodyBytes: body, AuthInfoBytes: b.AuthInfoBytes, Signatures: b.Tx.Raw.Signatures})
+		}
+		fast, ok = decodeCanonical(mangled)
+		strict, err = decodeStrict(mangled)
+		if ok {
+			require.NoError(rt, err, "the fast path accepted what the strict path rejects")
+			requireSameTx(rt, strict, fast)
+		}
+		viaDecode, derr := Decode(mangled)
+		require.Equal(rt, err == nil, derr == nil)
+		if err == nil {
+			requireSameTx(rt, strict, viaDecode)
+		} else {
+			require.Equal(rt, err.Error(), derr.Error(), "the same rejection either way")
+		}
+	})
+}

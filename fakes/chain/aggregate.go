@@ -1,0 +1,151 @@
+package chain
+
+import (
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+)
+
+// aggregateDigits is how many fractional digits an aggregate keeps (the
+// SDK's LegacyDec precision); the last one is rounded half away from zero.
+const aggregateDigits = 18
+
+// aggregate combines a round's values by rule (ORACLE-SPEC 4.5) in exact
+// decimal arithmetic: AVG = sum / count, MIN, MAX, MEDIAN (the mean of the
+// two middle values for an even count). Values that are not plain decimals
+// are skipped and counted in unparsable; with none left the aggregate is
+// "". An unspecified rule aggregates as AVG.
+//
+// The values are read as integers at a common scale (the most fractional
+// digits among them), so every rule is integer arithmetic and one rounded
+// division at the end.
+func aggregate(rule oraclev1.AggregationRule, values []string) (result string, unparsable int) {
+	type dec struct {
+		digits string // without sign and point
+		neg    bool
+		scale  int
+	}
+	decs := make([]dec, 0, len(values))
+	scale := 0
+	for _, v := range values {
+		neg, intPart, frac, ok := splitDecimal(v)
+		if !ok {
+			unparsable++
+			continue
+		}
+		decs = append(decs, dec{intPart + frac, neg, len(frac)})
+		scale = max(scale, len(frac))
+	}
+	if len(decs) == 0 {
+		return "", unparsable
+	}
+	nums := make([]*big.Int, len(decs))
+	for i, d := range decs {
+		n := new(big.Int)
+		if u, err := strconv.ParseUint(d.digits, 10, 64); err == nil {
+			n.SetUint64(u) // the common case, without SetString's reader
+		} else {
+			n.SetString(d.digits, 10) // digits only
+		}
+		if pad := scale - d.scale; pad > 0 {
+			n.Mul(n, pow10(pad))
+		}
+		if d.neg {
+			n.Neg(n)
+		}
+		nums[i] = n
+	}
+	den := pow10(scale)
+	var num *big.Int
+	switch rule {
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MIN:
+		num = slices.MinFunc(nums, (*big.Int).Cmp)
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MAX:
+		num = slices.MaxFunc(nums, (*big.Int).Cmp)
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MEDIAN:
+		slices.SortFunc(nums, (*big.Int).Cmp)
+		mid := len(nums) / 2
+		num = nums[mid]
+		if len(nums)%2 == 0 {
+			num = new(big.Int).Add(nums[mid-1], nums[mid])
+			den = new(big.Int).Lsh(den, 1)
+		}
+	default:
+		num = new(big.Int)
+		for _, n := range nums {
+			num.Add(num, n)
+		}
+		den = new(big.Int).Mul(den, big.NewInt(int64(len(nums))))
+	}
+	return renderDecimal(num, den), unparsable
+}
+
+// splitDecimal reads a plain decimal: an optional '-', digits, and an
+// optional '.' followed by digits ("101.5", "-3", "0.000001"); no exponent,
+// no '+', no leading or trailing '.'.
+func splitDecimal(s string) (neg bool, intPart, frac string, ok bool) {
+	body, neg := strings.CutPrefix(s, "-")
+	intPart, frac, hasDot := strings.Cut(body, ".")
+	if intPart == "" || !allDigits(intPart) || (hasDot && (frac == "" || !allDigits(frac))) {
+		return false, "", "", false
+	}
+	return neg, intPart, frac, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pow10s caches 10^0 … 10^aggregateDigits+8, the scales decimals use.
+var pow10s = func() []*big.Int {
+	out := make([]*big.Int, aggregateDigits+9)
+	p := big.NewInt(1)
+	for i := range out {
+		out[i] = new(big.Int).Set(p)
+		p.Mul(p, big.NewInt(10))
+	}
+	return out
+}()
+
+// pow10 is 10^n; callers must not modify it.
+func pow10(n int) *big.Int {
+	if n < len(pow10s) {
+		return pow10s[n]
+	}
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// renderDecimal writes num/den (den > 0) as a plain decimal rounded to
+// aggregateDigits fractional digits, half away from zero, without
+// trailing zeros ("101.5", "3", "-0.25"); a result that rounds to zero is
+// "0".
+func renderDecimal(num, den *big.Int) string {
+	q, r := new(big.Int).QuoRem(new(big.Int).Mul(new(big.Int).Abs(num), pow10(aggregateDigits)), den, new(big.Int))
+	if r.Lsh(r, 1).Cmp(den) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if q.Sign() == 0 {
+		return "0"
+	}
+	digits := q.String()
+	if len(digits) <= aggregateDigits {
+		digits = strings.Repeat("0", aggregateDigits-len(digits)+1) + digits
+	}
+	cut := len(digits) - aggregateDigits
+	out := digits[:cut]
+	if frac := strings.TrimRight(digits[cut:], "0"); frac != "" {
+		out += "." + frac
+	}
+	if num.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
+}

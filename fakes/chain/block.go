@@ -1,0 +1,454 @@
+package chain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+)
+
+// minBlockStep is how far a block time must be after the previous one
+// (CometBFT's BFT time moves by at least a millisecond).
+const minBlockStep = time.Millisecond
+
+// Block is what producing a block gives the caller: the records it made
+// and the frames to publish, NewBlock first, then one Tx frame per
+// included tx in block order.
+type Block struct {
+	Height int64
+	// Time is the block time: the production time plus any skew (F16),
+	// kept after the previous block's.
+	Time      time.Time
+	Completes []history.Complete
+	// Delivered are the deliver records of the included txs, in block
+	// order; with Config.OmitRoutine the peers' routine deliveries are
+	// left out (Frames still has every tx).
+	Delivered []history.Deliver
+	Evicted   []history.Evict
+	Frames    []*Frame
+}
+
+// ProduceBlock produces the next block at clock time at (ORACLE-SPEC 4.2):
+// BeginBlock aggregation, execution of up to max_block_txs mempool txs in
+// FIFO order, commit, recheck of the rest, and the frames to publish. It
+// records a block event, one deliver event per included tx and one evict
+// event per tx the recheck drops, all at time at.
+func (c *Chain) ProduceBlock(at time.Time) *Block {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bt := at.Add(c.skew).UTC()
+	if c.height > 0 && bt.Before(c.blockTime.Add(minBlockStep)) {
+		bt = c.blockTime.Add(minBlockStep)
+	}
+	c.height++
+	c.blockTime = bt
+	b := &Block{Height: c.height, Time: bt}
+
+	// 1. BeginBlock: it sees only submissions committed in earlier blocks.
+	b.Completes = c.beginBlock(b.Height, bt)
+	n := min(len(c.mempool), c.p.MaxBlockTxs)
+	c.record(at, history.Event{Kind: history.KindBlock, Block: &history.Block{Height: b.Height, Time: bt,
+		Completes: b.Completes, Txs: n}})
+	abci := make([]cometrpc.ABCIEvent, len(b.Completes))
+	for i, cp := range b.Completes {
+		abci[i] = completeEvent(cp)
+	}
+	b.Frames = append(b.Frames, &Frame{Type: cometrpc.TMEventNewBlock, Height: b.Height, Published: at,
+		chainID: c.p.ChainID, blockTime: bt, abci: abci})
+
+	// 2. Execution, in FIFO order.
+	included := c.mempool[:n]
+	b.Delivered = make([]history.Deliver, 0, min(n, 8))
+	for i, m := range included {
+		code, log, docs, events := c.deliver(m)
+		if !c.routine(m.origin, code == 0) {
+			_, hash, _ := m.built()
+			rec := c.txRecord(m)
+			// The record has its own copy: a pointer into Delivered would keep
+			// the whole array alive for as long as the history.
+			d := &history.Deliver{Height: b.Height, Index: i, Hash: hash, Origin: m.origin, Signer: rec.Signer,
+				Sequence: m.seq, GasLimit: m.gas, Fee: rec.Fee, Code: code, Log: log, Msgs: rec.Msgs, Docs: docs}
+			b.Delivered = append(b.Delivered, *d)
+			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: d})
+		}
+		b.Frames = append(b.Frames, &Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
+			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired})
+		// CometBFT keeps a committed tx in the cache and forgets a failed one.
+		if code != 0 {
+			c.uncache(m)
+		}
+	}
+	clear(c.mempool[:n])
+	c.mempool = c.mempool[n:]
+
+	// 3. Commit: the check state restarts from the committed state.
+	for _, a := range c.accounts {
+		a.checkSeq = a.seq
+	}
+
+	// 4. Recheck every tx left, in order.
+	kept := c.mempool[:0]
+	for _, m := range c.mempool {
+		if err := c.stateful(m, false); err != nil {
+			ce := asCodeError(err)
+			ev := history.Evict{Cause: history.EvictRecheck, Hash: m.txHash(), Origin: m.origin, Signer: m.signer.address,
+				Sequence: m.seq, Code: ce.Code, Log: ce.Log()}
+			b.Evicted = append(b.Evicted, ev)
+			c.record(at, history.Event{Kind: history.KindEvict, Evict: &ev})
+			c.uncache(m)
+			continue
+		}
+		m.signer.checkSeq++
+		kept = append(kept, m)
+	}
+	clear(c.mempool[len(kept):])
+	c.mempool = kept
+	return b
+}
+
+// beginBlock aggregates every ENABLED request whose next round has a
+// quorum of distinct providers (ORACLE-SPEC 4.5), in ascending request id.
+func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
+	if !c.p.EnableOracle {
+		return nil
+	}
+	var out []history.Complete
+	for _, d := range c.docs {
+		doc := d.doc
+		if doc.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_ENABLED {
+			continue
+		}
+		n := doc.GetNonce() + 1
+		subs := d.rounds[n]
+		if len(subs) == 0 || uint64(len(subs)) < uint64(doc.GetQuorum()) {
+			continue
+		}
+		cp := history.Complete{RequestID: doc.GetRequestId(), Nonce: n, BlockHeight: height, BlockTime: bt.Unix(),
+			Rule: int32(doc.GetAggregationRule()), Providers: make([]string, len(subs)), Values: make([]string, len(subs))}
+		for i, s := range subs {
+			cp.Providers[i], cp.Values[i] = s.GetProvider(), s.GetRawData()
+		}
+		cp.RawData, cp.Unparsable = aggregate(doc.GetAggregationRule(), cp.Values)
+		// The stored doc is never handed out (queries encode it, Doc and
+		// Docs copy it), so it changes in place.
+		doc.Nonce = n
+		if keep := c.p.KeepRounds; keep > 0 && n > keep {
+			delete(d.rounds, n-keep)
+		}
+		d.data = &oraclev1.DataSet{RequestId: cp.RequestID, Nonce: n, BlockHeight: uint64(height),
+			BlockTime: uint64(cp.BlockTime), RawData: cp.RawData}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// deliver executes one included tx (ORACLE-SPEC 4.4): the ante handler
+// (sequence, fee, key), then the messages, all or nothing. It returns the
+// code and log, the docs the tx wrote and, per message, the events it
+// emitted (nil for a submission, whose events are derived on demand).
+func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, events [][]cometrpc.ABCIEvent) {
+	a := m.signer
+	fail := func(err *oracle.CodeError) (uint32, string, []history.Doc, [][]cometrpc.ABCIEvent) {
+		return err.Code, err.Log(), nil, nil
+	}
+	if m.seq != a.seq {
+		return fail(sequenceMismatch(a.seq, m.seq))
+	}
+	if a.balance.Cmp(m.fee) < 0 {
+		return fail(oracle.Errorf(oracle.CodeInsufficientFunds, "spendable balance %s%s is smaller than %s%s",
+			a.balance, c.p.Denom, m.fee, c.p.Denom))
+	}
+	// The fee is paid and the sequence used even if a message fails.
+	a.balance.Sub(a.balance, m.fee)
+	a.seq++
+	if a.pubKey == nil {
+		raw := m.pubKey
+		if m.own != nil {
+			raw = m.own.signer.PubKey().Bytes()
+		}
+		if pk, err := keys.ParsePubKey(raw); err == nil {
+			a.setPubKey(pk.Bytes())
+		}
+	}
+	// A one-message tx that fails has changed nothing (a message checks
+	// before it writes), so only longer txs keep an undo log.
+	x := execution{c: c, logUndo: len(m.msgs) > 1}
+	for i, msg := range m.msgs {
+		evs, err := x.exec(msg)
+		if err != nil {
+			x.rollback()
+			return fail(&oracle.CodeError{Code: err.Code,
+				Reason: fmt.Sprintf("failed to execute message; message index: %d: %s", i, err.Reason)})
+		}
+		if evs != nil {
+			if events == nil {
+				events = make([][]cometrpc.ABCIEvent, len(m.msgs))
+			}
+			events[i] = evs
+		}
+	}
+	for _, r := range x.docsWritten {
+		docs = append(docs, history.DocFromProto(c.docState(r).doc))
+	}
+	return 0, "", docs, events
+}
+
+// execution runs a tx's messages with an undo log: a failing message
+// rolls the whole tx's messages back (the SDK's cached context).
+type execution struct {
+	c           *Chain
+	logUndo     bool
+	undo        []func()
+	docsWritten []uint64
+}
+
+// onUndo keeps f to run if a later message of the tx fails.
+func (x *execution) onUndo(f func()) {
+	if x.logUndo {
+		x.undo = append(x.undo, f)
+	}
+}
+
+func (x *execution) rollback() {
+	for i := len(x.undo) - 1; i >= 0; i-- {
+		x.undo[i]()
+	}
+	x.undo, x.docsWritten = nil, nil
+}
+
+func (x *execution) exec(msg proto.Message) ([]cometrpc.ABCIEvent, *oracle.CodeError) {
+	switch msg := msg.(type) {
+	case *oraclev1.MsgSubmitOracleData:
+		return x.submit(msg)
+	case *oraclev1.MsgRegisterOracleRequestDoc:
+		return x.register(msg)
+	case *oraclev1.MsgUpdateOracleRequestDoc:
+		return x.update(msg)
+	}
+	return nil, oracle.Errorf(oracle.CodeUnknownRequest, "unrecognized message type %T", msg)
+}
+
+// submit stores a provider's value for the next round, replacing its
+// earlier one.
+func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEvent, *oracle.CodeError) {
+	ds := msg.GetDataSet()
+	st := x.c.docState(ds.GetRequestId())
+	switch {
+	case st == nil:
+		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "request document not found")
+	case !slices.Contains(st.doc.GetAccountList(), msg.GetAuthorityAddress()):
+		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "account is not authorized")
+	case ds.GetNonce() != st.doc.GetNonce()+1:
+		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
+	}
+	n := ds.GetNonce()
+	if st.rounds == nil {
+		st.rounds = map[uint64][]*oraclev1.SubmitDataSet{}
+	}
+	// A round's list changes in place: queries encode it at once and
+	// aggregation copies what it reads, so no one holds it.
+	subs, provider := st.rounds[n], ds.GetProvider()
+	if i, found := findProvider(subs, provider); found {
+		old := subs[i]
+		subs[i] = ds
+		x.onUndo(func() {
+			cur := st.rounds[n]
+			j, _ := findProvider(cur, provider)
+			cur[j] = old
+		})
+	} else {
+		st.rounds[n] = slices.Insert(subs, i, ds)
+		x.onUndo(func() {
+			j, _ := findProvider(st.rounds[n], provider)
+			if rest := slices.Delete(st.rounds[n], j, j+1); len(rest) > 0 {
+				st.rounds[n] = rest
+			} else {
+				delete(st.rounds, n)
+			}
+		})
+	}
+	return nil, nil // its events are derived when a frame needs them (submitEvents)
+}
+
+// submitEvents are the events of a successful MsgSubmitOracleData.
+func submitEvents(msg *oraclev1.MsgSubmitOracleData) []cometrpc.ABCIEvent {
+	ds := msg.GetDataSet()
+	return []cometrpc.ABCIEvent{
+		messageEvent(oracle.TypeURLSubmit, msg.GetAuthorityAddress()),
+		{Type: oracle.EventSubmit, Attributes: []cometrpc.EventAttribute{
+			attr("request_id", strconv.FormatUint(ds.GetRequestId(), 10)),
+			attr("nonce", strconv.FormatUint(ds.GetNonce(), 10)),
+			attr("raw_data", ds.GetRawData()),
+			attr("from_address", msg.GetAuthorityAddress()),
+		}},
+	}
+}
+
+// register adds a doc with the next request id and nonce 0.
+func (x *execution) register(msg *oraclev1.MsgRegisterOracleRequestDoc) ([]cometrpc.ABCIEvent, *oracle.CodeError) {
+	if err := x.c.checkModerator(msg.GetModeratorAddress()); err != nil {
+		return nil, err
+	}
+	doc := proto.Clone(msg.GetRequestDoc()).(*oraclev1.OracleRequestDoc)
+	doc.RequestId = uint64(len(x.c.docs)) + 1
+	doc.Nonce = 0
+	if err := validateDoc(doc); err != nil {
+		return nil, err
+	}
+	x.c.docs = append(x.c.docs, &docState{doc: doc})
+	x.onUndo(func() { x.c.docs = x.c.docs[:len(x.c.docs)-1] })
+	x.docsWritten = append(x.docsWritten, doc.RequestId)
+	return []cometrpc.ABCIEvent{
+		messageEvent(oracle.TypeURLRegister, msg.GetModeratorAddress()),
+		{Type: oracle.EventRegister, Attributes: docAttributes(doc, false)},
+	}, nil
+}
+
+// update merges a doc's non-zero fields into the stored one; name,
+// description, oracle type and nonce never change, and a disabled doc
+// never changes again.
+func (x *execution) update(msg *oraclev1.MsgUpdateOracleRequestDoc) ([]cometrpc.ABCIEvent, *oracle.CodeError) {
+	if err := x.c.checkModerator(msg.GetModeratorAddress()); err != nil {
+		return nil, err
+	}
+	in := msg.GetRequestDoc()
+	st := x.c.docState(in.GetRequestId())
+	if st == nil {
+		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "request document not found")
+	}
+	if st.doc.GetStatus() == oraclev1.RequestStatus_REQUEST_STATUS_DISABLED {
+		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "request document %d is disabled and cannot change", in.GetRequestId())
+	}
+	doc := proto.Clone(st.doc).(*oraclev1.OracleRequestDoc)
+	if in.GetPeriod() != 0 {
+		doc.Period = in.GetPeriod()
+	}
+	if in.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_UNSPECIFIED {
+		doc.Status = in.GetStatus()
+	}
+	if len(in.GetAccountList()) > 0 {
+		doc.AccountList = slices.Clone(in.GetAccountList())
+	}
+	if in.GetQuorum() != 0 {
+		doc.Quorum = in.GetQuorum()
+	}
+	if len(in.GetEndpoints()) > 0 {
+		doc.Endpoints = nil
+		for _, e := range in.GetEndpoints() {
+			doc.Endpoints = append(doc.Endpoints, proto.Clone(e).(*oraclev1.OracleEndpoint))
+		}
+	}
+	if in.GetAggregationRule() != oraclev1.AggregationRule_AGGREGATION_RULE_UNSPECIFIED {
+		doc.AggregationRule = in.GetAggregationRule()
+	}
+	if err := validateDoc(doc); err != nil {
+		return nil, err
+	}
+	before := st.doc
+	st.doc = doc
+	x.onUndo(func() { st.doc = before })
+	x.docsWritten = append(x.docsWritten, doc.RequestId)
+	// The event echoes the message's nonce, which is not authoritative.
+	echo := proto.Clone(doc).(*oraclev1.OracleRequestDoc)
+	echo.Nonce = in.GetNonce()
+	return []cometrpc.ABCIEvent{
+		messageEvent(oracle.TypeURLUpdate, msg.GetModeratorAddress()),
+		{Type: oracle.EventUpdate, Attributes: docAttributes(echo, true)},
+	}, nil
+}
+
+func (c *Chain) checkModerator(sender string) *oracle.CodeError {
+	if c.moderator == nil || sender != c.moderator.address {
+		return oracle.Errorf(oracle.CodeUnauthorized, "%s is not the moderator", sender)
+	}
+	return nil
+}
+
+// validateDoc is the register rule of ORACLE-SPEC 4.4, also applied to a
+// merged update.
+func validateDoc(d *oraclev1.OracleRequestDoc) *oracle.CodeError {
+	bad := func(format string, args ...any) *oracle.CodeError {
+		return oracle.Errorf(oracle.CodeInvalidRequest, "invalid request document: "+format, args...)
+	}
+	switch {
+	case d.GetOracleType() == oraclev1.OracleType_ORACLE_TYPE_UNSPECIFIED:
+		return bad("oracle type unspecified")
+	case d.GetName() == "":
+		return bad("empty name")
+	case len(d.GetEndpoints()) == 0:
+		return bad("no endpoints")
+	case d.GetAggregationRule() == oraclev1.AggregationRule_AGGREGATION_RULE_UNSPECIFIED:
+		return bad("aggregation rule unspecified")
+	case len(d.GetAccountList()) == 0:
+		return bad("empty account list")
+	case d.GetQuorum() < 1 || int(d.GetQuorum()) > len(d.GetAccountList()):
+		return bad("quorum %d not in [1, %d]", d.GetQuorum(), len(d.GetAccountList()))
+	case d.GetStatus() == oraclev1.RequestStatus_REQUEST_STATUS_UNSPECIFIED:
+		return bad("status unspecified")
+	}
+	for _, a := range d.GetAccountList() {
+		if err := keys.ValidateAddress(a); err != nil {
+			return bad("account %q: %v", a, err)
+		}
+	}
+	return nil
+}
+
+// docAttributes are a register or update event's attributes. Their
+// encodings are opaque to a daemon (ORACLE-SPEC 4.6): enums by name, lists
+// as JSON.
+func docAttributes(d *oraclev1.OracleRequestDoc, withNonce bool) []cometrpc.EventAttribute {
+	type endpoint struct {
+		URL       string `json:"url"`
+		ParseRule string `json:"parse_rule"`
+	}
+	eps := make([]endpoint, len(d.GetEndpoints()))
+	for i, e := range d.GetEndpoints() {
+		eps[i] = endpoint{e.GetUrl(), e.GetParseRule()}
+	}
+	accounts, _ := json.Marshal(d.GetAccountList()) // strings always marshal
+	endpoints, _ := json.Marshal(eps)
+	out := []cometrpc.EventAttribute{
+		attr("request_id", strconv.FormatUint(d.GetRequestId(), 10)),
+		attr("oracle_type", d.GetOracleType().String()),
+		attr("name", d.GetName()),
+		attr("description", d.GetDescription()),
+		attr("period", strconv.FormatUint(uint64(d.GetPeriod()), 10)),
+		attr("account_list", string(accounts)),
+		attr("endpoints", string(endpoints)),
+		attr("aggregation_rule", d.GetAggregationRule().String()),
+		attr("status", d.GetStatus().String()),
+	}
+	if withNonce {
+		out = append(out, attr("nonce", strconv.FormatUint(d.GetNonce(), 10)))
+	}
+	return out
+}
+
+// findProvider finds provider in a round's submissions (sorted by
+// provider): its index, or where it would go.
+func findProvider(subs []*oraclev1.SubmitDataSet, provider string) (int, bool) {
+	return slices.BinarySearchFunc(subs, provider, func(s *oraclev1.SubmitDataSet, p string) int {
+		return strings.Compare(s.GetProvider(), p)
+	})
+}
+
+// asCodeError is err as a *CodeError (code 2 for anything else).
+func asCodeError(err error) *oracle.CodeError {
+	var ce *oracle.CodeError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &oracle.CodeError{Code: oracle.CodeTxDecode, Reason: err.Error()}
+}

@@ -1,0 +1,124 @@
+package chain
+
+// txCache is CometBFT's mempool cache: an LRU set of tx hashes of a fixed
+// capacity. A hash enters when CheckTx starts on a tx and leaves when the
+// tx is rejected, fails in a block or is evicted, or when it is the least
+// recently used and room is needed.
+//
+// It is a map from hash to the stamp of its last use and a queue of
+// entries in use order; an entry whose stamp is not its hash's current one
+// is stale and skipped. The chain's own txs are never looked up by
+// content (their bytes are built only when read, and nobody re-sends
+// them), so they take a place in the queue and in the count without a map
+// entry: the tx keeps the stamp of its entry (0 when not cached). Every
+// operation is amortised O(1) and the queue's array is reused.
+type txCache struct {
+	size   int
+	stamps map[[32]byte]uint64
+	own    int // own txs cached
+	queue  []cacheEntry
+	head   int
+	next   uint64
+}
+
+type cacheEntry struct {
+	key   [32]byte // a hash's entry
+	stamp uint64
+	own   *memTx // an own tx's entry (key unused)
+}
+
+func newTxCache(size int) *txCache {
+	return &txCache{size: size, stamps: make(map[[32]byte]uint64, size)}
+}
+
+// push adds key as the most recently used; false (and key refreshed) if it
+// was already there.
+func (c *txCache) push(key [32]byte) bool {
+	_, had := c.stamps[key]
+	if !had {
+		c.makeRoom()
+	}
+	c.next++
+	c.stamps[key] = c.next
+	c.queue = append(c.queue, cacheEntry{key: key, stamp: c.next})
+	c.compact()
+	return !had
+}
+
+// pushOwn adds one of the chain's own txs as the most recently used.
+func (c *txCache) pushOwn(m *memTx) {
+	if m.cacheStamp == 0 {
+		c.makeRoom()
+		c.own++
+	}
+	c.next++
+	m.cacheStamp = c.next
+	c.queue = append(c.queue, cacheEntry{stamp: c.next, own: m})
+	c.compact()
+}
+
+func (c *txCache) makeRoom() {
+	for c.len() >= c.size {
+		c.evictOldest()
+	}
+}
+
+// evictOldest drops the least recently used entry.
+func (c *txCache) evictOldest() {
+	for c.head < len(c.queue) {
+		e := c.queue[c.head]
+		c.queue[c.head] = cacheEntry{}
+		c.head++
+		if c.live(e) {
+			c.drop(e)
+			return
+		}
+	}
+}
+
+func (c *txCache) live(e cacheEntry) bool {
+	if e.own != nil {
+		return e.own.cacheStamp == e.stamp
+	}
+	return c.stamps[e.key] == e.stamp
+}
+
+func (c *txCache) drop(e cacheEntry) {
+	if e.own != nil {
+		c.removeOwn(e.own)
+		return
+	}
+	delete(c.stamps, e.key)
+}
+
+// compact drops stale entries once they outnumber the live ones.
+func (c *txCache) compact() {
+	if len(c.queue)-c.head <= 2*c.len()+64 {
+		return
+	}
+	live := c.queue[:0]
+	for _, e := range c.queue[c.head:] {
+		if c.live(e) {
+			live = append(live, e)
+		}
+	}
+	clear(c.queue[len(live):])
+	c.queue, c.head = live, 0
+}
+
+func (c *txCache) remove(key [32]byte) { delete(c.stamps, key) }
+
+// removeOwn forgets one of the chain's own txs.
+func (c *txCache) removeOwn(m *memTx) {
+	if m.cacheStamp != 0 {
+		m.cacheStamp = 0
+		c.own--
+	}
+}
+
+func (c *txCache) has(key [32]byte) bool {
+	_, ok := c.stamps[key]
+	return ok
+}
+
+func (c *txCache) len() int { return len(c.stamps) + c.own }

@@ -1,0 +1,527 @@
+package chain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
+	"github.com/wsconverge/converge/contracts/oracle/tx"
+)
+
+// memTx is a tx in the mempool (or on its way in), as the checks and the
+// execution read it. A tx the SUT sends arrives as bytes and is decoded;
+// a tx of the chain's own (moderator, peers, intruder) arrives as its
+// content, and its bytes are built only when something needs them (a
+// record, a frame's JSON or hash, the verifying mode): the peers send most
+// of a run's txs, and with their routine records omitted nobody reads
+// their bytes.
+type memTx struct {
+	origin history.Origin
+	// The tx as the chain reads it.
+	msgs     []proto.Message
+	signAddr string // the first message's signer
+	seq      uint64
+	gas      uint64
+	feeCoins []tx.Coin
+	fee      *big.Int // the Denom amount it offers
+	pubKey   []byte   // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
+	signer   *account // set by the stateful checks
+
+	// key is the cache key of a decoded tx: the SHA-256 of its bytes. The
+	// chain's own txs are cached by identity (cacheStamp: their cache
+	// entry, 0 when not cached): their bytes are never sent again.
+	key        [32]byte
+	cacheStamp uint64
+
+	// A decoded tx: its bytes, hash and decoded form.
+	bytes []byte
+	hash  string
+	tx    *tx.Tx
+
+	// The chain's own tx: how to build its bytes, once.
+	own       *ownTx
+	buildOnce sync.Once
+
+	rec *history.Tx // the record form, made once
+}
+
+// ownTx is how the chain builds one of its own txs.
+type ownTx struct {
+	signer keys.Signer
+	env    tx.Envelope
+}
+
+// built returns the tx's bytes, hash and decoded form, building them for
+// the chain's own txs the first time. Safe for concurrent use (a frame's
+// JSON may be asked for outside the chain's lock). The inputs were
+// checked when the tx was made, so the build cannot fail; if it did, the
+// tx would have no bytes and an empty hash.
+func (m *memTx) built() (txBytes []byte, hash string, t *tx.Tx) {
+	if m.own != nil {
+		m.buildOnce.Do(func() {
+			if b, err := tx.Build(m.own.signer, m.own.env, m.msgs...); err == nil {
+				m.bytes, m.hash, m.tx = b.TxBytes, b.Hash, b.Tx
+			}
+		})
+	}
+	return m.bytes, m.hash, m.tx
+}
+
+// txHash is the tx's hash (building the chain's own tx if needed).
+func (m *memTx) txHash() string {
+	_, h, _ := m.built()
+	return h
+}
+
+// viewOf fills the chain's view of a decoded tx.
+func (m *memTx) viewOf(t *tx.Tx) {
+	m.tx = t
+	m.msgs = t.Msgs
+	m.signAddr = t.Signer()
+	m.seq, _ = t.Sequence()
+	m.gas = t.GasLimit()
+	m.feeCoins = t.FeeCoins()
+	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
+		var pk ethsecp256k1.PubKey
+		if proto.Unmarshal(sis[0].GetPublicKey().GetValue(), &pk) == nil {
+			m.pubKey = pk.GetKey()
+		}
+	}
+}
+
+// Admission is the outcome of one admission attempt: an RPC error (rows
+// 1–2 of ORACLE-SPEC 4.3) or a CheckTx code.
+type Admission struct {
+	// Hash is the upper-case hex SHA-256 of the tx; empty for a peer's
+	// routine tx under Config.OmitRoutine (its bytes are not built).
+	Hash     string
+	RPCError *cometrpc.RPCError
+	Code     uint32
+	Log      string
+	Injected bool
+}
+
+// Admitted reports whether the tx joined the mempool.
+func (a Admission) Admitted() bool { return a.RPCError == nil && a.Code == 0 }
+
+// Result is the broadcast_tx_sync answer of the attempt: a result, or the
+// JSON-RPC error.
+func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	if a.RPCError != nil {
+		return cometrpc.ResultBroadcastTx{}, a.RPCError
+	}
+	hash, _ := hex.DecodeString(a.Hash) // hex made by upperHex
+	if a.Code == 0 {
+		return cometrpc.BroadcastAdmitted(hash), nil
+	}
+	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: hash}, nil
+}
+
+// BroadcastTxSync is the SUT's broadcast_tx_sync: the checks of
+// ORACLE-SPEC 4.3 in order, then admission to the mempool. A full mempool
+// and a cache hit are JSON-RPC errors −32603; everything else is a result
+// with CheckTx's code. It records a checktx event (origin sut).
+func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := &memTx{origin: history.OriginSUT, bytes: txBytes}
+	m.key = sha256.Sum256(txBytes)
+	m.hash = upperHex(m.key)
+	return c.admit(m).Result()
+}
+
+// sendOwn admits one of the chain's own txs: signed by key as account a at
+// sequence seq, paying the minimum fee for OwnGasLimit. In the verifying
+// mode it is signed for real, otherwise with the stand-in (D26).
+func (c *Chain) sendOwn(origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, Admission, error) {
+	m, err := c.ownTx(origin, key, a, seq, msgs...)
+	if err != nil {
+		return nil, Admission{}, err
+	}
+	return m, c.admit(m), nil
+}
+
+// ownTx makes one of the chain's own txs without building its bytes. The
+// caller has checked what Build would refuse (strings that are not UTF-8),
+// so that building later cannot fail.
+func (c *Chain) ownTx(origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, error) {
+	if len(msgs) == 0 {
+		return nil, errors.New("a tx needs a message")
+	}
+	var signer keys.Signer = keys.StandInSigner{Key: key}
+	if c.p.VerifySignatures {
+		signer = keys.KeySigner{Key: key}
+	}
+	if c.ownFee == "" {
+		c.ownFee = c.minFee(OwnGasLimit).String()
+		c.ownFeeCoins = []tx.Coin{{Denom: c.p.Denom, Amount: c.ownFee}}
+	}
+	m := &memTx{origin: origin, msgs: msgs, signAddr: tx.MsgSigner(msgs[0]), seq: seq, gas: OwnGasLimit,
+		feeCoins: c.ownFeeCoins,
+		own: &ownTx{signer: signer, env: tx.Envelope{ChainID: c.p.ChainID, AccountNumber: a.number, Sequence: seq,
+			GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}}}
+	if c.p.VerifySignatures {
+		m.built() // a real signature is checked at admission
+	}
+	return m, nil
+}
+
+// admit runs one admission attempt and records it.
+func (c *Chain) admit(m *memTx) Admission {
+	var out Admission
+	switch {
+	case c.full || len(c.mempool) >= c.p.MempoolSize:
+		out.RPCError = cometrpc.ErrInternal(fmt.Sprintf("%s: number of txs %d (max: %d), total txs bytes %d (max: %d)",
+			oracle.RPCErrMempoolFull, len(c.mempool), c.p.MempoolSize, c.mempoolBytes(), c.p.MaxTxsBytes))
+	case !c.cacheNew(m):
+		out.RPCError = cometrpc.ErrInternal(oracle.RPCErrTxInCache)
+	default:
+		c.checkNew(m, &out)
+		if out.Code != 0 {
+			c.uncache(m)
+		} else {
+			m.signer.checkSeq++
+			c.mempool = append(c.mempool, m)
+		}
+	}
+	c.recordCheck(m, out)
+	if m.own == nil || !c.routine(m.origin, out.Admitted()) {
+		out.Hash = m.txHash()
+	}
+	return out
+}
+
+// cacheNew puts m in the cache; false if it was there already (only the
+// SUT's bytes can be).
+func (c *Chain) cacheNew(m *memTx) bool {
+	if m.own != nil {
+		c.cache.pushOwn(m)
+		return true
+	}
+	return c.cache.push(m.key)
+}
+
+// uncache takes m out of the cache.
+func (c *Chain) uncache(m *memTx) {
+	if m.own != nil {
+		c.cache.removeOwn(m)
+		return
+	}
+	c.cache.remove(m.key)
+}
+
+// mempoolBytes is the size of the mempool's txs (only the "mempool is
+// full" text needs it, so it is computed then).
+func (c *Chain) mempoolBytes() int {
+	n := 0
+	for _, m := range c.mempool {
+		b, _, _ := m.built()
+		n += len(b)
+	}
+	return n
+}
+
+// routine reports whether a peer's tx with this outcome is routine whose
+// records are omitted (Config.OmitRoutine).
+func (c *Chain) routine(origin history.Origin, ok bool) bool {
+	return c.omitRoutine && origin == history.OriginPeer && ok
+}
+
+// checkNew is CheckTx for a new tx: decode (row 3), the stateless checks
+// (row 4), the stateful ones (rows 5–8, and the signature in verifying
+// mode), then an injected code (F11) replaces the answer for the SUT.
+func (c *Chain) checkNew(m *memTx, out *Admission) {
+	err := c.decode(m)
+	if err == nil {
+		err = c.stateless(m)
+	}
+	if err == nil {
+		err = c.stateful(m, true)
+	}
+	if m.origin == history.OriginSUT && c.injectLeft > 0 {
+		c.injectLeft--
+		err = c.injected(m)
+		out.Injected = true
+	}
+	if err != nil {
+		ce := asCodeError(err)
+		out.Code, out.Log = ce.Code, ce.Log()
+	}
+}
+
+// decode is row 3: the strict decode of the SUT's bytes, and fee coins
+// the SDK can read.
+func (c *Chain) decode(m *memTx) error {
+	if m.own == nil {
+		t, err := tx.Decode(m.bytes)
+		if err != nil {
+			return err
+		}
+		m.viewOf(t)
+	}
+	for _, coin := range m.feeCoins {
+		if coin.Denom == "" {
+			return oracle.Errorf(oracle.CodeTxDecode, "invalid fee coin %q: empty denom", coin.String())
+		}
+		if _, ok := c.parseAmount(coin.Amount); !ok {
+			return oracle.Errorf(oracle.CodeTxDecode, "invalid fee coin amount %q", coin.Amount)
+		}
+	}
+	return nil
+}
+
+// stateless is row 4: ValidateBasic, and one signer with one signature
+// (every message signed by the first one's signer; the chain's own txs
+// are made so).
+func (c *Chain) stateless(m *memTx) error {
+	t := m.tx
+	if t == nil {
+		t = &tx.Tx{Msgs: m.msgs}
+	}
+	if err := tx.ValidateBasic(t); err != nil {
+		return err
+	}
+	for _, msg := range m.msgs[1:] {
+		if tx.MsgSigner(msg) != m.signAddr {
+			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got 2")
+		}
+	}
+	if m.own == nil {
+		if n := len(m.tx.AuthInfo.GetSignerInfos()); n != 1 {
+			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got %d", n)
+		}
+		if n := len(m.tx.Raw.GetSignatures()); n != 1 {
+			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n)
+		}
+	}
+	m.fee = new(big.Int)
+	for _, coin := range m.feeCoins {
+		if coin.Denom == c.p.Denom {
+			amount, _ := c.parseAmount(coin.Amount) // checked by decode
+			m.fee.Add(m.fee, amount)
+		}
+	}
+	return nil
+}
+
+// stateful is rows 5–8 against the check state: the fee covers the minimum
+// gas price, the gas limit covers the gas required, the signer exists and
+// can pay, and the sequence is the check sequence; with verify (not on a
+// recheck) and the verifying mode on, the signature verifies.
+func (c *Chain) stateful(m *memTx, verify bool) error {
+	if need := c.minFee(m.gas); m.fee.Cmp(need) < 0 {
+		return oracle.Errorf(oracle.CodeInsufficientFee, "insufficient fees; got: %s required: %s%s",
+			feeText(m.feeCoins), need, c.p.Denom)
+	}
+	if m.gas < c.p.GasRequired {
+		return oracle.Errorf(oracle.CodeOutOfGas, "out of gas in location: ReadFlat; gasWanted: %d, gasUsed: %d",
+			m.gas, c.p.GasRequired)
+	}
+	a := c.byAddr[m.signAddr]
+	if a == nil {
+		return oracle.Errorf(oracle.CodeInsufficientFunds, "account %s does not exist", m.signAddr)
+	}
+	m.signer = a
+	for _, coin := range m.feeCoins {
+		if coin.Denom != c.p.Denom {
+			return oracle.Errorf(oracle.CodeInsufficientFunds, "spendable balance 0%s is smaller than %s", coin.Denom, coin)
+		}
+	}
+	if a.balance.Cmp(m.fee) < 0 {
+		return oracle.Errorf(oracle.CodeInsufficientFunds, "spendable balance %s%s is smaller than %s%s",
+			a.balance, c.p.Denom, m.fee, c.p.Denom)
+	}
+	if m.seq != a.checkSeq {
+		return sequenceMismatch(a.checkSeq, m.seq)
+	}
+	if verify && c.p.VerifySignatures {
+		_, _, t := m.built()
+		if t == nil {
+			return oracle.Errorf(oracle.CodeUnauthorized, "tx could not be signed")
+		}
+		if err := tx.VerifySignature(t, c.p.ChainID, a.number); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// injected is the answer F11 injects: the code with the log a real chain
+// gives for it.
+func (c *Chain) injected(m *memTx) error {
+	code := c.injectCode
+	switch code {
+	case oracle.CodeWrongSequence:
+		return sequenceMismatch(m.seq+1, m.seq)
+	case oracle.CodeOutOfGas:
+		return oracle.Errorf(code, "out of gas in location: ReadFlat; gasWanted: %d, gasUsed: %d", m.gas, m.gas+1)
+	case oracle.CodeInsufficientFee:
+		if m.fee == nil {
+			m.fee = new(big.Int)
+		}
+		return oracle.Errorf(code, "insufficient fees; got: %s required: %s%s", feeText(m.feeCoins),
+			new(big.Int).Add(m.fee, big.NewInt(1)), c.p.Denom)
+	case oracle.CodeInsufficientFunds:
+		return oracle.Errorf(code, "spendable balance 0%s is smaller than %s%s", c.p.Denom, m.fee, c.p.Denom)
+	case oracle.CodeInvalidRequest:
+		return oracle.Errorf(code, "injected rejection")
+	}
+	return oracle.Errorf(code, "injected")
+}
+
+// sequenceMismatch is code 32 with the SDK's log
+// (oracle.SequenceMismatchLog).
+func sequenceMismatch(expected, got uint64) *oracle.CodeError {
+	return oracle.Errorf(oracle.CodeWrongSequence, "account sequence mismatch, expected %d, got %d", expected, got)
+}
+
+// parseAmount reads a coin amount: a non-negative decimal integer.
+// Amounts repeat (every tx of a daemon pays the same fee), so they are
+// parsed once.
+func (c *Chain) parseAmount(s string) (*big.Int, bool) {
+	if v, ok := c.feeAmounts[s]; ok {
+		return v, true
+	}
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return nil, false
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, false
+	}
+	if len(c.feeAmounts) >= 256 {
+		clear(c.feeAmounts)
+	}
+	c.feeAmounts[s] = v
+	return v, true
+}
+
+// minFee is ceil(min_gas_price × gas).
+func (c *Chain) minFee(gas uint64) *big.Int {
+	if v, ok := c.requiredFee[gas]; ok {
+		return v
+	}
+	r := new(big.Rat).Mul(c.minGasPrice, new(big.Rat).SetUint64(gas))
+	q, rem := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if rem.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if len(c.requiredFee) >= 256 {
+		clear(c.requiredFee)
+	}
+	c.requiredFee[gas] = q
+	return q
+}
+
+func feeText(coins []tx.Coin) string {
+	parts := make([]string, len(coins))
+	for i, coin := range coins {
+		parts[i] = coin.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// recordCheck records an admission attempt.
+func (c *Chain) recordCheck(m *memTx, out Admission) {
+	if c.sink == nil || c.routine(m.origin, out.Admitted()) {
+		return
+	}
+	rec := history.CheckTx{Origin: m.origin, Tx: c.txRecord(m), Code: out.Code, Log: out.Log, Injected: out.Injected,
+		Mempool: len(c.mempool)}
+	if out.RPCError != nil {
+		rec.RPCError = out.RPCError.Data
+	}
+	c.record(c.now(), history.Event{Kind: history.KindCheckTx, CheckTx: &rec})
+}
+
+// txRecord is the record form of m's tx, made once. The SUT's txs also get
+// their signature checked against the signer's account number (O17).
+func (c *Chain) txRecord(m *memTx) history.Tx {
+	if m.rec != nil {
+		return *m.rec
+	}
+	txBytes, hash, t := m.built()
+	if t == nil && m.own == nil {
+		if d, err := tx.Decode(txBytes); err == nil {
+			m.tx, t = d, d
+		}
+	}
+	if t == nil {
+		rec := history.DecodeTx(txBytes)
+		m.rec = &rec
+		return rec
+	}
+	rec := history.TxOfHashed(t, hash)
+	if m.origin == history.OriginSUT {
+		if a := c.byAddr[rec.Signer]; a != nil {
+			rec.Sig = history.SigInvalid
+			if pub, ok := a.signingKey(rec.PubKey); ok {
+				rec.Sig = history.CheckSigSigner(t, c.p.ChainID, a.number, pub)
+			}
+			if rec.PubKey == a.sigKeyHex {
+				rec.PubKey = a.sigKeyHex // one copy for all the account's records
+			}
+		}
+	}
+	// A long run keeps many records of few accounts: they share the
+	// accounts' address strings.
+	rec.Signer = c.intern(rec.Signer)
+	for i := range rec.Msgs {
+		rec.Msgs[i].Signer = c.intern(rec.Msgs[i].Signer)
+		rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
+	}
+	m.rec = &rec
+	return rec
+}
+
+// intern is s as the chain's own copy of that account address, if it is
+// one.
+func (c *Chain) intern(s string) string {
+	if a := c.byAddr[s]; a != nil {
+		return a.address
+	}
+	return s
+}
+
+// signingKey parses a public key (hex of the compressed point) for a
+// signature check and reports whether it is this account's key (its
+// address is the account's), keeping the last answer: parsing a point and
+// deriving its address cost more than the check itself.
+func (a *account) signingKey(pubHex string) (keys.PubKey, bool) {
+	if pubHex != a.sigKeyHex || !a.sigKeyChecked {
+		a.sigKeyHex, a.sigKey, a.sigKeyOK, a.sigKeyChecked = pubHex, keys.PubKey{}, false, true
+		raw, err := hex.DecodeString(pubHex)
+		if err != nil {
+			return keys.PubKey{}, false
+		}
+		pub, err := keys.ParsePubKey(raw)
+		if err != nil {
+			return keys.PubKey{}, false
+		}
+		a.sigKey, a.sigKeyOK = pub, pub.Address() == a.address
+	}
+	return a.sigKey, a.sigKeyOK
+}
+
+// upperHex is a hash in upper-case hex, as CometBFT writes tx hashes.
+func upperHex(sum [32]byte) string {
+	var buf [64]byte
+	hex.Encode(buf[:], sum[:])
+	for i, ch := range buf {
+		if ch >= 'a' {
+			buf[i] = ch - ('a' - 'A')
+		}
+	}
+	return string(buf[:])
+}

@@ -1,0 +1,69 @@
+package core
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+)
+
+// healthChecker is the 30 s health check (ORACLE-SPEC 3.6): a `status`
+// call with a 5 s timeout and the state of the components. It reports and
+// logs; it never stops the daemon (D21).
+type healthChecker struct {
+	timer *timer
+	next  time.Time
+}
+
+func (c *Core) startHealth() {
+	c.hc.next = c.now.Add(oracle.HealthCheckInterval)
+	c.scheduleHealth()
+}
+
+func (c *Core) scheduleHealth() {
+	c.hc.timer = c.at(c.hc.next, func() {
+		c.hc.timer = nil
+		if !c.running() {
+			return
+		}
+		c.hc.next = c.hc.next.Add(oracle.HealthCheckInterval)
+		c.scheduleHealth()
+		c.checkHealth()
+	})
+}
+
+func (c *Core) checkHealth() {
+	id := c.newID()
+	c.call(StatusCall{ID: id, Timeout: oracle.HealthStatusTimeout}, id, func(r Reply) {
+		if !c.running() {
+			return
+		}
+		answered := replyErr(r) == nil && r.Status != nil
+		status := oracle.Health(oracle.HealthChecks{
+			RPCAnswers:        answered,
+			SubscriptionsLive: c.w.live,
+			SchedulerRunning:  c.rec.loaded && c.s.tick != nil,
+			SubmitterRunning:  c.running(),
+			LastFrameAt:       c.w.lastAt,
+		}, c.now)
+		c.setHealth(status)
+		m := c.metrics
+		c.log(slog.LevelInfo, "health", slog.String("status", string(status)),
+			slog.Uint64("events_processed", m.EventsProcessed), slog.Uint64("jobs_completed", m.JobsCompleted),
+			slog.Uint64("tx_submitted", m.TxSubmitted), slog.Uint64("total_errors", m.TotalErrors),
+			slog.Int("jobs", len(c.s.order)))
+	})
+}
+
+func (c *Core) setHealth(h oracle.HealthStatus) {
+	if c.metrics.HealthStatus == h {
+		return
+	}
+	c.metrics.HealthStatus = h
+	c.trace(Trace{Kind: TraceHealth, Health: h})
+}
+
+func (c *Core) stopHealth() {
+	c.cancel(c.hc.timer)
+	c.hc.timer = nil
+}

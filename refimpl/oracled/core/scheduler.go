@@ -1,0 +1,178 @@
+package core
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+)
+
+// scheduler is the Scheduler's state (ORACLE-SPEC 3.3): the JobStore,
+// keyed by request id (the job id is req_{id}), the 1 s tick, and the
+// watchdog checks in flight.
+type scheduler struct {
+	jobs      map[uint64]*oracle.Job
+	order     []uint64 // the jobs' request ids, ascending
+	tick      *timer
+	watchdogs map[uint64]bool
+}
+
+func (s *scheduler) init() {
+	s.jobs = make(map[uint64]*oracle.Job)
+	s.watchdogs = make(map[uint64]bool)
+}
+
+func (s *scheduler) put(j *oracle.Job) {
+	if _, ok := s.jobs[j.RequestID]; !ok {
+		i, _ := slices.BinarySearch(s.order, j.RequestID)
+		s.order = slices.Insert(s.order, i, j.RequestID)
+	}
+	s.jobs[j.RequestID] = j
+}
+
+func (s *scheduler) remove(r uint64) {
+	if i, ok := slices.BinarySearch(s.order, r); ok {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+	delete(s.jobs, r)
+}
+
+// apply runs one trigger of the job-transition table on request r's job
+// and carries out its effects. Jobs are values: a transition stores a new
+// job and never changes the old one, so a traced job stays as it was.
+func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
+	prev := c.s.jobs[r]
+	o := oracle.Transition(prev, t, c.now)
+	if len(o.Rows) == 0 {
+		return o
+	}
+	switch {
+	case o.Job != nil:
+		c.s.put(o.Job)
+	case prev != nil:
+		c.s.remove(r)
+	}
+	c.trace(Trace{Kind: TraceJob, RequestID: r, Rows: o.Rows, Job: o.Job})
+	if slices.Contains(o.Rows, oracle.RowSucceeded) {
+		c.metrics.JobsCompleted++
+	}
+	for _, e := range o.Effects {
+		switch e := e.(type) {
+		case oracle.QueueResult:
+			c.queueResult(e.Result)
+		case oracle.AbortExecution:
+			c.abortExecution(r)
+		case oracle.RecheckResults:
+			c.recheckResults(r)
+		case oracle.ArmWatchdog:
+			// The tick runs the watchdog once WatchdogDue holds.
+		}
+	}
+	c.settleExecution(r)
+	return o
+}
+
+// startLoops is §3.1 step 6: the event processor, the 1 s tick, the health
+// check; the result processor and the sequence resync already run.
+func (c *Core) startLoops() {
+	c.phase = phaseRunning
+	c.trace(Trace{Kind: TraceStep, Name: StepRunning})
+	c.log(slog.LevelInfo, "oracle daemon running", slog.Int("jobs", len(c.s.order)))
+	c.scheduleTick(c.now.Add(oracle.TickInterval))
+	c.startHealth()
+	c.pumpEvents()
+	c.pumpSubmitter()
+}
+
+func (c *Core) scheduleTick(at time.Time) {
+	c.s.tick = c.at(at, func() {
+		c.s.tick = nil
+		if !c.running() {
+			return
+		}
+		c.onTick()
+		c.scheduleTick(at.Add(oracle.TickInterval))
+	})
+}
+
+// onTick selects the ready jobs in (NextRunTime, RequestID) order, marking
+// each Executing in this same step (D19, D30), hands them to the executor,
+// and runs the watchdog of every job whose 24 h wait is over (D13).
+func (c *Core) onTick() {
+	var ready []oracle.Job
+	for _, r := range c.s.order {
+		if j := c.s.jobs[r]; oracle.Ready(*j, c.now) {
+			ready = append(ready, *j)
+		}
+	}
+	for _, j := range oracle.ReadyOrder(ready, c.now) {
+		o := c.apply(j.RequestID, oracle.Select{})
+		if slices.Contains(o.Rows, oracle.RowSelect) {
+			c.enqueueExecution(j.RequestID)
+		}
+	}
+	for _, r := range c.s.order {
+		if j := c.s.jobs[r]; oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[r] {
+			c.runWatchdog(r)
+		}
+	}
+}
+
+// runWatchdog is D13 for request r: query the doc, then either act as
+// Complete (the chain moved on), re-run the round (self's submission is
+// missing) or wait another 24 h. A failed query leaves the job due, so the
+// watchdog runs again on a later tick.
+func (c *Core) runWatchdog(r uint64) {
+	c.s.watchdogs[r] = true
+	done := func() { delete(c.s.watchdogs, r) }
+	c.queryDoc(r, func(doc *oracle.RequestDoc, err error) {
+		j := c.s.jobs[r]
+		switch {
+		case c.stopping():
+			done()
+			return
+		case err != nil:
+			done()
+			c.countError("watchdog: doc query failed", slog.Uint64("request_id", r), errAttr(err))
+			return
+		case j == nil || !oracle.WatchdogDue(*j, c.now):
+			done()
+			return
+		case doc == nil:
+			done()
+			c.apply(r, oracle.Watchdog{Doc: nil, Self: c.self})
+			return
+		case doc.Nonce > j.Nonce:
+			c.queryLastBlockTime(r, func(bt time.Time, err error) {
+				done()
+				if c.stopping() {
+					return
+				}
+				if err != nil {
+					c.log(slog.LevelWarn, "watchdog: no block time; using now", slog.Uint64("request_id", r), errAttr(err))
+				}
+				c.apply(r, oracle.Watchdog{Doc: doc, Self: c.self, LastBlockTime: bt})
+			})
+		default:
+			c.querySubmitted(r, j.Nonce+1, func(submitted bool, err error) {
+				done()
+				if c.stopping() {
+					return
+				}
+				if err != nil {
+					c.countError("watchdog: submission query failed", slog.Uint64("request_id", r), errAttr(err))
+					return
+				}
+				c.apply(r, oracle.Watchdog{Doc: doc, Self: c.self, SelfSubmitted: submitted})
+			})
+		}
+	})
+}
+
+// stopTick is the first half of §3.7 step 3: the tick stops; the
+// executor then drains.
+func (c *Core) stopTick() {
+	c.cancel(c.s.tick)
+	c.s.tick = nil
+}

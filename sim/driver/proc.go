@@ -1,0 +1,210 @@
+package driver
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// maxLine is the longest message a child may send (64 MiB): a longer line
+// is a protocol error, not an allocation without bound.
+const maxLine = 64 << 20
+
+// proc is one child process and its three pipes (the harness's ends on
+// Go's poller, the child's ends plain blocking files). A watchdog kills
+// the process group when a message does not come within the timeout,
+// which ends any read or write in progress.
+type proc struct {
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *bufio.Reader
+	outFile *os.File
+	stderr  *stderrTap
+	timeout time.Duration
+
+	watchdog *time.Timer
+	timedOut atomic.Bool
+
+	killOnce sync.Once
+	exited   chan struct{}
+	waitErr  error
+}
+
+// startProc starts argv in its own process group.
+func startProc(argv []string, dir string, env []string, timeout time.Duration) (*proc, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start %q: %w", argv[0], err)
+	}
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	p := &proc{
+		cmd: cmd, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10), outFile: outR,
+		stderr: newStderrTap(errR), timeout: timeout, exited: make(chan struct{}),
+	}
+	p.watchdog = time.AfterFunc(time.Hour, func() {
+		p.timedOut.Store(true)
+		p.kill()
+	})
+	p.watchdog.Stop()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// arm restarts the watchdog: the next message must come within the
+// timeout.
+func (p *proc) arm() { p.watchdog.Reset(p.timeout) }
+
+// disarm stops the watchdog between exchanges.
+func (p *proc) disarm() { p.watchdog.Stop() }
+
+// write sends one line.
+func (p *proc) write(line []byte) error {
+	if _, err := p.stdin.Write(line); err != nil {
+		return p.ioError("write to the child", err)
+	}
+	return nil
+}
+
+var errLineTooLong = errors.New("message longer than 64 MiB")
+
+// readLine returns the next line without its newline; the slice is valid
+// until the next read.
+func (p *proc) readLine() ([]byte, error) {
+	line, err := p.stdout.ReadSlice('\n')
+	if err == nil {
+		return line[:len(line)-1], nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(line) > 0 && errors.Is(err, io.EOF) {
+			return nil, p.ioError("read from the child", fmt.Errorf("output ends without a newline after %q", cut(line, 200)))
+		}
+		return nil, p.ioError("read from the child", err)
+	}
+	// A long line: gather it.
+	buf := append([]byte(nil), line...)
+	for {
+		line, err = p.stdout.ReadSlice('\n')
+		buf = append(buf, line...)
+		if len(buf) > maxLine {
+			return nil, p.ioError("read from the child", errLineTooLong)
+		}
+		switch {
+		case err == nil:
+			return buf[:len(buf)-1], nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, p.ioError("read from the child", err)
+		}
+	}
+}
+
+// ioError explains a failed read or write: a timeout, an exit, or the
+// error itself.
+func (p *proc) ioError(what string, err error) error {
+	if p.timedOut.Load() {
+		return fmt.Errorf("%s: no message within %s (the driver's read timeout): killed", what, p.timeout)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("%s: the child %s", what, p.exitStatus())
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// exitStatus waits briefly for the process to end and describes how it did.
+func (p *proc) exitStatus() string {
+	select {
+	case <-p.exited:
+	case <-time.After(p.timeout):
+		return "closed its output but did not exit"
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return "exited with status 0"
+	case errors.As(p.waitErr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "was killed by signal " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return "ended: " + p.waitErr.Error()
+}
+
+// kill ends the whole process group at once (SIGKILL) and closes the
+// harness's end of stdin.
+func (p *proc) kill() {
+	p.killOnce.Do(func() {
+		select {
+		case <-p.exited:
+			// Reaped already: its process group id may be reused.
+		default:
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		p.stdin.Close()
+	})
+}
+
+// end closes stdin (the child exits on end of input), waits up to the
+// timeout for it to exit, then kills what is left. It reports whether the
+// child exited by itself.
+func (p *proc) end() bool {
+	p.disarm()
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+		p.kill()
+		return true
+	case <-time.After(p.timeout):
+		p.kill()
+		return false
+	}
+}
+
+// reap releases the process's resources once it is dead.
+func (p *proc) reap() {
+	p.disarm()
+	<-p.exited
+	p.outFile.Close()
+}

@@ -1,0 +1,606 @@
+"""The Python client of converge's driver protocol, version 1.
+
+A coordinator or API written in Python runs as a child process of the
+converge simulator: it gets its clock, its ticks and the answer to every
+port call over standard input and output (newline-delimited JSON), so the
+simulator can judge it exactly as it judges an implementation in Go. See
+docs/driver-protocol.md in the converge repository for the protocol.
+
+Standard library only; one module. Use::
+
+    import converge_driver as cd
+
+    class MyCoordinator:
+        def __init__(self, ports: cd.Ports) -> None: ...
+        def step(self) -> int: ...            # next wake time, ns since the epoch
+        def is_leader(self) -> bool: ...
+        def close(self) -> None: ...          # optional
+
+    class MyAPI:
+        def __init__(self, ports: cd.Ports) -> None: ...
+        def create(self, user: str, request: dict) -> dict: ...   # the row
+        def get(self, user: str, id: str) -> dict: ...
+        def list(self, user: str) -> list[dict]: ...
+        def patch(self, user: str, id: str, request: dict) -> dict: ...
+        def delete(self, user: str, id: str) -> None: ...
+        def recover(self, admin: str, id: str) -> None: ...
+        def wake(self, id: str) -> None: ...
+
+    cd.serve(coordinator=MyCoordinator, api=MyAPI, name="my-system")
+
+Times are integers: nanoseconds since the Unix epoch (None for null). Rows
+are dicts keyed by the column names of the workspaces table; their time
+columns are such integers. A port that fails raises a PortError subclass
+(NotFound, Fenced, NotLeader, Unavailable, ProviderError, ...). An API
+method rejects a request by raising APIError. The child must read no
+clock, draw no randomness and do no I/O but through its Ports: ids come
+from Ports.new_id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+# Type names for the annotations only (postponed: never evaluated), so that
+# a child does not pay for importing typing at every start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Callable, Optional, TextIO
+
+PROTOCOL = 1
+
+#: What a child writes to standard error before each message that ends an
+#: exchange, so the harness knows which exchange the text before it
+#: belongs to.
+STDERR_MARKER = "\x1e\n"
+
+NS = 1_000_000_000
+
+# ---- time -----------------------------------------------------------------
+
+# Times are converted with integer arithmetic (the proleptic Gregorian
+# calendar, as RFC 3339 and Go use): exact to the nanosecond, which
+# datetime is not.
+_RFC3339 = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$")
+
+
+def _days(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to y-m-d."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _civil(z: int) -> tuple:
+    """The (year, month, day) z days after 1970-01-01."""
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return yoe + era * 400 + (m <= 2), m, d
+
+
+def parse_time(s: Optional[str]) -> Optional[int]:
+    """An RFC 3339 time ("2026-01-05T00:00:01.5Z") as ns since the epoch."""
+    if s is None:
+        return None
+    m = _RFC3339.match(s) if isinstance(s, str) else None
+    if m is None:
+        raise ProtocolError(f"time {s!r}: want RFC 3339 such as 2026-01-05T00:00:01.5Z")
+    y, mo, d, hh, mi, ss, frac, z, sign, oh, om = m.groups()
+    if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(hh) < 24 and int(mi) < 60 and int(ss) < 61):
+        raise ProtocolError(f"time {s!r}: a field is out of range")
+    secs = _days(int(y), int(mo), int(d)) * 86400 + int(hh) * 3600 + int(mi) * 60 + int(ss)
+    if not z:
+        off = int(oh) * 3600 + int(om) * 60
+        secs -= off if sign == "+" else -off
+    return secs * NS + (int(frac.ljust(9, "0")) if frac else 0)
+
+
+def format_time(ns: Optional[int]) -> Optional[str]:
+    """ns since the epoch as RFC 3339 in UTC, with as many fractional digits
+    as it needs (as Go's time.RFC3339Nano)."""
+    if ns is None:
+        return None
+    secs, frac = divmod(ns, NS)
+    days, rest = divmod(secs, 86400)
+    y, mo, d = _civil(days)
+    out = f"{y:04d}-{mo:02d}-{d:02d}T{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
+    if frac:
+        out += "." + f"{frac:09d}".rstrip("0")
+    return out + "Z"
+
+
+#: Row columns that hold times.
+TIME_COLUMNS = ("observed_at", "op_started_at", "deleted_at", "last_access_at", "created_at", "updated_at")
+
+
+def _row_in(row: dict) -> dict:
+    for c in TIME_COLUMNS:
+        v = row.get(c)
+        if v is not None:
+            row[c] = parse_time(v)
+    ei = row.get("error_info")
+    if ei is not None and ei.get("occurred_at") is not None:
+        ei["occurred_at"] = parse_time(ei["occurred_at"])
+    return row
+
+
+def _times_out(d: dict) -> dict:
+    """A copy of a row or patch with its integer times as wire strings."""
+    out = dict(d)
+    for c in TIME_COLUMNS:
+        if c in out and out[c] is not None:
+            out[c] = format_time(out[c])
+    ei = out.get("error_info")
+    if ei is not None and ei.get("occurred_at") is not None:
+        ei = dict(ei)
+        ei["occurred_at"] = format_time(ei["occurred_at"])
+        out["error_info"] = ei
+    return out
+
+
+# ---- errors -----------------------------------------------------------------
+
+
+class ProtocolError(Exception):
+    """The harness broke the protocol (or this process did)."""
+
+
+class PortError(Exception):
+    """A port call failed. name is the protocol's stable error name; text
+    is the error's exact message."""
+
+    name = "error"
+
+    def __init__(self, text: str, **details: Any) -> None:
+        super().__init__(text)
+        self.text = text
+        self.details = details
+
+    def to_wire(self) -> dict:
+        d: dict = {"name": self.name, "text": self.text}
+        d.update({k: v for k, v in self.details.items() if v is not None})
+        return d
+
+
+class NotFound(PortError):
+    name = "not_found"
+
+
+class Fenced(PortError):
+    name = "fenced"
+
+
+class NotLeader(PortError):
+    name = "not_leader"
+
+
+class Crashed(PortError):
+    """The simulator crashed this process. Raised from step, it reports the
+    instance dead."""
+
+    name = "crashed"
+
+
+class Unavailable(PortError):
+    name = "unavailable"
+
+
+class ProviderError(PortError):
+    """A provider call failed with a SPEC 1.5 error code (self.code)."""
+
+    name = "provider"
+
+    def __init__(self, text: str, code: str, message: str = "", context: Optional[dict] = None) -> None:
+        super().__init__(text, code=code, message=message, context=context)
+        self.code = code
+        self.message = message
+        self.context = context or {}
+
+
+class InvalidInput(PortError):
+    """A value the store cannot hold (a NUL character, invalid UTF-8, too
+    many characters): nothing was written."""
+
+    name = "invalid_input"
+
+
+class LimitExceeded(PortError):
+    """A guarded store write the running limits refused (SPEC 4.3): limit
+    holds limit_type, current, max and running_workspaces."""
+
+    name = "limit_exceeded"
+
+    def __init__(self, text: str, limit: dict) -> None:
+        super().__init__(text, limit=limit)
+        self.limit = limit
+
+
+class APIError(PortError):
+    """An API call's rejection: an HTTP status and an error code (SPEC 4.3)."""
+
+    name = "api"
+
+    def __init__(self, status: int, code: str, message: str, limit: Optional[dict] = None) -> None:
+        super().__init__(f"{code}: {message}", status=status, code=code, message=message, limit=limit)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.limit = limit
+
+
+_ERRORS: dict = {c.name: c for c in (NotFound, Fenced, NotLeader, Crashed, Unavailable, InvalidInput)}
+
+
+def error_from_wire(e: dict) -> PortError:
+    """The exception a wire error stands for."""
+    name = e.get("name")
+    text = e.get("text", "")
+    if name == "provider":
+        return ProviderError(text, e.get("code", ""), e.get("message", ""), e.get("context"))
+    if name == "api":
+        return APIError(e.get("status", 500), e.get("code", ""), e.get("message", ""), e.get("limit"))
+    if name == "limit_exceeded":
+        return LimitExceeded(text, e.get("limit") or {})
+    if name in _ERRORS:
+        return _ERRORS[name](text)
+    if name == "error":
+        return PortError(text)
+    raise ProtocolError(f"unknown error name {name!r}")
+
+
+# ---- the connection -------------------------------------------------------------
+
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class _Conn:
+    def __init__(self, rd: BinaryIO, wr: BinaryIO, err: TextIO) -> None:
+        self.rd = rd
+        self.wr = wr
+        self.err = err
+        self.is_leader: Optional[Callable[[], bool]] = None
+        self.sent_leader: Optional[bool] = None
+
+    def read(self) -> Optional[dict]:
+        line = self.rd.readline()
+        if not line:
+            return None
+        try:
+            m = json.loads(line)
+        except ValueError as e:
+            raise ProtocolError(f"not JSON from the harness: {line[:200]!r}: {e}") from None
+        if not isinstance(m, dict) or "type" not in m:
+            raise ProtocolError(f"not a protocol message: {line[:200]!r}")
+        return m
+
+    def send(self, m: dict) -> None:
+        self.wr.write((_encode(m) + "\n").encode())
+        self.wr.flush()
+
+    def leader_field(self, m: dict, always: bool) -> dict:
+        if self.is_leader is not None:
+            lead = bool(self.is_leader())
+            if always or lead != self.sent_leader:
+                m["leader"] = lead
+                self.sent_leader = lead
+        return m
+
+    def call(self, method: str, args: dict) -> Any:
+        line = '{"type":"call","method":"' + method + '","args":' + _encode(args)
+        if self.is_leader is not None:
+            lead = bool(self.is_leader())
+            if lead != self.sent_leader:
+                line += ',"leader":true' if lead else ',"leader":false'
+                self.sent_leader = lead
+        self.wr.write((line + "}\n").encode())
+        self.wr.flush()
+        m = self.read()
+        if m is None:
+            raise ProtocolError(f"{method}: the harness closed the connection")
+        t = m["type"]
+        if t == "ok":
+            return m.get("value")
+        if t == "error":
+            raise error_from_wire(m.get("error") or {})
+        raise ProtocolError(f"{method}: a {t!r} message where an answer was due")
+
+    def terminal(self, m: dict) -> None:
+        # After whatever the process wrote to standard error, in one write.
+        self.err.write(STDERR_MARKER)
+        self.err.flush()
+        self.send(m)
+
+
+# ---- ports ----------------------------------------------------------------
+
+
+class Lease:
+    """A held leader lock: epoch is its fencing epoch."""
+
+    def __init__(self, conn: _Conn, handle: int, epoch: int) -> None:
+        self._c, self._h, self.epoch = conn, handle, epoch
+
+    def check(self) -> None:
+        """Raises NotLeader once the lock is lost."""
+        self._c.call("lease.check", {"lease": self._h})
+
+    def release(self) -> None:
+        self._c.call("lease.release", {"lease": self._h})
+
+
+class Listener:
+    """A change-feed listener: poll() returns the change notifications
+    (dicts; "at" in ns) since the last poll, or raises once the session is
+    lost."""
+
+    def __init__(self, conn: _Conn, handle: int) -> None:
+        self._c, self._h = conn, handle
+
+    def poll(self) -> list:
+        changes = self._c.call("listener.poll", {"listener": self._h}) or []
+        for ch in changes:
+            ch["at"] = parse_time(ch.get("at"))
+        return changes
+
+    def close(self) -> None:
+        self._c.call("listener.close", {"listener": self._h})
+
+
+class Subscription:
+    """A bus subscription: poll() returns [(channel, payload)] received since
+    the last poll (nothing when the call fails)."""
+
+    def __init__(self, conn: _Conn, handle: int) -> None:
+        self._c, self._h = conn, handle
+
+    def poll(self) -> list:
+        try:
+            msgs = self._c.call("subscription.poll", {"subscription": self._h}) or []
+        except PortError:
+            return []
+        return [(m["channel"], m["payload"]) for m in msgs]
+
+    def close(self) -> None:
+        self._c.call("subscription.close", {"subscription": self._h})
+
+
+class Ports:
+    """The ports of this process. Each method is one port call the
+    simulator answers (and may fail: crash, outage, lost response); now is
+    the virtual time of the exchange in progress."""
+
+    def __init__(self, conn: _Conn, instance: str, limits: dict) -> None:
+        self._c = conn
+        self.instance = instance
+        self.max_running_per_user: int = limits.get("max_running_per_user", 2)
+        self.max_running_global: int = limits.get("max_running_global", 100)
+        self.now: int = 0
+
+    # store
+    def store_get(self, id: str) -> dict:
+        return _row_in(self._c.call("store.get", {"id": id}))
+
+    def store_list(self, filter: str = "all") -> list:
+        """filter: all, active, reconcile, ttl or running."""
+        return [_row_in(r) for r in self._c.call("store.list", {"filter": filter})]
+
+    def store_insert(self, writer: dict, workspace: dict) -> None:
+        self._c.call("store.insert", {"writer": writer, "workspace": _times_out(workspace)})
+
+    def store_insert_within_limits(self, writer: dict, workspace: dict, limits: dict) -> None:
+        """Inserts workspace only if the running limits (max_running_per_user,
+        max_running_global) allow one more, atomically with the write; raises
+        LimitExceeded otherwise (SPEC 4.3)."""
+        self._c.call("store.insert_within_limits", {"writer": writer, "workspace": _times_out(workspace), "limits": limits})
+
+    def store_update_within_limits(self, writer: dict, id: str, cond: dict, patch: dict, limits: dict) -> bool:
+        """store_update under the running-limit guard; raises LimitExceeded
+        when the limits refuse it."""
+        r = self._c.call("store.update_within_limits",
+                         {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch), "limits": limits})
+        return bool(r["applied"])
+
+    def store_update(self, writer: dict, id: str, cond: dict, patch: dict) -> bool:
+        """Applies patch to row id if cond holds; returns whether it did.
+        A writer with an epoch is fenced (Fenced) unless it is current."""
+        r = self._c.call("store.update", {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch)})
+        return bool(r["applied"])
+
+    def store_update_many(self, writer: dict, updates: list) -> None:
+        """updates: [(id, cond, patch)]."""
+        rows = [{"id": i, "cond": c, "patch": _times_out(p)} for i, c, p in updates]
+        self._c.call("store.update_many", {"writer": writer, "updates": rows})
+
+    def store_mark_observed(self, writer: dict, ids: list, at: int) -> None:
+        self._c.call("store.mark_observed", {"writer": writer, "ids": list(ids), "at": format_time(at)})
+
+    # leadership
+    def try_acquire(self, holder: str) -> Optional[Lease]:
+        r = self._c.call("leadership.try_acquire", {"holder": holder})
+        if not r["ok"]:
+            return None
+        return Lease(self._c, r["lease"], r["epoch"])
+
+    # change feed
+    def listen(self) -> Listener:
+        return Listener(self._c, self._c.call("feed.listen", {})["listener"])
+
+    # instances (containers)
+    def instances_start(self, id: str, image_ref: str) -> None:
+        self._c.call("instances.start", {"id": id, "image_ref": image_ref})
+
+    def instances_delete(self, id: str) -> None:
+        self._c.call("instances.delete", {"id": id})
+
+    def instances_list(self) -> dict:
+        """{workspace id: running} for every workspace container."""
+        return {x["workspace_id"]: x["running"] for x in self._c.call("instances.list", {})}
+
+    # storage (volumes and archives)
+    def storage_provision(self, id: str) -> None:
+        self._c.call("storage.provision", {"id": id})
+
+    def storage_list_volumes(self) -> set:
+        return set(self._c.call("storage.list_volumes", {}))
+
+    def storage_archive(self, id: str, op_id: str) -> str:
+        return self._c.call("storage.archive", {"id": id, "op_id": op_id})
+
+    def storage_restore(self, id: str, key: str) -> str:
+        return self._c.call("storage.restore", {"id": id, "key": key})
+
+    def storage_delete_volume(self, id: str) -> None:
+        self._c.call("storage.delete_volume", {"id": id})
+
+    # objects (the archive bucket)
+    def objects_put(self, key: str, data: bytes) -> None:
+        import base64
+
+        self._c.call("objects.put", {"key": key, "data": base64.b64encode(data).decode()})
+
+    def objects_get(self, key: str) -> bytes:
+        import base64
+
+        return base64.b64decode(self._c.call("objects.get", {"key": key}))
+
+    def objects_head(self, key: str) -> bool:
+        return bool(self._c.call("objects.head", {"key": key}))
+
+    def objects_list(self, prefix: str) -> list:
+        """[(key, size)] ordered by key."""
+        return [(o["key"], o["size"]) for o in self._c.call("objects.list", {"prefix": prefix})]
+
+    def objects_delete(self, key: str) -> None:
+        self._c.call("objects.delete", {"key": key})
+
+    # bus (Redis)
+    def bus_publish(self, channel: str, payload: str) -> None:
+        self._c.call("bus.publish", {"channel": channel, "payload": payload})
+
+    def bus_subscribe(self, *channels: str) -> Subscription:
+        return Subscription(self._c, self._c.call("bus.subscribe", {"channels": list(channels)})["subscription"])
+
+    def bus_incr(self, key: str) -> int:
+        return int(self._c.call("bus.incr", {"key": key}))
+
+    def bus_decr(self, key: str) -> int:
+        return int(self._c.call("bus.decr", {"key": key}))
+
+    def bus_get(self, key: str) -> Optional[str]:
+        """The value, or None when absent or expired."""
+        r = self._c.call("bus.get", {"key": key})
+        return r["value"] if r["ok"] else None
+
+    def bus_set(self, key: str, value: str, ttl_ns: int = 0) -> None:
+        self._c.call("bus.set", {"key": key, "value": value, "ttl_ns": ttl_ns})
+
+    def bus_set_nx(self, key: str, value: str, ttl_ns: int = 0) -> bool:
+        return bool(self._c.call("bus.set_nx", {"key": key, "value": value, "ttl_ns": ttl_ns}))
+
+    def bus_del(self, *keys: str) -> None:
+        self._c.call("bus.del", {"keys": list(keys)})
+
+    # ids and notes
+    def new_id(self) -> str:
+        """A new unique id (a UUID string) from the simulator."""
+        return self._c.call("ids.new_id", {})
+
+    def note(self, text: str) -> None:
+        """Leaves a line of text in the run's history."""
+        self._c.send({"type": "note", "text": text})
+
+
+# ---- serving -------------------------------------------------------------------
+
+
+def _api_call(api: Any, method: str, a: dict) -> Any:
+    if method == "create":
+        return _times_out(api.create(a["user"], a["create"]))
+    if method == "get":
+        return _times_out(api.get(a["user"], a["id"]))
+    if method == "list":
+        return [_times_out(r) for r in api.list(a["user"])]
+    if method == "patch":
+        return _times_out(api.patch(a["user"], a["id"], a["patch"]))
+    if method == "delete":
+        return api.delete(a["user"], a["id"])
+    if method == "recover":
+        return api.recover(a["admin"], a["id"])
+    if method == "wake":
+        return api.wake(a["id"])
+    raise ProtocolError(f"unknown API method {method!r}")
+
+
+def serve(
+    coordinator: Optional[Callable[[Ports], Any]] = None,
+    api: Optional[Callable[[Ports], Any]] = None,
+    name: str = "python",
+    stdin: Optional[BinaryIO] = None,
+    stdout: Optional[BinaryIO] = None,
+    stderr: Optional[TextIO] = None,
+) -> None:
+    """Serves one protocol session until the end of input: builds the
+    coordinator or the API the hello asks for (coordinator(ports) or
+    api(ports)), then answers step, api and close requests."""
+    conn = _Conn(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
+    hello = conn.read()
+    if hello is None:
+        return
+    if hello["type"] != "hello":
+        raise ProtocolError(f"a {hello['type']!r} message where hello was due")
+    if hello.get("protocol") != PROTOCOL:
+        conn.err.write(f"converge_driver: the harness speaks protocol {hello.get('protocol')}, this client {PROTOCOL}\n")
+    ports = Ports(conn, hello.get("instance", ""), hello.get("limits") or {})
+    role = hello.get("role")
+    if role == "coordinator" and coordinator is not None:
+        obj = coordinator(ports)
+        conn.is_leader = obj.is_leader
+    elif role == "api" and api is not None:
+        obj = api(ports)
+    else:
+        raise ProtocolError(f"this child cannot play the role {role!r}")
+    conn.terminal({"type": "ready", "protocol": PROTOCOL, "name": name, "stderr_sync": True})
+    while True:
+        m = conn.read()
+        if m is None:
+            return
+        if m.get("now") is None:
+            raise ProtocolError(f"a {m['type']!r} request without now")
+        ports.now = parse_time(m["now"])
+        done: dict = {"type": "done"}
+        t = m["type"]
+        try:
+            if t == "step" and role == "coordinator":
+                done["next"] = format_time(obj.step())
+            elif t == "close" and role == "coordinator":
+                if hasattr(obj, "close"):
+                    obj.close()
+            elif t == "api" and role == "api":
+                done["value"] = _api_call(obj, m.get("method", ""), m.get("args") or {})
+            else:
+                raise ProtocolError(f"a {t!r} request this child cannot serve")
+        except PortError as e:
+            done.pop("next", None)
+            done["error"] = e.to_wire()
+        if role == "coordinator":
+            conn.leader_field(done, True)
+        conn.terminal(done)
+
+
+def main(coordinator: Optional[Callable[[Ports], Any]] = None, api: Optional[Callable[[Ports], Any]] = None, name: str = "python") -> None:
+    """serve(), then exit: 0 at the end of input, 1 on a protocol error."""
+    try:
+        serve(coordinator=coordinator, api=api, name=name)
+    except ProtocolError as e:
+        print(f"converge_driver: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,101 @@
+package driver
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"sync"
+)
+
+// DefaultTranscriptCap is how many bytes of a run's protocol transcript
+// are kept as text (the rest is kept as one hash per message).
+const DefaultTranscriptCap = 64 << 20
+
+// transcript is every protocol message of one run, in the order the
+// single-threaded simulator exchanged them: a hash per message (to find
+// the first difference between two runs) and the text of the messages
+// while it fits in the cap (to show it).
+type transcript struct {
+	// mu: API calls of one run may be in progress in several goroutines
+	// (the simulator handing control from one to the next).
+	mu     sync.Mutex
+	seed   maphash.Seed
+	cap    int
+	text   []byte
+	starts []int // start of message i in text, while kept
+	hashes []uint64
+}
+
+// Directions of a message.
+const (
+	toChild   = '>'
+	fromChild = '<'
+)
+
+func newTranscript(seed maphash.Seed, cap int) *transcript {
+	return &transcript{seed: seed, cap: cap}
+}
+
+// add records one line exchanged with the child labelled label.
+func (t *transcript) add(label string, dir byte, line []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(label)
+	h.WriteByte(dir)
+	h.Write(line)
+	t.hashes = append(t.hashes, h.Sum64())
+	if len(t.starts) == len(t.hashes)-1 && len(t.text)+len(label)+len(line)+3 <= t.cap {
+		t.starts = append(t.starts, len(t.text))
+		t.text = append(t.text, label...)
+		t.text = append(t.text, ' ', dir, ' ')
+		t.text = append(t.text, line...)
+	}
+}
+
+// Len is the number of messages recorded.
+func (t *transcript) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.hashes)
+}
+
+// message renders message i: "coord-1#1 < {…}", or a placeholder past
+// the cap.
+func (t *transcript) message(i int) string {
+	if i >= len(t.hashes) {
+		return "(no message: the run had ended)"
+	}
+	if i >= len(t.starts) {
+		return "(not kept: past the transcript cap of " + strconv.Itoa(t.cap) + " bytes)"
+	}
+	end := len(t.text)
+	if i+1 < len(t.starts) {
+		end = t.starts[i+1]
+	}
+	return cut(t.text[t.starts[i]:end], 2000)
+}
+
+// firstDifference describes where two runs' transcripts part, or "" when
+// they are identical. Direction '<' is the child speaking: when the first
+// difference is a child's message, that child answered the same
+// conversation differently — it is not deterministic.
+func firstDifference(a, b *transcript) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(len(a.hashes), len(b.hashes))
+	for i := 0; i < n; i++ {
+		if a.hashes[i] != b.hashes[i] {
+			return fmt.Sprintf("the protocol transcripts part at message %d (> harness to child, < child to harness):\n  run 1: %s\n  run 2: %s",
+				i+1, a.message(i), b.message(i))
+		}
+	}
+	if len(a.hashes) != len(b.hashes) {
+		return fmt.Sprintf("the protocol transcripts agree on %d messages, then run 1 has %d and run 2 has %d:\n  run 1: %s\n  run 2: %s",
+			n, len(a.hashes), len(b.hashes), a.message(n), b.message(n))
+	}
+	return ""
+}

@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// Time is a point in virtual time on the wire: an RFC 3339 string in UTC
+// with as many fractional digits as it needs ("2026-01-05T00:00:01.5Z"),
+// or null for the zero time (a null column).
+type Time struct{ time.Time }
+
+// T wraps t.
+func T(t time.Time) Time { return Time{t} }
+
+var null = []byte("null")
+
+// MarshalJSON writes t as an RFC 3339 string in UTC, or null.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return null, nil
+	}
+	b := make([]byte, 0, 40)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 string (any offset; kept in UTC) or null.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, null) {
+		t.Time = time.Time{}
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("time %s: want an RFC 3339 string or null", clip(b))
+	}
+	v, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	if err != nil {
+		return fmt.Errorf("time %s: want RFC 3339 such as \"2026-01-05T00:00:01.5Z\"", clip(b))
+	}
+	t.Time = v.UTC()
+	return nil
+}
+
+// clip shortens a raw value for an error message.
+func clip(b []byte) string {
+	const max = 80
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,22 @@
+// Package engine is the simulation engine converge's two worlds share —
+// the workspace control plane (package sim) and the oracle daemon (package
+// sim/oraclesim). It knows nothing of either:
+//
+//   - Queue and Loop: a single-threaded event queue on a virtual clock,
+//     ordered by (time, late, sequence), so Go's scheduler never decides
+//     an ordering;
+//   - SubSeed and NewRand: independent random streams derived from one
+//     seed, so adding draws to one consumer never shifts another;
+//   - Gate: fail-stop crashes at an instance's k-th port call;
+//   - ShrinkList: delta debugging over a counterexample's actions;
+//   - replay files: a common header, strict decoding and bounded sizes,
+//     and writing without overwriting another run's file;
+//   - RunSeeds and Shard: seeds across cores and CI shards with results
+//     in seed order;
+//   - Hunt: the kill matrix's search for a seed on which a mutant fails a
+//     checker the reference passes, then shrinking and a stored corpus;
+//   - JUnit: test reports for CI.
+//
+// The checkers' engine and the history recorder live in contracts/judge,
+// beside the contracts they serve.
+package engine

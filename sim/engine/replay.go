@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Header is the part of a replay file every world shares: which world and
+// format it is, the system under test, the seed, the history hash the run
+// recorded (a replay must match it) and what the run found. A world's
+// replay file embeds it and adds its configuration and plan.
+type Header struct {
+	// World names the world ("workspace", "oracle"); Version its replay
+	// format.
+	World   string `json:"world,omitempty"`
+	Version int    `json:"version"`
+	// System is the system's name ("reference", "mutant:<name>", a third
+	// party's); Mutant the mutant's name when it is one (then System is
+	// "mutant:<Mutant>").
+	System string `json:"system"`
+	Mutant string `json:"mutant,omitempty"`
+	Seed   uint64 `json:"seed"`
+	// Hash is the history hash the run recorded.
+	Hash string `json:"hash"`
+	// Violations and Failures are what the run found; Kills, for a
+	// mutant's kill, the checkers that flagged the mutant and not the
+	// reference on the same run.
+	Violations []string `json:"violations,omitempty"`
+	Failures   []string `json:"failures,omitempty"`
+	Kills      []string `json:"kills,omitempty"`
+}
+
+// MutantPrefix starts the system name of a mutant.
+const MutantPrefix = "mutant:"
+
+// CheckSystem rejects a header whose system and mutant contradict each
+// other.
+func (h *Header) CheckSystem() error {
+	switch {
+	case h.System == "":
+		return errors.New(`"system" is missing`)
+	case h.Mutant != "" && h.System != MutantPrefix+h.Mutant:
+		return fmt.Errorf("system %q contradicts mutant %q (a mutant's system is %q)", h.System, h.Mutant, MutantPrefix+h.Mutant)
+	case h.Mutant == "" && strings.HasPrefix(h.System, MutantPrefix):
+		return fmt.Errorf("system %q names a mutant but \"mutant\" is missing", h.System)
+	}
+	return nil
+}
+
+// MaxReplayBytes bounds the size of a replay file read.
+const MaxReplayBytes = 16 << 20
+
+// ErrBadInput marks input (a flag, a file) that is malformed or out of
+// range: the CLI answers it with exit status 2.
+var ErrBadInput = errors.New("bad input")
+
+// DecodeStrict decodes one JSON value from r into v: unknown fields,
+// trailing data and input over MaxReplayBytes are errors (wrapping
+// ErrBadInput), so a typo in a hand-edited file never passes silently.
+func DecodeStrict(r io.Reader, v any) error {
+	data, err := io.ReadAll(io.LimitReader(r, MaxReplayBytes+1))
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if len(data) > MaxReplayBytes {
+		return fmt.Errorf("%w: larger than %d bytes", ErrBadInput, MaxReplayBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: trailing data after the JSON value", ErrBadInput)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: trailing data after the JSON value", ErrBadInput)
+	}
+	return nil
+}
+
+// DefaultReplayDir is where replay files go unless told otherwise: a
+// per-user directory ($XDG_STATE_HOME/converge/replays, or
+// ~/.local/state/converge/replays), else the current directory.
+func DefaultReplayDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "converge", "replays")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "converge", "replays")
+	}
+	return "."
+}
+
+// SafeName turns s into a file-name-safe string (letters, digits, '-'
+// and '_'; anything else becomes '-').
+func SafeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// WriteNew writes v as indented JSON into dir under base (".json" added),
+// never overwriting a file: when base.json exists it tries base-2.json,
+// base-3.json, …; a file already holding exactly these bytes is reused.
+// It returns the path written (or reused).
+func WriteNew(dir, base string, v any) (string, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", base, err)
+	}
+	b = append(b, '\n')
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	for n := 1; n < 10000; n++ {
+		name := base + ".json"
+		if n > 1 {
+			name = base + "-" + strconv.Itoa(n) + ".json"
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			// The same bytes are the same run written again (a rerun of a
+			// seed, or rapid reproducing a failure): reuse that file, so a
+			// run's report names one file however often it is written.
+			if old, rerr := os.ReadFile(path); rerr == nil && bytes.Equal(old, b) {
+				return path, nil
+			}
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		if _, err := f.Write(b); err != nil {
+			f.Close()
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		return path, nil
+	}
+	return "", fmt.Errorf("write %s: too many files named %s-N.json", dir, base)
+}
