@@ -206,7 +206,7 @@ func (w *world) wait(id string, d contracts.DisplayState, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		r := w.row(id)
-		if contracts.Display(&r) == d && r.Operation == contracts.OpNone {
+		if contracts.Display(&r) == d && r.Operation == contracts.OpNone && w.recordedIdle(id) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -214,6 +214,20 @@ func (w *world) wait(id string, d contracts.DisplayState, limit time.Duration) {
 	r := w.row(id)
 	w.t.Fatalf("workspace %s did not reach %s within %s: display %s, operation %s, error %+v\n%s",
 		id, d, limit, contracts.Display(&r), r.Operation, r.ErrorInfo, strings.Join(history.Timeline(w.rec.Tail(40, nil), w.clock.Start), "\n"))
+}
+
+// recordedIdle reports whether the history has caught up with an idle
+// row: the row is committed before the recording decorator appends the
+// write, so a test that reads the history right after seeing the row
+// could miss the completing write.
+func (w *world) recordedIdle(id string) bool {
+	op := contracts.OpNone
+	for _, e := range w.rec.Events() {
+		if e.Workspace == id && e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.Operation.Set {
+			op = e.Patch.Operation.V
+		}
+	}
+	return op == contracts.OpNone
 }
 
 // agentPut and agentGet reach the workspace agent inside the container.

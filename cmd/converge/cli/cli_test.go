@@ -247,9 +247,16 @@ func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
 	require.FileExists(t, path)
 	require.Contains(t, out, "1 passed, 1 failed")
 
-	// A second failing run never overwrites the first one's file.
+	// The same run again writes the same bytes and names the same file;
+	// another run's file under that name is never overwritten.
+	_, out, _ = invoke(t, []Option{check}, args...)
+	require.Contains(t, out, "replay: converge replay "+path)
+	require.NoError(t, os.WriteFile(path, []byte("another run's file\n"), 0o644))
 	_, out, _ = invoke(t, []Option{check}, args...)
 	require.Contains(t, out, "replay: converge replay "+filepath.Join(dir, "reference-seed-12-2.json"))
+	kept, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "another run's file\n", string(kept))
 
 	// --stop-at-first-failure: seed 13 never runs.
 	code, js, _ := invoke(t, []Option{check}, "sim", "--seed", "12", "--seeds", "2", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json", "--replay-dir", dir, "--stop-at-first-failure", "--jobs", "1")
