@@ -68,11 +68,20 @@ func New(deps ports.Deps, opts Options) *Coordinator {
 
 var _ ports.Coordinator = (*Coordinator)(nil)
 
-// Wake is signalled when the change feed has notifications waiting (nil
-// while not listening): a runner that also waits on it republishes events
-// at once instead of at the next poll. The channel may change after every
-// Step; take it afresh each time.
+// Wake is signalled, on a leader, when the change feed has notifications
+// waiting (nil while not listening): a runner that also waits on it
+// republishes events at once instead of at the next poll. On a standby it
+// is the Leadership's vacancy signal (ports.LockWatcher), when it has one,
+// so the standby tries the lock the moment the leader's session ends. The
+// channel may change after every Step; take it afresh each time.
 func (c *Coordinator) Wake() <-chan struct{} {
+	if !c.leader {
+		// A standby wakes when the lock may have been vacated.
+		if w, ok := c.deps.Leadership.(ports.LockWatcher); ok {
+			return w.Vacated()
+		}
+		return nil
+	}
 	if c.listener == nil {
 		return nil
 	}

@@ -23,16 +23,27 @@ type Leadership struct {
 	mu    sync.Mutex
 	conn  *pgx.Conn
 	lease *Lease // the held acquisition, or nil
+
+	watch *vacancyWatch // started by the first TryAcquire that finds the lock held
 }
 
 var (
-	_ ports.Leadership = (*Leadership)(nil)
-	_ ports.Lease      = (*Lease)(nil)
+	_ ports.Leadership  = (*Leadership)(nil)
+	_ ports.LockWatcher = (*Leadership)(nil)
+	_ ports.Lease       = (*Lease)(nil)
 )
 
 // Leadership returns a new leader-election session. Give each coordinator
 // instance its own.
-func (s *Store) Leadership() *Leadership { return &Leadership{s: s} }
+func (s *Store) Leadership() *Leadership {
+	return &Leadership{s: s, watch: newVacancyWatch(s)}
+}
+
+// Vacated is signalled when the lock may have become free after a
+// TryAcquire found it held (ports.LockWatcher): the server grants a
+// waiting request the moment the holder's session ends, whether it
+// unlocked, crashed or was terminated, so a standby need not poll.
+func (l *Leadership) Vacated() <-chan struct{} { return l.watch.vacated }
 
 // TryAcquire takes the coordinator lock for holder without waiting
 // (pg_try_advisory_lock on the session) and, on success, increments the
@@ -68,6 +79,7 @@ func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease,
 		return nil, false, fmt.Errorf("try leader lock: %w", mapErr(err))
 	}
 	if !got {
+		l.watch.arm()
 		return nil, false, nil
 	}
 	var epoch int64
@@ -86,8 +98,10 @@ func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease,
 	return l.lease, true, nil
 }
 
-// Close closes the session (releasing the lock if it is held).
+// Close closes the session (releasing the lock if it is held) and stops
+// watching for a vacancy.
 func (l *Leadership) Close(ctx context.Context) error {
+	l.watch.stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closeLocked()

@@ -148,3 +148,51 @@ func TestIdleSessionTimeout(t *testing.T) {
 	require.Equal(t, lease1.Epoch()+1, lease2.Epoch())
 	require.ErrorIs(t, lease1.Check(ctx), contracts.ErrNotLeader)
 }
+
+// TestVacancyWakesTheStandby: a standby that found the lock held is told
+// when the holder's session ends (crash, termination or release), with no
+// signal while the holder keeps it, and then wins the lock at once.
+func TestVacancyWakesTheStandby(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	l1, l2 := newLeadership(t, e), newLeadership(t, e)
+	lease1 := acquire(t, l1, "c1")
+	_, ok, err := l2.TryAcquire(ctx, "c2")
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	// The holder checks its lease meanwhile: the watch does not disturb it.
+	for range 3 {
+		require.NoError(t, lease1.Check(ctx))
+		select {
+		case <-l2.Vacated():
+			t.Fatal("vacancy signalled while the lock is held")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	pid, err := e.s.BackendPID(lease1)
+	require.NoError(t, err)
+	killed, err := e.s.TerminateBackend(ctx, pid)
+	require.NoError(t, err)
+	require.True(t, killed)
+	select {
+	case <-l2.Vacated():
+	case <-time.After(30 * time.Second):
+		t.Fatal("no vacancy signal after the holder's session ended")
+	}
+	lease2 := acquire(t, l2, "c2")
+	require.Equal(t, lease1.Epoch()+1, lease2.Epoch())
+
+	// The roles swap: the old holder's watch wakes it when c2 releases.
+	_, ok, err = l1.TryAcquire(ctx, "c1")
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, lease2.Release(ctx))
+	select {
+	case <-l1.Vacated():
+	case <-time.After(30 * time.Second):
+		t.Fatal("no vacancy signal after the holder released")
+	}
+	acquire(t, l1, "c1")
+}

@@ -322,7 +322,7 @@ func writeDrillReport(t *testing.T, sigkill, terminate time.Duration) {
 	rep := map[string]any{
 		"failover_after_sigkill_ms":           sigkill.Milliseconds(),
 		"failover_after_terminate_backend_ms": terminate.Milliseconds(),
-		"target_ms":                           5000,
+		"target_ms":                           500,
 		"checked_contracts":                   []string{"C3", "C4", "C5", "C10", "C11"},
 	}
 	b, _ := json.Marshal(rep)
