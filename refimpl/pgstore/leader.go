@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -93,8 +94,11 @@ func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease,
 		l.closeLocked()
 		return nil, false, fmt.Errorf("increment leader epoch: %w", mapErr(err))
 	}
-	l.lease = &Lease{l: l, holder: holder, epoch: epoch, pid: conn.PgConn().PID()}
+	l.lease = &Lease{l: l, holder: holder, epoch: epoch, pid: conn.PgConn().PID(), done: make(chan struct{})}
 	l.s.log.Info("leader lock acquired", "holder", holder, "epoch", epoch, "pid", l.lease.pid)
+	if d := l.s.opts.idleSessionTimeout; d > 0 {
+		go l.heartbeat(l.lease, d/3)
+	}
 	return l.lease, true, nil
 }
 
@@ -127,8 +131,33 @@ func (l *Leadership) connLocked(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// heartbeat checks lease every interval while it is held, so that the
+// session is never idle for the server's idle_session_timeout while the
+// leader lives (however long its passes take), and so that a leader cut
+// off from the server learns it within interval + the check timeout: the
+// server ends the silent session after idle_session_timeout and a standby
+// takes the lock; the leader's failed check has dropped the lease by then
+// or soon after.
+func (l *Leadership) heartbeat(lease *Lease, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-lease.done:
+			return
+		case <-t.C:
+		}
+		if err := lease.Check(context.Background()); err != nil {
+			return
+		}
+	}
+}
+
 // closeLocked drops the session; the server releases its lock.
 func (l *Leadership) closeLocked() {
+	if l.lease != nil {
+		close(l.lease.done)
+	}
 	l.lease = nil
 	if l.conn == nil {
 		return
@@ -183,6 +212,7 @@ type Lease struct {
 	holder string
 	epoch  int64
 	pid    uint32
+	done   chan struct{} // closed when the lease is dropped
 }
 
 // Epoch is the fencing epoch of this acquisition.

@@ -87,8 +87,11 @@ func WithCheckTimeout(d time.Duration) Option { return func(o *options) { o.chec
 
 // WithIdleSessionTimeout sets the server-side idle_session_timeout of the
 // leader sessions (default 1 min; 0 turns it off): a leader that stops
-// talking (frozen, partitioned) loses its lock after it. It must exceed
-// the longest interval between two lock checks.
+// talking (frozen, partitioned) loses its lock after it. A held lease
+// checks itself every third of it, so a live leader is never idle that
+// long; a short timeout (the partition drill uses 1.5 s) bounds how long a
+// partitioned leader keeps the lock, at the price of a check query that
+// often.
 func WithIdleSessionTimeout(d time.Duration) Option {
 	return func(o *options) { o.idleSessionTimeout = d }
 }
