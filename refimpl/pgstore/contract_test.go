@@ -16,12 +16,14 @@ import (
 )
 
 // TestContract runs the shared ports.Store suite (contracttest.Store)
-// against PostgreSQL: a fresh database per subtest, on a virtual clock.
+// against PostgreSQL: a fresh database per subtest, on a virtual clock,
+// with List reading pages of two rows so that every listing the suite
+// checks crosses page boundaries.
 func TestContract(t *testing.T) {
 	contracttest.Store(t, func(t *testing.T) contracttest.StoreTarget {
 		dsn := testenv.PostgresDB(t)
 		clock := fakes.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC))
-		s, err := pgstore.Open(t.Context(), dsn, clock)
+		s, err := pgstore.Open(t.Context(), dsn, clock, pgstore.WithListPage(2))
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		require.NoError(t, s.Migrate(t.Context()))

@@ -39,27 +39,46 @@ func (s *Store) Get(ctx context.Context, id string) (contracts.Workspace, error)
 	return w, nil
 }
 
-// List returns the rows selected by f, ordered by id.
+// List returns the rows selected by f, ordered by id. It reads in pages
+// of listPage rows by keyset (id > the last id seen), so a fleet of any
+// size is never one long-running statement or one huge result in flight;
+// a row inserted behind the cursor meanwhile shows up in the next List, as
+// it would had it been inserted just after a single statement's snapshot.
 func (s *Store) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
 	where, ok := filterWhere[f]
 	if !ok {
 		return nil, fmt.Errorf("list workspaces: unknown filter %d", f)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+selectColumns+` FROM workspaces WHERE `+where+` ORDER BY id`)
+	q := `SELECT ` + selectColumns + ` FROM workspaces WHERE (` + where + `) AND id > $1::uuid ORDER BY id LIMIT $2`
+	var out []contracts.Workspace
+	after := "00000000-0000-0000-0000-000000000000"
+	for {
+		n, err := s.listPage(ctx, q, after, &out)
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		if n < s.opts.listPage {
+			return out, nil
+		}
+		after = out[len(out)-1].ID
+	}
+}
+
+// listPage appends one page to out and returns its length.
+func (s *Store) listPage(ctx context.Context, q, after string, out *[]contracts.Workspace) (int, error) {
+	rows, err := s.pool.Query(ctx, q, after, s.opts.listPage)
 	if err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", mapErr(err))
+		return 0, mapErr(err)
 	}
 	defer rows.Close()
-	var out []contracts.Workspace
+	n := 0
 	for rows.Next() {
 		w, err := scanWorkspace(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", mapErr(err))
+			return 0, mapErr(err)
 		}
-		out = append(out, w)
+		*out = append(*out, w)
+		n++
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", mapErr(err))
-	}
-	return out, nil
+	return n, mapErr(rows.Err())
 }

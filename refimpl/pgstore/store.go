@@ -31,6 +31,7 @@ const (
 
 	defaultCheckTimeout       = 2 * time.Second
 	defaultIdleSessionTimeout = time.Minute
+	defaultListPage           = 5000
 	defaultKeepIdle           = time.Second
 	defaultKeepInterval       = time.Second
 	defaultKeepCount          = 3
@@ -67,6 +68,7 @@ type options struct {
 	userTimeout        time.Duration
 	pingEvery          time.Duration
 	maxConns           int32
+	listPage           int
 }
 
 // Option configures Open.
@@ -109,6 +111,9 @@ func WithKeepalive(idle, interval time.Duration, count int, userTimeout time.Dur
 // notification before it pings its session (default 5 s).
 func WithListenerPing(d time.Duration) Option { return func(o *options) { o.pingEvery = d } }
 
+// WithListPage sets how many rows List reads per page (default 5,000).
+func WithListPage(n int) Option { return func(o *options) { o.listPage = max(n, 1) } }
+
 // WithMaxConns sets the pool size (default: pgxpool's).
 func WithMaxConns(n int32) Option { return func(o *options) { o.maxConns = n } }
 
@@ -127,6 +132,7 @@ func Open(ctx context.Context, dsn string, clock ports.Clock, opts ...Option) (*
 		keepCount:          defaultKeepCount,
 		userTimeout:        defaultUserTimeout,
 		pingEvery:          defaultPingEvery,
+		listPage:           defaultListPage,
 	}
 	for _, f := range opts {
 		f(&o)
