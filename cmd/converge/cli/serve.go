@@ -49,7 +49,9 @@ type serveConfig struct {
 	logFormat       string
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
-	limits          contracts.Limits
+	// leaderIdleTimeout is the leader session's idle_session_timeout.
+	leaderIdleTimeout time.Duration
+	limits            contracts.Limits
 
 	databaseURL string
 	redisURL    string
@@ -412,7 +414,8 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 		}
 	}()
 	clock := runner.Clock{}
-	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log.With("component", "pgstore")))
+	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log.With("component", "pgstore")),
+		pgstore.WithIdleSessionTimeout(cfg.leaderIdleTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("connect to DATABASE_URL: %w", err)
 	}

@@ -108,7 +108,7 @@ func TestServeConfigProblemsNameTheirSource(t *testing.T) {
 		"LOG_LEVEL":       "loud",
 	}
 	var out, errb bytes.Buffer
-	code := serveCmd(t, mapEnv(t, vars), &out, &errb, "--instance=-x", "--log-format", "xml", "--shutdown-timeout", "0s")
+	code := serveCmd(t, mapEnv(t, vars), &out, &errb, "--instance=-x", "--log-format", "xml", "--shutdown-timeout", "0s", "--leader-idle-timeout", "10ms")
 	require.Equal(t, ExitUsage, code)
 	msg := errb.String()
 	for _, want := range []string{
@@ -117,6 +117,7 @@ func TestServeConfigProblemsNameTheirSource(t *testing.T) {
 		`--log-format: "xml": want auto, json or text`,
 		`LOG_LEVEL: "loud": want debug`,
 		`--shutdown-timeout: "0s": want a positive duration`,
+		`--leader-idle-timeout: "10ms": want a duration of at least 300ms`,
 		`CONVERGE_TOKENS: entry 2 repeats the token`,
 		`DATABASE_URL: scheme "mysql": want one of postgres, postgresql`,
 		`REDIS_URL: required unless --fake is given`,
@@ -153,6 +154,7 @@ func TestServeConfigSources(t *testing.T) {
 	require.Equal(t, "from-env", cfg.instance)
 	require.Equal(t, "text", cfg.logFormat)
 	require.Equal(t, 10*time.Second, cfg.shutdownTimeout)
+	require.Equal(t, time.Minute, cfg.leaderIdleTimeout)
 	require.Equal(t, map[string]string{"a": "alice", "b": "bob"}, cfg.tokens)
 	require.Equal(t, map[string]bool{"bob": true}, cfg.admins)
 	require.Equal(t, s3Config{endpoint: "minio:9000", accessKey: "ak", secretKey: "sk", bucket: "ws-archives"}, cfg.s3)

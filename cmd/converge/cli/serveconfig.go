@@ -66,6 +66,7 @@ const (
 	sRestoreMax  = "CONVERGE_RESTORE_MAX_BYTES"
 	sRestoreN    = "CONVERGE_RESTORE_MAX_ENTRIES"
 	sFakeFaults  = "CONVERGE_FAKE_FAULTS"
+	sLeaderIdle  = "CONVERGE_LEADER_IDLE_TIMEOUT"
 )
 
 var serveSettings = []setting{
@@ -92,6 +93,7 @@ var serveSettings = []setting{
 	{flag: "storage-job-image", env: sJobImage, def: dockerprov.DefaultStorageJobImage, realOnly: true, usage: "image of the archive/restore job (images/build.sh builds it)"},
 	{flag: "restore-max-bytes", env: sRestoreMax, def: "0", realOnly: true, usage: "the most bytes one restore may write (0: the storage job's default, 256 GiB, capped at the volume's free space)"},
 	{flag: "restore-max-entries", env: sRestoreN, def: "0", realOnly: true, usage: "the most files and directories one restore may create (0: the storage job's default, 10 million)"},
+	{flag: "leader-idle-timeout", env: sLeaderIdle, def: "1m", realOnly: true, usage: "PostgreSQL ends a leader session silent this long (idle_session_timeout), so a partitioned leader loses the lock; a held lock is checked every third of it (the partition drill measures 1.5 s failover with 1.5s)"},
 	{flag: "pull-images", env: sPullImages, def: "false", boolean: true, realOnly: true, usage: "pull a workspace or job image that is not present locally (without it, a missing image fails the start with IMAGE_PULL_FAILED, retried, then ERROR)"},
 }
 
@@ -298,6 +300,12 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		cfg.shutdownTimeout = d
 	}
 	cfg.limits = contracts.Limits{MaxRunningPerUser: positive(sPerUser), MaxRunningGlobal: positive(sGlobal)}
+	idle, src := get(sLeaderIdle)
+	if d, err := time.ParseDuration(idle); err != nil || d < 300*time.Millisecond {
+		bad("%s: %q: want a duration of at least 300ms such as 1m", src, idle)
+	} else {
+		cfg.leaderIdleTimeout = d
+	}
 
 	switch spec, _ := get(sTokens); {
 	case spec == "" && cfg.dev:
