@@ -260,6 +260,34 @@ func TestTimeoutsNotEnforced(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "PROVISIONING started")
 }
 
+// FP-2 (examples/acme): nobody reconciled while two operations went
+// overdue; the leader that comes back ends both in its first pass, one
+// write each. The second is not late at the first one's write.
+func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
+	timeout := func(tr *trace, id string) *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: tr.now}
+		return tr.write(contracts.CompStateReconciler, "c1", 2, id, nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone), OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some(info), PreviousStatus: contracts.Some(contracts.ObservedStandby)})
+	}
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).claim("x", contracts.OpProvisioning).
+		at(20*time.Minute).leader("c1", 2)
+	timeout(tr, "w")
+	timeout(tr, "x")
+	r := run(t, tr, nil, "timeouts")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("timeouts"))
+
+	// The same leader still holding x overdue two slow periods later is late.
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).claim("x", contracts.OpProvisioning).
+		at(20*time.Minute).leader("c1", 2)
+	tr.at(20*time.Minute + 2*TimeoutSlack)
+	timeout(tr, "w")
+	r = run(t, tr, nil, "timeouts")
+	require.Len(t, r.Violations, 1)
+	require.Equal(t, "x", r.Violations[0].Subject)
+}
+
 func TestDurabilityFinalState(t *testing.T) {
 	tr := provisionAndStart(newTrace())
 	f := &Final{End: t0.Add(time.Hour), Volumes: map[string]map[string][]byte{"w": {"a": []byte("old")}}, Expected: map[string]map[string][]byte{"w": {"a": []byte("new")}}}
