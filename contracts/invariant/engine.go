@@ -114,6 +114,7 @@ func (a adapter) Finish(s *State, r *Report) {
 func All() []Checker {
 	return []Checker{
 		&completionObserved{},
+		&observationTruth{},
 		&singleWriter{},
 		&nonPreemptive{},
 		&oneLevel{},
@@ -127,7 +128,9 @@ func All() []Checker {
 		&durability{},
 		&retries{},
 		&timeouts{},
+		&claimTimed{},
 		&ttlRules{},
+		&lastAccessForward{},
 		&limits{},
 	}
 }

@@ -54,6 +54,9 @@ var entries = []entry{
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
+	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
+	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
+	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -357,6 +360,31 @@ func ttlWritesDesired(b *bend) {
 	}
 }
 
+// claimWithoutOpStartedAt: a claim's write drops op_started_at.
+func claimWithoutOpStartedAt(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, c *contracts.Cond, p *contracts.Patch) {
+			if isClaim(c, p) {
+				p.OpStartedAt = contracts.Opt[time.Time]{}
+			}
+		})
+	}
+}
+
+// staleLastAccess: the service layer's stamp of last_access_at is a time
+// read ten minutes before (a cached "now"), earlier than the stamp it
+// replaces when the operation followed the last one quickly.
+func staleLastAccess(b *bend) {
+	stale := func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if p.LastAccessAt.Set && !p.LastAccessAt.V.IsZero() {
+				p.LastAccessAt.V = p.LastAccessAt.V.Add(-10 * time.Minute)
+			}
+		})
+	}
+	b.coord, b.api = stale, stale
+}
+
 // ---- C10: leadership -----------------------------------------------------
 
 type leaseHook struct {
@@ -417,6 +445,22 @@ func healthRunningIfExists(b *bend) {
 			l, err := inner.List(ctx)
 			for i := range l {
 				l[i].Running = true
+			}
+			return l, err
+		}}
+		return d
+	}
+}
+
+// failedListingAsEmpty: a container listing that fails returns no
+// containers and no error, as a client that swallows the error would.
+func failedListingAsEmpty(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Instances
+		d.Instances = instancesHook{Instances: inner, list: func(ctx context.Context) ([]ports.InstanceState, error) {
+			l, err := inner.List(ctx)
+			if err != nil && !errors.Is(err, contracts.ErrCrashed) {
+				return nil, nil
 			}
 			return l, err
 		}}
