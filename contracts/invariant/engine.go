@@ -123,6 +123,7 @@ func All() []Checker {
 		&ordering{},
 		&gcProtection{},
 		&singleLeader{},
+		&fencing{},
 		&errorSkip{},
 		&convergence{},
 		&durability{},
@@ -133,6 +134,20 @@ func All() []Checker {
 		&lastAccessForward{},
 		&limits{},
 	}
+}
+
+// figurer is implemented by checkers that report figures.
+type figurer interface {
+	// Figures names the figures the checker reports (Report.Figure).
+	Figures() []string
+}
+
+// FiguresOf names the figures c reports (none for most checkers).
+func FiguresOf(c Checker) []string {
+	if f, ok := c.(figurer); ok {
+		return f.Figures()
+	}
+	return nil
 }
 
 // Names lists the checkers' names in report order.

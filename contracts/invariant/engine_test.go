@@ -210,9 +210,14 @@ func TestC10DeposedLeaderActsAfterSuccessor(t *testing.T) {
 	tr.events[len(tr.events)-1].Instance = "c2"
 	tr.events[len(tr.events)-1].Epoch = 2
 	tr.call("c1", MProvision, "w", "", "", "")
-	r := run(t, tr, nil, "c10-single-leader")
+	r := run(t, tr, nil, "c10-fencing")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) made storage.Provision after its successor (epoch 2) acted")
+	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) called storage.Provision after its successor (epoch 2) acted")
+	require.Empty(t, run(t, tr, nil, "c10-single-leader").Violations, "a call is no write: c10-fencing judges it")
+	tr.write(contracts.CompStateReconciler, "c1", 0, "w", nil, contracts.Patch{ErrorCount: contracts.Some(1)})
+	r = run(t, tr, nil, "c10-single-leader")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) made a write after its successor (epoch 2) acted")
 
 	stale := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).leader("c2", 2)
 	stale.claim("w", contracts.OpProvisioning)

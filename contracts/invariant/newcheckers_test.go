@@ -86,3 +86,13 @@ func TestLastAccessNeverMovesBack(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "moved last_access_at back by 10m0s")
 }
+
+func TestDualLeaderWindowIsAFigure(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		at(10*time.Second).leader("c2", 2).
+		at(13*time.Second).call("c1", MProvision, "w", "", "", "").
+		at(20 * time.Second).add(history.Event{Kind: history.KindCrash, Method: "crash", Instance: "c1"})
+	r := run(t, tr, &Final{End: t0.Add(time.Hour)}, "c10-fencing")
+	require.Empty(t, r.Violations, "the successor had not acted yet")
+	require.InDelta(t, 3.0, r.Figures["c10-fencing.dual-leader-seconds"], 1e-9)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -56,6 +57,7 @@ var entries = []entry{
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
+	{"no-lease-recheck", "C10", "the lock is checked once per tick, not again before each actuator call, and writes carry no fencing epoch (the sources' session lock alone)", noLeaseRecheck},
 	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
 }
 
@@ -424,6 +426,67 @@ func deposedLeaderKeepsActing(b *bend) {
 			w.Epoch = 0
 		})
 	}
+}
+
+// noLeaseRecheck: the design of the sources, which rely on the session
+// lock alone (SPEC 9): the lease answers its first check of each tick (the
+// coordinator's Step) truly, and every later one with the answer it gave
+// then, so the re-check before each actuator call is skipped; and writes
+// carry no fencing epoch. Unlike deposed-leader-keeps-acting, a deposed
+// leader stops at its next tick.
+func noLeaseRecheck(b *bend) {
+	var mu sync.Mutex
+	ticks := map[string]*tickLease{}
+	b.coord = func(d ports.Deps) ports.Deps {
+		t := &tickLease{}
+		mu.Lock()
+		ticks[d.Instance] = t
+		mu.Unlock()
+		d.Leadership = leadershipHook{Leadership: d.Leadership, lease: func(l ports.Lease) ports.Lease {
+			return leaseHook{Lease: l, check: func(ctx context.Context) error {
+				err := l.Check(ctx)
+				if errors.Is(err, contracts.ErrCrashed) {
+					return err
+				}
+				t.mu.Lock()
+				defer t.mu.Unlock()
+				if t.checked {
+					return t.answer
+				}
+				t.checked, t.answer = true, err
+				return err
+			}}
+		}}
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, _ *contracts.Patch) {
+			w.Epoch = 0
+		})
+	}
+	b.wrap = func(c ports.Coordinator, d ports.Deps) ports.Coordinator {
+		mu.Lock()
+		t := ticks[d.Instance]
+		mu.Unlock()
+		return tickCoordinator{Coordinator: c, t: t}
+	}
+}
+
+// tickLease is one instance's lease answer within its current tick.
+type tickLease struct {
+	mu      sync.Mutex
+	checked bool
+	answer  error
+}
+
+// tickCoordinator starts a new tick of its lease at each Step.
+type tickCoordinator struct {
+	ports.Coordinator
+	t *tickLease
+}
+
+func (c tickCoordinator) Step(ctx context.Context) (time.Time, error) {
+	c.t.mu.Lock()
+	c.t.checked = false
+	c.t.mu.Unlock()
+	return c.Coordinator.Step(ctx)
 }
 
 // ---- C1, C6: what the HealthMonitor and the reconciler observe ------------
