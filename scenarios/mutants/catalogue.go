@@ -58,6 +58,7 @@ var entries = []entry{
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
 	{"no-lease-recheck", "C10", "the lock is checked once per tick, not again before each actuator call, and writes carry no fencing epoch (the sources' session lock alone)", noLeaseRecheck},
+	{"hint-driven-reconciler", "C2", "the reconciler only looks at workspaces it got a change notification for, until it sees them at rest", hintDrivenReconciler},
 	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
 }
 
@@ -487,6 +488,73 @@ func (c tickCoordinator) Step(ctx context.Context) (time.Time, error) {
 	c.t.checked = false
 	c.t.mu.Unlock()
 	return c.Coordinator.Step(ctx)
+}
+
+// hintDrivenReconciler: an edge-triggered reconciler. Every change
+// notification the instance's listener receives puts its workspace in a
+// work set; the reconciler's listing shows only the workspaces in the set,
+// and one leaves it when the reconciler sees it at rest (no operation,
+// observed as desired). A lost notification (drop-feed, break-feed, a
+// failover before the listener starts) leaves its workspace unreconciled.
+func hintDrivenReconciler(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		h := &hints{set: map[string]bool{}}
+		d.Feed = hintFeed{ChangeFeed: d.Feed, h: h}
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			for i := range rows {
+				w := &rows[i]
+				if !h.set[w.ID] {
+					// Not hinted: the reconciler does not look at it (a row
+					// read as terminal ERROR and soft-deleted is left alone
+					// by the reference, observed DELETED by every design).
+					w.ObservedStatus, w.Operation = contracts.ObservedDeleted, contracts.OpNone
+					continue
+				}
+				if w.Operation == contracts.OpNone && string(w.ObservedStatus) == string(w.DesiredState) && !w.Deleted() {
+					delete(h.set, w.ID)
+				}
+			}
+		}, nil)
+	}
+}
+
+// hints is an instance's set of workspaces with a pending notification.
+type hints struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+type hintFeed struct {
+	ports.ChangeFeed
+	h *hints
+}
+
+func (f hintFeed) Listen(ctx context.Context) (ports.Listener, error) {
+	l, err := f.ChangeFeed.Listen(ctx)
+	if err != nil {
+		return l, err
+	}
+	return hintListener{Listener: l, h: f.h}, nil
+}
+
+type hintListener struct {
+	ports.Listener
+	h *hints
+}
+
+func (l hintListener) Poll(ctx context.Context) ([]ports.Change, error) {
+	cs, err := l.Listener.Poll(ctx)
+	l.h.mu.Lock()
+	for _, c := range cs {
+		l.h.set[c.WorkspaceID] = true
+	}
+	l.h.mu.Unlock()
+	return cs, err
 }
 
 // ---- C1, C6: what the HealthMonitor and the reconciler observe ------------
