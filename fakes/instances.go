@@ -3,10 +3,10 @@ package fakes
 import (
 	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
@@ -174,6 +174,12 @@ func (x *Instances) list(ctx context.Context, inst string) ([]ports.InstanceStat
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	out := x.statesLocked()
-	x.w.recordCall(inst, mInstList, "", "", strconv.Itoa(len(out)), nil)
+	entries := make([]string, len(out))
+	for i, c := range out {
+		entries[i] = history.InstanceEntry(c.WorkspaceID, c.Running)
+	}
+	x.w.listings.Record(inst, history.MethodListInstances, entries, func(result string) {
+		x.w.recordCall(inst, mInstList, "", "", result, nil)
+	})
 	return out, nil
 }

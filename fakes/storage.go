@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/archive"
+	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
@@ -152,7 +152,9 @@ func (x *Storage) listVolumes(ctx context.Context, inst string) ([]string, error
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	out := slices.Clone(x.ids)
-	x.w.recordCall(inst, mStorListVolumes, "", "", strconv.Itoa(len(out)), nil)
+	x.w.listings.Record(inst, history.MethodListVolumes, out, func(result string) {
+		x.w.recordCall(inst, mStorListVolumes, "", "", result, nil)
+	})
 	return out, nil
 }
 

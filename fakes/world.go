@@ -51,6 +51,10 @@ type World struct {
 	failed          [numMethods]atomic.Int64
 	droppedChanges  atomic.Int64
 	droppedMessages atomic.Int64
+
+	// listings writes what each successful listing returned into its
+	// recorded Result (the observation-truth checker's evidence, C1).
+	listings history.Listings
 }
 
 // NewWorld returns an empty world on clock, recording into rec. A nil clock

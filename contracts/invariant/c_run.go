@@ -13,8 +13,8 @@ import (
 )
 
 // singleLeader: C10. One leader at a time, epochs increasing, every fenced
-// write under the current epoch, and nothing from a deposed leader once
-// its successor acted.
+// write under the current epoch, and no write from a deposed leader once
+// its successor acted (its calls to the world: c10-fencing).
 type singleLeader struct{ base }
 
 func (*singleLeader) Name() string     { return "c10-single-leader" }
@@ -38,8 +38,6 @@ func (*singleLeader) Observe(s *State, e *history.Event, r *Report) {
 			return
 		}
 		deposedAct(s, e, r)
-	case e.Kind == history.KindCall && Mutating(e.Method):
-		deposedAct(s, e, r)
 	}
 }
 
@@ -50,11 +48,7 @@ func deposedAct(s *State, e *history.Event, r *Report) {
 		return
 	}
 	if first, acted := L.FirstAct[L.Epoch]; acted {
-		what := e.Method
-		if e.Kind == history.KindWrite {
-			what = "a write"
-		}
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("deposed leader %s (epoch %d) made %s after its successor (epoch %d) acted", e.Instance, mine, what, L.Epoch), first, e.Seq)
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("deposed leader %s (epoch %d) made a write after its successor (epoch %d) acted", e.Instance, mine, L.Epoch), first, e.Seq)
 	}
 }
 
@@ -318,11 +312,18 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 }
 
 // timeouts: SPEC 4.2.3. No operation stays in progress past its timeout
-// (plus two slow periods) while the reconciler is running.
+// (plus two slow periods) while the reconciler is running. "Running" is
+// counted from the later of the deadline and the moment the writing
+// instance last acquired leadership: a leader that comes back after a gap
+// in which nobody reconciled has its first passes to end every overdue
+// operation, one row at a time (an operation overdue while no reconciler
+// ran is no violation of a rule the reconciler applies on its ticks).
 type timeouts struct {
 	base
 	running map[string]bool
 	flagged map[string]time.Time
+	// leads is when each instance last acquired leadership.
+	leads map[string]time.Time
 }
 
 // TimeoutSlack is the grace after an operation's timeout within which the
@@ -333,11 +334,16 @@ func (*timeouts) Name() string     { return "timeouts" }
 func (*timeouts) Contract() string { return "4.2.3" }
 func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 	if c.running == nil {
-		c.running, c.flagged = map[string]bool{}, map[string]time.Time{}
+		c.running, c.flagged, c.leads = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+	}
+	if e.Kind == history.KindLeader && e.Method == "acquire" {
+		c.leads[e.Instance] = e.At
+		return
 	}
 	if !reconcilerWrite(e) {
 		return
 	}
+	since := c.leads[e.Instance]
 	if row := s.Row(e.Workspace); row != nil && classify(row, e.Patch) == tError && e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
 		r.Exercise()
 	}
@@ -352,7 +358,11 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		if w == nil || w.Operation == contracts.OpNone || w.OpStartedAt.IsZero() || id == e.Workspace {
 			continue
 		}
-		deadline := w.OpStartedAt.Add(contracts.Timeout(w.Operation) + TimeoutSlack)
+		deadline := w.OpStartedAt.Add(contracts.Timeout(w.Operation))
+		if since.After(deadline) {
+			deadline = since
+		}
+		deadline = deadline.Add(TimeoutSlack)
 		if e.At.After(deadline) && !c.flagged[id].Equal(w.OpStartedAt) {
 			c.flagged[id] = w.OpStartedAt
 			r.Flag(id, e.At, fmt.Sprintf("%s started %s still in progress %s later (timeout %s)", w.Operation, w.OpStartedAt.UTC().Format(time.RFC3339), e.At.Sub(w.OpStartedAt), contracts.Timeout(w.Operation)), e.Seq)

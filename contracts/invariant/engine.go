@@ -114,6 +114,7 @@ func (a adapter) Finish(s *State, r *Report) {
 func All() []Checker {
 	return []Checker{
 		&completionObserved{},
+		&observationTruth{},
 		&singleWriter{},
 		&nonPreemptive{},
 		&oneLevel{},
@@ -122,14 +123,31 @@ func All() []Checker {
 		&ordering{},
 		&gcProtection{},
 		&singleLeader{},
+		&fencing{},
 		&errorSkip{},
 		&convergence{},
 		&durability{},
 		&retries{},
 		&timeouts{},
+		&claimTimed{},
 		&ttlRules{},
+		&lastAccessForward{},
 		&limits{},
 	}
+}
+
+// figurer is implemented by checkers that report figures.
+type figurer interface {
+	// Figures names the figures the checker reports (Report.Figure).
+	Figures() []string
+}
+
+// FiguresOf names the figures c reports (none for most checkers).
+func FiguresOf(c Checker) []string {
+	if f, ok := c.(figurer); ok {
+		return f.Figures()
+	}
+	return nil
 }
 
 // Names lists the checkers' names in report order.

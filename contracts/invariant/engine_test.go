@@ -210,9 +210,14 @@ func TestC10DeposedLeaderActsAfterSuccessor(t *testing.T) {
 	tr.events[len(tr.events)-1].Instance = "c2"
 	tr.events[len(tr.events)-1].Epoch = 2
 	tr.call("c1", MProvision, "w", "", "", "")
-	r := run(t, tr, nil, "c10-single-leader")
+	r := run(t, tr, nil, "c10-fencing")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) made storage.Provision after its successor (epoch 2) acted")
+	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) called storage.Provision after its successor (epoch 2) acted")
+	require.Empty(t, run(t, tr, nil, "c10-single-leader").Violations, "a call is no write: c10-fencing judges it")
+	tr.write(contracts.CompStateReconciler, "c1", 0, "w", nil, contracts.Patch{ErrorCount: contracts.Some(1)})
+	r = run(t, tr, nil, "c10-single-leader")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "deposed leader c1 (epoch 1) made a write after its successor (epoch 2) acted")
 
 	stale := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).leader("c2", 2)
 	stale.claim("w", contracts.OpProvisioning)
@@ -258,6 +263,34 @@ func TestTimeoutsNotEnforced(t *testing.T) {
 	r := run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "PROVISIONING started")
+}
+
+// FP-2 (examples/acme): nobody reconciled while two operations went
+// overdue; the leader that comes back ends both in its first pass, one
+// write each. The second is not late at the first one's write.
+func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
+	timeout := func(tr *trace, id string) *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: tr.now}
+		return tr.write(contracts.CompStateReconciler, "c1", 2, id, nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone), OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some(info), PreviousStatus: contracts.Some(contracts.ObservedStandby)})
+	}
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).claim("x", contracts.OpProvisioning).
+		at(20*time.Minute).leader("c1", 2)
+	timeout(tr, "w")
+	timeout(tr, "x")
+	r := run(t, tr, nil, "timeouts")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("timeouts"))
+
+	// The same leader still holding x overdue two slow periods later is late.
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).claim("x", contracts.OpProvisioning).
+		at(20*time.Minute).leader("c1", 2)
+	tr.at(20*time.Minute + 2*TimeoutSlack)
+	timeout(tr, "w")
+	r = run(t, tr, nil, "timeouts")
+	require.Len(t, r.Violations, 1)
+	require.Equal(t, "x", r.Violations[0].Subject)
 }
 
 func TestDurabilityFinalState(t *testing.T) {

@@ -183,3 +183,23 @@ func TestStreamJudgesLikeRun(t *testing.T) {
 	require.Same(t, r, st.Finish(), "a finished stream ignores further events")
 	require.Equal(t, whole.Exercised, r.Exercised)
 }
+
+func TestFiguresAreSummedAndMaxedNotJudged(t *testing.T) {
+	r := NewReport([]Named{&nonNegative{}})
+	r.As(&nonNegative{})
+	r.Figure("window", 2)
+	r.Figure("window", 3)
+	require.Equal(t, 5.0, r.Figures["non-negative.window"])
+	require.False(t, r.Failed(), "a figure is no violation")
+
+	other := NewReport([]Named{&nonNegative{}})
+	other.As(&nonNegative{})
+	other.Figure("window", 4)
+	tl := NewTally([]string{"non-negative"})
+	tl.Add(r)
+	part := NewTally([]string{"non-negative"})
+	part.Add(other)
+	tl.Merge(part)
+	require.Equal(t, 9.0, tl.Figures["non-negative.window"])
+	require.Equal(t, 5.0, tl.FigureMax["non-negative.window"])
+}

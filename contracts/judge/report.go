@@ -76,8 +76,12 @@ type Report struct {
 	Exercised map[string]int
 	// Warnings lists the checkers that report Should violations only.
 	Warnings map[string]bool
-	current  Named
-	counts   map[string]int
+	// Figures holds measurements the checkers report, neither pass nor
+	// fail (e.g. how long two instances believed they led), keyed
+	// "checker.figure" and summed over the run.
+	Figures map[string]float64
+	current Named
+	counts  map[string]int
 }
 
 // NewReport returns an empty report over checkers (each listed as
@@ -114,6 +118,14 @@ func (r *Report) Flag(subject string, at time.Time, msg string, evidence ...int6
 		Checker: name, Contract: r.current.Contract(), Subject: subject, At: at, Message: msg,
 		Evidence: evidence, Severity: sev,
 	})
+}
+
+// Figure adds v to the running checker's figure name.
+func (r *Report) Figure(name string, v float64) {
+	if r.Figures == nil {
+		r.Figures = map[string]float64{}
+	}
+	r.Figures[r.current.Name()+"."+name] += v
 }
 
 // Exercise counts one occurrence of the running checker's situation.
@@ -188,14 +200,18 @@ type Tally struct {
 	Violations   map[string]int
 	ViolatedRuns map[string]int
 	Warnings     map[string]int
-	names        []string
+	// Figures sums each figure over the runs; FigureMax is its largest
+	// value in one run.
+	Figures   map[string]float64
+	FigureMax map[string]float64
+	names     []string
 }
 
 // NewTally returns an empty tally over the named checkers (in report
 // order).
 func NewTally(names []string) *Tally {
 	t := &Tally{Exercised: map[string]int{}, Violations: map[string]int{}, ViolatedRuns: map[string]int{}, Warnings: map[string]int{},
-		names: append([]string(nil), names...)}
+		Figures: map[string]float64{}, FigureMax: map[string]float64{}, names: append([]string(nil), names...)}
 	for _, n := range names {
 		t.Exercised[n] += 0
 	}
@@ -222,6 +238,10 @@ func (t *Tally) Add(r *Report) {
 	t.Runs++
 	for n, c := range r.Exercised {
 		t.Exercised[n] += c
+	}
+	for n, v := range r.Figures {
+		t.Figures[n] += v
+		t.FigureMax[n] = max(t.FigureMax[n], v)
 	}
 	seen := map[string]bool{}
 	for _, v := range r.Violations {
@@ -251,6 +271,12 @@ func (t *Tally) Merge(o *Tally) {
 	}
 	for n, c := range o.Warnings {
 		t.Warnings[n] += c
+	}
+	for n, v := range o.Figures {
+		t.Figures[n] += v
+	}
+	for n, v := range o.FigureMax {
+		t.FigureMax[n] = max(t.FigureMax[n], v)
 	}
 }
 

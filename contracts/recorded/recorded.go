@@ -52,6 +52,9 @@ type recorder struct {
 	inst   string
 	clock  ports.Clock
 	writes *sync.Mutex
+	// listings writes what each successful listing returned into its
+	// Result (the observation-truth checker's evidence, C1).
+	listings history.Listings
 }
 
 func errText(err error) string {
@@ -240,8 +243,18 @@ func (x instances) Delete(ctx context.Context, id string) error {
 
 func (x instances) List(ctx context.Context) ([]ports.InstanceState, error) {
 	out, err := x.Instances.List(ctx)
-	x.r.call("instances.List", "", "", strconv.Itoa(len(out)), err)
-	return out, err
+	if err != nil {
+		x.r.call(history.MethodListInstances, "", "", "", err)
+		return out, err
+	}
+	entries := make([]string, len(out))
+	for i, c := range out {
+		entries[i] = history.InstanceEntry(c.WorkspaceID, c.Running)
+	}
+	x.r.listings.Record(x.r.inst, history.MethodListInstances, entries, func(result string) {
+		x.r.call(history.MethodListInstances, "", "", result, nil)
+	})
+	return out, nil
 }
 
 type storage struct {
@@ -257,8 +270,14 @@ func (x storage) Provision(ctx context.Context, id string) error {
 
 func (x storage) ListVolumes(ctx context.Context) ([]string, error) {
 	out, err := x.Storage.ListVolumes(ctx)
-	x.r.call("storage.ListVolumes", "", "", strconv.Itoa(len(out)), err)
-	return out, err
+	if err != nil {
+		x.r.call(history.MethodListVolumes, "", "", "", err)
+		return out, err
+	}
+	x.r.listings.Record(x.r.inst, history.MethodListVolumes, out, func(result string) {
+		x.r.call(history.MethodListVolumes, "", "", result, nil)
+	})
+	return out, nil
 }
 
 // Archive records "archived <key>": a real storage job does not say

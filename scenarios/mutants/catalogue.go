@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -54,6 +55,11 @@ var entries = []entry{
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
+	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
+	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
+	{"no-lease-recheck", "C10", "the lock is checked once per tick, not again before each actuator call, and writes carry no fencing epoch (the sources' session lock alone)", noLeaseRecheck},
+	{"hint-driven-reconciler", "C2", "the reconciler only looks at workspaces it got a change notification for, until it sees them at rest", hintDrivenReconciler},
+	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -357,6 +363,31 @@ func ttlWritesDesired(b *bend) {
 	}
 }
 
+// claimWithoutOpStartedAt: a claim's write drops op_started_at.
+func claimWithoutOpStartedAt(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, c *contracts.Cond, p *contracts.Patch) {
+			if isClaim(c, p) {
+				p.OpStartedAt = contracts.Opt[time.Time]{}
+			}
+		})
+	}
+}
+
+// staleLastAccess: the service layer's stamp of last_access_at is a time
+// read ten minutes before (a cached "now"), earlier than the stamp it
+// replaces when the operation followed the last one quickly.
+func staleLastAccess(b *bend) {
+	stale := func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if p.LastAccessAt.Set && !p.LastAccessAt.V.IsZero() {
+				p.LastAccessAt.V = p.LastAccessAt.V.Add(-10 * time.Minute)
+			}
+		})
+	}
+	b.coord, b.api = stale, stale
+}
+
 // ---- C10: leadership -----------------------------------------------------
 
 type leaseHook struct {
@@ -398,6 +429,134 @@ func deposedLeaderKeepsActing(b *bend) {
 	}
 }
 
+// noLeaseRecheck: the design of the sources, which rely on the session
+// lock alone (SPEC 9): the lease answers its first check of each tick (the
+// coordinator's Step) truly, and every later one with the answer it gave
+// then, so the re-check before each actuator call is skipped; and writes
+// carry no fencing epoch. Unlike deposed-leader-keeps-acting, a deposed
+// leader stops at its next tick.
+func noLeaseRecheck(b *bend) {
+	var mu sync.Mutex
+	ticks := map[string]*tickLease{}
+	b.coord = func(d ports.Deps) ports.Deps {
+		t := &tickLease{}
+		mu.Lock()
+		ticks[d.Instance] = t
+		mu.Unlock()
+		d.Leadership = leadershipHook{Leadership: d.Leadership, lease: func(l ports.Lease) ports.Lease {
+			return leaseHook{Lease: l, check: func(ctx context.Context) error {
+				err := l.Check(ctx)
+				if errors.Is(err, contracts.ErrCrashed) {
+					return err
+				}
+				t.mu.Lock()
+				defer t.mu.Unlock()
+				if t.checked {
+					return t.answer
+				}
+				t.checked, t.answer = true, err
+				return err
+			}}
+		}}
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, _ *contracts.Patch) {
+			w.Epoch = 0
+		})
+	}
+	b.wrap = func(c ports.Coordinator, d ports.Deps) ports.Coordinator {
+		mu.Lock()
+		t := ticks[d.Instance]
+		mu.Unlock()
+		return tickCoordinator{Coordinator: c, t: t}
+	}
+}
+
+// tickLease is one instance's lease answer within its current tick.
+type tickLease struct {
+	mu      sync.Mutex
+	checked bool
+	answer  error
+}
+
+// tickCoordinator starts a new tick of its lease at each Step.
+type tickCoordinator struct {
+	ports.Coordinator
+	t *tickLease
+}
+
+func (c tickCoordinator) Step(ctx context.Context) (time.Time, error) {
+	c.t.mu.Lock()
+	c.t.checked = false
+	c.t.mu.Unlock()
+	return c.Coordinator.Step(ctx)
+}
+
+// hintDrivenReconciler: an edge-triggered reconciler. Every change
+// notification the instance's listener receives puts its workspace in a
+// work set; the reconciler's listing shows only the workspaces in the set,
+// and one leaves it when the reconciler sees it at rest (no operation,
+// observed as desired). A lost notification (drop-feed, break-feed, a
+// failover before the listener starts) leaves its workspace unreconciled.
+func hintDrivenReconciler(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		h := &hints{set: map[string]bool{}}
+		d.Feed = hintFeed{ChangeFeed: d.Feed, h: h}
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterReconcile {
+				return
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			for i := range rows {
+				w := &rows[i]
+				if !h.set[w.ID] {
+					// Not hinted: the reconciler does not look at it (a row
+					// read as terminal ERROR and soft-deleted is left alone
+					// by the reference, observed DELETED by every design).
+					w.ObservedStatus, w.Operation = contracts.ObservedDeleted, contracts.OpNone
+					continue
+				}
+				if w.Operation == contracts.OpNone && string(w.ObservedStatus) == string(w.DesiredState) && !w.Deleted() {
+					delete(h.set, w.ID)
+				}
+			}
+		}, nil)
+	}
+}
+
+// hints is an instance's set of workspaces with a pending notification.
+type hints struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+type hintFeed struct {
+	ports.ChangeFeed
+	h *hints
+}
+
+func (f hintFeed) Listen(ctx context.Context) (ports.Listener, error) {
+	l, err := f.ChangeFeed.Listen(ctx)
+	if err != nil {
+		return l, err
+	}
+	return hintListener{Listener: l, h: f.h}, nil
+}
+
+type hintListener struct {
+	ports.Listener
+	h *hints
+}
+
+func (l hintListener) Poll(ctx context.Context) ([]ports.Change, error) {
+	cs, err := l.Listener.Poll(ctx)
+	l.h.mu.Lock()
+	for _, c := range cs {
+		l.h.set[c.WorkspaceID] = true
+	}
+	l.h.mu.Unlock()
+	return cs, err
+}
+
 // ---- C1, C6: what the HealthMonitor and the reconciler observe ------------
 
 type instancesHook struct {
@@ -417,6 +576,22 @@ func healthRunningIfExists(b *bend) {
 			l, err := inner.List(ctx)
 			for i := range l {
 				l[i].Running = true
+			}
+			return l, err
+		}}
+		return d
+	}
+}
+
+// failedListingAsEmpty: a container listing that fails returns no
+// containers and no error, as a client that swallows the error would.
+func failedListingAsEmpty(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Instances
+		d.Instances = instancesHook{Instances: inner, list: func(ctx context.Context) ([]ports.InstanceState, error) {
+			l, err := inner.List(ctx)
+			if err != nil && !errors.Is(err, contracts.ErrCrashed) {
+				return nil, nil
 			}
 			return l, err
 		}}

@@ -86,6 +86,16 @@ type checkerReport struct {
 	Exercised     int    `json:"exercised"`
 	Violations    int    `json:"violations"`
 	ViolatedSeeds int    `json:"violated_seeds"`
+	// Figures are the checker's measurements (not verdicts): each one's
+	// sum over every seed and its largest value in one seed.
+	Figures []figureReport `json:"figures,omitempty"`
+}
+
+// figureReport is one figure of a checker over every seed.
+type figureReport struct {
+	Name  string  `json:"name"`
+	Total float64 `json:"total"`
+	Max   float64 `json:"max"`
 }
 
 // totalReport sums the runs.
@@ -228,10 +238,15 @@ func checkerReports(t *sim.Tally) []checkerReport {
 	var out []checkerReport
 	for _, c := range invariant.All() {
 		n := c.Name()
-		out = append(out, checkerReport{
+		cr := checkerReport{
 			Name: n, Contract: c.Contract(), Verdict: string(t.Verdict(n)),
 			Exercised: t.Exercised[n], Violations: t.Violations[n], ViolatedSeeds: t.ViolatedRuns[n],
-		})
+		}
+		for _, f := range invariant.FiguresOf(c) {
+			key := n + "." + f
+			cr.Figures = append(cr.Figures, figureReport{Name: f, Total: t.Figures[key], Max: t.FigureMax[key]})
+		}
+		out = append(out, cr)
 	}
 	return out
 }
@@ -410,6 +425,9 @@ func writeCheckers(w io.Writer, cs []checkerReport) {
 			fmt.Fprintf(w, "  %-24s %-6s not exercised\n", c.Name, c.Contract)
 		default:
 			fmt.Fprintf(w, "  %-24s %-6s %-8s exercised %d\n", c.Name, c.Contract, c.Verdict, c.Exercised)
+		}
+		for _, f := range c.Figures {
+			fmt.Fprintf(w, "  %-24s %-6s figure   %s: %.1f in all, at most %.1f in one seed\n", "", "", f.Name, f.Total, f.Max)
 		}
 	}
 }
