@@ -105,6 +105,18 @@ type Result struct {
 	// Account query): it may have given up there (D7).
 	NonAckAt  time.Time
 	NonAckSeq int64
+	// FirstNonAckAt is the first such time: the earliest the SUT may have
+	// given up, so the earliest E a give-up allows (lenient, D7).
+	FirstNonAckAt  time.Time
+	FirstNonAckSeq int64
+}
+
+// nonAck notes an answer other than an acknowledgement at at.
+func (r *Result) nonAck(at time.Time, seq int64) {
+	r.NonAckAt, r.NonAckSeq = at, seq
+	if r.FirstNonAckAt.IsZero() {
+		r.FirstNonAckAt, r.FirstNonAckSeq = at, seq
+	}
 }
 
 // Group is the broadcasts of one result: one (r, n) with no new execution
@@ -252,9 +264,9 @@ func (m *Model) NextStart(self string) (e time.Time, seq int64, why, failure str
 	}
 	e, seq, why, failure = j.NextRunTime, m.ESeq, m.EWhy, m.EFailure
 	if r := m.Result; j.Exec.Status == oracle.ExecCompleted && r != nil && !r.Acked && !r.OnChain && !r.NonAckAt.IsZero() {
-		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.NonAckAt)
+		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
 		if o.Job != nil && slices.Contains(o.Rows, oracle.RowGaveUp) && o.Job.NextRunTime.Before(e) {
-			e, seq, why, failure = o.Job.NextRunTime, r.NonAckSeq, "submission not acknowledged", "gave up"
+			e, seq, why, failure = o.Job.NextRunTime, r.FirstNonAckSeq, "submission not acknowledged", "gave up"
 		}
 	}
 	return e, seq, why, failure, true
@@ -720,7 +732,7 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		return
 	}
 	if res != nil && res.Res.Nonce == n {
-		res.NonAckAt, res.NonAckSeq = a.NonAckAt, e.Seq
+		res.nonAck(a.NonAckAt, e.Seq)
 	}
 }
 
@@ -738,7 +750,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			// (docs/choices.md): any unacknowledged result may give up here.
 			for _, m := range l.sortedModels() {
 				if r := m.Result; r != nil && !r.Acked && !r.OnChain {
-					r.NonAckAt, r.NonAckSeq = a.NonAckAt, e.Seq
+					r.nonAck(a.NonAckAt, e.Seq)
 				}
 			}
 		}
@@ -788,7 +800,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		case a.SelfSubmitted:
 			m.Result.OnChain = true
 		case a.Failed:
-			m.Result.NonAckAt, m.Result.NonAckSeq = a.NonAckAt, e.Seq
+			m.Result.nonAck(a.NonAckAt, e.Seq)
 		}
 	}
 }

@@ -107,6 +107,31 @@ func (u *pursuer) observe(s *State, e *history.Event, r *judge.Report) {
 			u.resolve(s, r, p, true) // the on-chain check found self's submission (D3)
 		}
 	}
+	if a := c.Answer; a != nil && a.Call.Query != nil {
+		u.docStops(s, a)
+	}
+}
+
+// docStops drops the pursuits a doc answer supersedes: the request is no
+// longer ENABLED, no longer assigns self, or does not exist. The round is
+// then no longer owed, even if a later answer lets the request run again
+// (a new job, with its own E).
+func (u *pursuer) docStops(s *State, a *AnswerFact) {
+	stop := func(id uint64, d *history.Doc) {
+		if p := u.byReq[id]; p != nil && p.Life == a.Call.Life && (d == nil || !s.doc(d).Runs) {
+			u.drop(p)
+		}
+	}
+	switch {
+	case a.NotFound && a.Call.Query.Path == pathDoc:
+		stop(a.Call.Query.RequestID, nil)
+	case a.Doc != nil:
+		stop(a.Doc.RequestID, a.Doc)
+	case a.Listed:
+		for i := range a.Docs {
+			stop(a.Docs[i].RequestID, &a.Docs[i])
+		}
+	}
 }
 
 func (u *pursuer) getDone(s *State, e *history.Event, r *judge.Report, f *GetDoneFact) {

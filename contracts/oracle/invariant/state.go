@@ -69,9 +69,13 @@ type Life struct {
 	SignalAt  time.Time
 	SignalSeq int64
 	Exited    bool
-	ExitAt    time.Time
-	ExitSeq   int64
-	Status    int
+	// StoppingAt is when the lifetime's shutdown began by its own white-box
+	// trace (shutdownCh closed): after a fatal condition a lifetime stops
+	// running with no signal. Zero when none was seen.
+	StoppingAt time.Time
+	ExitAt     time.Time
+	ExitSeq    int64
+	Status     int
 	// ListAt is when the first OracleRequestDocs answer of the lifetime was
 	// delivered (t_L of O13); zero until then.
 	ListAt  time.Time
@@ -319,6 +323,10 @@ func (s *State) apply(e *history.Event) {
 		s.applyGetDone(e)
 	case e.Fault != nil:
 		s.applyFault(e)
+	case e.White != nil && e.White.Point == history.WhiteClose && e.White.Name == "shutdownCh":
+		if l := s.lifeOf(e); l != nil && l.StoppingAt.IsZero() {
+			l.StoppingAt = e.At // the reference's shutdown began (a fatal condition, or a signal)
+		}
 	}
 }
 
