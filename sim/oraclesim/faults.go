@@ -46,6 +46,9 @@ func (w *world) point(id, target string, ps ...history.Param) {
 // ends.
 func (w *world) window(id, target string, d time.Duration, on, off func(), ps ...history.Param) {
 	until := w.now().Add(d)
+	if until.After(w.faultsEnd) {
+		w.faultsEnd = until
+	}
 	w.record(history.Event{Kind: history.KindFault, Fault: &history.Fault{ID: id, Phase: history.FaultStart, Target: target,
 		Params: ps, Until: until}})
 	if on != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
@@ -53,6 +54,10 @@ type Options struct {
 	Lean bool
 	// Keep keeps the records in the Result (for a timeline or a replay).
 	Keep bool
+	// Discard keeps no record at all (the checkers judge them as they
+	// come and the hash covers them): long runs use it to bound memory.
+	// It implies Lean's chain and wins over Keep.
+	Discard bool
 }
 
 func (o Options) withDefaults() Options {
@@ -122,7 +127,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{Seed: o.Seed, System: o.System.Name(), Hash: w.rec.Hash(), Records: w.rec.Folded() + int64(w.rec.Len()),
 		Report: st.Finish(), Coverage: st.Coverage(), SimTime: end.Sub(Genesis), QuietFrom: Genesis.Add(o.FaultPhase)}
-	if o.Keep {
+	if o.Keep && !o.Discard {
 		res.Events = w.rec.Events()
 	}
 	return res, nil
@@ -132,13 +137,17 @@ func newWorld(o Options) (*world, error) {
 	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, peerSent: map[peerRound]bool{}, sut: sutKey, self: SelfAddress}
 	w.loop.Clock = &w.clk
 	w.loop.Dispatch = func(it *engine.Item[func()]) { it.P() }
-	if o.Lean {
+	switch {
+	case o.Discard:
+		w.rec = judge.NewRecorder(history.AppendEvent, func(e *history.Event, seq int64) { e.Seq = seq },
+			func(*history.Event) bool { return false })
+	case o.Lean:
 		w.rec = history.NewLeanRecorder()
-	} else {
+	default:
 		w.rec = history.NewRecorder()
 	}
 	c, err := chain.New(chain.Config{Params: chain.DefaultParams(), Genesis: Genesis, Now: w.now, Sink: w.recordChain,
-		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean})
+		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean || o.Discard})
 	if err != nil {
 		return nil, fmt.Errorf("oracle sim: chain: %w", err)
 	}
@@ -167,15 +176,8 @@ func (w *world) recordChain(e history.Event) { w.record(e) }
 // run plays the whole run and returns when it ended.
 func (w *world) run(ctx context.Context) (time.Time, error) {
 	o := w.o
-	wl := engine.NewRand(engine.SubSeed(o.Seed, streamWorkload))
-	for range o.Requests {
-		w.register(wl)
-	}
+	wl := w.begin()
 	quiet := Genesis.Add(o.FaultPhase)
-	stop := quiet.Add(o.QuietPhase)
-	end := stop.Add(time.Minute)
-	w.at(Genesis.Add(time.Second), w.block)
-	w.at(Genesis.Add(2500*time.Millisecond), w.start)
 	if o.Ops > 0 {
 		for range o.Ops {
 			at := Genesis.Add(10*time.Second + time.Duration(wl.Int64N(int64(o.FaultPhase-time.Minute))))
@@ -186,19 +188,47 @@ func (w *world) run(ctx context.Context) (time.Time, error) {
 	if o.Faults > 0 {
 		w.planFaults(engine.NewRand(engine.SubSeed(o.Seed, streamFaults)), o.Faults, Genesis.Add(20*time.Second), quiet.Add(-40*time.Second))
 	}
+	return w.finish(ctx, quiet)
+}
+
+// begin registers the requests of genesis and schedules the blocks and the
+// daemon's start; it returns the workload stream.
+func (w *world) begin() *rand.Rand {
+	wl := engine.NewRand(engine.SubSeed(w.o.Seed, streamWorkload))
+	for range w.o.Requests {
+		w.register(wl)
+	}
+	w.at(Genesis.Add(time.Second), w.block)
+	w.at(Genesis.Add(2500*time.Millisecond), w.start)
+	return wl
+}
+
+// runUntil runs the world to t, stopping early when the world went wrong.
+func (w *world) runUntil(ctx context.Context, t time.Time) error {
+	if _, err := w.loop.RunUntil(ctx, t, func() bool { return w.err != nil }); err != nil {
+		return fmt.Errorf("oracle sim seed %d: %w", w.o.Seed, err)
+	}
+	if w.err != nil {
+		return fmt.Errorf("oracle sim seed %d: %w", w.o.Seed, w.err)
+	}
+	return nil
+}
+
+// finish plays the quiet phase from quiet, the final stop and the minute
+// after it, and returns when the run ended.
+func (w *world) finish(ctx context.Context, quiet time.Time) (time.Time, error) {
+	stop := quiet.Add(w.o.QuietPhase)
+	end := stop.Add(time.Minute)
 	w.at(quiet, w.enterQuiet)
 	w.at(stop, func() {
 		w.final = true
 		w.signal("SIGTERM")
 	})
-	if _, err := w.loop.RunUntil(ctx, end, func() bool { return w.err != nil }); err != nil {
-		return time.Time{}, fmt.Errorf("oracle sim seed %d: %w", o.Seed, err)
-	}
-	if w.err != nil {
-		return time.Time{}, fmt.Errorf("oracle sim seed %d: %w", o.Seed, w.err)
+	if err := w.runUntil(ctx, end); err != nil {
+		return time.Time{}, err
 	}
 	if !w.exited {
-		return time.Time{}, fmt.Errorf("oracle sim seed %d: %w", o.Seed, errNoExit)
+		return time.Time{}, fmt.Errorf("oracle sim seed %d: %w", w.o.Seed, errNoExit)
 	}
 	return end, nil
 }

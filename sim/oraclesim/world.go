@@ -92,8 +92,9 @@ type world struct {
 	quiet    bool
 	peerSent map[peerRound]bool
 
-	// faults in force
-	f faultState
+	// faults in force, and when the last window opened so far ends
+	f         faultState
+	faultsEnd time.Time
 }
 
 func (w *world) now() time.Time { return w.clk.t }

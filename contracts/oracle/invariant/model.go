@@ -822,7 +822,19 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 		m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, at, seq, by)
 		return
 	}
+	before := m.Job
 	m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
+	// A daemon that holds a Complete frame until an earlier frame's doc
+	// query is answered (the core queues frames, D20) applies the new
+	// period to that Complete: a shorter period may move E earlier than the
+	// model, which applied the Complete at its delivery (lenient; O10's
+	// pursuit follows a longer one).
+	if j := m.Job; j != nil && before != nil && j.Period < before.Period && j.Exec.Status == oracle.ExecPending &&
+		j.Nonce == before.Nonce && m.EWhy == "Complete delivered" {
+		nj := *j
+		nj.NextRunTime = j.NextRunTime.Add(j.Period - before.Period)
+		m.Job = &nj
+	}
 }
 
 // ---- frames ----

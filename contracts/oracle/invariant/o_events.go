@@ -130,7 +130,7 @@ func (c *completeHandled) Observe(s *State, e *history.Event, r *judge.Report) {
 		}
 		eAt := o.Job.NextRunTime
 		c.start(&pursuit{R: en.RequestID, Life: l, N: en.Nonce + 1, Since: e.At, Seq: e.Seq, E: eAt,
-			Deadline: eAt.Add(BExec + s.Tol), Multi: len(f.Entries) >= 2, What: fmt.Sprintf("Complete %d", en.Nonce)})
+			Deadline: eAt.Add(BExec + s.Tol), Multi: len(f.Entries) >= 2, What: fmt.Sprintf("Complete %d", en.Nonce), Period: o.Job.Period})
 	}
 }
 

@@ -459,7 +459,12 @@ func (c *recovery) expire(s *State, r *judge.Report, p *recov) {
 		// A model job waiting out a failure's backoff (a fetch or parse
 		// failure, or a result given up, D7) past the fault is not slow
 		// to recover: O3 and O10 judge that wait.
-		if e, _, _, failure, ok := m.NextStart(s.P.Self); ok && failure != "" && e.After(p.Since) {
+		e, _, _, failure, ok := m.NextStart(s.P.Self)
+		// A result given up may be given up at its last answer other than
+		// an acknowledgement (NextStart takes the first, for O3's bound).
+		gaveUp := m.Result != nil && !m.Result.Acked && !m.Result.OnChain && !m.Result.NonAckAt.IsZero() &&
+			m.Result.NonAckAt.Add(oracle.SubmissionGaveUpRetry).After(p.Since)
+		if ok && failure != "" && e.After(p.Since) || gaveUp {
 			p.done = true
 			delete(c.byReq, p.R)
 			return

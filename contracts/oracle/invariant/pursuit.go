@@ -34,7 +34,11 @@ type pursuit struct {
 	Exec     *Execution
 	Wait     *Execution
 	Multi    bool
-	done     bool
+	// Period is the request's period E was computed with (0: unknown); a
+	// doc answer lengthening it moves the deadline (a daemon may apply the
+	// new period to a Complete it held, D20).
+	Period time.Duration
+	done   bool
 }
 
 type stage int
@@ -167,6 +171,11 @@ func (u *pursuer) expire(s *State, r *judge.Report, p *pursuit) {
 	}
 	switch p.Stage {
 	case stageExec:
+		if m := p.Life.Model(p.R); p.Period > 0 && m != nil && m.Job != nil && m.Job.Period > p.Period {
+			p.Deadline, p.Period = p.Deadline.Add(m.Job.Period-p.Period), m.Job.Period
+			u.q.push(p.Deadline, p)
+			return
+		}
 		if m := p.Life.Model(p.R); m != nil && m.Exec != nil && m.Exec.InFlight != nil {
 			// An older execution (superseded) still has a GET in flight: the
 			// new one may start only once it ends (D12).
