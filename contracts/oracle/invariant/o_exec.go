@@ -44,10 +44,11 @@ func (c *executionTiming) Observe(s *State, e *history.Event, r *judge.Report) {
 	if f.EFailure != "" {
 		exercise(s, r, c, "next execution after a "+f.EFailure)
 	}
-	// A Complete delivered while a doc query may be held by F2 or F14 may
+	// Frames delivered while a doc query may be held by F2 or F14 may
 	// still wait behind that query in the daemon (frames are handled one at
-	// a time, D20): the E it set is not judged then, as O2's lower bound.
-	held := f.EWhy == "Complete delivered" && s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")
+	// a time, D20), so the model's order of events is not the daemon's: E
+	// is not judged then, as O2's lower bound is not.
+	held := s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")
 	if !held && e.At.Before(f.E.Add(-s.Tol)) {
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("execution of request %d started %s before E = %s (%s)",
 			f.R, f.E.Sub(e.At), offset(s, f.E), f.EWhy), f.ESeq, e.Seq)
