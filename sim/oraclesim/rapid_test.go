@@ -2,8 +2,6 @@ package oraclesim_test
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/scenarios/oraclemutants"
+	"github.com/wsconverge/converge/sim/engine/failrec"
 	"github.com/wsconverge/converge/sim/oraclesim"
 )
 
@@ -90,7 +89,7 @@ func TestRapidOracleReference(t *testing.T) {
 	if seed == "" {
 		seed = "1"
 	}
-	setFlags(t, map[string]string{"rapid.seed": seed, "rapid.checks": "60"})
+	failrec.SetFlags(t, map[string]string{"rapid.seed": seed, "rapid.checks": "60"})
 	rapid.Check(t, func(t *rapid.T) {
 		m := newMachine(t, oraclesim.Reference{})
 		t.Repeat(rapid.StateMachineActions(m))
@@ -106,50 +105,17 @@ func TestRapidOracleFindsAndShrinksAMutant(t *testing.T) {
 	require.True(t, ok)
 	// This run is meant to fail: keep rapid from saving it as a failfile,
 	// and fix its seed and shrink budget so the search is deterministic.
-	setFlags(t, map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": "3"})
-	var rec failRecorder
-	rapid.Check(&rec, func(t *rapid.T) {
+	failrec.SetFlags(t, map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": "3"})
+	rec := &failrec.Recorder{TestName: "TestRapidOracleFindsAndShrinksAMutant/mutant"}
+	rapid.Check(rec, func(t *rapid.T) {
 		m := newMachine(t, mut)
 		t.Repeat(rapid.StateMachineActions(m))
 		m.finish(t)
 	})
-	require.True(t, rec.failed, "the mutant survived the state machine")
+	require.True(t, rec.Failed(), "the mutant survived the state machine")
 	out := rec.String()
 	require.Contains(t, out, "o9-resync", out)
 	plan := out[strings.LastIndex(out, "plan played:"):]
 	require.LessOrEqual(t, strings.Count(plan, "\n  +"), 4, out)
 	require.Regexp(t, `fault F(9|11)`, plan, out)
 }
-
-// setFlags sets rapid's flags for one test and restores them after it.
-func setFlags(t *testing.T, flags map[string]string) {
-	t.Helper()
-	for name, v := range flags {
-		old := flag.Lookup(name).Value.String()
-		require.NoError(t, flag.Set(name, v))
-		t.Cleanup(func() { require.NoError(t, flag.Set(name, old)) })
-	}
-}
-
-// failRecorder is a rapid.TB that records a failure instead of failing the
-// test (rapid.Check's output goes to it).
-type failRecorder struct {
-	failed bool
-	log    strings.Builder
-}
-
-func (r *failRecorder) Helper()                      {}
-func (r *failRecorder) Name() string                 { return "TestRapidOracleFindsAndShrinksAMutant/mutant" }
-func (r *failRecorder) Logf(f string, args ...any)   { fmt.Fprintf(&r.log, f+"\n", args...) }
-func (r *failRecorder) Log(args ...any)              { fmt.Fprintln(&r.log, args...) }
-func (r *failRecorder) Skipf(f string, args ...any)  { panic("skip: " + fmt.Sprintf(f, args...)) }
-func (r *failRecorder) Skip(args ...any)             { panic(fmt.Sprint(args...)) }
-func (r *failRecorder) SkipNow()                     { panic("skip") }
-func (r *failRecorder) Errorf(f string, args ...any) { r.failed = true; r.Logf(f, args...) }
-func (r *failRecorder) Error(args ...any)            { r.failed = true; r.Log(args...) }
-func (r *failRecorder) Fatalf(f string, args ...any) { r.failed = true; r.Logf(f, args...) }
-func (r *failRecorder) Fatal(args ...any)            { r.failed = true; r.Log(args...) }
-func (r *failRecorder) FailNow()                     { r.failed = true }
-func (r *failRecorder) Fail()                        { r.failed = true }
-func (r *failRecorder) Failed() bool                 { return r.failed }
-func (r *failRecorder) String() string               { return r.log.String() }
