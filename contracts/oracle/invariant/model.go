@@ -429,6 +429,9 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 	}
 	f.Rule = s.parseRule(g)
 	f.Value, f.Err = oracle.Extract([]byte(src.Body), f.Rule)
+	if f.Err == nil {
+		s.req(src.RequestID).Fetched = f.Value
+	}
 	return f
 }
 
@@ -445,11 +448,17 @@ func (s *State) parseRule(g *Get) string {
 		}
 		for i, p := range d.Paths {
 			if p == g.Path {
+				if s.rules == nil {
+					s.rules = map[string]string{}
+				}
+				s.rules[g.Path] = d.Endpoints[i].ParseRule
 				return d.Endpoints[i].ParseRule
 			}
 		}
 	}
-	return ""
+	// An execution's later attempts keep the endpoint it selected even
+	// when an Update has since removed it: its rule is the one last known.
+	return s.rules[g.Path]
 }
 
 func docOf(m *Model) *Doc {

@@ -205,11 +205,27 @@ func (c *fidelity) Observe(s *State, e *history.Event, r *judge.Report) {
 		case res == nil:
 			r.Flag(subjN(f.R, f.N), e.At, fmt.Sprintf("broadcast of %q for request %d with no successful GET behind it in this lifetime",
 				f.Msg.RawData, f.R), e.Seq)
-		case !sameValue(f.Msg.RawData, res.Res.Data):
+		case !sameValue(f.Msg.RawData, res.Res.Data) && !fetchedLately(s, f.R, f.Model, f.Msg.RawData):
 			r.Flag(subjN(f.R, f.N), e.At, fmt.Sprintf("raw_data %q, but the body fetched renders as %q", f.Msg.RawData, res.Res.Data),
 				res.Seq, e.Seq)
 		}
 	}
+}
+
+// fetchedLately reports whether raw is the value the model's open or last
+// execution, or the request's last successful GET, extracted: when frames
+// held behind a doc query (D20) leave the model's job behind the daemon's,
+// the broadcast may carry an execution the model did not make its result.
+func fetchedLately(s *State, r uint64, m *Model, raw string) bool {
+	if q := s.Req(r); q != nil && q.Fetched != "" && sameValue(raw, q.Fetched) {
+		return true
+	}
+	for _, x := range []*Execution{m.Exec, m.Last} {
+		if x != nil && x.Fetched && x.OK && sameValue(raw, x.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *fidelity) endpoint(s *State, e *history.Event, r *judge.Report, f *GetFact) {

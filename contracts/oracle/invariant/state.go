@@ -16,8 +16,10 @@ import (
 // flight, the chain's state as its records tell it, the faults, and the
 // derived facts of the record being judged (Cur).
 type State struct {
-	P   Params
-	Tol time.Duration
+	// rules is the last parse rule known for each endpoint path.
+	rules map[string]string
+	P     Params
+	Tol   time.Duration
 	// Now is the latest record time seen.
 	Now time.Time
 	// Begin is the first record's time.
@@ -138,6 +140,9 @@ type Request struct {
 	PeerTrouble time.Time
 	FailedGet   time.Time
 	Hit         time.Time
+	// Fetched is the value the SUT's last successful GET of the request
+	// extracted (any lifetime).
+	Fetched string
 }
 
 // Bogus is the message nonce of a bogus-nonce update and its op record.
