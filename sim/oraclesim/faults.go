@@ -80,6 +80,9 @@ func (w *world) planFaults(rng *rand.Rand, n int, from, to time.Time) {
 
 // inject starts one fault; its window lasts at most max.
 func (w *world) inject(id string, max time.Duration, rng *rand.Rand) {
+	if w.now().After(w.faultsEnd) {
+		w.faultsEnd = w.now() // a one-off fault counts too: the quiet phase comes after it
+	}
 	dur := func(lo, hi time.Duration) time.Duration {
 		hi = min(hi, max-time.Second)
 		if hi <= lo {

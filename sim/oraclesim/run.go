@@ -241,6 +241,11 @@ func (w *world) enterQuiet() {
 	w.quiet = true
 	w.f = faultState{}
 	w.crashAt = 0
+	if w.chain.InjectionsLeft() > 0 { // an F11 not yet spent ends here
+		if err := w.chain.InjectCheckTx(oracle.CodeOutOfGas, 0); err != nil {
+			w.fail(err)
+		}
+	}
 	if w.d == nil || w.exited {
 		w.start()
 	}

@@ -115,7 +115,8 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)):
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
 			f.Attempt, f.R, e.At.Sub(f.PrevDone), f.Attempt-1, f.Wait), f.PrevDoneSeq, e.Seq)
-	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)):
+	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)) &&
+		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // E unjudged there, as in O3
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a 5th GET of request %d after 4 failed attempts, %s before its next execution may start",
 			f.R, f.E.Sub(e.At)), f.Streak.LastSeq, e.Seq)
 	}
