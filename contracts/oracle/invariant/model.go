@@ -200,6 +200,12 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 		return o
 	}
 	m.Job = o.Job
+	if o.Job == nil && before != nil && len(m.Acked) > 0 {
+		// The job is gone (disabled, unassigned): a job created again later
+		// starts afresh and may submit a round whose earlier submission
+		// never committed (O5's "after an acknowledgement" is per job).
+		m.Acked = map[uint64]Ack{}
+	}
 	if o.Job != nil && (before == nil || !o.Job.NextRunTime.Equal(before.NextRunTime)) {
 		m.ESeq, m.EWhy, m.EFailure = seq, why, ""
 		switch {
