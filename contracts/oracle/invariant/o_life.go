@@ -464,7 +464,12 @@ func (c *recovery) expire(s *State, r *judge.Report, p *recov) {
 		// an acknowledgement (NextStart takes the first, for O3's bound).
 		gaveUp := m.Result != nil && !m.Result.Acked && !m.Result.OnChain && !m.Result.NonAckAt.IsZero() &&
 			m.Result.NonAckAt.Add(oracle.SubmissionGaveUpRetry).After(p.Since)
-		if ok && failure != "" && e.After(p.Since) || gaveUp {
+		// A job that knows the chain's last Complete and has run the open
+		// round waits for a Complete no reconcile can bring (the round is
+		// open on chain): that wait is the watchdog's (D13), not a missed
+		// event O16b's reconcile should recover.
+		waits := m.Job != nil && m.Job.Nonce == q.C && m.Job.Exec.Status == oracle.ExecCompleted
+		if ok && failure != "" && e.After(p.Since) || gaveUp || waits {
 			p.done = true
 			delete(c.byReq, p.R)
 			return
