@@ -197,8 +197,8 @@ func (u *pursuer) expire(s *State, r *judge.Report, p *pursuit) {
 // exclusions every pursuit shares, then the checker's own.
 func (u *pursuer) voidReason(s *State, p *pursuit) string {
 	switch m := p.Life.Model(p.R); {
-	case p.Life != s.life || p.Life.Ended():
-		return "stop or crash"
+	case p.Life != s.life || p.Life.Ended() || !p.Life.StoppingAt.IsZero():
+		return "stop or crash" // or the reference's own shutdown after a fatal condition
 	case s.faults.Touched(p.Since, QuerySettle, "F2", "F14"):
 		return "F2 or F14"
 	case s.faults.Touched(p.Since, 0, "F15", overPool):
