@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/wsconverge/converge/refimpl"
 	"github.com/wsconverge/converge/scenarios/mutants"
+	"github.com/wsconverge/converge/sim/engine/failrec"
 )
 
 // TestRapidStateMachine runs the reference through random sequences of
@@ -48,46 +47,17 @@ func TestRapidFindsAndShrinksAMutant(t *testing.T) {
 	if seed == "" {
 		seed = "2"
 	}
-	for name, v := range map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": seed} {
-		old := flag.Lookup(name).Value.String()
-		require.NoError(t, flag.Set(name, v))
-		defer func() { require.NoError(t, flag.Set(name, old)) }()
-	}
-	var rec failRecorder
-	rapid.Check(&rec, func(t *rapid.T) {
+	failrec.SetFlags(t, map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": seed})
+	rec := &failrec.Recorder{TestName: "TestRapidFindsAndShrinksAMutant/mutant"}
+	rapid.Check(rec, func(t *rapid.T) {
 		mm := newMachine(t, m.System)
 		t.Repeat(rapid.StateMachineActions(mm))
 		mm.finish(t)
 	})
-	require.True(t, rec.failed, "the mutant survived the state machine")
+	require.True(t, rec.Failed(), "the mutant survived the state machine")
 	out := rec.String()
 	require.Contains(t, out, "retry-policy", out)
 	// The shrunk sequence is short: a workspace, a failing provider, time.
 	played := strings.Count(out[strings.LastIndex(out, "plan played:"):], "\n  +")
 	require.LessOrEqual(t, played, 6, out)
 }
-
-// failRecorder is a rapid.TB that records a failure instead of failing the
-// test (rapid.Check's output goes to it).
-type failRecorder struct {
-	failed bool
-	log    strings.Builder
-}
-
-func (r *failRecorder) Helper()                    {}
-func (r *failRecorder) Name() string               { return "TestRapidFindsAndShrinksAMutant/mutant" }
-func (r *failRecorder) Logf(f string, args ...any) { fmt.Fprintf(&r.log, f+"\n", args...) }
-func (r *failRecorder) Log(args ...any)            { fmt.Fprintln(&r.log, args...) }
-func (r *failRecorder) Skipf(f string, args ...any) {
-	panic("skip: " + fmt.Sprintf(f, args...))
-}
-func (r *failRecorder) Skip(args ...any)             { panic(fmt.Sprint(args...)) }
-func (r *failRecorder) SkipNow()                     { panic("skip") }
-func (r *failRecorder) Errorf(f string, args ...any) { r.failed = true; r.Logf(f, args...) }
-func (r *failRecorder) Error(args ...any)            { r.failed = true; r.Log(args...) }
-func (r *failRecorder) Fatalf(f string, args ...any) { r.failed = true; r.Logf(f, args...) }
-func (r *failRecorder) Fatal(args ...any)            { r.failed = true; r.Log(args...) }
-func (r *failRecorder) FailNow()                     { r.failed = true }
-func (r *failRecorder) Fail()                        { r.failed = true }
-func (r *failRecorder) Failed() bool                 { return r.failed }
-func (r *failRecorder) String() string               { return r.log.String() }

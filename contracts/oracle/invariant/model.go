@@ -105,6 +105,18 @@ type Result struct {
 	// Account query): it may have given up there (D7).
 	NonAckAt  time.Time
 	NonAckSeq int64
+	// FirstNonAckAt is the first such time: the earliest the SUT may have
+	// given up, so the earliest E a give-up allows (lenient, D7).
+	FirstNonAckAt  time.Time
+	FirstNonAckSeq int64
+}
+
+// nonAck notes an answer other than an acknowledgement at at.
+func (r *Result) nonAck(at time.Time, seq int64) {
+	r.NonAckAt, r.NonAckSeq = at, seq
+	if r.FirstNonAckAt.IsZero() {
+		r.FirstNonAckAt, r.FirstNonAckSeq = at, seq
+	}
 }
 
 // Group is the broadcasts of one result: one (r, n) with no new execution
@@ -188,6 +200,12 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 		return o
 	}
 	m.Job = o.Job
+	if o.Job == nil && before != nil && len(m.Acked) > 0 {
+		// The job is gone (disabled, unassigned): a job created again later
+		// starts afresh and may submit a round whose earlier submission
+		// never committed (O5's "after an acknowledgement" is per job).
+		m.Acked = map[uint64]Ack{}
+	}
 	if o.Job != nil && (before == nil || !o.Job.NextRunTime.Equal(before.NextRunTime)) {
 		m.ESeq, m.EWhy, m.EFailure = seq, why, ""
 		switch {
@@ -252,9 +270,9 @@ func (m *Model) NextStart(self string) (e time.Time, seq int64, why, failure str
 	}
 	e, seq, why, failure = j.NextRunTime, m.ESeq, m.EWhy, m.EFailure
 	if r := m.Result; j.Exec.Status == oracle.ExecCompleted && r != nil && !r.Acked && !r.OnChain && !r.NonAckAt.IsZero() {
-		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.NonAckAt)
+		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
 		if o.Job != nil && slices.Contains(o.Rows, oracle.RowGaveUp) && o.Job.NextRunTime.Before(e) {
-			e, seq, why, failure = o.Job.NextRunTime, r.NonAckSeq, "submission not acknowledged", "gave up"
+			e, seq, why, failure = o.Job.NextRunTime, r.FirstNonAckSeq, "submission not acknowledged", "gave up"
 		}
 	}
 	return e, seq, why, failure, true
@@ -417,6 +435,9 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 	}
 	f.Rule = s.parseRule(g)
 	f.Value, f.Err = oracle.Extract([]byte(src.Body), f.Rule)
+	if f.Err == nil {
+		s.req(src.RequestID).Fetched = f.Value
+	}
 	return f
 }
 
@@ -433,11 +454,17 @@ func (s *State) parseRule(g *Get) string {
 		}
 		for i, p := range d.Paths {
 			if p == g.Path {
+				if s.rules == nil {
+					s.rules = map[string]string{}
+				}
+				s.rules[g.Path] = d.Endpoints[i].ParseRule
 				return d.Endpoints[i].ParseRule
 			}
 		}
 	}
-	return ""
+	// An execution's later attempts keep the endpoint it selected even
+	// when an Update has since removed it: its rule is the one last known.
+	return s.rules[g.Path]
 }
 
 func docOf(m *Model) *Doc {
@@ -720,7 +747,7 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		return
 	}
 	if res != nil && res.Res.Nonce == n {
-		res.NonAckAt, res.NonAckSeq = a.NonAckAt, e.Seq
+		res.nonAck(a.NonAckAt, e.Seq)
 	}
 }
 
@@ -738,7 +765,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			// (docs/choices.md): any unacknowledged result may give up here.
 			for _, m := range l.sortedModels() {
 				if r := m.Result; r != nil && !r.Acked && !r.OnChain {
-					r.NonAckAt, r.NonAckSeq = a.NonAckAt, e.Seq
+					r.nonAck(a.NonAckAt, e.Seq)
 				}
 			}
 		}
@@ -788,7 +815,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		case a.SelfSubmitted:
 			m.Result.OnChain = true
 		case a.Failed:
-			m.Result.NonAckAt, m.Result.NonAckSeq = a.NonAckAt, e.Seq
+			m.Result.nonAck(a.NonAckAt, e.Seq)
 		}
 	}
 }
@@ -810,7 +837,19 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 		m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, at, seq, by)
 		return
 	}
+	before := m.Job
 	m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
+	// A daemon that holds a Complete frame until an earlier frame's doc
+	// query is answered (the core queues frames, D20) applies the new
+	// period to that Complete: a shorter period may move E earlier than the
+	// model, which applied the Complete at its delivery (lenient; O10's
+	// pursuit follows a longer one).
+	if j := m.Job; j != nil && before != nil && j.Period < before.Period && j.Exec.Status == oracle.ExecPending &&
+		j.Nonce == before.Nonce && m.EWhy == "Complete delivered" {
+		nj := *j
+		nj.NextRunTime = j.NextRunTime.Add(j.Period - before.Period)
+		m.Job = &nj
+	}
 }
 
 // ---- frames ----

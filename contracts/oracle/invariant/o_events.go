@@ -70,7 +70,10 @@ func (c *updateKeepsNonce) Observe(s *State, e *history.Event, r *judge.Report) 
 		}
 		exercise(s, r, c, "broadcast after a bogus-nonce update")
 		for _, b := range q.Bogus {
-			if f.N == b.N+1 && f.N != f.C+1 {
+			// Only a nonce ahead of the chain's round betrays the bogus
+			// value: once the rounds have caught up with it, n = bogus + 1
+			// may be a late but honest round (O2 judges lateness).
+			if f.N == b.N+1 && f.N > f.C+1 {
 				r.Flag(subjN(f.R, f.N), e.At, fmt.Sprintf("broadcast for round %d = the bogus update nonce %d + 1; the chain's round is %d",
 					f.N, b.N, f.C+1), b.Seq, e.Seq)
 				break
@@ -130,7 +133,7 @@ func (c *completeHandled) Observe(s *State, e *history.Event, r *judge.Report) {
 		}
 		eAt := o.Job.NextRunTime
 		c.start(&pursuit{R: en.RequestID, Life: l, N: en.Nonce + 1, Since: e.At, Seq: e.Seq, E: eAt,
-			Deadline: eAt.Add(BExec + s.Tol), Multi: len(f.Entries) >= 2, What: fmt.Sprintf("Complete %d", en.Nonce)})
+			Deadline: eAt.Add(BExec + s.Tol), Multi: len(f.Entries) >= 2, What: fmt.Sprintf("Complete %d", en.Nonce), Period: o.Job.Period})
 	}
 }
 

@@ -44,7 +44,12 @@ func (c *executionTiming) Observe(s *State, e *history.Event, r *judge.Report) {
 	if f.EFailure != "" {
 		exercise(s, r, c, "next execution after a "+f.EFailure)
 	}
-	if e.At.Before(f.E.Add(-s.Tol)) {
+	// Frames delivered while a doc query may be held by F2 or F14 may
+	// still wait behind that query in the daemon (frames are handled one at
+	// a time, D20), so the model's order of events is not the daemon's: E
+	// is not judged then, as O2's lower bound is not.
+	held := s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")
+	if !held && e.At.Before(f.E.Add(-s.Tol)) {
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("execution of request %d started %s before E = %s (%s)",
 			f.R, f.E.Sub(e.At), offset(s, f.E), f.EWhy), f.ESeq, e.Seq)
 	}
@@ -110,7 +115,8 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)):
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
 			f.Attempt, f.R, e.At.Sub(f.PrevDone), f.Attempt-1, f.Wait), f.PrevDoneSeq, e.Seq)
-	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)):
+	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)) &&
+		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // E unjudged there, as in O3
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a 5th GET of request %d after 4 failed attempts, %s before its next execution may start",
 			f.R, f.E.Sub(e.At)), f.Streak.LastSeq, e.Seq)
 	}
@@ -200,11 +206,27 @@ func (c *fidelity) Observe(s *State, e *history.Event, r *judge.Report) {
 		case res == nil:
 			r.Flag(subjN(f.R, f.N), e.At, fmt.Sprintf("broadcast of %q for request %d with no successful GET behind it in this lifetime",
 				f.Msg.RawData, f.R), e.Seq)
-		case !sameValue(f.Msg.RawData, res.Res.Data):
+		case !sameValue(f.Msg.RawData, res.Res.Data) && !fetchedLately(s, f.R, f.Model, f.Msg.RawData):
 			r.Flag(subjN(f.R, f.N), e.At, fmt.Sprintf("raw_data %q, but the body fetched renders as %q", f.Msg.RawData, res.Res.Data),
 				res.Seq, e.Seq)
 		}
 	}
+}
+
+// fetchedLately reports whether raw is the value the model's open or last
+// execution, or the request's last successful GET, extracted: when frames
+// held behind a doc query (D20) leave the model's job behind the daemon's,
+// the broadcast may carry an execution the model did not make its result.
+func fetchedLately(s *State, r uint64, m *Model, raw string) bool {
+	if q := s.Req(r); q != nil && q.Fetched != "" && sameValue(raw, q.Fetched) {
+		return true
+	}
+	for _, x := range []*Execution{m.Exec, m.Last} {
+		if x != nil && x.Fetched && x.OK && sameValue(raw, x.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *fidelity) endpoint(s *State, e *history.Event, r *judge.Report, f *GetFact) {

@@ -415,15 +415,21 @@ func (c *recovery) startAs(s *State, q *Request, e *history.Event, fault string,
 	if !s.runs(q.Doc) {
 		return
 	}
-	if old := c.byReq[q.R]; old != nil {
-		old.done = true
-	}
 	allow := s.reconcileAllowance()
 	if extra > 0 {
 		allow = extra
 	}
 	p := &recov{R: q.R, Fault: fault, Since: e.At, Seq: e.Seq,
 		Base: e.At.Add(allow + s.roundBound(time.Duration(q.Doc.Period)*time.Second, 0))}
+	if old := c.byReq[q.R]; old != nil {
+		if old.Base.After(p.Base) {
+			// A recovery still pending with a longer allowance (an F3 or
+			// F13 waiting for the watchdog) is not cut short by a later F1
+			// or F14: the later fault's reconcile need not recover it.
+			return
+		}
+		old.done = true
+	}
 	c.byReq[q.R] = p
 	c.q.push(p.Base, p)
 }
@@ -434,14 +440,40 @@ func (c *recovery) resolve(s *State, r *judge.Report, p *recov) {
 	exercise(s, r, c, "recovery after "+p.Fault)
 }
 
+// expire judges a recovery whose deadline came. A peer that misbehaved in
+// the round still open (after the last Complete) excuses it as much as one
+// that misbehaved after the fault: the round may wait on that peer, not
+// on the SUT, which may have submitted before the fault ended. So does
+// self's submission for the open round already committed (as in O13): the
+// round then waits on the peers, whose lateness may only show later.
 func (c *recovery) expire(s *State, r *judge.Report, p *recov) {
 	q := s.req(p.R)
 	after := p.Since.Add(time.Nanosecond)
 	if s.faults.TouchedAny(after, 0) || s.LastProc.After(p.Since) || !q.DocAt.Before(after) && !q.DocAt.IsZero() ||
-		q.PeerTrouble.After(p.Since) || q.FailedGet.After(p.Since) || !s.runs(q.Doc) || s.life == nil || s.life.Ended() {
+		q.PeerTrouble.After(p.Since) || q.PeerTrouble.After(q.LastAt) || len(q.Commits[q.C+1]) > 0 || q.FailedGet.After(p.Since) || !s.runs(q.Doc) || s.life == nil || s.life.Ended() {
 		p.done = true
 		delete(c.byReq, p.R)
 		return
+	}
+	if m := s.life.Model(p.R); m != nil {
+		// A model job waiting out a failure's backoff (a fetch or parse
+		// failure, or a result given up, D7) past the fault is not slow
+		// to recover: O3 and O10 judge that wait.
+		e, _, _, failure, ok := m.NextStart(s.P.Self)
+		// A result given up may be given up at its last answer other than
+		// an acknowledgement (NextStart takes the first, for O3's bound).
+		gaveUp := m.Result != nil && !m.Result.Acked && !m.Result.OnChain && !m.Result.NonAckAt.IsZero() &&
+			m.Result.NonAckAt.Add(oracle.SubmissionGaveUpRetry).After(p.Since)
+		// A job that knows the chain's last Complete and has run the open
+		// round waits for a Complete no reconcile can bring (the round is
+		// open on chain): that wait is the watchdog's (D13), not a missed
+		// event O16b's reconcile should recover.
+		waits := m.Job != nil && m.Job.Nonce == q.C && m.Job.Exec.Status == oracle.ExecCompleted
+		if ok && failure != "" && e.After(p.Since) || gaveUp || waits {
+			p.done = true
+			delete(c.byReq, p.R)
+			return
+		}
 	}
 	if m := s.life.Model(p.R); m != nil && m.Exec != nil && m.Exec.InFlight != nil {
 		c.q.push(s.Now.Add(time.Second), p) // wait for the GET in flight: its fetch counts

@@ -199,7 +199,8 @@ func (g *gapWatch) call(s *State, e *history.Event, r *judge.Report, bound time.
 
 func (g *gapWatch) check(s *State, r *judge.Report, bound time.Duration, what string) {
 	l := s.life
-	if g.flagged || g.n <= g.skip || l == nil || l.Ended() || s.Now.Sub(g.last) <= bound+s.Tol || s.faults.Touched(g.last, 0, "F2") {
+	if g.flagged || g.n <= g.skip || l == nil || l.Ended() || !l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) ||
+		s.Now.Sub(g.last) <= bound+s.Tol || s.faults.Touched(g.last, 0, "F2") {
 		return
 	}
 	g.flagged = true
@@ -248,10 +249,20 @@ func (c *wire) Finish(s *State, r *judge.Report) {
 	}
 }
 
+// openConns judges the connections of the current lifetime still open: at
+// the lifetime's end when it exited or was killed (a process killed while
+// subscribing had no time to finish), else now.
 func (c *wire) openConns(s *State, r *judge.Report) {
-	for _, cn := range sortedConns(s.life) {
+	end, l := s.Now, s.life
+	if l.Exited && l.ExitAt.Before(end) {
+		end = l.ExitAt
+	}
+	if l.Ended() && !l.Graceful() && !l.SignalAt.IsZero() && l.SignalAt.Before(end) {
+		end = l.SignalAt
+	}
+	for _, cn := range sortedConns(l) {
 		if !cn.Closed {
-			c.subscriptions(s, r, cn, s.Now)
+			c.subscriptions(s, r, cn, end)
 		}
 	}
 }

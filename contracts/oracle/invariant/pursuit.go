@@ -34,7 +34,11 @@ type pursuit struct {
 	Exec     *Execution
 	Wait     *Execution
 	Multi    bool
-	done     bool
+	// Period is the request's period E was computed with (0: unknown); a
+	// doc answer lengthening it moves the deadline (a daemon may apply the
+	// new period to a Complete it held, D20).
+	Period time.Duration
+	done   bool
 }
 
 type stage int
@@ -107,6 +111,31 @@ func (u *pursuer) observe(s *State, e *history.Event, r *judge.Report) {
 			u.resolve(s, r, p, true) // the on-chain check found self's submission (D3)
 		}
 	}
+	if a := c.Answer; a != nil && a.Call.Query != nil {
+		u.docStops(s, a)
+	}
+}
+
+// docStops drops the pursuits a doc answer supersedes: the request is no
+// longer ENABLED, no longer assigns self, or does not exist. The round is
+// then no longer owed, even if a later answer lets the request run again
+// (a new job, with its own E).
+func (u *pursuer) docStops(s *State, a *AnswerFact) {
+	stop := func(id uint64, d *history.Doc) {
+		if p := u.byReq[id]; p != nil && p.Life == a.Call.Life && (d == nil || !s.doc(d).Runs) {
+			u.drop(p)
+		}
+	}
+	switch {
+	case a.NotFound && a.Call.Query.Path == pathDoc:
+		stop(a.Call.Query.RequestID, nil)
+	case a.Doc != nil:
+		stop(a.Doc.RequestID, a.Doc)
+	case a.Listed:
+		for i := range a.Docs {
+			stop(a.Docs[i].RequestID, &a.Docs[i])
+		}
+	}
 }
 
 func (u *pursuer) getDone(s *State, e *history.Event, r *judge.Report, f *GetDoneFact) {
@@ -142,6 +171,11 @@ func (u *pursuer) expire(s *State, r *judge.Report, p *pursuit) {
 	}
 	switch p.Stage {
 	case stageExec:
+		if m := p.Life.Model(p.R); p.Period > 0 && m != nil && m.Job != nil && m.Job.Period > p.Period {
+			p.Deadline, p.Period = p.Deadline.Add(m.Job.Period-p.Period), m.Job.Period
+			u.q.push(p.Deadline, p)
+			return
+		}
 		if m := p.Life.Model(p.R); m != nil && m.Exec != nil && m.Exec.InFlight != nil {
 			// An older execution (superseded) still has a GET in flight: the
 			// new one may start only once it ends (D12).
@@ -163,8 +197,8 @@ func (u *pursuer) expire(s *State, r *judge.Report, p *pursuit) {
 // exclusions every pursuit shares, then the checker's own.
 func (u *pursuer) voidReason(s *State, p *pursuit) string {
 	switch m := p.Life.Model(p.R); {
-	case p.Life != s.life || p.Life.Ended():
-		return "stop or crash"
+	case p.Life != s.life || p.Life.Ended() || !p.Life.StoppingAt.IsZero():
+		return "stop or crash" // or the reference's own shutdown after a fatal condition
 	case s.faults.Touched(p.Since, QuerySettle, "F2", "F14"):
 		return "F2 or F14"
 	case s.faults.Touched(p.Since, 0, "F15", overPool):

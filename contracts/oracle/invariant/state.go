@@ -16,8 +16,10 @@ import (
 // flight, the chain's state as its records tell it, the faults, and the
 // derived facts of the record being judged (Cur).
 type State struct {
-	P   Params
-	Tol time.Duration
+	// rules is the last parse rule known for each endpoint path.
+	rules map[string]string
+	P     Params
+	Tol   time.Duration
 	// Now is the latest record time seen.
 	Now time.Time
 	// Begin is the first record's time.
@@ -69,9 +71,13 @@ type Life struct {
 	SignalAt  time.Time
 	SignalSeq int64
 	Exited    bool
-	ExitAt    time.Time
-	ExitSeq   int64
-	Status    int
+	// StoppingAt is when the lifetime's shutdown began by its own white-box
+	// trace (shutdownCh closed): after a fatal condition a lifetime stops
+	// running with no signal. Zero when none was seen.
+	StoppingAt time.Time
+	ExitAt     time.Time
+	ExitSeq    int64
+	Status     int
 	// ListAt is when the first OracleRequestDocs answer of the lifetime was
 	// delivered (t_L of O13); zero until then.
 	ListAt  time.Time
@@ -134,6 +140,9 @@ type Request struct {
 	PeerTrouble time.Time
 	FailedGet   time.Time
 	Hit         time.Time
+	// Fetched is the value the SUT's last successful GET of the request
+	// extracted (any lifetime).
+	Fetched string
 }
 
 // Bogus is the message nonce of a bogus-nonce update and its op record.
@@ -319,6 +328,10 @@ func (s *State) apply(e *history.Event) {
 		s.applyGetDone(e)
 	case e.Fault != nil:
 		s.applyFault(e)
+	case e.White != nil && e.White.Point == history.WhiteClose && e.White.Name == "shutdownCh":
+		if l := s.lifeOf(e); l != nil && l.StoppingAt.IsZero() {
+			l.StoppingAt = e.At // the reference's shutdown began (a fatal condition, or a signal)
+		}
 	}
 }
 

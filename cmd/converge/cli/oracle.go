@@ -1,0 +1,606 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/invariant"
+	"github.com/wsconverge/converge/scenarios/oraclemutants"
+	"github.com/wsconverge/converge/sim/engine"
+	"github.com/wsconverge/converge/sim/oraclesim"
+)
+
+// The oracle system's commands: `converge oracle sim | replay | mutants`,
+// the oracle world's counterparts of the workspace commands, with the
+// same exit codes, --json and --junit.
+
+func (c *config) oracleCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "oracle",
+		Short: "judge the oracle daemon (the second system) in its deterministic simulator",
+		Long: `The oracle system's commands: the reference oracle daemon (or one of its
+mutants) run on the simulated chain and data sources under the faults of
+ORACLE-SPEC 4.9, judged by the checkers O1–O18. See docs/oracle.md.`,
+		Args: noArgs,
+	}
+	cmd.AddCommand(c.oracleSimCommand(), c.oracleReplayCommand(), c.oracleMutantsCommand())
+	return cmd
+}
+
+// oracleShape is the run shape the oracle commands share.
+type oracleShape struct {
+	requests int
+	duration time.Duration
+	quiet    time.Duration
+	faults   int
+	ops      int
+	pool     int
+}
+
+func (s *oracleShape) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVar(&s.requests, "requests", 4, "oracle requests registered at genesis (the moderator may register more)")
+	f.DurationVar(&s.duration, "duration", 6*time.Minute, "length of the fault phase (workload and faults)")
+	f.DurationVar(&s.quiet, "quiet", 4*time.Minute, "length of the quiet phase after it: healthy peers and sources, no faults; O16 judges it")
+	f.IntVar(&s.faults, "faults", 8, "faults of ORACLE-SPEC 4.9 drawn per run (0: none)")
+	f.IntVar(&s.ops, "ops", 6, "moderator actions drawn per run (0: none)")
+	f.IntVar(&s.pool, "pool-size", 0, "the daemon's worker.pool_size (0: its default, 4)")
+}
+
+// options turns the shape into the world's options (a count of 0 is
+// "none", which the world spells -1).
+func (s *oracleShape) options(seed uint64, system oraclesim.System) oraclesim.Options {
+	none := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return oraclesim.Options{Seed: seed, System: system, Requests: s.requests, FaultPhase: s.duration, QuietPhase: s.quiet,
+		Faults: none(s.faults), Ops: none(s.ops), PoolSize: s.pool}
+}
+
+func (s *oracleShape) validate() error {
+	if s.requests < 1 || s.duration <= 0 || s.quiet <= 0 || s.pool < 0 {
+		return usagef("--requests %d, --duration %s, --quiet %s, --pool-size %d: want at least 1 request, positive phases, a pool size ≥ 0",
+			s.requests, s.duration, s.quiet, s.pool)
+	}
+	if s.faults < 0 || s.ops < 0 {
+		return usagef("--faults %d, --ops %d: want 0 or more", s.faults, s.ops)
+	}
+	if err := s.options(1, oraclesim.Reference{}).Validate(); err != nil {
+		return usagef("%s", trimBadInput(err))
+	}
+	return nil
+}
+
+func (s *oracleShape) flags() []string {
+	return []string{"--requests", strconv.Itoa(s.requests), "--duration", shortDuration(s.duration), "--quiet", shortDuration(s.quiet),
+		"--faults", strconv.Itoa(s.faults), "--ops", strconv.Itoa(s.ops), "--pool-size", strconv.Itoa(s.pool)}
+}
+
+// oracleSystem resolves --mutant ("" is the reference).
+func oracleSystem(mutant string) (oraclesim.System, error) {
+	if mutant == "" {
+		return oraclesim.Reference{}, nil
+	}
+	m, ok := oraclemutants.ByName(mutant)
+	if !ok {
+		var names []string
+		for _, m := range oraclemutants.All() {
+			names = append(names, m.Name())
+		}
+		return nil, usagef("unknown oracle mutant %q: known are %s", mutant, strings.Join(names, ", "))
+	}
+	return m, nil
+}
+
+// ---- oracle sim ----
+
+// oracleViolation is one violation in the JSON reports.
+type oracleViolation struct {
+	Checker  string `json:"checker"`
+	Contract string `json:"contract"`
+	Subject  string `json:"subject,omitempty"`
+	// At is the virtual time since genesis ("+00:03:12.518").
+	At       string  `json:"at"`
+	Message  string  `json:"message"`
+	Evidence []int64 `json:"evidence,omitempty"`
+}
+
+func newOracleViolation(v judge.Violation) oracleViolation {
+	return oracleViolation{Checker: v.Checker, Contract: v.Contract, Subject: v.Subject, At: judge.Offset(v.At.Sub(oraclesim.Genesis)),
+		Message: v.Message, Evidence: v.Evidence}
+}
+
+type oracleSimOptions struct {
+	oracleShape
+	mutant    string
+	seed      uint64
+	seeds     int
+	jobs      int
+	json      bool
+	junit     string
+	replayDir string
+	stopFirst bool
+}
+
+// oracleRun is one seed's line of the report.
+type oracleRun struct {
+	Seed          uint64            `json:"seed"`
+	Pass          bool              `json:"pass"`
+	Hash          string            `json:"hash"`
+	Records       int64             `json:"records"`
+	WallMS        int64             `json:"wall_ms"`
+	Violations    []oracleViolation `json:"violations,omitempty"`
+	Failures      []string          `json:"failures,omitempty"`
+	ReplayFile    string            `json:"replay_file,omitempty"`
+	ReplayCommand string            `json:"replay_command,omitempty"`
+	report        *judge.Report
+}
+
+// oracleSimReport is the oracle sim command's JSON form.
+type oracleSimReport struct {
+	System       string            `json:"system"`
+	Runs         []oracleRun       `json:"runs"`
+	Passed       int               `json:"passed"`
+	Failed       int               `json:"failed"`
+	Verdicts     map[string]string `json:"verdicts"`
+	NotExercised []string          `json:"not_exercised"`
+	Errors       []string          `json:"errors,omitempty"`
+	Interrupted  bool              `json:"interrupted,omitempty"`
+}
+
+func (c *config) oracleSimCommand() *cobra.Command {
+	var o oracleSimOptions
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "judge the reference oracle daemon (or a mutant) for seeds S … S+N-1",
+		Long: `Runs the oracle world for seeds S … S+N-1: the reference daemon (or --mutant
+one of its broken variants) on the simulated chain and data sources, with a
+seeded workload (requests, peers, moderator actions) and the faults of
+ORACLE-SPEC 4.9 in a fault phase, then a quiet phase, then a graceful stop.
+The checkers O1–O18 judge each run's history. Each seed runs twice and fails
+if the two history hashes differ. A failing seed writes a replay file (never
+overwriting another) and prints the command that replays it.
+
+Output: one line per seed, then each checker's verdict over every seed: pass,
+VIOLATED, or "not exercised" (its situation never arose).`,
+		Example: `  converge oracle sim --seeds 100
+  converge oracle sim --seed 7 --seeds 1 --requests 20 --duration 1h --json
+  converge oracle sim --mutant no-resync-on-32 --seeds 5`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			fastGC()
+			return c.runOracleSim(cmd.Context(), &o)
+		},
+	}
+	o.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
+	f.Uint64Var(&o.seed, "seed", 1, "first seed")
+	f.IntVar(&o.seeds, "seeds", 20, "number of seeds, S … S+N-1")
+	f.IntVar(&o.jobs, "jobs", engine.DefaultJobs(), "seeds run at once")
+	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
+	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
+	f.StringVar(&o.replayDir, "replay-dir", engine.DefaultReplayDir(), "where replay files of failing seeds go")
+	f.BoolVar(&o.stopFirst, "stop-at-first-failure", false, "stop at the first failing seed")
+	return cmd
+}
+
+func (o *oracleSimOptions) validate() error {
+	if err := o.oracleShape.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.seeds < 1 || o.seeds > maxSeeds:
+		return usagef("--seeds %d: want 1 to %d", o.seeds, maxSeeds)
+	case o.seed+uint64(o.seeds-1) < o.seed:
+		return usagef("--seed %d with --seeds %d overflows", o.seed, o.seeds)
+	case o.jobs < 1 || o.jobs > 256:
+		return usagef("--jobs %d: want 1 to 256", o.jobs)
+	case o.replayDir == "":
+		return usagef("--replay-dir: want a directory")
+	}
+	_, err := oracleSystem(o.mutant)
+	return err
+}
+
+// errNondeterministic: two runs of one seed recorded different histories.
+var errNondeterministic = errors.New("the two runs of this seed recorded different histories (hashes differ): the world is not deterministic")
+
+// runTwice runs a seed twice and checks the two histories are the same.
+func runTwice(ctx context.Context, o oraclesim.Options) (*oraclesim.Result, error) {
+	a, err := oraclesim.Run(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	b, err := oraclesim.Run(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if a.Hash != b.Hash {
+		return a, errNondeterministic
+	}
+	return a, nil
+}
+
+func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
+	system, err := oracleSystem(o.mutant)
+	if err != nil {
+		return err
+	}
+	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}}
+	tally := judge.NewTally(invariant.Names())
+	seeds := engine.Shard{}.Seeds(o.seed, o.seeds)
+	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
+	type outcome struct {
+		res *oraclesim.Result
+		err error
+	}
+	engine.RunSeeds(ctx, seeds, o.jobs, c.now, func(ctx context.Context, seed uint64) (outcome, error) {
+		res, err := runTwice(ctx, o.options(seed, system))
+		if err != nil && !errors.Is(err, errNondeterministic) {
+			return outcome{}, err
+		}
+		return outcome{res, err}, nil
+	}, func(out engine.Outcome[outcome]) bool {
+		if out.Err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
+			return false
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		res := out.R.res
+		r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report}
+		for _, v := range res.Report.Violations {
+			r.Violations = append(r.Violations, newOracleViolation(v))
+		}
+		if out.R.err != nil {
+			r.Failures = append(r.Failures, out.R.err.Error())
+		}
+		r.Pass = len(r.Violations) == 0 && len(r.Failures) == 0
+		if !r.Pass {
+			rep.Failed++
+			path, err := c.saveOracleReplay(o, system, res)
+			if err != nil {
+				r.Failures = append(r.Failures, "replay file not written: "+err.Error())
+			} else {
+				r.ReplayFile, r.ReplayCommand = path, c.commandLine("oracle", "replay", absPath(path))
+			}
+		} else {
+			rep.Passed++
+		}
+		tally.Add(res.Report)
+		rep.Runs = append(rep.Runs, r)
+		junit.Suites = append(junit.Suites, oracleSuite(rep.System, r, out.Wall))
+		if !o.json {
+			writeOracleRun(c.stdout, r)
+		}
+		return !(o.stopFirst && !r.Pass)
+	})
+	rep.Interrupted = ctx.Err() != nil
+	for _, n := range invariant.Names() {
+		rep.Verdicts[n] = string(tally.Verdict(n))
+	}
+	rep.NotExercised = tally.NotExercised()
+	if o.junit != "" {
+		if err := writeFile(o.junit, junit.Write); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	if o.json {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		writeOracleTotals(c.stdout, rep)
+	}
+	switch {
+	case len(rep.Errors) > 0:
+		return &codeError{code: ExitError, err: errors.New(rep.Errors[0])}
+	case rep.Interrupted:
+		return exitWith(ExitInterrupted)
+	case rep.Failed > 0:
+		return exitWith(ExitFailed)
+	}
+	return nil
+}
+
+func (c *config) saveOracleReplay(o *oracleSimOptions, system oraclesim.System, res *oraclesim.Result) (string, error) {
+	f := oraclesim.NewReplay(o.options(res.Seed, system), o.mutant, res)
+	if err := os.MkdirAll(o.replayDir, 0o755); err != nil {
+		return "", fmt.Errorf("replay dir: %w", err)
+	}
+	name := "oracle-" + res.System
+	if o.mutant != "" {
+		name = "oracle-mutant-" + o.mutant
+	}
+	return engine.WriteNew(o.replayDir, engine.SafeName(name+"-seed-"+strconv.FormatUint(res.Seed, 10)), f)
+}
+
+// oracleSuite is one seed's JUnit suite: a case per checker.
+func oracleSuite(system string, r oracleRun, wall time.Duration) engine.JUnitSuite {
+	s := engine.JUnitSuite{Name: fmt.Sprintf("%s seed %d", system, r.Seed), Time: wall.Seconds()}
+	for _, n := range invariant.Names() {
+		jc := engine.JUnitCase{Name: n, Classname: "oracle." + system}
+		switch r.report.Verdict(n) {
+		case judge.Violated:
+			var msgs []string
+			for _, v := range r.report.ByChecker(n) {
+				msgs = append(msgs, v.String())
+			}
+			jc.Failure = &engine.JUnitFailure{Message: n + " violated", Text: strings.Join(msgs, "\n")}
+		case judge.NotExercised:
+			jc.Skipped = &engine.JUnitSkipped{Message: "not exercised"}
+		}
+		s.Add(jc)
+	}
+	if len(r.Failures) > 0 {
+		s.Add(engine.JUnitCase{Name: "run", Classname: "oracle." + system,
+			Failure: &engine.JUnitFailure{Message: "run failed", Text: strings.Join(r.Failures, "\n")}})
+	}
+	return s
+}
+
+func writeOracleRun(w io.Writer, r oracleRun) {
+	status := "pass"
+	if !r.Pass {
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "seed %-6d %-4s  hash %s  %7d records  %5d ms\n", r.Seed, status, r.Hash[:16], r.Records, r.WallMS)
+	for _, v := range r.Violations {
+		fmt.Fprintf(w, "    %s: %s %s\n", v.Checker, v.Subject, v.Message)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "    %s\n", f)
+	}
+	if r.ReplayCommand != "" {
+		fmt.Fprintf(w, "    replay: %s\n", r.ReplayCommand)
+	}
+}
+
+func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
+	fmt.Fprintf(w, "\n%s: %d seeds, %d passed, %d failed\n", rep.System, len(rep.Runs), rep.Passed, rep.Failed)
+	for _, n := range invariant.Names() {
+		fmt.Fprintf(w, "  %-22s %s\n", n, rep.Verdicts[n])
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
+	}
+}
+
+// ---- oracle replay ----
+
+// oracleReplayReport is the oracle replay command's JSON form.
+type oracleReplayReport struct {
+	File         string            `json:"file"`
+	System       string            `json:"system"`
+	Seed         uint64            `json:"seed"`
+	Hash         string            `json:"hash"`
+	RecordedHash string            `json:"recorded_hash"`
+	HashMatches  bool              `json:"hash_matches"`
+	Pass         bool              `json:"pass"`
+	Violations   []oracleViolation `json:"violations,omitempty"`
+	Timeline     []string          `json:"timeline,omitempty"`
+}
+
+func (c *config) oracleReplayCommand() *cobra.Command {
+	var full, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "re-run an oracle replay file and show its violations and timeline",
+		Long: `Re-runs the run an oracle replay file describes (written by converge oracle
+sim for a failing seed): the same daemon (the reference or a mutant), shape and
+seed, so the same history. It checks the history hash against the recorded
+one, then prints the violations with the records around their evidence.
+
+Exit status: 0 when the run reproduces (same hash), 1 when it does not, 2 for
+a file that is malformed, another world's, or out of range.`,
+		Example: `  converge oracle replay ~/.local/state/converge/replays/oracle-reference-seed-7.json
+  converge oracle replay --full --json FILE`,
+		Args: exactArgs(1, "exactly one replay file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.runOracleReplay(cmd.Context(), args[0], full, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&full, "full", false, "print the whole timeline instead of the records around each violation")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	return cmd
+}
+
+func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON bool) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer fh.Close()
+	f, err := oraclesim.DecodeReplay(fh)
+	if err != nil {
+		return usagef("%s: %s", path, trimBadInput(err))
+	}
+	system, err := oracleSystem(f.Mutant)
+	if err != nil {
+		return err
+	}
+	o, err := f.Options(system)
+	if err != nil {
+		return usagef("%s: %s", path, trimBadInput(err))
+	}
+	o.Keep = true
+	res, err := oraclesim.Run(ctx, o)
+	if err != nil {
+		return &codeError{code: ExitError, err: err}
+	}
+	rep := oracleReplayReport{File: path, System: res.System, Seed: res.Seed, Hash: res.Hash, RecordedHash: f.Hash,
+		HashMatches: res.Hash == f.Hash, Pass: len(res.Report.Violations) == 0}
+	for _, v := range res.Report.Violations {
+		rep.Violations = append(rep.Violations, newOracleViolation(v))
+	}
+	rep.Timeline = oracleTimeline(res, full)
+	if asJSON {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "%s seed %d: hash %s (recorded %s): ", rep.System, rep.Seed, rep.Hash[:16], shortHash(f.Hash))
+		if rep.HashMatches {
+			fmt.Fprintln(c.stdout, "reproduced")
+		} else {
+			fmt.Fprintln(c.stdout, "NOT REPRODUCED")
+		}
+		for _, v := range res.Report.Violations {
+			fmt.Fprintf(c.stdout, "%s\n", v.String())
+		}
+		for _, l := range rep.Timeline {
+			fmt.Fprintf(c.stdout, "  %s\n", l)
+		}
+	}
+	if !rep.HashMatches {
+		return exitWith(ExitFailed)
+	}
+	return nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+// oracleTimeline is the whole timeline (full), or the records around each
+// violation's evidence.
+func oracleTimeline(res *oraclesim.Result, full bool) []string {
+	if full {
+		return history.Timeline(res.Events, oraclesim.Genesis)
+	}
+	var out []string
+	seen := map[int64]bool{}
+	for _, v := range res.Report.Violations {
+		for _, seq := range v.Evidence {
+			for s := seq - 3; s <= seq+3; s++ {
+				if s < 1 || int(s) > len(res.Events) || seen[s] {
+					continue
+				}
+				seen[s] = true
+				out = append(out, history.Line(res.Events[s-1], oraclesim.Genesis))
+			}
+		}
+	}
+	return out
+}
+
+// ---- oracle mutants ----
+
+// oracleKill is one mutant's line of the kill matrix.
+type oracleKill struct {
+	Mutant   string   `json:"mutant"`
+	Expected []string `json:"expected"`
+	Killed   bool     `json:"killed"`
+	Seed     uint64   `json:"seed,omitempty"`
+	By       []string `json:"violated,omitempty"`
+	Seeds    int      `json:"seeds"`
+}
+
+func (c *config) oracleMutantsCommand() *cobra.Command {
+	var asJSON bool
+	var junitFile, only string
+	var seed uint64
+	var seeds int
+	cmd := &cobra.Command{
+		Use:   "mutants",
+		Short: "run the oracle mutant catalogue (ORACLE-SPEC 5.4): each must be caught by its expected checker",
+		Long: `Runs every mutant of the reference oracle daemon (or --mutant one) on seeds S,
+S+1, … until one of the checkers ORACLE-SPEC 5.4 names for it reports a
+violation, and prints the kill matrix. Exit status 1 when a mutant survives
+--seeds seeds.`,
+		Example: `  converge oracle mutants
+  converge oracle mutants --mutant pool-limit-ignored --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if seeds < 1 || seeds > 10_000 {
+				return usagef("--seeds %d: want 1 to 10000", seeds)
+			}
+			ms := oraclemutants.All()
+			if only != "" {
+				m, ok := oraclemutants.ByName(only)
+				if !ok {
+					_, err := oracleSystem(only)
+					return err
+				}
+				ms = []*oraclemutants.Mutant{m}
+			}
+			fastGC()
+			return c.runOracleMutants(cmd.Context(), ms, seed, seeds, asJSON, junitFile)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&only, "mutant", "", "run only this mutant")
+	f.Uint64Var(&seed, "seed", 1, "first seed")
+	f.IntVar(&seeds, "seeds", 40, "seeds each mutant may take to be caught")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	f.StringVar(&junitFile, "junit", "", "also write a JUnit XML report to this file (a case per mutant)")
+	return cmd
+}
+
+func (c *config) runOracleMutants(ctx context.Context, ms []*oraclemutants.Mutant, seed uint64, seeds int, asJSON bool, junitFile string) error {
+	var kills []oracleKill
+	suite := engine.JUnitSuite{Name: "oracle mutants"}
+	survived := 0
+	for _, m := range ms {
+		start := c.now()
+		k, err := oraclemutants.Hunt(ctx, m, seed, seeds)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitWith(ExitInterrupted)
+			}
+			return &codeError{code: ExitError, err: err}
+		}
+		ok := oracleKill{Mutant: m.Name(), Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds}
+		kills = append(kills, ok)
+		jc := engine.JUnitCase{Name: m.Name(), Classname: "oracle.mutants", Time: c.now().Sub(start).Seconds()}
+		if !ok.Killed {
+			survived++
+			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("survived %d seeds; expected %v", k.Seeds, m.Kills)}
+		}
+		suite.Add(jc)
+		if !asJSON {
+			if ok.Killed {
+				fmt.Fprintf(c.stdout, "%-36s killed   seed %-4d by %s\n", ok.Mutant, ok.Seed, strings.Join(ok.By, " "))
+			} else {
+				fmt.Fprintf(c.stdout, "%-36s SURVIVED %d seeds (expected %s)\n", ok.Mutant, ok.Seeds, strings.Join(ok.Expected, " "))
+			}
+		}
+	}
+	if junitFile != "" {
+		if err := writeFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	if asJSON {
+		if err := writeJSON(c.stdout, map[string]any{"mutants": kills, "survived": survived}); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "\n%d mutants, %d killed, %d survived\n", len(kills), len(kills)-survived, survived)
+	}
+	if survived > 0 {
+		return exitWith(ExitFailed)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/sim/engine"
+)
+
+func TestOracleHelp(t *testing.T) {
+	code, out, _ := invoke(t, nil, "oracle", "--help")
+	require.Equal(t, ExitOK, code)
+	for _, c := range []string{"sim", "replay", "mutants"} {
+		require.Contains(t, out, c)
+	}
+	_, simHelp, _ := invoke(t, nil, "oracle", "sim", "--help")
+	for _, f := range []string{"--seed", "--seeds", "--requests", "--duration", "--quiet", "--faults", "--ops", "--pool-size",
+		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure"} {
+		require.Contains(t, simHelp, f, "help explains %s", f)
+	}
+}
+
+func TestOracleSimJSONAndJUnit(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "oracle.xml")
+	code, out, errOut := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--json", "--junit", junit, "--replay-dir", dir)
+	require.Equal(t, ExitOK, code, errOut)
+	var rep oracleSimReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "reference", rep.System)
+	require.Len(t, rep.Runs, 3)
+	require.Equal(t, 3, rep.Passed)
+	for i, r := range rep.Runs {
+		require.Equal(t, uint64(i+1), r.Seed)
+		require.True(t, r.Pass)
+		require.Len(t, r.Hash, 64)
+	}
+	require.Equal(t, "pass", rep.Verdicts["o17-wire"])
+	raw, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites engine.JUnitSuites
+	require.NoError(t, xml.Unmarshal(raw, &suites))
+	require.Len(t, suites.Suites, 3)
+	require.Zero(t, suites.Suites[0].Failures)
+
+	// The same seeds give the same hashes whatever --jobs.
+	code, again, _ := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--json", "--jobs", "1", "--replay-dir", dir)
+	require.Equal(t, ExitOK, code)
+	var rep2 oracleSimReport
+	require.NoError(t, json.Unmarshal([]byte(again), &rep2))
+	for i := range rep.Runs {
+		require.Equal(t, rep.Runs[i].Hash, rep2.Runs[i].Hash)
+	}
+}
+
+// TestOracleMutantFailsAndReplays: a mutant's seed fails with exit 1 and
+// writes a replay file; replaying it reproduces the hash and the
+// violation; the workspace replay command refuses it.
+func TestOracleMutantFailsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := invoke(t, nil, "oracle", "sim", "--mutant", "nonce-not-plus-one", "--seeds", "1", "--replay-dir", dir)
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, out, "FAIL")
+	require.Contains(t, out, "o2-nonce-bounds")
+	require.Contains(t, out, "converge oracle replay ")
+	path := filepath.Join(dir, "oracle-mutant-nonce-not-plus-one-seed-1.json")
+	require.FileExists(t, path)
+
+	code, out, errOut := invoke(t, nil, "oracle", "replay", path)
+	require.Equal(t, ExitOK, code, errOut)
+	require.Contains(t, out, "reproduced")
+	require.Contains(t, out, "O2 (o2-nonce-bounds)")
+
+	code, out, _ = invoke(t, nil, "oracle", "replay", "--json", path)
+	require.Equal(t, ExitOK, code)
+	var rep oracleReplayReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.HashMatches)
+	require.False(t, rep.Pass)
+	require.NotEmpty(t, rep.Timeline)
+
+	code, _, errOut = invoke(t, nil, "replay", path)
+	require.Equal(t, ExitUsage, code, errOut)
+}
+
+func TestOracleReplayRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	code, _, _ := invoke(t, nil, "oracle", "sim", "--mutant", "six-significant-digits", "--seeds", "1", "--replay-dir", dir)
+	require.Equal(t, ExitFailed, code)
+	raw, err := os.ReadFile(filepath.Join(dir, "oracle-mutant-six-significant-digits-seed-1.json"))
+	require.NoError(t, err)
+	edit := func(name, from, to string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		require.Contains(t, string(raw), from)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(raw), from, to, 1)), 0o644))
+		return p
+	}
+	for name, path := range map[string]string{
+		"missing":        filepath.Join(dir, "missing.json"),
+		"unknown field":  edit("field.json", `"requests"`, `"reqests"`),
+		"other world":    edit("world.json", `"world": "oracle"`, `"world": "workspace"`),
+		"bad version":    edit("version.json", `"version": 1`, `"version": 9`),
+		"unknown mutant": edit("mutant.json", `"mutant": "six-significant-digits"`, `"mutant": "zzz"`),
+		"contradiction":  edit("contra.json", `"system": "mutant:six-significant-digits"`, `"system": "reference"`),
+		"bad duration":   edit("dur.json", `"fault_phase": "6m0s"`, `"fault_phase": "soon"`),
+		"huge":           edit("huge.json", `"requests": 4`, `"requests": 4000`),
+	} {
+		code, out, errOut := invoke(t, nil, "oracle", "replay", path)
+		require.Equal(t, ExitUsage, code, "%s: %s", name, errOut)
+		require.Empty(t, out, name)
+	}
+	// A file whose hash is not the run's does not reproduce: exit 1.
+	code, out, _ := invoke(t, nil, "oracle", "replay", edit("hash.json", `"hash": "`, `"hash": "00`))
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, out, "NOT REPRODUCED")
+}
+
+func TestOracleMutantsCommand(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "oracle", "mutants", "--mutant", "pool-limit-ignored", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep struct {
+		Mutants  []oracleKill `json:"mutants"`
+		Survived int          `json:"survived"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Mutants, 1)
+	require.True(t, rep.Mutants[0].Killed)
+	require.Contains(t, rep.Mutants[0].By, "o7-concurrency")
+
+	// Given too few seeds a mutant survives: exit 1.
+	code, out, _ = invoke(t, nil, "oracle", "mutants", "--mutant", "code-13-retried", "--seeds", "1")
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, out, "SURVIVED")
+}
+
+func TestOracleUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"oracle", "sim", "--requests", "0"},
+		{"oracle", "sim", "--duration", "1s"},
+		{"oracle", "sim", "--mutant", "zzz"},
+		{"oracle", "sim", "--seeds", "0"},
+		{"oracle", "sim", "--faults", "-1"},
+		{"oracle", "mutants", "--mutant", "zzz"},
+		{"oracle", "replay"},
+		{"oracle", "sim", "extra"},
+	} {
+		code, out, errOut := invoke(t, nil, args...)
+		require.Equal(t, ExitUsage, code, "%v: %s", args, errOut)
+		require.Empty(t, out, "%v", args)
+	}
+}

@@ -1,0 +1,45 @@
+package oraclesim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	"github.com/wsconverge/converge/refimpl/oracled/core"
+)
+
+// Daemon is an oracle daemon as the world sees it: the ports of
+// refimpl/oracled/core. Start begins a lifetime, Handle gives it one input
+// at a time (time never going back), NextWake says when it wants a Wake.
+type Daemon interface {
+	Start(now time.Time) []core.Output
+	Handle(now time.Time, in core.Input) []core.Output
+	NextWake() (time.Time, bool)
+}
+
+// System builds a daemon for each lifetime of a run.
+type System interface {
+	// Name names the system in reports and replay files.
+	Name() string
+	// New builds one lifetime's daemon.
+	New(cfg oracle.Config, signer keys.Signer, rnd core.Rand) (Daemon, error)
+}
+
+// Reference is the reference daemon, unmodified.
+type Reference struct{}
+
+// ReferenceName is the reference system's name.
+const ReferenceName = "reference"
+
+// Name implements System.
+func (Reference) Name() string { return ReferenceName }
+
+// New implements System.
+func (Reference) New(cfg oracle.Config, signer keys.Signer, rnd core.Rand) (Daemon, error) {
+	c, err := core.New(cfg, signer, rnd)
+	if err != nil {
+		return nil, fmt.Errorf("reference daemon: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,495 @@
+package oraclesim
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
+	"github.com/wsconverge/converge/fakes/chain"
+	"github.com/wsconverge/converge/fakes/datasource"
+	"github.com/wsconverge/converge/refimpl/oracled/core"
+	"github.com/wsconverge/converge/sim/engine"
+)
+
+// Transport delays on the virtual clock: an RPC answer or a dial takes
+// rpcLat, a frame reaches the daemon frameLat after its block.
+const (
+	rpcLat   = time.Millisecond
+	frameLat = 5 * time.Millisecond
+	// restartAfter is the supervisor's wait before restarting a daemon
+	// that exited non-zero (ORACLE-SPEC 4.9).
+	restartAfter = 5 * time.Second
+)
+
+// errTimeout and friends are what the daemon is told when no usable
+// answer came.
+var (
+	errTimeout = errors.New("oraclesim: no answer within the timeout")
+	errClosed  = errors.New("oraclesim: connection closed")
+	errRefused = errors.New("oraclesim: connection refused")
+	errNoBody  = errors.New("oraclesim: connection reset")
+)
+
+// clock is the world's virtual clock.
+type clock struct{ t time.Time }
+
+func (c *clock) Now() time.Time  { return c.t }
+func (c *clock) Set(t time.Time) { c.t = t }
+
+// sub is one active subscription on the daemon's connection.
+type sub struct {
+	query string
+	id    string
+	q     *cometrpc.Query
+}
+
+// fetch is a GET in flight.
+type fetch struct {
+	out   datasource.Outcome
+	d     Daemon
+	ended bool
+}
+
+// world is one run: the chain, the sources, the daemon of the current
+// lifetime and the queue of what happens next.
+type world struct {
+	o     Options
+	clk   clock
+	loop  engine.Loop[func()]
+	chain *chain.Chain
+	src   *datasource.Sources
+	rec   *history.Recorder
+	sink  func(*history.Event)
+	cfg   oracle.Config
+	sut   keys.PrivKey
+	self  string
+	err   error
+
+	// the daemon's lifetime
+	d      Daemon
+	life   int
+	exited bool
+	// stopping: the lifetime got SIGTERM or SIGINT.
+	stopping bool
+	final    bool // the final stop was sent: no restart
+	conn     core.ID
+	subs     []sub
+	calls    int64
+	wake     time.Time
+	ports    int // request outputs of this lifetime
+	crashAt  int // F17: crash at this request output (0: none)
+	fetches  map[core.ID]*fetch
+
+	// workload
+	reqs     []*request
+	peers    []*chain.Peer
+	nextID   uint64
+	quiet    bool
+	peerSent map[peerRound]bool
+
+	// faults in force, and when the last window opened so far ends
+	f         faultState
+	faultsEnd time.Time
+}
+
+func (w *world) now() time.Time { return w.clk.t }
+
+func (w *world) at(t time.Time, f func()) { w.loop.Q.Push(t.UnixNano(), false, f) }
+
+// fail stops the run: the world itself went wrong (not the daemon).
+func (w *world) fail(err error) {
+	if w.err == nil && err != nil {
+		w.err = err
+	}
+}
+
+// record stamps the daemon's records with its lifetime and keeps them.
+func (w *world) record(e history.Event) {
+	switch e.Kind {
+	case history.KindProc, history.KindRPC, history.KindWS, history.KindSrc, history.KindWhite:
+		e.Life = w.life
+	}
+	if e.At.IsZero() {
+		e.At = w.now()
+	}
+	seq := w.rec.Add(e)
+	if w.sink != nil {
+		e.Seq = seq
+		w.sink(&e)
+	}
+}
+
+func (w *world) proc(p *history.Proc) { w.record(history.Event{Kind: history.KindProc, Proc: p}) }
+
+func (w *world) ws(x *history.WS) { w.record(history.Event{Kind: history.KindWS, WS: x}) }
+
+// ---- lifetimes ----
+
+// start runs a new lifetime of the daemon.
+func (w *world) start() {
+	if (w.d != nil && !w.exited) || w.final {
+		return
+	}
+	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
+	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut}, engine.NewRand(seed))
+	if err != nil {
+		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
+		return
+	}
+	w.d, w.life, w.conn, w.exited, w.subs, w.ports, w.stopping = d, w.life+1, 0, false, nil, 0, false
+	w.wake = time.Time{}
+	w.proc(&history.Proc{Action: history.ProcStart, Detail: "in-process"})
+	w.act(d, d.Start(w.now()))
+}
+
+// signal asks for a graceful stop (F18 and the final stop).
+func (w *world) signal(sig string) {
+	if w.d == nil || w.exited {
+		return
+	}
+	w.proc(&history.Proc{Action: history.ProcSignal, Signal: sig})
+	w.stopping, w.crashAt = true, 0 // F17 does not strike a stopping daemon
+	w.handle(w.d, core.Stop{})
+}
+
+// crash drops the daemon (F17): its memory is gone, its connection too.
+func (w *world) crash(detail string) {
+	if w.d == nil || w.exited || w.stopping {
+		return
+	}
+	w.proc(&history.Proc{Action: history.ProcSignal, Signal: "crash", Detail: detail})
+	w.proc(&history.Proc{Action: history.ProcExit, Status: 137})
+	w.exited, w.conn, w.subs, w.crashAt = true, 0, nil, 0
+	w.restart(w.f.restartIn)
+}
+
+// restart schedules the next lifetime after down, unless the run is
+// ending.
+func (w *world) restart(down time.Duration) {
+	if !w.final {
+		w.at(w.now().Add(down), w.start)
+	}
+}
+
+// handle gives the daemon one input, unless it is no longer the live one.
+func (w *world) handle(d Daemon, in core.Input) {
+	if d != w.d || w.exited {
+		return
+	}
+	w.act(d, d.Handle(w.now(), in))
+}
+
+// act carries out the daemon's outputs in order.
+func (w *world) act(d Daemon, outs []core.Output) {
+	for _, o := range outs {
+		if w.exited || d != w.d {
+			return
+		}
+		if isRequest(o) {
+			w.ports++
+			if w.crashAt > 0 && w.ports >= w.crashAt {
+				w.crash("port call " + strconv.Itoa(w.ports))
+				return
+			}
+		}
+		w.output(d, o)
+	}
+	if w.exited || d != w.d {
+		return
+	}
+	if at, ok := d.NextWake(); ok && !at.Equal(w.wake) {
+		w.wake = at
+		if at.Before(w.now()) {
+			at = w.now()
+		}
+		w.at(at, func() { w.handle(d, core.Wake{}) })
+	}
+}
+
+func isRequest(o core.Output) bool {
+	switch o.(type) {
+	case core.Dial, core.Subscribe, core.UnsubscribeAll, core.StatusCall, core.QueryCall, core.BroadcastCall, core.Fetch:
+		return true
+	}
+	return false
+}
+
+func (w *world) output(d Daemon, o core.Output) {
+	switch o := o.(type) {
+	case core.Dial:
+		w.dial(d, o)
+	case core.Subscribe:
+		w.subscribe(d, o)
+	case core.UnsubscribeAll:
+		w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSUnsubscribeAll})
+		if o.Conn == w.conn {
+			w.subs = nil
+		}
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID}) })
+	case core.CloseConn:
+		w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSClose, By: "client"})
+		if w.conn == o.Conn {
+			w.conn, w.subs = 0, nil
+		}
+	case core.StatusCall:
+		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (func() *history.RPCResult, core.Reply) {
+			res := w.chain.Status()
+			return func() *history.RPCResult { return history.ResultOfStatus(res) }, core.Reply{ID: o.ID, Status: &res}
+		})
+	case core.QueryCall:
+		w.query(d, o)
+	case core.BroadcastCall:
+		w.broadcast(d, o)
+	case core.Fetch:
+		w.get(d, o)
+	case core.AbortFetch:
+		w.abortFetch(d, o.ID)
+	case core.Trace:
+		w.trace(o)
+	case core.Exit:
+		w.proc(&history.Proc{Action: history.ProcExit, Status: o.Code})
+		w.exited, w.conn, w.subs = true, 0, nil
+		if o.Code != 0 {
+			w.restart(restartAfter)
+		} else {
+			w.restart(w.f.restartIn)
+		}
+	}
+}
+
+func (w *world) dial(d Daemon, o core.Dial) {
+	if w.f.refuseUntil.After(w.now()) {
+		w.ws(&history.WS{Conn: int64(o.ID), Action: history.WSRefuse})
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Dialed{Conn: o.ID, Err: errRefused}) })
+		return
+	}
+	w.conn, w.subs = o.ID, nil
+	w.ws(&history.WS{Conn: int64(o.ID), Action: history.WSConnect})
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Dialed{Conn: o.ID}) })
+}
+
+func (w *world) subscribe(d Daemon, o core.Subscribe) {
+	id := strconv.FormatUint(uint64(o.ID), 10)
+	w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSSubscribe, Query: o.Query, ID: id})
+	if o.Conn != w.conn {
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID, Err: errClosed}) })
+		return
+	}
+	q, err := cometrpc.ParseQuery(o.Query)
+	if err != nil {
+		e := &cometrpc.RPCError{Code: -32603, Message: "Internal error", Data: err.Error()}
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID, RPCError: e}) })
+		return
+	}
+	w.subs = append(w.subs, sub{query: o.Query, id: id, q: q})
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID}) })
+}
+
+// rpc carries out one HTTP JSON-RPC call: its recv record now; then, unless
+// F2 holds the server, serve gives the answer (built now, delivered and
+// recorded rpcLat later). Under F2 the call hangs: the daemon is told at
+// its timeout and the record says the answer was lost.
+func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (func() *history.RPCResult, core.Reply)) {
+	call := w.recv(r)
+	if w.f.rpcOutage {
+		w.lose(d, id, call, timeout)
+		return
+	}
+	res, reply := serve()
+	sent := w.now()
+	w.at(sent.Add(rpcLat), func() {
+		w.done(call, sent, res())
+		w.handle(d, reply)
+	})
+}
+
+// lose answers call with nothing: after wait (the client's timeout, or
+// the moment the connection drops) the daemon is told no answer came.
+func (w *world) lose(d Daemon, id core.ID, call int64, wait time.Duration) {
+	sent := w.now()
+	w.at(sent.Add(wait), func() {
+		w.record(history.Event{Kind: history.KindRPC, RPC: &history.RPC{Call: call, Phase: history.PhaseDone, Lost: true,
+			TRecv: sent}})
+		w.handle(d, core.Reply{ID: id, Err: errTimeout})
+	})
+}
+
+func (w *world) recv(r *history.RPC) int64 {
+	w.calls++
+	r.Call, r.Phase = w.calls, history.PhaseRecv
+	w.record(history.Event{Kind: history.KindRPC, RPC: r})
+	return w.calls
+}
+
+func (w *world) done(call int64, recv time.Time, res *history.RPCResult) {
+	w.record(history.Event{Kind: history.KindRPC, RPC: &history.RPC{Call: call, Phase: history.PhaseDone, Result: res,
+		TRecv: recv, TDelivered: w.now()}})
+}
+
+func (w *world) query(d Daemon, o core.QueryCall) {
+	r := &history.RPC{Method: "abci_query", Query: history.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})}
+	w.rpc(d, o.ID, o.Timeout, r, func() (func() *history.RPCResult, core.Reply) {
+		var res cometrpc.ResultABCIQuery
+		if w.f.queryFail {
+			res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
+		} else {
+			res = w.chain.ABCIQuery(o.Path, o.Data)
+		}
+		return func() *history.RPCResult { return history.ResultOfQuery(o.Path, res) }, core.Reply{ID: o.ID, Query: &res}
+	})
+}
+
+func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
+	t := history.DecodeTx(o.Tx)
+	call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
+	if w.f.rpcOutage {
+		w.lose(d, o.ID, call, o.Timeout)
+		return
+	}
+	res, rerr := w.chain.BroadcastTxSync(o.Tx)
+	if w.f.ambiguous && rerr == nil && res.Code == 0 {
+		// F12: the tx is admitted, the answer never reaches the daemon.
+		w.f.ambiguous = false
+		// The connection drops before the answer (choices: F12 is the
+		// dropped-connection variant), so the daemon learns at once.
+		w.point("F12", "broadcast", param("call", strconv.FormatInt(call, 10)), param("mode", "connection dropped"))
+		w.lose(d, o.ID, call, rpcLat)
+		return
+	}
+	if w.f.crashAdmit && rerr == nil && res.Code == 0 {
+		// F17 between admission and commit.
+		w.f.crashAdmit = false
+		w.at(w.now().Add(200*time.Millisecond), func() {
+			if d == w.d {
+				w.crash("after an admitted broadcast")
+			}
+		})
+	}
+	sent := w.now()
+	w.at(sent.Add(rpcLat), func() {
+		if rerr != nil {
+			w.done(call, sent, history.ResultOfError(rerr))
+			w.handle(d, core.Reply{ID: o.ID, RPCError: rerr})
+			return
+		}
+		w.done(call, sent, history.ResultOfBroadcast(res))
+		w.handle(d, core.Reply{ID: o.ID, Broadcast: &res})
+	})
+}
+
+var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
+
+func (w *world) get(d Daemon, o core.Fetch) {
+	out := w.src.Get(w.now(), o.URL, acceptJSON)
+	f := &fetch{out: out, d: d}
+	w.fetches[o.ID] = f
+	if limit := w.now().Add(o.Timeout); out.DoneAt.After(limit) {
+		w.at(limit, func() { // the client gives up at its timeout
+			if f.ended {
+				return
+			}
+			f.ended = true
+			delete(w.fetches, o.ID)
+			w.src.Abort(out, w.now())
+			w.handle(d, core.Fetched{ID: o.ID, Err: errTimeout})
+		})
+		return
+	}
+	w.at(out.DoneAt, func() {
+		if f.ended {
+			return
+		}
+		f.ended = true
+		delete(w.fetches, o.ID)
+		w.src.Done(out)
+		in := core.Fetched{ID: o.ID, Status: out.Status, Body: out.Body}
+		if !out.Answered() {
+			in.Err = errNoBody
+		}
+		w.handle(d, in)
+	})
+}
+
+func (w *world) abortFetch(d Daemon, id core.ID) {
+	f := w.fetches[id]
+	if f == nil || f.ended {
+		return
+	}
+	f.ended = true
+	delete(w.fetches, id)
+	w.src.Abort(f.out, w.now())
+	w.at(w.now(), func() { w.handle(d, core.Fetched{ID: id, Err: errors.New("oraclesim: aborted")}) })
+}
+
+// trace turns the reference's trace points into white records.
+func (w *world) trace(o core.Trace) {
+	var x *history.White
+	switch o.Kind {
+	case core.TraceClose:
+		x = &history.White{Point: history.WhiteClose, Name: o.Name}
+	case core.TraceStop:
+		x = &history.White{Point: history.WhiteStop, Name: o.Name}
+	case core.TraceDrained:
+		x = &history.White{Point: history.WhiteDrained}
+	default:
+		return
+	}
+	w.record(history.Event{Kind: history.KindWhite, White: x})
+}
+
+// ---- blocks and frames ----
+
+// block produces the next block (unless F15 stalls the chain), delivers
+// its frames to the daemon's subscriptions and plans the peers' rounds.
+func (w *world) block() {
+	w.at(w.now().Add(time.Second), w.block)
+	if w.f.stall {
+		return
+	}
+	b := w.chain.ProduceBlock(w.now())
+	for _, fr := range b.Frames {
+		w.deliver(fr)
+	}
+	w.peersAfter(b)
+}
+
+// deliver hands a frame to every subscription of the live connection that
+// matches it, through the frame faults in force (F3 drop, F4 duplicate,
+// F5/F6 delay).
+func (w *world) deliver(fr *chain.Frame) {
+	if w.conn == 0 || w.exited {
+		return
+	}
+	for _, s := range w.subs {
+		if !chain.Matches(s.q, fr) {
+			continue
+		}
+		d, conn, s := w.d, w.conn, s
+		delay, copies := w.frameFault(fr)
+		for range copies {
+			w.at(w.now().Add(frameLat+delay), func() {
+				if d != w.d || w.exited || conn != w.conn {
+					return
+				}
+				w.ws(&history.WS{Conn: int64(conn), Action: history.WSFrame, Query: s.query, ID: s.id, Frame: fr.Record()})
+				w.handle(d, core.Frame{Conn: conn, Query: s.query, Events: fr.EventsMap()})
+			})
+		}
+	}
+}
+
+// closeByServer is F1: the server ends the connection.
+func (w *world) closeByServer() {
+	if w.conn == 0 || w.exited {
+		return
+	}
+	d, conn := w.d, w.conn
+	w.ws(&history.WS{Conn: int64(conn), Action: history.WSClose, By: "server"})
+	w.conn, w.subs = 0, nil
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.ConnClosed{Conn: conn, Err: errClosed}) })
+}
