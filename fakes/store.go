@@ -56,6 +56,11 @@ func (s *Store) List(ctx context.Context, f contracts.Filter) ([]contracts.Works
 	return s.list(ctx, "", f)
 }
 
+// Scan passes the rows selected by f to fn, ordered by id (ports.Store).
+func (s *Store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	return s.scan(ctx, "", f, fn)
+}
+
 // Insert adds a row (ports.Store). A zero created_at or updated_at is
 // stamped with the clock.
 func (s *Store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
@@ -162,6 +167,56 @@ func (s *Store) list(ctx context.Context, inst string, f contracts.Filter) ([]co
 		}
 	}
 	return out, nil
+}
+
+// scan passes each row selected by f to fn, in id order, one row at a time
+// (ports.Store.Scan): the world's lock is held while a row is copied, never
+// while fn runs, so fn calling the store slows nothing but cannot deadlock.
+// The copy lives in one buffer reused for every row (its pointer columns
+// too): a pass over the fleet allocates nothing per row but a row's
+// error_info context.
+func (s *Store) scan(ctx context.Context, inst string, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	if err := s.w.gate(ctx, mStoreList, inst, "", ""); err != nil {
+		s.w.recordCall(inst, mStoreList, "", "", "", err)
+		return err
+	}
+	var (
+		row  contracts.Workspace
+		home contracts.HomeCtx
+		info contracts.ErrorInfo
+		last string
+	)
+	for i := 0; ; i++ {
+		s.w.mu.Lock()
+		if i > 0 && (i > len(s.order) || s.order[i-1].ID != last) {
+			// The table changed while fn ran: go on after the last row seen.
+			i, _ = slices.BinarySearchFunc(s.order, last, func(r *contracts.Workspace, id string) int {
+				if r.ID <= id {
+					return -1
+				}
+				return 1
+			})
+		}
+		for i < len(s.order) && !f.Match(s.order[i]) {
+			i++
+		}
+		if i == len(s.order) {
+			s.w.mu.Unlock()
+			return nil
+		}
+		row = *s.order[i]
+		s.w.mu.Unlock()
+		last = row.ID
+		if row.HomeCtx != nil {
+			home = *row.HomeCtx
+			row.HomeCtx = &home
+		}
+		if row.ErrorInfo != nil {
+			info = row.ErrorInfo.Clone()
+			row.ErrorInfo = &info
+		}
+		fn(&row)
+	}
 }
 
 // detach gives a shallow copy of a row its own copies of the pointer

@@ -322,3 +322,66 @@ func TestErrorInfoNotifiesOnlyOnChange(t *testing.T) {
 	require.Len(t, changes, 3)
 	require.Zero(t, changes[2].ErrorCount)
 }
+
+// Scan reads what List reads, row by row, from copies: a reader changing
+// the row it was passed changes nothing stored.
+func TestStoreScanMatchesListAndLendsCopies(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "c", "a", "d", "b")
+	ctx := t.Context()
+	_, err := w.Store.Update(ctx, contracts.Writer{Component: contracts.CompHealthMonitor}, "b", contracts.Cond{},
+		contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning),
+			ErrorInfo: contracts.Some(&contracts.ErrorInfo{Reason: "Mismatch", Context: map[string]any{"k": "v"}})})
+	require.NoError(t, err)
+	for _, f := range []contracts.Filter{contracts.FilterAll, contracts.FilterActive, contracts.FilterReconcile, contracts.FilterTTL} {
+		listed, err := w.Store.List(ctx, f)
+		require.NoError(t, err)
+		var scanned []contracts.Workspace
+		require.NoError(t, w.Store.Scan(ctx, f, func(row *contracts.Workspace) {
+			scanned = append(scanned, row.Clone())
+			row.Name = "changed"
+			if row.ErrorInfo != nil {
+				row.ErrorInfo.Context["k"] = "changed"
+			}
+		}))
+		require.Equal(t, listed, scanned, "filter %d", f)
+	}
+	b, err := w.Store.Get(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, "ws b", b.Name)
+	require.Equal(t, "v", b.ErrorInfo.Context["k"])
+}
+
+// A reader that writes to the store while it scans neither deadlocks nor
+// loses its place: rows inserted behind the cursor are not seen, rows
+// ahead of it are.
+func TestStoreScanSurvivesWritesDuringTheScan(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "b", "d")
+	ctx := t.Context()
+	var seen []string
+	require.NoError(t, w.Store.Scan(ctx, contracts.FilterAll, func(row *contracts.Workspace) {
+		seen = append(seen, row.ID)
+		if row.ID == "b" {
+			insertRows(t, w, "a", "c")
+		}
+	}))
+	require.Equal(t, []string{"b", "c", "d"}, seen)
+}
+
+// A scan is a listing: an outage of store.List fails it before any row.
+func TestStoreScanFailsLikeList(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	boom := contracts.ErrUnavailable
+	w.SetHook(func(c Call) error {
+		if c.Port == "store" && c.Method == "List" {
+			return boom
+		}
+		return nil
+	})
+	called := false
+	err := w.Store.Scan(t.Context(), contracts.FilterAll, func(*contracts.Workspace) { called = true })
+	require.ErrorIs(t, err, boom)
+	require.False(t, called)
+}

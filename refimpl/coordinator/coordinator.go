@@ -50,6 +50,7 @@ type Coordinator struct {
 		volumes    map[string]struct{}
 		updates    []ports.RowUpdate
 		observed   []string
+		ttl        []contracts.Workspace
 	}
 }
 

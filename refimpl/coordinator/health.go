@@ -21,10 +21,6 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list volumes: %w", err)
 	}
-	rows, err := c.deps.Store.List(ctx, contracts.FilterActive)
-	if err != nil {
-		return fmt.Errorf("list workspaces: %w", err)
-	}
 	// The maps and the batch are reused from pass to pass: a pass over a
 	// large fleet runs every 2 s.
 	if c.scratch.containers == nil {
@@ -42,8 +38,9 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
 	var fleet contracts.FleetSummary
-	for i := range rows {
-		w := &rows[i]
+	// The rows are read through a cursor: the fleet is never held in
+	// memory as a whole.
+	err = c.deps.Store.Scan(ctx, contracts.FilterActive, func(w *contracts.Workspace) {
 		running, exists := containers[w.ID]
 		_, vol := volumes[w.ID]
 		o := contracts.Observation{ContainerExists: exists, ContainerRunning: running, VolumeExists: vol}
@@ -59,6 +56,9 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 			p.Apply(w, now)
 		}
 		fleet.Add(w)
+	})
+	if err != nil {
+		return fmt.Errorf("list workspaces: %w", err)
 	}
 	wr := c.writer(contracts.CompHealthMonitor)
 	if len(updates) > 0 {

@@ -63,3 +63,28 @@ func (s *Store) List(ctx context.Context, f contracts.Filter) ([]contracts.Works
 	}
 	return out, nil
 }
+
+// Scan passes the rows selected by f to fn as the query's cursor returns
+// them, ordered by id, without holding the selection in memory.
+func (s *Store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	where, ok := filterWhere[f]
+	if !ok {
+		return fmt.Errorf("scan workspaces: unknown filter %d", f)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+selectColumns+` FROM workspaces WHERE `+where+` ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("scan workspaces: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w, err := scanWorkspace(rows)
+		if err != nil {
+			return fmt.Errorf("scan workspaces: %w", mapErr(err))
+		}
+		fn(&w)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan workspaces: %w", mapErr(err))
+	}
+	return nil
+}
