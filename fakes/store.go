@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -169,24 +170,22 @@ func (s *Store) list(ctx context.Context, inst string, f contracts.Filter) ([]co
 	return out, nil
 }
 
-// scan passes each row selected by f to fn, in id order, one row at a time
-// (ports.Store.Scan): the world's lock is held while a row is copied, never
-// while fn runs, so fn calling the store slows nothing but cannot deadlock.
-// The copy lives in one buffer reused for every row (its pointer columns
-// too): a pass over the fleet allocates nothing per row but a row's
-// error_info context.
+// scan passes each row selected by f to fn, in id order (ports.Store.Scan).
+// Rows are copied a page at a time under the world's lock, their pointer
+// columns included, into a page reused from scan to scan; fn runs outside
+// the lock, so fn calling the store slows nothing but cannot deadlock, and
+// a pass over the fleet allocates nothing per row but a row's error_info
+// context.
 func (s *Store) scan(ctx context.Context, inst string, f contracts.Filter, fn func(*contracts.Workspace)) error {
 	if err := s.w.gate(ctx, mStoreList, inst, "", ""); err != nil {
 		s.w.recordCall(inst, mStoreList, "", "", "", err)
 		return err
 	}
-	var (
-		row  contracts.Workspace
-		home contracts.HomeCtx
-		info contracts.ErrorInfo
-		last string
-	)
-	for i := 0; ; i++ {
+	pg := scanPages.Get().(*scanPage)
+	defer scanPages.Put(pg)
+	var last string
+	for i := 0; ; {
+		n := 0
 		s.w.mu.Lock()
 		if i > 0 && (i > len(s.order) || s.order[i-1].ID != last) {
 			// The table changed while fn ran: go on after the last row seen.
@@ -197,25 +196,43 @@ func (s *Store) scan(ctx context.Context, inst string, f contracts.Filter, fn fu
 				return 1
 			})
 		}
-		for i < len(s.order) && !f.Match(s.order[i]) {
-			i++
+		for ; i < len(s.order) && n < len(pg.rows); i++ {
+			if r := s.order[i]; f.Match(r) {
+				pg.copyRow(n, r)
+				n++
+			}
 		}
-		if i == len(s.order) {
-			s.w.mu.Unlock()
+		s.w.mu.Unlock()
+		if n == 0 {
 			return nil
 		}
-		row = *s.order[i]
-		s.w.mu.Unlock()
-		last = row.ID
-		if row.HomeCtx != nil {
-			home = *row.HomeCtx
-			row.HomeCtx = &home
+		last = pg.rows[n-1].ID
+		for k := range n {
+			fn(&pg.rows[k])
 		}
-		if row.ErrorInfo != nil {
-			info = row.ErrorInfo.Clone()
-			row.ErrorInfo = &info
-		}
-		fn(&row)
+	}
+}
+
+// scanPage is a page of rows a scan lends to its reader, with room for
+// their pointer columns.
+type scanPage struct {
+	rows  [64]contracts.Workspace
+	homes [64]contracts.HomeCtx
+	infos [64]contracts.ErrorInfo
+}
+
+var scanPages = sync.Pool{New: func() any { return new(scanPage) }}
+
+// copyRow copies r into slot k, pointer columns included.
+func (pg *scanPage) copyRow(k int, r *contracts.Workspace) {
+	pg.rows[k] = *r
+	if r.HomeCtx != nil {
+		pg.homes[k] = *r.HomeCtx
+		pg.rows[k].HomeCtx = &pg.homes[k]
+	}
+	if r.ErrorInfo != nil {
+		pg.infos[k] = r.ErrorInfo.Clone()
+		pg.rows[k].ErrorInfo = &pg.infos[k]
 	}
 }
 
@@ -392,8 +409,23 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 		return err
 	}
 	n := 0
+	// ids usually come in id order, as a scan passed them: walk the table
+	// beside them instead of looking each up.
+	j, prev := 0, ""
 	for _, id := range ids {
-		if row, ok := s.rows[id]; ok {
+		var row *contracts.Workspace
+		if id >= prev {
+			for j < len(s.order) && s.order[j].ID < id {
+				j++
+			}
+			if j < len(s.order) && s.order[j].ID == id {
+				row = s.order[j]
+			}
+			prev = id
+		} else {
+			row = s.rows[id]
+		}
+		if row != nil {
 			row.ObservedAt, row.UpdatedAt = at, now
 			n++
 		}

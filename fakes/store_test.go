@@ -1,6 +1,8 @@
 package fakes
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -353,20 +355,29 @@ func TestStoreScanMatchesListAndLendsCopies(t *testing.T) {
 }
 
 // A reader that writes to the store while it scans neither deadlocks nor
-// loses its place: rows inserted behind the cursor are not seen, rows
-// ahead of it are.
+// loses its place (pages of rows are copied at a time, so the table can
+// change between two): it sees every row that was there throughout, once,
+// in id order.
 func TestStoreScanSurvivesWritesDuringTheScan(t *testing.T) {
 	w := newWorld(t)
-	insertRows(t, w, "b", "d")
-	ctx := t.Context()
+	var ids []string
+	for i := range 300 {
+		ids = append(ids, fmt.Sprintf("r%03d", 2*i))
+	}
+	insertRows(t, w, ids...)
 	var seen []string
-	require.NoError(t, w.Store.Scan(ctx, contracts.FilterAll, func(row *contracts.Workspace) {
+	require.NoError(t, w.Store.Scan(t.Context(), contracts.FilterAll, func(row *contracts.Workspace) {
 		seen = append(seen, row.ID)
-		if row.ID == "b" {
-			insertRows(t, w, "a", "c")
+		if len(seen)%50 == 0 {
+			// Behind the cursor and ahead of it.
+			insertRows(t, w, row.ID+"-a", fmt.Sprintf("r%03d", 2*len(seen)+101))
 		}
 	}))
-	require.Equal(t, []string{"b", "c", "d"}, seen)
+	require.True(t, slices.IsSorted(seen), "in id order, once each")
+	require.Len(t, slices.Compact(slices.Clone(seen)), len(seen))
+	for _, id := range ids {
+		require.Contains(t, seen, id)
+	}
 }
 
 // A scan is a listing: an outage of store.List fails it before any row.
@@ -384,4 +395,16 @@ func TestStoreScanFailsLikeList(t *testing.T) {
 	err := w.Store.Scan(t.Context(), contracts.FilterAll, func(*contracts.Workspace) { called = true })
 	require.ErrorIs(t, err, boom)
 	require.False(t, called)
+}
+
+// MarkObserved stamps exactly the rows named, whatever their order.
+func TestStoreMarkObservedAnyOrder(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a", "b", "c", "d", "e")
+	at := t0.Add(time.Minute)
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	require.NoError(t, w.Store.MarkObserved(t.Context(), hm, []string{"b", "e", "a", "zz", "d"}, at))
+	for _, row := range w.Store.Snapshot() {
+		require.Equal(t, row.ID != "c", row.ObservedAt.Equal(at), row.ID)
+	}
 }

@@ -51,6 +51,7 @@ func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {
 	var simulated time.Duration
 	var events int
 	seed := uint64(0)
+	cpu0 := processCPU()
 	for b.Loop() {
 		seed++
 		r, err := Run(context.Background(), Config{Seed: seed, Workspaces: workspaces, Duration: d, System: refimpl.NewSystem()})
@@ -64,5 +65,9 @@ func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {
 		events += r.Events
 	}
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(simulated.Seconds()/cpu.Seconds(), "sim-s/cpu-s")
+	}
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/(float64(workspaces)*simulated.Hours()), "µs/ws-h")
 }

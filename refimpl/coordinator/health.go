@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -21,30 +23,45 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list volumes: %w", err)
 	}
-	// The maps and the batch are reused from pass to pass: a pass over a
-	// large fleet runs every 2 s.
-	if c.scratch.containers == nil {
-		c.scratch.containers, c.scratch.volumes = map[string]bool{}, map[string]struct{}{}
-	}
-	containers, volumes := c.scratch.containers, c.scratch.volumes // id → running; id
-	clear(containers)
-	clear(volumes)
-	for _, in := range insts {
-		containers[in.WorkspaceID] = in.Running
-	}
-	for _, v := range vols {
-		volumes[v] = struct{}{}
+	// The three listings are joined by workspace id: the rows come ordered
+	// by id, the provider listings are sorted (in one pass when a provider
+	// already lists in order) and walked beside them.
+	slices.SortFunc(insts, func(a, b ports.InstanceState) int { return strings.Compare(a.WorkspaceID, b.WorkspaceID) })
+	slices.Sort(vols)
+	ci, vi, prev := 0, 0, ""
+	observe := func(id string) contracts.Observation {
+		if id < prev { // a row out of order: find its place again
+			ci, _ = slices.BinarySearchFunc(insts, id, func(in ports.InstanceState, id string) int { return strings.Compare(in.WorkspaceID, id) })
+			vi, _ = slices.BinarySearch(vols, id)
+		}
+		prev = id
+		var o contracts.Observation
+		for ; ci < len(insts); ci++ {
+			c := strings.Compare(insts[ci].WorkspaceID, id)
+			if c > 0 {
+				break
+			}
+			if c == 0 {
+				o.ContainerExists, o.ContainerRunning = true, o.ContainerRunning || insts[ci].Running
+			}
+		}
+		for ; vi < len(vols); vi++ {
+			c := strings.Compare(vols[vi], id)
+			if c > 0 {
+				break
+			}
+			o.VolumeExists = o.VolumeExists || c == 0
+		}
+		return o
 	}
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
 	var fleet contracts.FleetSummary
 	// The rows are read through a cursor: the fleet is never held in
-	// memory as a whole.
+	// memory as a whole. The batch is reused from pass to pass: a pass
+	// over a large fleet runs every 2 s.
 	err = c.deps.Store.Scan(ctx, contracts.FilterActive, func(w *contracts.Workspace) {
-		running, exists := containers[w.ID]
-		_, vol := volumes[w.ID]
-		o := contracts.Observation{ContainerExists: exists, ContainerRunning: running, VolumeExists: vol}
-		p := contracts.ObservationPatch(w, o, now)
+		p := contracts.ObservationPatch(w, observe(w.ID), now)
 		if p.Mask() == contracts.MaskObservedAt {
 			observed = append(observed, w.ID)
 		} else {
