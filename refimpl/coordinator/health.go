@@ -61,10 +61,11 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	// memory as a whole. The batch is reused from pass to pass: a pass
 	// over a large fleet runs every 2 s.
 	err = c.deps.Store.Scan(ctx, contracts.FilterActive, func(w *contracts.Workspace) {
-		p := contracts.ObservationPatch(w, observe(w.ID), now)
-		if p.Mask() == contracts.MaskObservedAt {
+		o := observe(w.ID)
+		if contracts.ObservesOnly(w, o) {
 			observed = append(observed, w.ID)
 		} else {
+			p := contracts.ObservationPatch(w, o, now)
 			var cond contracts.Cond
 			if p.ErrorInfo.Set {
 				cond.ErrorInfoNull = true
