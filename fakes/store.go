@@ -415,11 +415,13 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 	for _, id := range ids {
 		var row *contracts.Workspace
 		if id >= prev {
-			for j < len(s.order) && s.order[j].ID < id {
-				j++
-			}
-			if j < len(s.order) && s.order[j].ID == id {
-				row = s.order[j]
+			for ; j < len(s.order); j++ {
+				if c := strings.Compare(s.order[j].ID, id); c >= 0 {
+					if c == 0 {
+						row = s.order[j]
+					}
+					break
+				}
 			}
 			prev = id
 		} else {

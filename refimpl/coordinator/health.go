@@ -37,20 +37,17 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 		prev = id
 		var o contracts.Observation
 		for ; ci < len(insts); ci++ {
-			c := strings.Compare(insts[ci].WorkspaceID, id)
-			if c > 0 {
+			if c := strings.Compare(insts[ci].WorkspaceID, id); c >= 0 {
+				o.ContainerExists = c == 0
+				o.ContainerRunning = o.ContainerExists && insts[ci].Running
 				break
-			}
-			if c == 0 {
-				o.ContainerExists, o.ContainerRunning = true, o.ContainerRunning || insts[ci].Running
 			}
 		}
 		for ; vi < len(vols); vi++ {
-			c := strings.Compare(vols[vi], id)
-			if c > 0 {
+			if c := strings.Compare(vols[vi], id); c >= 0 {
+				o.VolumeExists = c == 0
 				break
 			}
-			o.VolumeExists = o.VolumeExists || c == 0
 		}
 		return o
 	}
