@@ -32,6 +32,12 @@ type Store struct {
 
 	rows  map[string]*contracts.Workspace
 	order []*contracts.Workspace // the same rows, sorted by id
+	// counting are the rows that count toward the running limits
+	// (contracts.CountsRunning), sorted by id: the guard of a guarded
+	// write reads them instead of the whole table. Every change of a row
+	// goes through insertGuarded or applyLocked, which keep it; see
+	// CheckIndex.
+	counting []*contracts.Workspace
 
 	epoch       int64
 	lockSession *Session
@@ -249,6 +255,41 @@ func detach(w *contracts.Workspace) {
 	}
 }
 
+// recount keeps s.counting after a write of row, which counted toward the
+// limits before it when counted.
+func (s *Store) recount(row *contracts.Workspace, counted bool) {
+	if counts := contracts.CountsRunning(row); counts != counted {
+		i, found := slices.BinarySearchFunc(s.counting, row.ID, byID)
+		switch {
+		case counts && !found:
+			s.counting = slices.Insert(s.counting, i, row)
+		case !counts && found:
+			s.counting = slices.Delete(s.counting, i, i+1)
+		}
+	}
+}
+
+func byID(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) }
+
+// CheckIndex reports whether the store's index of the rows that count
+// toward the limits agrees with the rows (world method: the simulator
+// checks it after every run, so a change of a row that bypasses the index
+// cannot go unnoticed).
+func (s *Store) CheckIndex() error {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	var want []*contracts.Workspace
+	for _, row := range s.order {
+		if contracts.CountsRunning(row) {
+			want = append(want, row)
+		}
+	}
+	if !slices.Equal(want, s.counting) {
+		return fmt.Errorf("fake store: %d rows count toward the limits, the index lists %d (or others)", len(want), len(s.counting))
+	}
+	return nil
+}
+
 // attribute is the instance a write is recorded under: the writer's, else
 // the calling view's.
 func attribute(w contracts.Writer, inst string) string {
@@ -270,7 +311,7 @@ func (s *Store) guardLocked(l *contracts.Limits, owner, id string) error {
 	if l == nil {
 		return nil
 	}
-	if le := contracts.CheckGuard(*l, owner, id, slices.Values(s.order)); le != nil {
+	if le := contracts.CheckGuard(*l, owner, id, slices.Values(s.counting)); le != nil {
 		return le
 	}
 	return nil
@@ -318,6 +359,7 @@ func (s *Store) insertGuarded(ctx context.Context, inst string, w contracts.Writ
 	s.rows[row.ID] = &row
 	i, _ := slices.BinarySearchFunc(s.order, row.ID, func(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) })
 	s.order = slices.Insert(s.order, i, &row)
+	s.recount(&row, false)
 	s.notify(&row, now)
 	return nil
 }
@@ -466,7 +508,9 @@ func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string
 		return false, err
 	}
 	fire := notifies(row, p)
+	counted := contracts.CountsRunning(row)
 	p.Apply(row, now)
+	s.recount(row, counted)
 	s.recordWrite(m, inst, w, id, cond, p, true, nil)
 	if fire {
 		s.notify(row, now)

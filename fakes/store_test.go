@@ -408,3 +408,37 @@ func TestStoreMarkObservedAnyOrder(t *testing.T) {
 		require.Equal(t, row.ID != "c", row.ObservedAt.Equal(at), row.ID)
 	}
 }
+
+// The guard reads an index of the rows that count toward the limits; every
+// write keeps it, so it agrees with the rows after any mix of writes, and
+// a guarded write sees what a count over the whole table would.
+func TestStoreLimitIndexFollowsEveryWrite(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	insertRows(t, w, "a", "b", "c", "d")
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	write := func(id string, p contracts.Patch) {
+		t.Helper()
+		_, err := w.Store.Update(ctx, hm, id, contracts.Cond{}, p)
+		require.NoError(t, err)
+		require.NoError(t, w.Store.CheckIndex())
+	}
+	require.NoError(t, w.Store.CheckIndex())
+	write("a", contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)})
+	write("b", contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	write("c", contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)})
+	write("c", contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
+	write("b", contracts.Patch{DeletedAt: contracts.Some(t0)})
+	require.NoError(t, w.Store.UpdateMany(ctx, hm, []ports.RowUpdate{
+		{ID: "d", Patch: contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)}},
+		{ID: "a", Patch: contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}},
+	}))
+	require.NoError(t, w.Store.CheckIndex())
+	// d alone counts: a user limit of one refuses a second of user-1's.
+	_, err := w.Store.UpdateWithinLimits(ctx, apiWriter, "a", contracts.Cond{},
+		contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}, contracts.Limits{MaxRunningPerUser: 1, MaxRunningGlobal: 10})
+	var le *contracts.LimitExceeded
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, []string{"d"}, le.RunningWorkspaces)
+	require.NoError(t, w.Store.CheckIndex())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,6 +17,18 @@ import (
 // per wall second (sim-s/s) and, with -benchmem, allocations.
 func BenchmarkSim1000x24h(b *testing.B) {
 	benchmarkSim(b, 1000, 24*time.Hour)
+}
+
+// BenchmarkSimScale is the cost of the simulated fleet's size: 24
+// simulated hours of the ordinary workload for 100, 1,000 and 10,000
+// workspaces, reported per workspace-hour (µs/ws-h, wall) next to the
+// speed. 10,000 workspaces × 24 h is the scale target: under a minute on
+// one core. Run it alone: go test -run '^$' -bench SimScale -benchtime 1x
+// -cpu 1 ./sim/
+func BenchmarkSimScale(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchmarkSim(b, n, 24*time.Hour) })
+	}
 }
 
 // BenchmarkSim50x24h is one seed of the ordinary workload, no faults.
