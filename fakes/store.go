@@ -36,8 +36,10 @@ type Store struct {
 	// (contracts.CountsRunning), sorted by id: the guard of a guarded
 	// write reads them instead of the whole table. Every change of a row
 	// goes through insertGuarded or applyLocked, which keep it; see
-	// CheckIndex.
-	counting []*contracts.Workspace
+	// CheckIndex. countingBy holds the same rows by owner (owner_user_id
+	// never changes).
+	counting   []*contracts.Workspace
+	countingBy map[string][]*contracts.Workspace
 
 	epoch       int64
 	lockSession *Session
@@ -259,14 +261,24 @@ func detach(w *contracts.Workspace) {
 // limits before it when counted.
 func (s *Store) recount(row *contracts.Workspace, counted bool) {
 	if counts := contracts.CountsRunning(row); counts != counted {
-		i, found := slices.BinarySearchFunc(s.counting, row.ID, byID)
-		switch {
-		case counts && !found:
-			s.counting = slices.Insert(s.counting, i, row)
-		case !counts && found:
-			s.counting = slices.Delete(s.counting, i, i+1)
+		s.counting = setIn(s.counting, row, counts)
+		if s.countingBy == nil {
+			s.countingBy = map[string][]*contracts.Workspace{}
 		}
+		s.countingBy[row.OwnerUserID] = setIn(s.countingBy[row.OwnerUserID], row, counts)
 	}
+}
+
+// setIn adds row to (in) or removes it from rows, sorted by id.
+func setIn(rows []*contracts.Workspace, row *contracts.Workspace, in bool) []*contracts.Workspace {
+	i, found := slices.BinarySearchFunc(rows, row.ID, byID)
+	switch {
+	case in && !found:
+		return slices.Insert(rows, i, row)
+	case !in && found:
+		return slices.Delete(rows, i, i+1)
+	}
+	return rows
 }
 
 func byID(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) }
@@ -279,13 +291,27 @@ func (s *Store) CheckIndex() error {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	var want []*contracts.Workspace
+	byOwner := map[string][]*contracts.Workspace{}
 	for _, row := range s.order {
 		if contracts.CountsRunning(row) {
 			want = append(want, row)
+			byOwner[row.OwnerUserID] = append(byOwner[row.OwnerUserID], row)
 		}
 	}
 	if !slices.Equal(want, s.counting) {
 		return fmt.Errorf("fake store: %d rows count toward the limits, the index lists %d (or others)", len(want), len(s.counting))
+	}
+	indexed := 0
+	for _, rows := range s.countingBy {
+		indexed += len(rows)
+	}
+	for _, row := range want { // in id order: the same message every time
+		if owner := row.OwnerUserID; !slices.Equal(s.countingBy[owner], byOwner[owner]) {
+			return fmt.Errorf("fake store: the limits index of owner %s lists %d rows, %d count", owner, len(s.countingBy[owner]), len(byOwner[owner]))
+		}
+	}
+	if indexed != len(want) {
+		return fmt.Errorf("fake store: the limits index by owner lists %d rows, %d count", indexed, len(want))
 	}
 	return nil
 }
@@ -311,7 +337,19 @@ func (s *Store) guardLocked(l *contracts.Limits, owner, id string) error {
 	if l == nil {
 		return nil
 	}
-	if le := contracts.CheckGuard(*l, owner, id, slices.Values(s.counting)); le != nil {
+	// contracts.CheckGuard over the indexed rows: the others that count,
+	// the owner's in id order.
+	all := len(s.counting)
+	if _, found := slices.BinarySearchFunc(s.counting, id, byID); found {
+		all--
+	}
+	var mine []string
+	for _, r := range s.countingBy[owner] {
+		if r.ID != id {
+			mine = append(mine, r.ID)
+		}
+	}
+	if le := contracts.CheckLimits(*l, mine, all); le != nil {
 		return le
 	}
 	return nil

@@ -78,9 +78,11 @@ func benchmarkSim(b *testing.B, workspaces int, d time.Duration) {
 		events += r.Events
 	}
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
+	wsHours := float64(workspaces) * simulated.Hours()
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/wsHours, "µs/ws-h")
 	if cpu := processCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(simulated.Seconds()/cpu.Seconds(), "sim-s/cpu-s")
+		b.ReportMetric(cpu.Seconds()*1e6/wsHours, "cpu-µs/ws-h")
 	}
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
-	b.ReportMetric(b.Elapsed().Seconds()*1e6/(float64(workspaces)*simulated.Hours()), "µs/ws-h")
 }
