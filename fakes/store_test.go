@@ -442,3 +442,39 @@ func TestStoreLimitIndexFollowsEveryWrite(t *testing.T) {
 	require.Equal(t, []string{"d"}, le.RunningWorkspaces)
 	require.NoError(t, w.Store.CheckIndex())
 }
+
+// Laying the rows out again as the table grows loses nothing: every row,
+// every write and both indexes survive it.
+func TestStoreCompactionKeepsRowsAndIndexes(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	var ids []string
+	for i := range 400 {
+		id := fmt.Sprintf("w%03d", (i*7919)%400) // not in id order
+		ids = append(ids, id)
+		insertRows(t, w, id)
+		if i%3 == 0 {
+			_, err := w.Store.Update(ctx, hm, id, contracts.Cond{}, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, w.Store.CheckIndex())
+	rows, err := w.Store.List(ctx, contracts.FilterAll)
+	require.NoError(t, err)
+	require.Len(t, rows, 400)
+	observedRunning := 0
+	for _, r := range rows {
+		if r.ObservedStatus == contracts.ObservedRunning {
+			observedRunning++
+		}
+	}
+	require.Equal(t, (400+2)/3, observedRunning)
+	// A write after a compaction lands on the row every reader sees.
+	_, err = w.Store.Update(ctx, hm, ids[1], contracts.Cond{}, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	require.NoError(t, err)
+	got, err := w.Store.Get(ctx, ids[1])
+	require.NoError(t, err)
+	require.Equal(t, contracts.ObservedRunning, got.ObservedStatus)
+	require.NoError(t, w.Store.CheckIndex())
+}
