@@ -40,6 +40,9 @@ type Store struct {
 	// never changes).
 	counting   []*contracts.Workspace
 	countingBy map[string][]*contracts.Workspace
+	// targets are the rows contracts.FilterReconcile selects, sorted by
+	// id, kept like counting: the reconciler lists them every pass.
+	targets []*contracts.Workspace
 	// scattered counts the rows inserted since the rows were last laid out
 	// contiguously in id order (compactLocked).
 	scattered int
@@ -169,10 +172,14 @@ func (s *Store) list(ctx context.Context, inst string, f contracts.Filter) ([]co
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	var out []contracts.Workspace
-	if f == contracts.FilterAll || f == contracts.FilterActive {
+	from := s.order
+	switch f {
+	case contracts.FilterAll, contracts.FilterActive:
 		out = make([]contracts.Workspace, 0, len(s.order))
+	case contracts.FilterReconcile:
+		from = s.targets // indexed: the reconciler lists them every pass
 	}
-	for _, row := range s.order {
+	for _, row := range from {
 		if f.Match(row) {
 			out = append(out, *row)
 			detach(&out[len(out)-1])
@@ -277,12 +284,31 @@ func (s *Store) compactLocked() {
 	for i, r := range s.counting {
 		s.counting[i] = moved[r]
 	}
+	for i, r := range s.targets {
+		s.targets[i] = moved[r]
+	}
 	for _, rows := range s.countingBy {
 		for i, r := range rows {
 			rows[i] = moved[r]
 		}
 	}
 	s.scattered = 0
+}
+
+// indexed is what the indexes said of a row before a write.
+type indexed struct{ counted, target bool }
+
+func indexOf(row *contracts.Workspace) indexed {
+	return indexed{contracts.CountsRunning(row), contracts.FilterReconcile.Match(row)}
+}
+
+// reindex keeps the indexes after a write of row, of which was is what
+// they said before it.
+func (s *Store) reindex(row *contracts.Workspace, was indexed) {
+	if target := contracts.FilterReconcile.Match(row); target != was.target {
+		s.targets = setIn(s.targets, row, target)
+	}
+	s.recount(row, was.counted)
 }
 
 // recount keeps s.counting after a write of row, which counted toward the
@@ -318,13 +344,19 @@ func byID(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, 
 func (s *Store) CheckIndex() error {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
-	var want []*contracts.Workspace
+	var want, targets []*contracts.Workspace
 	byOwner := map[string][]*contracts.Workspace{}
 	for _, row := range s.order {
+		if contracts.FilterReconcile.Match(row) {
+			targets = append(targets, row)
+		}
 		if contracts.CountsRunning(row) {
 			want = append(want, row)
 			byOwner[row.OwnerUserID] = append(byOwner[row.OwnerUserID], row)
 		}
+	}
+	if !slices.Equal(targets, s.targets) {
+		return fmt.Errorf("fake store: %d rows are reconcile targets, the index lists %d (or others)", len(targets), len(s.targets))
 	}
 	if !slices.Equal(want, s.counting) {
 		return fmt.Errorf("fake store: %d rows count toward the limits, the index lists %d (or others)", len(want), len(s.counting))
@@ -425,7 +457,7 @@ func (s *Store) insertGuarded(ctx context.Context, inst string, w contracts.Writ
 	s.rows[row.ID] = &row
 	i, _ := slices.BinarySearchFunc(s.order, row.ID, func(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) })
 	s.order = slices.Insert(s.order, i, &row)
-	s.recount(&row, false)
+	s.reindex(&row, indexed{})
 	s.notify(&row, now)
 	if s.scattered++; s.scattered > 64+len(s.order)/4 {
 		s.compactLocked()
@@ -577,9 +609,9 @@ func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string
 		return false, err
 	}
 	fire := notifies(row, p)
-	counted := contracts.CountsRunning(row)
+	was := indexOf(row)
 	p.Apply(row, now)
-	s.recount(row, counted)
+	s.reindex(row, was)
 	s.recordWrite(m, inst, w, id, cond, p, true, nil)
 	if fire {
 		s.notify(row, now)
