@@ -79,7 +79,7 @@ func CheckLimits(l Limits, userRunning []string, globalRunning int) *LimitExceed
 // rows yields them, and the number of all of them.
 func RunningOthers(rows iter.Seq[*Workspace], owner, id string) (mine []string, all int) {
 	for w := range rows {
-		if w.ID == id || !CountsRunning(w) {
+		if !CountsRunning(w) || w.ID == id {
 			continue
 		}
 		all++

@@ -63,3 +63,19 @@ func ObservationPatch(w *Workspace, o Observation, now time.Time) Patch {
 	}
 	return p
 }
+
+// ObservesOnly reports whether ObservationPatch(w, o, now) sets observed_at
+// and nothing else, without building the patch: the common case of a pass
+// over a settled fleet.
+func ObservesOnly(w *Workspace, o Observation) bool {
+	if ObserveStatus(w.Deleted(), o) != w.ObservedStatus {
+		return false
+	}
+	switch {
+	case w.Terminal():
+		return w.HealthStatus == HealthError
+	case o.ContainerExists && !o.VolumeExists:
+		return w.ErrorInfo != nil && w.HealthStatus == HealthError
+	}
+	return w.HealthStatus == HealthOK
+}

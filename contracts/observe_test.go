@@ -168,3 +168,27 @@ func TestObservationPatchAlwaysStampsObservedAt(t *testing.T) {
 		}
 	}
 }
+
+// ObservesOnly answers exactly what ObservationPatch's mask says, for every
+// observation of every kind of row.
+func TestObservesOnlyAgreesWithObservationPatch(t *testing.T) {
+	now := t0.Add(time.Hour)
+	infos := []*ErrorInfo{nil, {Reason: ReasonMismatch, IsTerminal: true}, {Reason: "Transient"}}
+	for _, o := range allObservationKinds {
+		for _, s := range AllObserved {
+			for _, h := range []HealthStatus{HealthOK, HealthError} {
+				for _, info := range infos {
+					for _, deleted := range []bool{false, true} {
+						w := row(withObserved(s))
+						w.HealthStatus, w.ErrorInfo = h, info
+						if deleted {
+							withDeleted()(w)
+						}
+						p := ObservationPatch(w, o, now)
+						require.Equal(t, p.Mask() == MaskObservedAt, ObservesOnly(w, o), "%+v %s %s %+v deleted %v", o, s, h, info, deleted)
+					}
+				}
+			}
+		}
+	}
+}

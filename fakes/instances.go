@@ -16,6 +16,9 @@ type Instances struct {
 	w    *World
 	ctrs map[string]*container
 	ids  []string // sorted ids of ctrs
+	// sorted are the containers of ids, index for index (a listing reads
+	// them without a lookup per container).
+	sorted []*container
 	// startDelay: a container created or restarted by Start only runs
 	// that long after the call (0: at once). See DelayStarts.
 	startDelay time.Duration
@@ -98,7 +101,7 @@ func (x *Instances) statesLocked() []ports.InstanceState {
 	out := make([]ports.InstanceState, len(x.ids))
 	now := x.w.Clock.Now()
 	for i, id := range x.ids {
-		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.ctrs[id].runningAt(now)}
+		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.sorted[i].runningAt(now)}
 	}
 	return out
 }
@@ -110,6 +113,7 @@ func (x *Instances) removeLocked(id string) {
 	delete(x.ctrs, id)
 	if i, found := slices.BinarySearch(x.ids, id); found {
 		x.ids = slices.Delete(x.ids, i, i+1)
+		x.sorted = slices.Delete(x.sorted, i, i+1)
 	}
 }
 
@@ -138,9 +142,11 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 		c.running, c.image, c.runsAt = true, imageRef, runsAt
 		result = "recreated"
 	default:
-		x.ctrs[id] = &container{running: true, image: imageRef, runsAt: runsAt}
+		c := &container{running: true, image: imageRef, runsAt: runsAt}
+		x.ctrs[id] = c
 		i, _ := slices.BinarySearch(x.ids, id)
 		x.ids = slices.Insert(x.ids, i, id)
+		x.sorted = slices.Insert(x.sorted, i, c)
 		result = "created"
 	}
 	if err == nil && !runsAt.IsZero() && result != "already running" && result != "already starting" {

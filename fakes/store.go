@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -31,6 +32,20 @@ type Store struct {
 
 	rows  map[string]*contracts.Workspace
 	order []*contracts.Workspace // the same rows, sorted by id
+	// counting are the rows that count toward the running limits
+	// (contracts.CountsRunning), sorted by id: the guard of a guarded
+	// write reads them instead of the whole table. Every change of a row
+	// goes through insertGuarded or applyLocked, which keep it; see
+	// CheckIndex. countingBy holds the same rows by owner (owner_user_id
+	// never changes).
+	counting   []*contracts.Workspace
+	countingBy map[string][]*contracts.Workspace
+	// targets are the rows contracts.FilterReconcile selects, sorted by
+	// id, kept like counting: the reconciler lists them every pass.
+	targets []*contracts.Workspace
+	// scattered counts the rows inserted since the rows were last laid out
+	// contiguously in id order (compactLocked).
+	scattered int
 
 	epoch       int64
 	lockSession *Session
@@ -54,6 +69,11 @@ func (s *Store) Get(ctx context.Context, id string) (contracts.Workspace, error)
 // List returns the rows selected by f, ordered by id (ports.Store).
 func (s *Store) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
 	return s.list(ctx, "", f)
+}
+
+// Scan passes the rows selected by f to fn, ordered by id (ports.Store).
+func (s *Store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	return s.scan(ctx, "", f, fn)
 }
 
 // Insert adds a row (ports.Store). A zero created_at or updated_at is
@@ -152,16 +172,86 @@ func (s *Store) list(ctx context.Context, inst string, f contracts.Filter) ([]co
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	var out []contracts.Workspace
-	if f == contracts.FilterAll || f == contracts.FilterActive {
+	from := s.order
+	switch f {
+	case contracts.FilterAll, contracts.FilterActive:
 		out = make([]contracts.Workspace, 0, len(s.order))
+	case contracts.FilterReconcile:
+		from = s.targets // indexed: the reconciler lists them every pass
 	}
-	for _, row := range s.order {
+	for _, row := range from {
 		if f.Match(row) {
 			out = append(out, *row)
 			detach(&out[len(out)-1])
 		}
 	}
 	return out, nil
+}
+
+// scan passes each row selected by f to fn, in id order (ports.Store.Scan).
+// Rows are copied a page at a time under the world's lock, their pointer
+// columns included, into a page reused from scan to scan; fn runs outside
+// the lock, so fn calling the store slows nothing but cannot deadlock, and
+// a pass over the fleet allocates nothing per row but a row's error_info
+// context.
+func (s *Store) scan(ctx context.Context, inst string, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	if err := s.w.gate(ctx, mStoreList, inst, "", ""); err != nil {
+		s.w.recordCall(inst, mStoreList, "", "", "", err)
+		return err
+	}
+	pg := scanPages.Get().(*scanPage)
+	defer scanPages.Put(pg)
+	var last string
+	for i := 0; ; {
+		n := 0
+		s.w.mu.Lock()
+		if i > 0 && (i > len(s.order) || s.order[i-1].ID != last) {
+			// The table changed while fn ran: go on after the last row seen.
+			i, _ = slices.BinarySearchFunc(s.order, last, func(r *contracts.Workspace, id string) int {
+				if r.ID <= id {
+					return -1
+				}
+				return 1
+			})
+		}
+		for ; i < len(s.order) && n < len(pg.rows); i++ {
+			if r := s.order[i]; f.Match(r) {
+				pg.copyRow(n, r)
+				n++
+			}
+		}
+		s.w.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		last = pg.rows[n-1].ID
+		for k := range n {
+			fn(&pg.rows[k])
+		}
+	}
+}
+
+// scanPage is a page of rows a scan lends to its reader, with room for
+// their pointer columns.
+type scanPage struct {
+	rows  [64]contracts.Workspace
+	homes [64]contracts.HomeCtx
+	infos [64]contracts.ErrorInfo
+}
+
+var scanPages = sync.Pool{New: func() any { return new(scanPage) }}
+
+// copyRow copies r into slot k, pointer columns included.
+func (pg *scanPage) copyRow(k int, r *contracts.Workspace) {
+	pg.rows[k] = *r
+	if r.HomeCtx != nil {
+		pg.homes[k] = *r.HomeCtx
+		pg.rows[k].HomeCtx = &pg.homes[k]
+	}
+	if r.ErrorInfo != nil {
+		pg.infos[k] = r.ErrorInfo.Clone()
+		pg.rows[k].ErrorInfo = &pg.infos[k]
+	}
 }
 
 // detach gives a shallow copy of a row its own copies of the pointer
@@ -175,6 +265,115 @@ func detach(w *contracts.Workspace) {
 		e := w.ErrorInfo.Clone()
 		w.ErrorInfo = &e
 	}
+}
+
+// compactLocked lays every row out in one block in id order and repoints
+// the indexes: a pass over the table (every scan, every MarkObserved)
+// then reads memory in order instead of rows allocated one by one in
+// creation order, which is what a large fleet's passes spent their time
+// waiting for. Nothing outside the store holds a pointer to a row.
+func (s *Store) compactLocked() {
+	slab := make([]contracts.Workspace, len(s.order))
+	moved := make(map[*contracts.Workspace]*contracts.Workspace, len(s.order))
+	for i, r := range s.order {
+		slab[i] = *r
+		moved[r] = &slab[i]
+		s.order[i] = &slab[i]
+		s.rows[r.ID] = &slab[i]
+	}
+	for i, r := range s.counting {
+		s.counting[i] = moved[r]
+	}
+	for i, r := range s.targets {
+		s.targets[i] = moved[r]
+	}
+	for _, rows := range s.countingBy {
+		for i, r := range rows {
+			rows[i] = moved[r]
+		}
+	}
+	s.scattered = 0
+}
+
+// indexed is what the indexes said of a row before a write.
+type indexed struct{ counted, target bool }
+
+func indexOf(row *contracts.Workspace) indexed {
+	return indexed{contracts.CountsRunning(row), contracts.FilterReconcile.Match(row)}
+}
+
+// reindex keeps the indexes after a write of row, of which was is what
+// they said before it.
+func (s *Store) reindex(row *contracts.Workspace, was indexed) {
+	if target := contracts.FilterReconcile.Match(row); target != was.target {
+		s.targets = setIn(s.targets, row, target)
+	}
+	s.recount(row, was.counted)
+}
+
+// recount keeps s.counting after a write of row, which counted toward the
+// limits before it when counted.
+func (s *Store) recount(row *contracts.Workspace, counted bool) {
+	if counts := contracts.CountsRunning(row); counts != counted {
+		s.counting = setIn(s.counting, row, counts)
+		if s.countingBy == nil {
+			s.countingBy = map[string][]*contracts.Workspace{}
+		}
+		s.countingBy[row.OwnerUserID] = setIn(s.countingBy[row.OwnerUserID], row, counts)
+	}
+}
+
+// setIn adds row to (in) or removes it from rows, sorted by id.
+func setIn(rows []*contracts.Workspace, row *contracts.Workspace, in bool) []*contracts.Workspace {
+	i, found := slices.BinarySearchFunc(rows, row.ID, byID)
+	switch {
+	case in && !found:
+		return slices.Insert(rows, i, row)
+	case !in && found:
+		return slices.Delete(rows, i, i+1)
+	}
+	return rows
+}
+
+func byID(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) }
+
+// CheckIndex reports whether the store's index of the rows that count
+// toward the limits agrees with the rows (world method: the simulator
+// checks it after every run, so a change of a row that bypasses the index
+// cannot go unnoticed).
+func (s *Store) CheckIndex() error {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	var want, targets []*contracts.Workspace
+	byOwner := map[string][]*contracts.Workspace{}
+	for _, row := range s.order {
+		if contracts.FilterReconcile.Match(row) {
+			targets = append(targets, row)
+		}
+		if contracts.CountsRunning(row) {
+			want = append(want, row)
+			byOwner[row.OwnerUserID] = append(byOwner[row.OwnerUserID], row)
+		}
+	}
+	if !slices.Equal(targets, s.targets) {
+		return fmt.Errorf("fake store: %d rows are reconcile targets, the index lists %d (or others)", len(targets), len(s.targets))
+	}
+	if !slices.Equal(want, s.counting) {
+		return fmt.Errorf("fake store: %d rows count toward the limits, the index lists %d (or others)", len(want), len(s.counting))
+	}
+	indexed := 0
+	for _, rows := range s.countingBy {
+		indexed += len(rows)
+	}
+	for _, row := range want { // in id order: the same message every time
+		if owner := row.OwnerUserID; !slices.Equal(s.countingBy[owner], byOwner[owner]) {
+			return fmt.Errorf("fake store: the limits index of owner %s lists %d rows, %d count", owner, len(s.countingBy[owner]), len(byOwner[owner]))
+		}
+	}
+	if indexed != len(want) {
+		return fmt.Errorf("fake store: the limits index by owner lists %d rows, %d count", indexed, len(want))
+	}
+	return nil
 }
 
 // attribute is the instance a write is recorded under: the writer's, else
@@ -198,7 +397,19 @@ func (s *Store) guardLocked(l *contracts.Limits, owner, id string) error {
 	if l == nil {
 		return nil
 	}
-	if le := contracts.CheckGuard(*l, owner, id, slices.Values(s.order)); le != nil {
+	// contracts.CheckGuard over the indexed rows: the others that count,
+	// the owner's in id order.
+	all := len(s.counting)
+	if _, found := slices.BinarySearchFunc(s.counting, id, byID); found {
+		all--
+	}
+	var mine []string
+	for _, r := range s.countingBy[owner] {
+		if r.ID != id {
+			mine = append(mine, r.ID)
+		}
+	}
+	if le := contracts.CheckLimits(*l, mine, all); le != nil {
 		return le
 	}
 	return nil
@@ -246,7 +457,11 @@ func (s *Store) insertGuarded(ctx context.Context, inst string, w contracts.Writ
 	s.rows[row.ID] = &row
 	i, _ := slices.BinarySearchFunc(s.order, row.ID, func(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) })
 	s.order = slices.Insert(s.order, i, &row)
+	s.reindex(&row, indexed{})
 	s.notify(&row, now)
+	if s.scattered++; s.scattered > 64+len(s.order)/4 {
+		s.compactLocked()
+	}
 	return nil
 }
 
@@ -337,8 +552,25 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 		return err
 	}
 	n := 0
+	// ids usually come in id order, as a scan passed them: walk the table
+	// beside them instead of looking each up.
+	j, prev := 0, ""
 	for _, id := range ids {
-		if row, ok := s.rows[id]; ok {
+		var row *contracts.Workspace
+		if id >= prev {
+			for ; j < len(s.order); j++ {
+				if c := strings.Compare(s.order[j].ID, id); c >= 0 {
+					if c == 0 {
+						row = s.order[j]
+					}
+					break
+				}
+			}
+			prev = id
+		} else {
+			row = s.rows[id]
+		}
+		if row != nil {
 			row.ObservedAt, row.UpdatedAt = at, now
 			n++
 		}
@@ -377,7 +609,9 @@ func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string
 		return false, err
 	}
 	fire := notifies(row, p)
+	was := indexOf(row)
 	p.Apply(row, now)
+	s.reindex(row, was)
 	s.recordWrite(m, inst, w, id, cond, p, true, nil)
 	if fire {
 		s.notify(row, now)

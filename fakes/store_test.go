@@ -1,6 +1,8 @@
 package fakes
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -321,4 +323,158 @@ func TestErrorInfoNotifiesOnlyOnChange(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, changes, 3)
 	require.Zero(t, changes[2].ErrorCount)
+}
+
+// Scan reads what List reads, row by row, from copies: a reader changing
+// the row it was passed changes nothing stored.
+func TestStoreScanMatchesListAndLendsCopies(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "c", "a", "d", "b")
+	ctx := t.Context()
+	_, err := w.Store.Update(ctx, contracts.Writer{Component: contracts.CompHealthMonitor}, "b", contracts.Cond{},
+		contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning),
+			ErrorInfo: contracts.Some(&contracts.ErrorInfo{Reason: "Mismatch", Context: map[string]any{"k": "v"}})})
+	require.NoError(t, err)
+	for _, f := range []contracts.Filter{contracts.FilterAll, contracts.FilterActive, contracts.FilterReconcile, contracts.FilterTTL} {
+		listed, err := w.Store.List(ctx, f)
+		require.NoError(t, err)
+		var scanned []contracts.Workspace
+		require.NoError(t, w.Store.Scan(ctx, f, func(row *contracts.Workspace) {
+			scanned = append(scanned, row.Clone())
+			row.Name = "changed"
+			if row.ErrorInfo != nil {
+				row.ErrorInfo.Context["k"] = "changed"
+			}
+		}))
+		require.Equal(t, listed, scanned, "filter %d", f)
+	}
+	b, err := w.Store.Get(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, "ws b", b.Name)
+	require.Equal(t, "v", b.ErrorInfo.Context["k"])
+}
+
+// A reader that writes to the store while it scans neither deadlocks nor
+// loses its place (pages of rows are copied at a time, so the table can
+// change between two): it sees every row that was there throughout, once,
+// in id order.
+func TestStoreScanSurvivesWritesDuringTheScan(t *testing.T) {
+	w := newWorld(t)
+	var ids []string
+	for i := range 300 {
+		ids = append(ids, fmt.Sprintf("r%03d", 2*i))
+	}
+	insertRows(t, w, ids...)
+	var seen []string
+	require.NoError(t, w.Store.Scan(t.Context(), contracts.FilterAll, func(row *contracts.Workspace) {
+		seen = append(seen, row.ID)
+		if len(seen)%50 == 0 {
+			// Behind the cursor and ahead of it.
+			insertRows(t, w, row.ID+"-a", fmt.Sprintf("r%03d", 2*len(seen)+101))
+		}
+	}))
+	require.True(t, slices.IsSorted(seen), "in id order, once each")
+	require.Len(t, slices.Compact(slices.Clone(seen)), len(seen))
+	for _, id := range ids {
+		require.Contains(t, seen, id)
+	}
+}
+
+// A scan is a listing: an outage of store.List fails it before any row.
+func TestStoreScanFailsLikeList(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a")
+	boom := contracts.ErrUnavailable
+	w.SetHook(func(c Call) error {
+		if c.Port == "store" && c.Method == "List" {
+			return boom
+		}
+		return nil
+	})
+	called := false
+	err := w.Store.Scan(t.Context(), contracts.FilterAll, func(*contracts.Workspace) { called = true })
+	require.ErrorIs(t, err, boom)
+	require.False(t, called)
+}
+
+// MarkObserved stamps exactly the rows named, whatever their order.
+func TestStoreMarkObservedAnyOrder(t *testing.T) {
+	w := newWorld(t)
+	insertRows(t, w, "a", "b", "c", "d", "e")
+	at := t0.Add(time.Minute)
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	require.NoError(t, w.Store.MarkObserved(t.Context(), hm, []string{"b", "e", "a", "zz", "d"}, at))
+	for _, row := range w.Store.Snapshot() {
+		require.Equal(t, row.ID != "c", row.ObservedAt.Equal(at), row.ID)
+	}
+}
+
+// The guard reads an index of the rows that count toward the limits; every
+// write keeps it, so it agrees with the rows after any mix of writes, and
+// a guarded write sees what a count over the whole table would.
+func TestStoreLimitIndexFollowsEveryWrite(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	insertRows(t, w, "a", "b", "c", "d")
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	write := func(id string, p contracts.Patch) {
+		t.Helper()
+		_, err := w.Store.Update(ctx, hm, id, contracts.Cond{}, p)
+		require.NoError(t, err)
+		require.NoError(t, w.Store.CheckIndex())
+	}
+	require.NoError(t, w.Store.CheckIndex())
+	write("a", contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)})
+	write("b", contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	write("c", contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)})
+	write("c", contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
+	write("b", contracts.Patch{DeletedAt: contracts.Some(t0)})
+	require.NoError(t, w.Store.UpdateMany(ctx, hm, []ports.RowUpdate{
+		{ID: "d", Patch: contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)}},
+		{ID: "a", Patch: contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}},
+	}))
+	require.NoError(t, w.Store.CheckIndex())
+	// d alone counts: a user limit of one refuses a second of user-1's.
+	_, err := w.Store.UpdateWithinLimits(ctx, apiWriter, "a", contracts.Cond{},
+		contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}, contracts.Limits{MaxRunningPerUser: 1, MaxRunningGlobal: 10})
+	var le *contracts.LimitExceeded
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, []string{"d"}, le.RunningWorkspaces)
+	require.NoError(t, w.Store.CheckIndex())
+}
+
+// Laying the rows out again as the table grows loses nothing: every row,
+// every write and both indexes survive it.
+func TestStoreCompactionKeepsRowsAndIndexes(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	hm := contracts.Writer{Component: contracts.CompHealthMonitor}
+	var ids []string
+	for i := range 400 {
+		id := fmt.Sprintf("w%03d", (i*7919)%400) // not in id order
+		ids = append(ids, id)
+		insertRows(t, w, id)
+		if i%3 == 0 {
+			_, err := w.Store.Update(ctx, hm, id, contracts.Cond{}, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, w.Store.CheckIndex())
+	rows, err := w.Store.List(ctx, contracts.FilterAll)
+	require.NoError(t, err)
+	require.Len(t, rows, 400)
+	observedRunning := 0
+	for _, r := range rows {
+		if r.ObservedStatus == contracts.ObservedRunning {
+			observedRunning++
+		}
+	}
+	require.Equal(t, (400+2)/3, observedRunning)
+	// A write after a compaction lands on the row every reader sees.
+	_, err = w.Store.Update(ctx, hm, ids[1], contracts.Cond{}, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)})
+	require.NoError(t, err)
+	got, err := w.Store.Get(ctx, ids[1])
+	require.NoError(t, err)
+	require.Equal(t, contracts.ObservedRunning, got.ObservedStatus)
+	require.NoError(t, w.Store.CheckIndex())
 }

@@ -24,6 +24,10 @@ func (v storeView) List(ctx context.Context, f contracts.Filter) ([]contracts.Wo
 	return v.s.list(ctx, v.inst, f)
 }
 
+func (v storeView) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	return v.s.scan(ctx, v.inst, f, fn)
+}
+
 func (v storeView) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
 	return v.s.insert(ctx, v.inst, w, ws)
 }

@@ -68,6 +68,13 @@ func (x gatedStore) List(ctx context.Context, f contracts.Filter) ([]contracts.W
 	return x.s.List(ctx, f)
 }
 
+func (x gatedStore) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	if err := x.g.pass(); err != nil {
+		return err
+	}
+	return x.s.Scan(ctx, f, fn)
+}
+
 func (x gatedStore) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
 	if err := x.g.pass(); err != nil {
 		return err

@@ -178,6 +178,9 @@ func runOnce(ctx context.Context, cfg Config, checks bool) (s *Sim, r Result, er
 			return s, s.result(false), err
 		}
 	}
+	if err := s.world.Store.CheckIndex(); err != nil {
+		s.Fail(err.Error()) // a harness bug, not the system's
+	}
 	return s, s.result(checks), nil
 }
 

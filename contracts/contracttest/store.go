@@ -333,6 +333,9 @@ func storeList(t *testing.T, x StoreTarget) {
 		require.NoError(t, err, "filter %d", f)
 		require.Equal(t, idsOf(want), idsOf(got), "filter %d: the rows Filter.Match selects, ordered by id", f)
 		require.Equal(t, normalizeAll(want), normalizeAll(got), "filter %d: whole rows", f)
+		var scanned []contracts.Workspace
+		require.NoError(t, x.Store.Scan(ctx, f, func(w *contracts.Workspace) { scanned = append(scanned, w.Clone()) }), "scan, filter %d", f)
+		require.Equal(t, normalizeAll(want), normalizeAll(scanned), "filter %d: Scan passes what List returns, in order", f)
 	}
 }
 

@@ -203,3 +203,24 @@ func TestFiguresAreSummedAndMaxedNotJudged(t *testing.T) {
 	require.Equal(t, 9.0, tl.Figures["non-negative.window"])
 	require.Equal(t, 5.0, tl.FigureMax["non-negative.window"])
 }
+
+// A history longer than one chunk of the store reads back whole, in order.
+func TestRecorderKeepsLongHistoriesInOrder(t *testing.T) {
+	r := newToyRecorder()
+	n := 3*chunkLen + 17
+	for i := range n {
+		r.Add(ev{add: i%5 + 1})
+	}
+	require.Equal(t, n, r.Len())
+	all := r.Events()
+	require.Len(t, all, n)
+	for i, e := range all {
+		require.Equal(t, int64(i+1), e.seq)
+	}
+	tail := r.Tail(chunkLen+3, func(e *ev) bool { return e.add == 1 })
+	require.Len(t, tail, (n+4)/5)
+	require.Equal(t, int64(1), tail[0].seq)
+	require.Equal(t, int64((n-1)/5*5+1), tail[len(tail)-1].seq)
+	require.Len(t, r.Tail(2, nil), 2)
+	require.Equal(t, int64(n), r.Tail(1, nil)[0].seq)
+}

@@ -18,8 +18,11 @@ import (
 // hash only). Sink, when set, sees each kept event under the recorder's
 // lock (it must not record).
 type Recorder[E any] struct {
-	mu     sync.Mutex
-	events []E
+	mu sync.Mutex
+	// events holds the kept events in chunks of chunkLen, so a long run's
+	// history is never copied to grow.
+	events [][]E
+	kept   int
 	seq    int64
 	folded int64
 	h      hash.Hash
@@ -39,6 +42,9 @@ func NewRecorder[E any](encode func(b []byte, e *E) []byte, setSeq func(e *E, se
 	return &Recorder[E]{h: sha256.New(), encode: encode, setSeq: setSeq, keep: keep}
 }
 
+// chunkLen is the number of events in one chunk of a Recorder's store.
+const chunkLen = 4096
+
 // Add records e, assigning its sequence number, and returns that number.
 func (r *Recorder[E]) Add(e E) int64 {
 	r.mu.Lock()
@@ -51,7 +57,12 @@ func (r *Recorder[E]) Add(e E) int64 {
 		r.folded++
 		return r.seq
 	}
-	r.events = append(r.events, e)
+	if len(r.events) == 0 || len(r.events[len(r.events)-1]) == chunkLen {
+		r.events = append(r.events, make([]E, 0, chunkLen))
+	}
+	last := &r.events[len(r.events)-1]
+	*last = append(*last, e)
+	r.kept++
 	if r.Sink != nil {
 		r.Sink(e)
 	}
@@ -77,7 +88,11 @@ func (r *Recorder[E]) Folded() int64 {
 func (r *Recorder[E]) Events() []E {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]E(nil), r.events...)
+	out := make([]E, 0, r.kept)
+	for _, c := range r.events {
+		out = append(out, c...)
+	}
+	return out
 }
 
 // Tail returns the last n kept events for which match holds (all of them
@@ -86,9 +101,10 @@ func (r *Recorder[E]) Tail(n int, match func(*E) bool) []E {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []E
-	for i := len(r.events) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
-		if match == nil || match(&r.events[i]) {
-			out = append(out, r.events[i])
+	for i := r.kept - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
+		e := &r.events[i/chunkLen][i%chunkLen]
+		if match == nil || match(e) {
+			out = append(out, *e)
 		}
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -101,7 +117,7 @@ func (r *Recorder[E]) Tail(n int, match func(*E) bool) []E {
 func (r *Recorder[E]) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.events)
+	return r.kept
 }
 
 // Hash is the hex SHA-256 of every event added so far.

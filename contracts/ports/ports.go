@@ -28,6 +28,14 @@ type Store interface {
 	Get(ctx context.Context, id string) (contracts.Workspace, error)
 	// List returns the rows selected by f, ordered by id.
 	List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error)
+	// Scan calls fn with each row selected by f, ordered by id, as a
+	// cursor does, without building the whole selection: the
+	// HealthMonitor's pass reads every row of the fleet every few seconds.
+	// The row fn gets is valid only during the call (fn copies what it
+	// keeps, and may change its copy freely); fn must not call the store.
+	// An error (of the query, not of fn) can come after some rows were
+	// passed to fn: the caller then discards what it read.
+	Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error
 	// Insert adds a new row, attributed to w.
 	Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error
 	// InsertWithinLimits is Insert under the running-limit guard (SPEC
@@ -327,4 +335,19 @@ type System interface {
 	// NewAPI builds the API service layer on deps (deps.Leadership and
 	// deps.Instance are unused).
 	NewAPI(deps Deps) (API, error)
+}
+
+// ScanList is Scan for a store without a cursor: it lists the selection and
+// passes each row of it to fn.
+func ScanList(ctx context.Context, s interface {
+	List(context.Context, contracts.Filter) ([]contracts.Workspace, error)
+}, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	rows, err := s.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		fn(&rows[i])
+	}
+	return nil
 }

@@ -46,10 +46,10 @@ type Coordinator struct {
 	fleet                                      contracts.FleetSummary
 
 	scratch struct {
-		containers map[string]bool
-		volumes    map[string]struct{}
-		updates    []ports.RowUpdate
-		observed   []string
+		seen     map[string]contracts.Observation
+		updates  []ports.RowUpdate
+		observed []string
+		ttl      []contracts.Workspace
 	}
 }
 

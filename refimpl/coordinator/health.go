@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -21,36 +23,46 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list volumes: %w", err)
 	}
-	rows, err := c.deps.Store.List(ctx, contracts.FilterActive)
-	if err != nil {
-		return fmt.Errorf("list workspaces: %w", err)
-	}
-	// The maps and the batch are reused from pass to pass: a pass over a
-	// large fleet runs every 2 s.
-	if c.scratch.containers == nil {
-		c.scratch.containers, c.scratch.volumes = map[string]bool{}, map[string]struct{}{}
-	}
-	containers, volumes := c.scratch.containers, c.scratch.volumes // id → running; id
-	clear(containers)
-	clear(volumes)
-	for _, in := range insts {
-		containers[in.WorkspaceID] = in.Running
-	}
-	for _, v := range vols {
-		volumes[v] = struct{}{}
+	// The three listings are joined by workspace id: the rows come ordered
+	// by id, the provider listings are sorted (in one pass when a provider
+	// already lists in order) and walked beside them.
+	slices.SortFunc(insts, func(a, b ports.InstanceState) int { return strings.Compare(a.WorkspaceID, b.WorkspaceID) })
+	slices.Sort(vols)
+	ci, vi, prev := 0, 0, ""
+	observe := func(id string) contracts.Observation {
+		if id < prev { // a row out of order: find its place again
+			ci, _ = slices.BinarySearchFunc(insts, id, func(in ports.InstanceState, id string) int { return strings.Compare(in.WorkspaceID, id) })
+			vi, _ = slices.BinarySearch(vols, id)
+		}
+		prev = id
+		var o contracts.Observation
+		for ; ci < len(insts); ci++ {
+			if c := strings.Compare(insts[ci].WorkspaceID, id); c >= 0 {
+				o.ContainerExists = c == 0
+				o.ContainerRunning = o.ContainerExists && insts[ci].Running
+				break
+			}
+		}
+		for ; vi < len(vols); vi++ {
+			if c := strings.Compare(vols[vi], id); c >= 0 {
+				o.VolumeExists = c == 0
+				break
+			}
+		}
+		return o
 	}
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
 	var fleet contracts.FleetSummary
-	for i := range rows {
-		w := &rows[i]
-		running, exists := containers[w.ID]
-		_, vol := volumes[w.ID]
-		o := contracts.Observation{ContainerExists: exists, ContainerRunning: running, VolumeExists: vol}
-		p := contracts.ObservationPatch(w, o, now)
-		if p.Mask() == contracts.MaskObservedAt {
+	// The rows are read through a cursor: the fleet is never held in
+	// memory as a whole. The batch is reused from pass to pass: a pass
+	// over a large fleet runs every 2 s.
+	err = c.deps.Store.Scan(ctx, contracts.FilterActive, func(w *contracts.Workspace) {
+		o := observe(w.ID)
+		if contracts.ObservesOnly(w, o) {
 			observed = append(observed, w.ID)
 		} else {
+			p := contracts.ObservationPatch(w, o, now)
 			var cond contracts.Cond
 			if p.ErrorInfo.Set {
 				cond.ErrorInfoNull = true
@@ -59,6 +71,9 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 			p.Apply(w, now)
 		}
 		fleet.Add(w)
+	})
+	if err != nil {
+		return fmt.Errorf("list workspaces: %w", err)
 	}
 	wr := c.writer(contracts.CompHealthMonitor)
 	if len(updates) > 0 {

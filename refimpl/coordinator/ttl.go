@@ -13,7 +13,17 @@ import (
 // desired-state changes go through the API service layer, conditioned on
 // the desired state read.
 func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
-	rows, err := c.deps.Store.List(ctx, contracts.FilterTTL)
+	// The candidates are read through a cursor into a buffer reused from
+	// pass to pass (most of a quiet fleet is a candidate every minute);
+	// the activity reads and the API's writes come after the scan.
+	rows := c.scratch.ttl[:0]
+	defer func() { c.scratch.ttl = rows[:0] }()
+	err := c.deps.Store.Scan(ctx, contracts.FilterTTL, func(w *contracts.Workspace) {
+		rows = append(rows, *w)
+		// The rule reads neither pointer column; keep nothing of the
+		// cursor's buffers.
+		rows[len(rows)-1].HomeCtx, rows[len(rows)-1].ErrorInfo = nil, nil
+	})
 	if err != nil {
 		return fmt.Errorf("list ttl candidates: %w", err)
 	}

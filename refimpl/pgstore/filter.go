@@ -39,46 +39,72 @@ func (s *Store) Get(ctx context.Context, id string) (contracts.Workspace, error)
 	return w, nil
 }
 
-// List returns the rows selected by f, ordered by id. It reads in pages
-// of listPage rows by keyset (id > the last id seen), so a fleet of any
-// size is never one long-running statement or one huge result in flight;
-// a row inserted behind the cursor meanwhile shows up in the next List, as
-// it would had it been inserted just after a single statement's snapshot.
+// List returns the rows selected by f, ordered by id (see Scan).
 func (s *Store) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
+	var out []contracts.Workspace
+	if err := s.scan(ctx, f, func(page []contracts.Workspace) { out = append(out, page...) }); err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", err)
+	}
+	return out, nil
+}
+
+// Scan passes the rows selected by f to fn, ordered by id, a page at a
+// time, without holding the selection in memory (ports.Store.Scan).
+func (s *Store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	err := s.scan(ctx, f, func(page []contracts.Workspace) {
+		for i := range page {
+			fn(&page[i])
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("scan workspaces: %w", err)
+	}
+	return nil
+}
+
+// scan reads the selection in pages of listPage rows by keyset (id > the
+// last id seen), so a fleet of any size is never one long-running
+// statement or one huge result in flight, and no connection is held while
+// the caller works on a page. A row inserted behind the cursor meanwhile
+// shows up in the next pass, as it would had it been inserted just after a
+// single statement's snapshot.
+func (s *Store) scan(ctx context.Context, f contracts.Filter, each func([]contracts.Workspace)) error {
 	where, ok := filterWhere[f]
 	if !ok {
-		return nil, fmt.Errorf("list workspaces: unknown filter %d", f)
+		return fmt.Errorf("unknown filter %d", f)
 	}
 	q := `SELECT ` + selectColumns + ` FROM workspaces WHERE (` + where + `) AND id > $1::uuid ORDER BY id LIMIT $2`
-	var out []contracts.Workspace
 	after := "00000000-0000-0000-0000-000000000000"
+	page := make([]contracts.Workspace, 0, min(s.opts.listPage, 1024))
 	for {
-		n, err := s.listPage(ctx, q, after, &out)
+		var err error
+		page, err = s.listPage(ctx, q, after, page[:0])
 		if err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
+			return err
 		}
-		if n < s.opts.listPage {
-			return out, nil
+		if len(page) > 0 {
+			after = page[len(page)-1].ID
+			each(page)
 		}
-		after = out[len(out)-1].ID
+		if len(page) < s.opts.listPage {
+			return nil
+		}
 	}
 }
 
-// listPage appends one page to out and returns its length.
-func (s *Store) listPage(ctx context.Context, q, after string, out *[]contracts.Workspace) (int, error) {
+// listPage reads one page into page.
+func (s *Store) listPage(ctx context.Context, q, after string, page []contracts.Workspace) ([]contracts.Workspace, error) {
 	rows, err := s.pool.Query(ctx, q, after, s.opts.listPage)
 	if err != nil {
-		return 0, mapErr(err)
+		return page, mapErr(err)
 	}
 	defer rows.Close()
-	n := 0
 	for rows.Next() {
 		w, err := scanWorkspace(rows)
 		if err != nil {
-			return 0, mapErr(err)
+			return page, mapErr(err)
 		}
-		*out = append(*out, w)
-		n++
+		page = append(page, w)
 	}
-	return n, mapErr(rows.Err())
+	return page, mapErr(rows.Err())
 }

@@ -61,6 +61,20 @@ func (s storeHook) List(ctx context.Context, f contracts.Filter) ([]contracts.Wo
 	return rows, err
 }
 
+// Scan bends each row as List bends a listing: the hook sees a listing of
+// one row.
+func (s storeHook) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	if s.list == nil {
+		return s.Store.Scan(ctx, f, fn)
+	}
+	one := make([]contracts.Workspace, 1)
+	return s.Store.Scan(ctx, f, func(w *contracts.Workspace) {
+		one[0] = *w
+		s.list(f, one)
+		fn(&one[0])
+	})
+}
+
 func (s storeHook) Update(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch) (bool, error) {
 	if s.update != nil {
 		s.update(ctx, &w, id, &c, &p)

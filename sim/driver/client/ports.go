@@ -42,6 +42,12 @@ func (s store) List(ctx context.Context, f contracts.Filter) ([]contracts.Worksp
 	return out, nil
 }
 
+// Scan lists the selection in one call of the protocol (it has no
+// cursor) and passes each row to fn.
+func (s store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	return ports.ScanList(ctx, s, f, fn)
+}
+
 func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
 	return s.c.call(wire.MStoreInsert, wire.StoreInsert{Writer: wire.FromWriter(w), Workspace: wire.FromWorkspace(&ws)}, nil)
 }

@@ -73,6 +73,7 @@ type Method struct {
 var PortMethods = []Method{
 	{MStoreGet, "Store", "Get", ""},
 	{MStoreList, "Store", "List", ""},
+	{"", "Store", "Scan", "the Go client lists (store.list) and passes each row to fn: a child without a cursor lists"},
 	{MStoreInsert, "Store", "Insert", ""},
 	{MStoreInsertLimits, "Store", "InsertWithinLimits", ""},
 	{MStoreUpdate, "Store", "Update", ""},

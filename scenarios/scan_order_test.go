@@ -1,0 +1,71 @@
+package scenarios
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl"
+	"github.com/wsconverge/converge/sim"
+)
+
+// reversedScans is the reference on a store whose scans pass rows in
+// descending id order and whose provider listings come in descending order
+// too: the HealthMonitor joins them by id, and must observe exactly what
+// it observes on an ordered store, however the rows come.
+type reversedScans struct{ ports.System }
+
+func (s reversedScans) Name() string { return "reference-reversed-scans" }
+
+func (s reversedScans) NewCoordinator(d ports.Deps) (ports.Coordinator, error) {
+	d.Store = reversedStore{d.Store}
+	d.Instances = reversedInstances{d.Instances}
+	return s.System.NewCoordinator(d)
+}
+
+type reversedStore struct{ ports.Store }
+
+func (s reversedStore) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	rows, err := s.List(ctx, f)
+	if err != nil {
+		return err
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		fn(&rows[i])
+	}
+	return nil
+}
+
+type reversedInstances struct{ ports.Instances }
+
+func (x reversedInstances) List(ctx context.Context) ([]ports.InstanceState, error) {
+	out, err := x.Instances.List(ctx)
+	slices.Reverse(out)
+	return out, err
+}
+
+// The order a store or a provider lists in changes nothing the reference
+// does: the same seeds pass every checker, with the same operations and
+// final states as on the ordered fakes.
+func TestHealthJoinDoesNotDependOnListingOrder(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		cfg := sim.Config{Seed: seed, Workspaces: 12, Duration: 12 * time.Hour, Quiet: sim.DefaultQuiet, Faults: sim.DefaultFaults()}
+		cfg.System = refimpl.NewSystem()
+		_, ordered, err := sim.Execute(context.Background(), cfg)
+		require.NoError(t, err)
+		cfg.System = reversedScans{refimpl.NewSystem()}
+		s, reversed, err := sim.Execute(context.Background(), cfg)
+		require.NoError(t, err)
+		require.Empty(t, reversed.Failures, "seed %d", seed)
+		for _, v := range reversed.Report.Violations {
+			require.Failf(t, "violation", "seed %d: %s\n%v", seed, v, s.Evidence(v))
+		}
+		require.Equal(t, ordered.OpsCompleted, reversed.OpsCompleted, "seed %d", seed)
+		require.Equal(t, ordered.Display, reversed.Display, "seed %d", seed)
+	}
+}
