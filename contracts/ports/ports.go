@@ -84,14 +84,6 @@ type Leadership interface {
 	TryAcquire(ctx context.Context, holder string) (lease Lease, ok bool, err error)
 }
 
-// LockWatcher is an optional capability of a Leadership: Vacated signals
-// that the lock may have become free since the last TryAcquire that found
-// it held, so a standby can try again at once instead of on its next
-// retry. A signal is a hint; TryAcquire decides.
-type LockWatcher interface {
-	Vacated() <-chan struct{}
-}
-
 // Lease is a held leader lock.
 type Lease interface {
 	// Epoch is the fencing epoch this acquisition received.

@@ -68,16 +68,25 @@ func New(deps ports.Deps, opts Options) *Coordinator {
 
 var _ ports.Coordinator = (*Coordinator)(nil)
 
+// LockWatcher is an optional capability of a Leadership in a real-time
+// runtime: Vacated signals that the lock may have become free since the
+// last TryAcquire that found it held, so a standby can try again at once
+// instead of at its next election retry. A signal is a hint; TryAcquire
+// decides. (It is no port: the simulator decides when instances run.)
+type LockWatcher interface {
+	Vacated() <-chan struct{}
+}
+
 // Wake is signalled, on a leader, when the change feed has notifications
 // waiting (nil while not listening): a runner that also waits on it
 // republishes events at once instead of at the next poll. On a standby it
-// is the Leadership's vacancy signal (ports.LockWatcher), when it has one,
+// is the Leadership's vacancy signal (LockWatcher), when it has one,
 // so the standby tries the lock the moment the leader's session ends. The
 // channel may change after every Step; take it afresh each time.
 func (c *Coordinator) Wake() <-chan struct{} {
 	if !c.leader {
 		// A standby wakes when the lock may have been vacated.
-		if w, ok := c.deps.Leadership.(ports.LockWatcher); ok {
+		if w, ok := c.deps.Leadership.(LockWatcher); ok {
 			return w.Vacated()
 		}
 		return nil

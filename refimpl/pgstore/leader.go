@@ -29,9 +29,8 @@ type Leadership struct {
 }
 
 var (
-	_ ports.Leadership  = (*Leadership)(nil)
-	_ ports.LockWatcher = (*Leadership)(nil)
-	_ ports.Lease       = (*Lease)(nil)
+	_ ports.Leadership = (*Leadership)(nil)
+	_ ports.Lease      = (*Lease)(nil)
 )
 
 // Leadership returns a new leader-election session. Give each coordinator
@@ -41,7 +40,7 @@ func (s *Store) Leadership() *Leadership {
 }
 
 // Vacated is signalled when the lock may have become free after a
-// TryAcquire found it held (ports.LockWatcher): the server grants a
+// TryAcquire found it held (coordinator.LockWatcher): the server grants a
 // waiting request the moment the holder's session ends, whether it
 // unlocked, crashed or was terminated, so a standby need not poll.
 func (l *Leadership) Vacated() <-chan struct{} { return l.watch.vacated }
