@@ -247,7 +247,7 @@ func (s *Sim) Apply(a Action) error {
 			return nil
 		}
 		s.world.Store.KillSession(holder)
-	case FaultOutage, FaultLostResponse:
+	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
 		f.openWindow(a)
 	case FaultDelayStart:
 		f.delayStarts(a)
@@ -358,7 +358,7 @@ func (f *faults) crash(a Action) {
 
 func (f *faults) openWindow(a Action) {
 	s := f.s
-	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For), after: a.Kind == FaultLostResponse}
+	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For), after: a.Kind == FaultLostResponse || a.Kind == FaultDBLostResponse}
 	if w.percent <= 0 {
 		w.percent = 100
 	}

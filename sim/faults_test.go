@@ -375,3 +375,64 @@ func TestEvidenceShowsTheEventsAroundAViolation(t *testing.T) {
 		}
 	}
 }
+
+// DB faults: a failed store call writes nothing; a lost answer writes and
+// reports an error. Either way the reference recovers once the window
+// closes, and every checker passes.
+func TestDBErrorWritesNothingAndDBLostResponseKeepsTheWrite(t *testing.T) {
+	s := scripted(t, 9)
+	id := running(t, s)
+	before := row(t, s, id)
+
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredStandby},
+		Action{Kind: FaultDBError, Method: "store.Update", Percent: 100, For: time.Minute}, advance(20*time.Second))
+	require.Len(t, events(s, history.KindFault, evOutage), 1)
+	failed := 0
+	for _, e := range s.History().Events() {
+		if e.Kind == history.KindWrite && e.Instance != apiInstance && e.Workspace == id && e.Err != "" {
+			require.False(t, e.Applied, "a failed write writes nothing")
+			failed++
+		}
+	}
+	require.Positive(t, failed, "the reconciler's claim failed")
+	require.Equal(t, before.OpID, row(t, s, id).OpID, "no operation was claimed")
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayStandby, contracts.Display(ptr(row(t, s, id))), "done once the DB answers")
+
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredRunning},
+		Action{Kind: FaultDBLostResponse, Method: "store.Update", Percent: 100, For: 10 * time.Second}, advance(3*time.Second))
+	lost := events(s, history.KindFault, evLostResponse)
+	require.NotEmpty(t, lost)
+	require.Equal(t, "store.Update", lost[0].Args)
+	var committed *history.Event
+	for _, e := range s.History().Events() {
+		if e.Seq == lost[0].Seq-1 {
+			committed = &e
+		}
+	}
+	require.NotNil(t, committed)
+	require.Equal(t, history.KindWrite, committed.Kind)
+	require.True(t, committed.Applied, "the write committed before its answer was lost")
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+	requireClean(t, s)
+}
+
+// The default mix draws DB faults, and the reference survives a day of
+// them at six times their rate.
+func TestReferenceSurvivesDBFaults(t *testing.T) {
+	mix, err := ParseFaultMix("db-error,db-lost-response@6")
+	require.NoError(t, err)
+	p := GeneratePlan(3, mix, 24*time.Hour)
+	seen := map[Kind]bool{}
+	for _, a := range p.Actions {
+		seen[a.Kind] = true
+		require.True(t, strings.HasPrefix(a.Method, "store"), "%s", a)
+	}
+	require.True(t, seen[FaultDBError] && seen[FaultDBLostResponse])
+	for seed := uint64(1); seed <= 4; seed++ {
+		r, err := Check(context.Background(), Config{Seed: seed, Workspaces: 20, Duration: 12 * time.Hour, Faults: mix, System: refimpl.NewSystem()})
+		require.NoError(t, err, "seed %d: %v", seed, r.Failures)
+		require.True(t, r.OK(), "seed %d", seed)
+	}
+}

@@ -64,6 +64,15 @@ const (
 	FaultDropFeed Kind = "drop-feed"
 	// FaultBreakFeed: every change-feed listener loses its session.
 	FaultBreakFeed Kind = "break-feed"
+	// FaultDBError: calls of a store method (Method: "store.Update", or
+	// the whole "store" port, leader lock calls included) fail for For,
+	// each with probability Percent: the DB answers with an error and
+	// nothing is written (a failed statement, a dropped connection).
+	FaultDBError Kind = "db-error"
+	// FaultDBLostResponse: a coordinator's store calls of Method commit in
+	// the DB but the caller gets an error for For (the connection broke
+	// after COMMIT, before the answer arrived).
+	FaultDBLostResponse Kind = "db-lost-response"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -96,6 +105,7 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
+		FaultDBError, FaultDBLostResponse,
 	}
 }
 
@@ -145,7 +155,7 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " pick=%d at-call=%d restart-after=%s", a.Pick, a.N, a.For)
 	case FaultDepose:
 		fmt.Fprintf(&b, " at-write=%d", a.N)
-	case FaultOutage, FaultLostResponse:
+	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
 		fmt.Fprintf(&b, " %s", a.Method)
 		if a.Code != "" {
 			fmt.Fprintf(&b, " %s", a.Code)
@@ -390,6 +400,20 @@ var lostResponseTargets = []outageTarget{
 	{"instances.Delete", []contracts.ErrorCode{contracts.CodeDockerUnreachable}},
 }
 
+// dbTargets are the store methods a DB error can fail (the whole port
+// first, then each method, leader-lock calls included); dbLostTargets the
+// ones whose answer can be lost after the commit. A DB error has no SPEC
+// 1.5 code: it is a plain unavailability.
+var (
+	dbTargets = []string{"store", "store.Update", "store.List", "store.Get", "store.MarkObserved",
+		"store.UpdateMany", "store.Insert", "store.TryAcquire", "store.Check", "store.Release"}
+	dbLostTargets = []string{"store", "store.Update", "store.MarkObserved", "store.UpdateMany",
+		"store.Insert", "store.List", "store.Get"}
+	// dbWindows are shorter than provider windows: a DB blip or a
+	// failover lasts seconds to minutes (docs/choices.md).
+	dbWindows = []time.Duration{30 * time.Second, 2 * time.Minute, 5 * time.Minute}
+)
+
 // The menus draws choose from, simplest first.
 var (
 	crashCalls     = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
@@ -429,6 +453,14 @@ func DrawAction(src Source, k Kind) Action {
 		a.Code = pick(src, "lost-response code", t.codes)
 		a.For = pick(src, "lost-response length", windows)
 		a.Percent = pick(src, "lost-response percent", percents)
+	case FaultDBError:
+		a.Method = pick(src, "db-error method", dbTargets)
+		a.For = pick(src, "db-error length", dbWindows)
+		a.Percent = pick(src, "db-error percent", percents)
+	case FaultDBLostResponse:
+		a.Method = pick(src, "db-lost-response method", dbLostTargets)
+		a.For = pick(src, "db-lost-response length", dbWindows)
+		a.Percent = pick(src, "db-lost-response percent", percents)
 	case FaultDelayStart:
 		a.Delay = pick(src, "start delay", startDelays)
 		a.For = pick(src, "delay window", delayWindows)
@@ -494,6 +526,8 @@ var faultsPerDay = map[Kind]float64{
 	FaultFlushRedis:      2,
 	FaultDropFeed:        4,
 	FaultBreakFeed:       3,
+	FaultDBError:         6,
+	FaultDBLostResponse:  4,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
