@@ -263,3 +263,37 @@ func TestCorruptionsAccumulate(t *testing.T) {
 	got, _ := w.Objects.Peek("archives/x/1/home.tar.zst")
 	require.Equal(t, orig, got, "a new write replaces a corrupted object")
 }
+
+// An operator's `docker volume rm` behind the coordinator's back: refused
+// while a container holds the volume (running or stopped), as Docker
+// refuses; otherwise the volume and its data are gone.
+func TestOperatorVolumeRemovalIsRefusedWhileAContainerHoldsIt(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	require.NoError(t, w.Storage.Provision(ctx, "a"))
+	require.NoError(t, w.Storage.WriteFile("a", "f", []byte("x")))
+	require.NoError(t, w.Instances.Start(ctx, "a", "img"))
+
+	requireCode(t, w.Storage.Remove("a"), contracts.CodeVolumeInUse)
+	w.Instances.Kill("a")
+	requireCode(t, w.Storage.Remove("a"), contracts.CodeVolumeInUse) // a stopped container holds it too
+	files, ok := w.Storage.Files("a")
+	require.True(t, ok, "the volume is kept")
+	require.Equal(t, map[string][]byte{"f": []byte("x")}, files, "with its data")
+
+	require.NoError(t, w.Instances.Delete(ctx, "a"))
+	require.NoError(t, w.Storage.Remove("a"))
+	require.Empty(t, w.Storage.Volumes())
+	require.NoError(t, w.Storage.Remove("a"), "absent: nothing to do")
+
+	var got []string
+	for _, e := range eventsOf(w, history.KindFault) {
+		if e.Method != "instances.Kill" {
+			got = append(got, e.Method+" "+e.Err)
+		}
+	}
+	require.Len(t, got, 3)
+	require.Contains(t, got[0], "storage.Remove "+string(contracts.CodeVolumeInUse))
+	require.Contains(t, got[1], "storage.Remove "+string(contracts.CodeVolumeInUse))
+	require.Equal(t, "storage.Lose ", got[2])
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/archive"
+	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 )
 
@@ -102,6 +103,30 @@ func (x *Storage) Lose(id string) {
 	defer x.w.mu.Unlock()
 	x.removeLocked(id)
 	x.w.recordFault("storage.Lose", id, "")
+}
+
+// Remove is an operator's `docker volume rm` of id's volume, behind the
+// coordinator's back (world method). Like Docker, the volume provider
+// refuses while a container (running or not) holds the volume: the error
+// has code VOLUME_IN_USE and the volume is kept, recorded as a
+// "storage.Remove" fault with that error. Otherwise the volume and its
+// data are gone, recorded as a lost volume ("storage.Lose"). Removing an
+// absent volume is a no-op.
+func (x *Storage) Remove(id string) error {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	if !x.hasVolumeLocked(id) {
+		return nil
+	}
+	if x.w.Instances.ctrs[id] != nil {
+		err := providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+		x.w.Rec.Add(history.Event{At: x.w.Clock.Now(), Kind: history.KindFault, Workspace: id, Method: "storage.Remove",
+			Args: "docker volume rm", Err: err.Error()})
+		return err
+	}
+	x.removeLocked(id)
+	x.w.recordFault("storage.Lose", id, "docker volume rm")
+	return nil
 }
 
 // Volumes lists the ids of every volume, sorted (world method).

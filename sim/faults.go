@@ -253,7 +253,7 @@ func (s *Sim) Apply(a Action) error {
 		f.delayStarts(a)
 	case FaultKillContainer, FaultRemoveContainer:
 		f.hitContainer(a)
-	case FaultLoseVolume:
+	case FaultLoseVolume, FaultRemoveVolume:
 		f.loseVolume(a)
 	case FaultCorruptObject, FaultRemoveObject:
 		f.hitObject(a)
@@ -410,15 +410,23 @@ func (f *faults) hitContainer(a Action) {
 	}
 }
 
-// loseVolume destroys a volume. The user's data survives only in the
-// archive at the workspace's archive_key: the durability model becomes
-// that archive's contents (or nothing).
+// loseVolume destroys a volume (lose-volume), or has an operator remove
+// it (remove-volume: refused while a container holds it, recorded by the
+// world). The user's data survives only in the archive at the workspace's
+// archive_key: the durability model becomes that archive's contents (or
+// nothing).
 func (f *faults) loseVolume(a Action) {
 	s := f.s
 	id := f.pickFocused(a, s.world.Storage.Volumes())
 	if id == "" {
 		f.skipped(a, "no volume")
 		return
+	}
+	if a.Kind == FaultRemoveVolume {
+		if exists, _ := s.world.Instances.State(id); exists {
+			_ = s.world.Storage.Remove(id) // refused, recorded: no effect
+			return
+		}
 	}
 	if _, owed := s.work.model[id]; owed {
 		kept := map[string][]byte{}
@@ -428,6 +436,12 @@ func (f *faults) loseVolume(a Action) {
 			}
 		}
 		s.work.model[id] = kept
+	}
+	if a.Kind == FaultRemoveVolume {
+		if err := s.world.Storage.Remove(id); err != nil {
+			s.Fail("remove-volume: " + err.Error())
+		}
+		return
 	}
 	s.world.Storage.Lose(id)
 }

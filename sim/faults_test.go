@@ -436,3 +436,31 @@ func TestReferenceSurvivesDBFaults(t *testing.T) {
 		require.True(t, r.OK(), "seed %d", seed)
 	}
 }
+
+// An operator's volume removal is refused while the container holds the
+// volume (nothing lost), and removes a stopped workspace's volume with its
+// data: the durability model keeps only the archive (here: nothing).
+func TestRemoveVolumeIsRefusedWhileTheContainerHoldsIt(t *testing.T) {
+	s := scripted(t, 10)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite})
+	play(t, s, Action{Kind: FaultRemoveVolume}, advance(10*time.Second))
+	refused := events(s, history.KindFault, "storage.Remove")
+	require.Len(t, refused, 1)
+	require.Contains(t, refused[0].Err, string(contracts.CodeVolumeInUse))
+	files, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the volume is kept")
+	require.Len(t, files, 1)
+	require.Len(t, s.Model(id), 1, "nothing is lost")
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+
+	play(t, s, Action{Kind: UserDisconnect}, Action{Kind: UserDesire, Desired: contracts.DesiredStandby}, advance(time.Minute))
+	require.Equal(t, contracts.DisplayStandby, contracts.Display(ptr(row(t, s, id))))
+	play(t, s, Action{Kind: FaultRemoveVolume})
+	require.Len(t, events(s, history.KindFault, invariant.FLoseVolume), 1, "no container: removed")
+	_, ok = s.World().Storage.Files(id)
+	require.False(t, ok)
+	require.Empty(t, s.Model(id), "the user is owed only the (absent) archive")
+	play(t, s, advance(5*time.Minute))
+	requireClean(t, s)
+}

@@ -73,6 +73,11 @@ const (
 	// the DB but the caller gets an error for For (the connection broke
 	// after COMMIT, before the answer arrived).
 	FaultDBLostResponse Kind = "db-lost-response"
+	// FaultRemoveVolume: an operator runs `docker volume rm` on a
+	// workspace's volume. The volume provider refuses while a container
+	// holds it (VOLUME_IN_USE, volume kept); otherwise the volume and its
+	// data are gone.
+	FaultRemoveVolume Kind = "remove-volume"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -105,7 +110,7 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
-		FaultDBError, FaultDBLostResponse,
+		FaultDBError, FaultDBLostResponse, FaultRemoveVolume,
 	}
 }
 
@@ -163,7 +168,7 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " %d%% for %s", a.Percent, a.For)
 	case FaultDelayStart:
 		fmt.Fprintf(&b, " by %s for %s", a.Delay, a.For)
-	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
+	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultRemoveVolume, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
 	case FaultCorruptObject, FaultRemoveObject:
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
@@ -464,7 +469,7 @@ func DrawAction(src Source, k Kind) Action {
 	case FaultDelayStart:
 		a.Delay = pick(src, "start delay", startDelays)
 		a.For = pick(src, "delay window", delayWindows)
-	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume:
+	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultRemoveVolume:
 		a.Pick = src.IntN("target", maxPickTargets)
 	case FaultCorruptObject, FaultRemoveObject:
 		a.Pick = src.IntN("target", maxPickTargets)
@@ -528,6 +533,7 @@ var faultsPerDay = map[Kind]float64{
 	FaultBreakFeed:       3,
 	FaultDBError:         6,
 	FaultDBLostResponse:  4,
+	FaultRemoveVolume:    4,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
