@@ -297,3 +297,43 @@ func TestOperatorVolumeRemovalIsRefusedWhileAContainerHoldsIt(t *testing.T) {
 	require.Contains(t, got[1], "storage.Remove "+string(contracts.CodeVolumeInUse))
 	require.Equal(t, "storage.Lose ", got[2])
 }
+
+// A storage job killed between the archive object and its .meta leaves the
+// object without its commit marker: a restore of it is META_NOT_FOUND, and
+// the archive job run again for the same op_id uploads both.
+func TestArchiveJobCrashLeavesTheObjectWithoutItsMeta(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	require.NoError(t, w.Storage.Provision(ctx, "a"))
+	require.NoError(t, w.Storage.WriteFile("a", "f", []byte("x")))
+	w.Storage.CrashArchiveJobs(1)
+
+	_, err := w.Storage.Archive(ctx, "a", "op1")
+	requireCode(t, err, CodeStorageJobFailed)
+	key := contracts.ArchiveKey("a", "op1")
+	_, ok := w.Objects.Peek(key)
+	require.True(t, ok, "the archive object was uploaded")
+	_, ok = w.Objects.Peek(contracts.MetaKey(key))
+	require.False(t, ok, "its .meta was not")
+	_, err = w.Storage.Restore(ctx, "b", key)
+	requireCode(t, err, contracts.CodeMetaNotFound)
+
+	got, err := w.Storage.Archive(ctx, "a", "op1")
+	require.NoError(t, err, "one crash only")
+	require.Equal(t, key, got)
+	_, ok = w.Objects.Peek(contracts.MetaKey(key))
+	require.True(t, ok, "the retry commits the .meta")
+	require.NoError(t, w.Storage.Provision(ctx, "b"))
+	_, err = w.Storage.Restore(ctx, "b", key)
+	require.NoError(t, err)
+	files, _ := w.Storage.Files("b")
+	require.Equal(t, map[string][]byte{"f": []byte("x")}, files)
+
+	var calls []string
+	for _, e := range eventsOf(w, history.KindCall) {
+		if e.Method == "objects.Put" || e.Method == "storage.Archive" {
+			calls = append(calls, e.Method+" "+e.Result)
+		}
+	}
+	require.Equal(t, []string{"objects.Put by the storage job, which then crashed", "storage.Archive ", "storage.Archive uploaded " + key}, calls)
+}

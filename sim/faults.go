@@ -260,6 +260,8 @@ func (s *Sim) Apply(a Action) error {
 	case FaultDropMessages:
 		s.world.Bus.DropMessages(max(a.N, 1))
 		s.record(history.Event{Kind: history.KindFault, Method: evDropMessages, Args: strconv.Itoa(max(a.N, 1))})
+	case FaultStorageJobCrash:
+		s.world.Storage.CrashArchiveJobs(max(a.N, 1))
 	case FaultFlushRedis:
 		s.world.Bus.FlushAll()
 		s.record(history.Event{Kind: history.KindFault, Method: evFlushRedis})
@@ -542,6 +544,7 @@ func (s *Sim) BeginQuiet() error {
 	f := s.faults
 	f.windows, f.depose = nil, nil
 	s.world.Instances.DelayStarts(0)
+	s.world.Storage.CrashArchiveJobs(0)
 	s.record(history.Event{Kind: history.KindFault, Method: invariant.FQuiet, Result: "bound " + invariant.ConvergeBound.String()})
 	for _, in := range s.insts {
 		if in.alive {

@@ -14,6 +14,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/invariant"
+	"github.com/wsconverge/converge/fakes"
 	"github.com/wsconverge/converge/refimpl"
 )
 
@@ -462,5 +463,36 @@ func TestRemoveVolumeIsRefusedWhileTheContainerHoldsIt(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, s.Model(id), "the user is owed only the (absent) archive")
 	play(t, s, advance(5*time.Minute))
+	requireClean(t, s)
+}
+
+// A storage job killed between the archive object and its .meta: the
+// object is left without its commit marker and ARCHIVING fails; the retry
+// (same op_id, same key) uploads both and the workspace is archived.
+func TestStorageJobCrashLeavesAnObjectWithoutMetaAndTheRetryCommits(t *testing.T) {
+	s := scripted(t, 11)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite}, Action{Kind: UserDisconnect},
+		Action{Kind: FaultStorageJobCrash, N: 1}, Action{Kind: UserDesire, Desired: contracts.DesiredPending}, advance(10*time.Second))
+	archives := events(s, history.KindCall, invariant.MArchive)
+	require.NotEmpty(t, archives)
+	require.Contains(t, archives[0].Err, string(fakes.CodeStorageJobFailed))
+	w := row(t, s, id)
+	require.Equal(t, contracts.OpArchiving, w.Operation, "still archiving, retry pending")
+	key := contracts.ArchiveKey(id, w.OpID)
+	_, ok := s.World().Objects.Peek(key)
+	require.True(t, ok, "the object is there")
+	_, ok = s.World().Objects.Peek(contracts.MetaKey(key))
+	require.False(t, ok, "without its .meta")
+
+	play(t, s, advance(2*time.Minute))
+	w = row(t, s, id)
+	require.Equal(t, contracts.DisplayArchived, contracts.Display(&w))
+	require.Equal(t, key, w.ArchiveKey, "the same op_id, the same key")
+	_, ok = s.World().Objects.Peek(contracts.MetaKey(key))
+	require.True(t, ok, "the retry committed the .meta")
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredRunning}, advance(time.Minute))
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+	require.Len(t, s.Model(id), 1)
 	requireClean(t, s)
 }

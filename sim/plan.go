@@ -78,6 +78,11 @@ const (
 	// holds it (VOLUME_IN_USE, volume kept); otherwise the volume and its
 	// data are gone.
 	FaultRemoveVolume Kind = "remove-volume"
+	// FaultStorageJobCrash: the next N archive jobs that upload are killed
+	// after uploading the archive object and before its .meta (the
+	// commit marker): the object is left without its .meta and Archive
+	// fails (STORAGE_JOB_FAILED).
+	FaultStorageJobCrash Kind = "storage-job-crash"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -110,7 +115,7 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
-		FaultDBError, FaultDBLostResponse, FaultRemoveVolume,
+		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash,
 	}
 }
 
@@ -175,7 +180,7 @@ func (a Action) String() string {
 		if a.Meta {
 			b.WriteString(" .meta")
 		}
-	case FaultDropMessages, FaultDropFeed:
+	case FaultDropMessages, FaultDropFeed, FaultStorageJobCrash:
 		fmt.Fprintf(&b, " n=%d", a.N)
 	case UserCreate:
 		fmt.Fprintf(&b, " user=%d desired=%s", a.N, a.Desired)
@@ -429,6 +434,7 @@ var (
 	startDelays    = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute}
 	delayWindows   = []time.Duration{20 * time.Minute, 5 * time.Minute, 2 * time.Hour}
 	dropCounts     = []int{1, 3, 10, 50}
+	jobCrashes     = []int{1, 2, 3}
 	desiredStates  = []contracts.DesiredState{contracts.DesiredRunning, contracts.DesiredStandby, contracts.DesiredPending}
 	advances       = []time.Duration{30 * time.Second, 2 * time.Second, 5 * time.Minute, 30 * time.Minute, 3 * time.Hour}
 	scriptedUsers  = 2
@@ -476,6 +482,8 @@ func DrawAction(src Source, k Kind) Action {
 		a.Meta = src.IntN("meta", 3) == 2
 	case FaultDropMessages, FaultDropFeed:
 		a.N = pick(src, "count", dropCounts)
+	case FaultStorageJobCrash:
+		a.N = pick(src, "jobs", jobCrashes)
 	case UserCreate:
 		a.N = 1 + src.IntN("user", scriptedUsers)
 		a.Desired = pick(src, "desired", desiredStates)
@@ -534,6 +542,7 @@ var faultsPerDay = map[Kind]float64{
 	FaultDBError:         6,
 	FaultDBLostResponse:  4,
 	FaultRemoveVolume:    4,
+	FaultStorageJobCrash: 4,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
