@@ -129,6 +129,7 @@ func All() []Checker {
 		&timeouts{},
 		&ttlRules{},
 		&limits{},
+		&events{},
 	}
 }
 

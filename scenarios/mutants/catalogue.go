@@ -54,6 +54,7 @@ var entries = []entry{
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
+	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -570,4 +571,37 @@ func ignoreLimits(b *bend) {
 		d.Limits = contracts.Limits{MaxRunningPerUser: 1 << 30, MaxRunningGlobal: 1 << 30}
 		return d
 	}
+}
+
+// ---- 4.6: events -----------------------------------------------------------
+
+// noEventListener: the coordinator runs without an EventListener. Its
+// change feed never delivers a notification (the listener is opened but
+// stays silent), so nothing is forwarded to workspace:{id}; what it still
+// publishes on a reconnect is the resynchronisation of rows changed
+// before, which any listener does.
+func noEventListener(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Feed = silentFeed{d.Feed}
+		return d
+	}
+}
+
+type silentFeed struct{ ports.ChangeFeed }
+
+func (f silentFeed) Listen(ctx context.Context) (ports.Listener, error) {
+	l, err := f.ChangeFeed.Listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return silentListener{l}, nil
+}
+
+type silentListener struct{ ports.Listener }
+
+func (l silentListener) Poll(ctx context.Context) ([]ports.Change, error) {
+	if _, err := l.Listener.Poll(ctx); err != nil {
+		return nil, err
+	}
+	return nil, nil
 }
