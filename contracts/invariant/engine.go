@@ -130,6 +130,7 @@ func All() []Checker {
 		&ttlRules{},
 		&limits{},
 		&events{},
+		&periods{},
 	}
 }
 

@@ -55,6 +55,7 @@ var entries = []entry{
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
+	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -604,4 +605,27 @@ func (l silentListener) Poll(ctx context.Context) ([]ports.Change, error) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// ---- 3: adaptive periods ----------------------------------------------------
+
+// fixedPoll: the leader's loop sleeps a fixed 30 s between passes, busy
+// fleet or idle (a standby still retries the election at its own pace).
+func fixedPoll(b *bend) {
+	b.wrap = func(c ports.Coordinator, d ports.Deps) ports.Coordinator {
+		return fixedPollCoord{Coordinator: c, clock: d.Clock}
+	}
+}
+
+type fixedPollCoord struct {
+	ports.Coordinator
+	clock ports.Clock
+}
+
+func (c fixedPollCoord) Step(ctx context.Context) (time.Time, error) {
+	next, err := c.Coordinator.Step(ctx)
+	if err != nil || !c.IsLeader() {
+		return next, err
+	}
+	return c.clock.Now().Add(contracts.PeriodIdle), nil
 }
