@@ -28,6 +28,7 @@ const (
 	evDropFeed     = "feed.Drop"
 	evBreakFeed    = "feed.Break"
 	evSkipped      = "fault.skipped"
+	evAPIRace      = "api.race"
 )
 
 // faults is the fault engine of a run: the plan's windows in force, the
@@ -36,7 +37,9 @@ const (
 type faults struct {
 	s *Sim
 	// rng draws partial outages, call by call.
-	rng     *rand.Rand
+	rng *rand.Rand
+	// il interleaves concurrent API calls (api-race).
+	il      *interleaver
 	windows []window
 	// depose counts down the leader's single-row writes to the deposing
 	// one (nil: not armed); deposing is set while successors step.
@@ -67,6 +70,7 @@ func newFaults(s *Sim) *faults {
 	return &faults{
 		s:          s,
 		rng:        newRand(SubSeed(s.cfg.Seed, streamFaultDraws)),
+		il:         newInterleaver(s.cfg.Seed),
 		destroyed:  map[string]bool{},
 		stoppedSeq: map[string]int64{},
 	}
@@ -262,6 +266,8 @@ func (s *Sim) Apply(a Action) error {
 		s.record(history.Event{Kind: history.KindFault, Method: evDropMessages, Args: strconv.Itoa(max(a.N, 1))})
 	case FaultStorageJobCrash:
 		s.world.Storage.CrashArchiveJobs(max(a.N, 1))
+	case FaultAPIRace:
+		f.apiRace(a)
 	case FaultFlushRedis:
 		s.world.Bus.FlushAll()
 		s.record(history.Event{Kind: history.KindFault, Method: evFlushRedis})

@@ -496,3 +496,38 @@ func TestStorageJobCrashLeavesAnObjectWithoutMetaAndTheRetryCommits(t *testing.T
 	require.Len(t, s.Model(id), 1)
 	requireClean(t, s)
 }
+
+// An API race: several owners' requests for RUNNING run concurrently, their
+// store calls interleaved; the reference's guarded write keeps the limit,
+// and the same seed interleaves them the same way.
+func TestAPIRaceInterleavesRequestsDeterministically(t *testing.T) {
+	runRace := func() (*Sim, []string) {
+		s, err := New(Config{Seed: 12, System: refimpl.NewSystem(), Workload: Workload{Disabled: true},
+			Limits: contracts.Limits{MaxRunningPerUser: 1, MaxRunningGlobal: 10}})
+		require.NoError(t, err)
+		for range 4 {
+			play(t, s, Action{Kind: UserCreate, N: 1, Desired: contracts.DesiredStandby})
+		}
+		play(t, s, advance(time.Minute), Action{Kind: FaultAPIRace, N: 4}, advance(time.Minute))
+		var order []string
+		for _, e := range s.History().Events() {
+			if e.Kind == history.KindAPI && e.Method == "api.Patch" {
+				order = append(order, e.Workspace+" "+e.Result+e.Err)
+			}
+		}
+		return s, order
+	}
+	s, order := runRace()
+	require.Len(t, events(s, history.KindFault, evAPIRace), 1)
+	require.Len(t, order, 4, "four concurrent requests")
+	accepted := 0
+	for _, o := range order {
+		if strings.Contains(o, "desired=RUNNING") {
+			accepted++
+		}
+	}
+	require.Equal(t, 1, accepted, "one owner, a limit of one: one request wins: %v", order)
+	requireClean(t, s)
+	_, again := runRace()
+	require.Equal(t, order, again)
+}

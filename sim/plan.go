@@ -83,6 +83,11 @@ const (
 	// commit marker): the object is left without its .meta and Archive
 	// fails (STORAGE_JOB_FAILED).
 	FaultStorageJobCrash Kind = "storage-job-crash"
+	// FaultAPIRace: N owners' requests for RUNNING arrive at the same
+	// instant and run concurrently, their store reads and writes
+	// interleaved in an order drawn from the seed (a race, not a failure:
+	// every request is served).
+	FaultAPIRace Kind = "api-race"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -115,7 +120,7 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
-		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash,
+		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash, FaultAPIRace,
 	}
 }
 
@@ -182,6 +187,8 @@ func (a Action) String() string {
 		}
 	case FaultDropMessages, FaultDropFeed, FaultStorageJobCrash:
 		fmt.Fprintf(&b, " n=%d", a.N)
+	case FaultAPIRace:
+		fmt.Fprintf(&b, " pick=%d n=%d", a.Pick, a.N)
 	case UserCreate:
 		fmt.Fprintf(&b, " user=%d desired=%s", a.N, a.Desired)
 	case UserDesire:
@@ -435,6 +442,7 @@ var (
 	delayWindows   = []time.Duration{20 * time.Minute, 5 * time.Minute, 2 * time.Hour}
 	dropCounts     = []int{1, 3, 10, 50}
 	jobCrashes     = []int{1, 2, 3}
+	raceSizes      = []int{2, 3, 4}
 	desiredStates  = []contracts.DesiredState{contracts.DesiredRunning, contracts.DesiredStandby, contracts.DesiredPending}
 	advances       = []time.Duration{30 * time.Second, 2 * time.Second, 5 * time.Minute, 30 * time.Minute, 3 * time.Hour}
 	scriptedUsers  = 2
@@ -484,6 +492,9 @@ func DrawAction(src Source, k Kind) Action {
 		a.N = pick(src, "count", dropCounts)
 	case FaultStorageJobCrash:
 		a.N = pick(src, "jobs", jobCrashes)
+	case FaultAPIRace:
+		a.Pick = src.IntN("target", maxPickTargets)
+		a.N = pick(src, "requests", raceSizes)
 	case UserCreate:
 		a.N = 1 + src.IntN("user", scriptedUsers)
 		a.Desired = pick(src, "desired", desiredStates)
@@ -543,6 +554,7 @@ var faultsPerDay = map[Kind]float64{
 	FaultDBLostResponse:  4,
 	FaultRemoveVolume:    4,
 	FaultStorageJobCrash: 4,
+	FaultAPIRace:         12,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults

@@ -87,6 +87,7 @@ func New(cfg Config) (*Sim, error) {
 	s.world.SetHook(s.faults.hook)
 
 	apiDeps := s.world.Deps(apiInstance)
+	apiDeps.Store = interleavedStore{apiDeps.Store, s.faults.il}
 	apiDeps.IDs = fakes.NewIDs(SubSeed(cfg.Seed, streamAPIIDs))
 	apiDeps.Limits = cfg.Limits
 	apiDeps.Note = s.noter(apiInstance)

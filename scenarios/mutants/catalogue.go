@@ -55,6 +55,7 @@ var entries = []entry{
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
+	{"check-then-write", "4.3", "the API checks the running limits with a read, then writes unguarded: concurrent requests each see room", checkThenWrite},
 	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
 }
 
@@ -572,6 +573,53 @@ func ignoreLimits(b *bend) {
 		d.Limits = contracts.Limits{MaxRunningPerUser: 1 << 30, MaxRunningGlobal: 1 << 30}
 		return d
 	}
+}
+
+// checkThenWrite: the API's guarded writes are a read of the table, the
+// limit check on what it read, then a plain write: not serialised with
+// other requests' checks and writes.
+func checkThenWrite(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d.Store = unguardedStore{d.Store}
+		return d
+	}
+}
+
+type unguardedStore struct{ ports.Store }
+
+func (s unguardedStore) check(ctx context.Context, owner, id string, l contracts.Limits) error {
+	rows, err := s.Store.List(ctx, contracts.FilterAll)
+	if err != nil {
+		return err
+	}
+	if le := contracts.CheckGuard(l, owner, id, func(yield func(*contracts.Workspace) bool) {
+		for i := range rows {
+			if !yield(&rows[i]) {
+				return
+			}
+		}
+	}); le != nil {
+		return le
+	}
+	return nil
+}
+
+func (s unguardedStore) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	if err := s.check(ctx, ws.OwnerUserID, ws.ID, l); err != nil {
+		return err
+	}
+	return s.Store.Insert(ctx, w, ws)
+}
+
+func (s unguardedStore) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	row, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if err := s.check(ctx, row.OwnerUserID, id, l); err != nil {
+		return false, err
+	}
+	return s.Store.Update(ctx, w, id, c, p)
 }
 
 // ---- 4.6: events -----------------------------------------------------------
