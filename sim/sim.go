@@ -87,8 +87,10 @@ func New(cfg Config) (*Sim, error) {
 	s.world.SetHook(s.faults.hook)
 
 	apiDeps := s.world.Deps(apiInstance)
-	apiDeps.Store = interleavedStore{apiDeps.Store, s.faults.il}
 	apiDeps.IDs = fakes.NewIDs(SubSeed(cfg.Seed, streamAPIIDs))
+	apiDeps.Store = interleavedStore{apiDeps.Store, s.faults.il}
+	apiDeps.Bus = interleavedBus{apiDeps.Bus, s.faults.il}
+	apiDeps.IDs = interleavedIDs{apiDeps.IDs, s.faults.il}
 	apiDeps.Limits = cfg.Limits
 	apiDeps.Note = s.noter(apiInstance)
 	api, err := cfg.System.NewAPI(apiDeps)
