@@ -120,17 +120,26 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
-		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash, FaultAPIRace,
+		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash,
 	}
 }
+
+// OptInFaultKinds are the kinds a mix names explicitly ("api-race",
+// "crash,api-race"): neither the default mix, "all" nor the rapid machine
+// draws them. An api-race's interleaving is the simulator's own: an
+// implementation in a child process serialises its requests over the
+// driver protocol, so the same plan records another history there.
+func OptInFaultKinds() []Kind { return []Kind{FaultAPIRace} }
 
 // UserKinds lists every scripted user kind, in a stable order.
 func UserKinds() []Kind {
 	return []Kind{UserCreate, UserDesire, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover}
 }
 
-// IsFault reports whether k is a fault kind.
-func (k Kind) IsFault() bool { return slices.Contains(FaultKinds(), k) }
+// IsFault reports whether k is a fault kind (opt-in kinds included).
+func (k Kind) IsFault() bool {
+	return slices.Contains(FaultKinds(), k) || slices.Contains(OptInFaultKinds(), k)
+}
 
 // Action is one step of a plan. Only the fields its Kind uses are set.
 type Action struct {
@@ -587,7 +596,7 @@ func ParseFaultMix(s string) (FaultMix, error) {
 		for _, part := range strings.Split(s, ",") {
 			k := Kind(strings.TrimSpace(part))
 			if !k.IsFault() {
-				return FaultMix{}, fmt.Errorf("%w: unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(FaultKinds()))
+				return FaultMix{}, fmt.Errorf("%w: unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(append(FaultKinds(), OptInFaultKinds()...)))
 			}
 			if !slices.Contains(m.Kinds, k) {
 				m.Kinds = append(m.Kinds, k)
@@ -639,7 +648,7 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 	if rate <= 0 {
 		rate = 1
 	}
-	for _, k := range FaultKinds() { // stable order, whatever m lists
+	for _, k := range append(FaultKinds(), OptInFaultKinds()...) { // stable order, whatever m lists
 		if !slices.Contains(m.Kinds, k) {
 			continue
 		}
