@@ -4,12 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wsconverge/converge/contracts/history"
 	"sync"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 )
+
+// LeaderLockKey is the advisory-lock key of the leader lock.
+const LeaderLockKey int64 = 0x636f6e76 // "conv"
+
+// advisoryHold is one held session-level advisory lock, as PostgreSQL
+// keeps it: the holding session and how many times it took the lock (a
+// session-level advisory lock is re-entrant and counted: each
+// pg_try_advisory_lock needs its own pg_advisory_unlock).
+type advisoryHold struct {
+	ss *Session
+	n  int
+}
 
 // errSessionTerminated: the DB session was killed (pg_terminate_backend).
 var errSessionTerminated = fmt.Errorf("db session terminated: %w", contracts.ErrUnavailable)
@@ -38,9 +50,10 @@ func (s *Store) Session(name string) *Session {
 }
 
 // KillSession terminates the live session named name, as
-// pg_terminate_backend would: its lock is released (recorded as "lost"),
-// its leases report contracts.ErrNotLeader and its TryAcquire fails from
-// now on (world method).
+// pg_terminate_backend would: every advisory lock it holds is released
+// whatever its count (the leader lock recorded as "lost"), its leases
+// report contracts.ErrNotLeader and its TryAcquire fails from now on
+// (world method).
 func (s *Store) KillSession(name string) {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
@@ -48,18 +61,102 @@ func (s *Store) KillSession(name string) {
 	if ss == nil || ss.dead {
 		return
 	}
-	ss.dead = true
 	s.w.Rec.Add(history.Event{At: s.w.Clock.Now(), Kind: history.KindFault, Method: "store.KillSession", Instance: name})
-	if s.lockSession == ss {
+	ss.endLocked("lost")
+}
+
+// endLocked ends ss: its advisory locks are released, the leader lock
+// recorded with how (w.mu held).
+func (ss *Session) endLocked(how string) {
+	s := ss.s
+	ss.dead = true
+	if s.leaderSessionLocked() == ss {
 		holder := s.lockHolder
-		s.lockSession, s.lockHolder = nil, ""
-		s.w.recordLeader(holder, "lost", s.epoch)
+		s.lockHolder = ""
+		s.w.recordLeader(holder, how, s.epoch)
+	}
+	for key, h := range s.advisory {
+		if h.ss == ss {
+			delete(s.advisory, key)
+		}
 	}
 }
 
-// TryAcquire takes the leader lock for holder if no live session holds it;
-// each acquisition increments the epoch. On the session already holding
-// it, it returns the current lease again.
+// leaderSessionLocked is the session holding the leader lock, or nil.
+func (s *Store) leaderSessionLocked() *Session {
+	if h := s.advisory[LeaderLockKey]; h != nil {
+		return h.ss
+	}
+	return nil
+}
+
+// TryLock takes the session-level advisory lock key without waiting, as
+// pg_try_advisory_lock does: true if it is free or this session already
+// holds it (each success counts), false if another session holds it.
+func (ss *Session) TryLock(_ context.Context, key int64) (bool, error) {
+	s := ss.s
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	if ss.dead {
+		return false, errSessionTerminated
+	}
+	return s.tryLockLocked(ss, key), nil
+}
+
+// Unlock releases one count of the advisory lock key, as
+// pg_advisory_unlock does: false if this session does not hold it. The
+// lock is free once every count is released.
+func (ss *Session) Unlock(_ context.Context, key int64) (bool, error) {
+	s := ss.s
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	if ss.dead {
+		return false, errSessionTerminated
+	}
+	h := s.advisory[key]
+	if h == nil || h.ss != ss {
+		return false, nil
+	}
+	if h.n--; h.n == 0 {
+		if key == LeaderLockKey {
+			s.lockHolder = ""
+		}
+		delete(s.advisory, key)
+	}
+	return true, nil
+}
+
+// Close ends the session, as a client disconnecting does: every advisory
+// lock it holds is released, whatever its count; a leader lock it held is
+// recorded as released.
+func (ss *Session) Close(context.Context) error {
+	s := ss.s
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	if !ss.dead {
+		ss.endLocked("release")
+	}
+	return nil
+}
+
+func (s *Store) tryLockLocked(ss *Session, key int64) bool {
+	h := s.advisory[key]
+	switch {
+	case h == nil:
+		s.advisory[key] = &advisoryHold{ss: ss, n: 1}
+	case h.ss == ss:
+		h.n++
+	default:
+		return false
+	}
+	return true
+}
+
+// TryAcquire takes the leader lock for holder if no live session holds it
+// (the advisory lock LeaderLockKey); each acquisition increments the
+// epoch. On the session already holding it, it returns the current lease
+// again without taking the lock a second time (as refimpl/pgstore checks
+// its lease before pg_try_advisory_lock), so one Release frees it.
 func (ss *Session) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
 	return ss.tryAcquire(ctx, ss.name, holder)
 }
@@ -76,13 +173,13 @@ func (ss *Session) tryAcquire(ctx context.Context, inst, holder string) (ports.L
 	case ss.dead:
 		s.w.recordCall(inst, mStoreTryAcquire, "", holder, "", errSessionTerminated)
 		return nil, false, errSessionTerminated
-	case s.lockSession == ss:
+	case s.leaderSessionLocked() == ss && s.lockHolder != "":
 		return &Lease{ss: ss, inst: inst, holder: s.lockHolder, epoch: s.epoch}, true, nil
-	case s.lockSession != nil:
+	case !s.tryLockLocked(ss, LeaderLockKey):
 		return nil, false, nil
 	}
 	s.epoch++
-	s.lockSession, s.lockHolder = ss, holder
+	s.lockHolder = holder
 	s.w.recordLeader(holder, "acquire", s.epoch)
 	return &Lease{ss: ss, inst: inst, holder: holder, epoch: s.epoch}, true, nil
 }
@@ -116,7 +213,8 @@ func (l *Lease) Check(ctx context.Context) error {
 	return nil
 }
 
-// Release gives the lock up; releasing a lock no longer held is a no-op.
+// Release gives the lock up, every count of it (refimpl/pgstore closes
+// the session); releasing a lock no longer held is a no-op.
 func (l *Lease) Release(ctx context.Context) error {
 	s := l.ss.s
 	if err := s.w.gate(ctx, mStoreRelease, l.inst, "", ""); err != nil {
@@ -126,7 +224,8 @@ func (l *Lease) Release(ctx context.Context) error {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	if l.heldLocked() {
-		s.lockSession, s.lockHolder = nil, ""
+		delete(s.advisory, LeaderLockKey)
+		s.lockHolder = ""
 		s.w.recordLeader(l.holder, "release", l.epoch)
 	}
 	return nil
@@ -134,7 +233,7 @@ func (l *Lease) Release(ctx context.Context) error {
 
 func (l *Lease) heldLocked() bool {
 	s := l.ss.s
-	return !l.ss.dead && s.lockSession == l.ss && s.epoch == l.epoch
+	return !l.ss.dead && s.leaderSessionLocked() == l.ss && s.lockHolder != "" && s.epoch == l.epoch
 }
 
 // leadershipView is an instance's connection for the leader lock: it

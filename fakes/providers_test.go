@@ -263,3 +263,77 @@ func TestCorruptionsAccumulate(t *testing.T) {
 	got, _ := w.Objects.Peek("archives/x/1/home.tar.zst")
 	require.Equal(t, orig, got, "a new write replaces a corrupted object")
 }
+
+// An operator's `docker volume rm` behind the coordinator's back: refused
+// while a container holds the volume (running or stopped), as Docker
+// refuses; otherwise the volume and its data are gone.
+func TestOperatorVolumeRemovalIsRefusedWhileAContainerHoldsIt(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	require.NoError(t, w.Storage.Provision(ctx, "a"))
+	require.NoError(t, w.Storage.WriteFile("a", "f", []byte("x")))
+	require.NoError(t, w.Instances.Start(ctx, "a", "img"))
+
+	requireCode(t, w.Storage.Remove("a"), contracts.CodeVolumeInUse)
+	w.Instances.Kill("a")
+	requireCode(t, w.Storage.Remove("a"), contracts.CodeVolumeInUse) // a stopped container holds it too
+	files, ok := w.Storage.Files("a")
+	require.True(t, ok, "the volume is kept")
+	require.Equal(t, map[string][]byte{"f": []byte("x")}, files, "with its data")
+
+	require.NoError(t, w.Instances.Delete(ctx, "a"))
+	require.NoError(t, w.Storage.Remove("a"))
+	require.Empty(t, w.Storage.Volumes())
+	require.NoError(t, w.Storage.Remove("a"), "absent: nothing to do")
+
+	var got []string
+	for _, e := range eventsOf(w, history.KindFault) {
+		if e.Method != "instances.Kill" {
+			got = append(got, e.Method+" "+e.Err)
+		}
+	}
+	require.Len(t, got, 3)
+	require.Contains(t, got[0], "storage.Remove "+string(contracts.CodeVolumeInUse))
+	require.Contains(t, got[1], "storage.Remove "+string(contracts.CodeVolumeInUse))
+	require.Equal(t, "storage.Lose ", got[2])
+}
+
+// A storage job killed between the archive object and its .meta leaves the
+// object without its commit marker: a restore of it is META_NOT_FOUND, and
+// the archive job run again for the same op_id uploads both.
+func TestArchiveJobCrashLeavesTheObjectWithoutItsMeta(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	require.NoError(t, w.Storage.Provision(ctx, "a"))
+	require.NoError(t, w.Storage.WriteFile("a", "f", []byte("x")))
+	w.Storage.CrashArchiveJobs(1)
+
+	_, err := w.Storage.Archive(ctx, "a", "op1")
+	requireCode(t, err, CodeStorageJobFailed)
+	key := contracts.ArchiveKey("a", "op1")
+	_, ok := w.Objects.Peek(key)
+	require.True(t, ok, "the archive object was uploaded")
+	_, ok = w.Objects.Peek(contracts.MetaKey(key))
+	require.False(t, ok, "its .meta was not")
+	_, err = w.Storage.Restore(ctx, "b", key)
+	requireCode(t, err, contracts.CodeMetaNotFound)
+
+	got, err := w.Storage.Archive(ctx, "a", "op1")
+	require.NoError(t, err, "one crash only")
+	require.Equal(t, key, got)
+	_, ok = w.Objects.Peek(contracts.MetaKey(key))
+	require.True(t, ok, "the retry commits the .meta")
+	require.NoError(t, w.Storage.Provision(ctx, "b"))
+	_, err = w.Storage.Restore(ctx, "b", key)
+	require.NoError(t, err)
+	files, _ := w.Storage.Files("b")
+	require.Equal(t, map[string][]byte{"f": []byte("x")}, files)
+
+	var calls []string
+	for _, e := range eventsOf(w, history.KindCall) {
+		if e.Method == "objects.Put" || e.Method == "storage.Archive" {
+			calls = append(calls, e.Method+" "+e.Result)
+		}
+	}
+	require.Equal(t, []string{"objects.Put by the storage job, which then crashed", "storage.Archive ", "storage.Archive uploaded " + key}, calls)
+}

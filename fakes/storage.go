@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wsconverge/converge/contracts"
@@ -20,6 +21,29 @@ type Storage struct {
 	w    *World
 	vols map[string]map[string][]byte
 	ids  []string // sorted ids of vols
+	// crashJobs is how many of the next uploading archive jobs crash
+	// between the archive object and its .meta (CrashArchiveJobs).
+	crashJobs int
+}
+
+// CodeStorageJobFailed is the code of a storage job that died without
+// printing one (killed, OOM): what refimpl/dockerprov reports for it.
+const CodeStorageJobFailed contracts.ErrorCode = "STORAGE_JOB_FAILED"
+
+// CrashArchiveJobs makes the next n archive jobs that upload (0: none)
+// crash after uploading the archive object and before its .meta, the
+// commit marker (world method): the object is left without its .meta, recorded as an
+// objects.Put of the caller, and Archive fails with
+// CodeStorageJobFailed (exit status 137). A job that finds a complete
+// archive uploads nothing and does not crash.
+func (x *Storage) CrashArchiveJobs(n int) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	if n == x.crashJobs {
+		return
+	}
+	x.crashJobs = n
+	x.w.recordFault("storage.CrashArchiveJobs", "", strconv.Itoa(n))
 }
 
 var _ ports.Storage = (*Storage)(nil)
@@ -104,6 +128,30 @@ func (x *Storage) Lose(id string) {
 	x.w.recordFault("storage.Lose", id, "")
 }
 
+// Remove is an operator's `docker volume rm` of id's volume, behind the
+// coordinator's back (world method). Like Docker, the volume provider
+// refuses while a container (running or not) holds the volume: the error
+// has code VOLUME_IN_USE and the volume is kept, recorded as a
+// "storage.Remove" fault with that error. Otherwise the volume and its
+// data are gone, recorded as a lost volume ("storage.Lose"). Removing an
+// absent volume is a no-op.
+func (x *Storage) Remove(id string) error {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	if !x.hasVolumeLocked(id) {
+		return nil
+	}
+	if x.w.Instances.ctrs[id] != nil {
+		err := providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+		x.w.Rec.Add(history.Event{At: x.w.Clock.Now(), Kind: history.KindFault, Workspace: id, Method: "storage.Remove",
+			Args: "docker volume rm", Err: err.Error()})
+		return err
+	}
+	x.removeLocked(id)
+	x.w.recordFault("storage.Lose", id, "docker volume rm")
+	return nil
+}
+
 // Volumes lists the ids of every volume, sorted (world method).
 func (x *Storage) Volumes() []string {
 	x.w.mu.Lock()
@@ -166,7 +214,26 @@ func (x *Storage) archive(ctx context.Context, inst, id, opID string) (string, e
 	}
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
-	key, uploaded, err := x.archiveLocked(id, key)
+	var (
+		uploaded bool
+		err      error
+	)
+	if x.crashJobs > 0 && x.needsUploadLocked(id, key) {
+		x.crashJobs--
+		data, _, perr := archive.PackMeta(x.vols[id])
+		if perr != nil {
+			err = fmt.Errorf("archive job for %s: %w", id, perr)
+		} else {
+			x.w.Objects.putLocked(key, data)
+			x.w.recordCall(inst, mObjPut, id, key, "by the storage job, which then crashed", nil)
+			err = &contracts.ProviderError{Code: CodeStorageJobFailed,
+				Message: "storage job archive of " + key + " exited with status 137: killed after uploading the archive, before its .meta",
+				Context: map[string]any{"action": "archive", "exit_code": 137}}
+		}
+		x.w.recordCall(inst, mStorArchive, id, opID, "", err)
+		return "", err
+	}
+	key, uploaded, err = x.archiveLocked(id, key)
 	result := ""
 	switch {
 	case err != nil:
@@ -177,6 +244,17 @@ func (x *Storage) archive(ctx context.Context, inst, id, opID string) (string, e
 	}
 	x.w.recordCall(inst, mStorArchive, id, opID, result, err)
 	return key, err
+}
+
+// needsUploadLocked reports whether an archive job for id would upload:
+// the volume exists and the object or its .meta is missing.
+func (x *Storage) needsUploadLocked(id, key string) bool {
+	if _, ok := x.vols[id]; !ok {
+		return false
+	}
+	_, haveArchive := x.w.Objects.data[key]
+	_, haveMeta := x.w.Objects.data[contracts.MetaKey(key)]
+	return !haveArchive || !haveMeta
 }
 
 // archiveLocked runs the archive job; uploaded is false when a complete

@@ -47,10 +47,12 @@ type Store struct {
 	// contiguously in id order (compactLocked).
 	scattered int
 
-	epoch       int64
-	lockSession *Session
-	lockHolder  string
-	sessions    map[string]*Session
+	epoch      int64
+	lockHolder string
+	sessions   map[string]*Session
+	// advisory are the session-level advisory locks held, by key: the
+	// leader lock is LeaderLockKey.
+	advisory map[int64]*advisoryHold
 
 	listeners []*listener
 	dropFeed  int

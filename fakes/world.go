@@ -67,7 +67,7 @@ func NewWorld(clock *Clock, rec *history.Recorder) *World {
 		rec = history.NewRecorder()
 	}
 	w := &World{Clock: clock, Rec: rec}
-	w.Store = &Store{w: w, rows: make(map[string]*contracts.Workspace), sessions: make(map[string]*Session)}
+	w.Store = &Store{w: w, rows: make(map[string]*contracts.Workspace), sessions: make(map[string]*Session), advisory: make(map[int64]*advisoryHold)}
 	w.Instances = &Instances{w: w, ctrs: make(map[string]*container)}
 	w.Storage = &Storage{w: w, vols: make(map[string]map[string][]byte)}
 	w.Objects = &Objects{w: w, data: make(map[string][]byte)}

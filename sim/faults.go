@@ -28,6 +28,7 @@ const (
 	evDropFeed     = "feed.Drop"
 	evBreakFeed    = "feed.Break"
 	evSkipped      = "fault.skipped"
+	evAPIRace      = "api.race"
 )
 
 // faults is the fault engine of a run: the plan's windows in force, the
@@ -36,7 +37,9 @@ const (
 type faults struct {
 	s *Sim
 	// rng draws partial outages, call by call.
-	rng     *rand.Rand
+	rng *rand.Rand
+	// il interleaves concurrent API calls (api-race).
+	il      *interleaver
 	windows []window
 	// depose counts down the leader's single-row writes to the deposing
 	// one (nil: not armed); deposing is set while successors step.
@@ -67,6 +70,7 @@ func newFaults(s *Sim) *faults {
 	return &faults{
 		s:          s,
 		rng:        newRand(SubSeed(s.cfg.Seed, streamFaultDraws)),
+		il:         newInterleaver(s.cfg.Seed),
 		destroyed:  map[string]bool{},
 		stoppedSeq: map[string]int64{},
 	}
@@ -247,19 +251,23 @@ func (s *Sim) Apply(a Action) error {
 			return nil
 		}
 		s.world.Store.KillSession(holder)
-	case FaultOutage, FaultLostResponse:
+	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
 		f.openWindow(a)
 	case FaultDelayStart:
 		f.delayStarts(a)
 	case FaultKillContainer, FaultRemoveContainer:
 		f.hitContainer(a)
-	case FaultLoseVolume:
+	case FaultLoseVolume, FaultRemoveVolume:
 		f.loseVolume(a)
 	case FaultCorruptObject, FaultRemoveObject:
 		f.hitObject(a)
 	case FaultDropMessages:
 		s.world.Bus.DropMessages(max(a.N, 1))
 		s.record(history.Event{Kind: history.KindFault, Method: evDropMessages, Args: strconv.Itoa(max(a.N, 1))})
+	case FaultStorageJobCrash:
+		s.world.Storage.CrashArchiveJobs(max(a.N, 1))
+	case FaultAPIRace:
+		f.apiRace(a)
 	case FaultFlushRedis:
 		s.world.Bus.FlushAll()
 		s.record(history.Event{Kind: history.KindFault, Method: evFlushRedis})
@@ -358,7 +366,7 @@ func (f *faults) crash(a Action) {
 
 func (f *faults) openWindow(a Action) {
 	s := f.s
-	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For), after: a.Kind == FaultLostResponse}
+	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For), after: a.Kind == FaultLostResponse || a.Kind == FaultDBLostResponse}
 	if w.percent <= 0 {
 		w.percent = 100
 	}
@@ -410,15 +418,23 @@ func (f *faults) hitContainer(a Action) {
 	}
 }
 
-// loseVolume destroys a volume. The user's data survives only in the
-// archive at the workspace's archive_key: the durability model becomes
-// that archive's contents (or nothing).
+// loseVolume destroys a volume (lose-volume), or has an operator remove
+// it (remove-volume: refused while a container holds it, recorded by the
+// world). The user's data survives only in the archive at the workspace's
+// archive_key: the durability model becomes that archive's contents (or
+// nothing).
 func (f *faults) loseVolume(a Action) {
 	s := f.s
 	id := f.pickFocused(a, s.world.Storage.Volumes())
 	if id == "" {
 		f.skipped(a, "no volume")
 		return
+	}
+	if a.Kind == FaultRemoveVolume {
+		if exists, _ := s.world.Instances.State(id); exists {
+			_ = s.world.Storage.Remove(id) // refused, recorded: no effect
+			return
+		}
 	}
 	if _, owed := s.work.model[id]; owed {
 		kept := map[string][]byte{}
@@ -428,6 +444,12 @@ func (f *faults) loseVolume(a Action) {
 			}
 		}
 		s.work.model[id] = kept
+	}
+	if a.Kind == FaultRemoveVolume {
+		if err := s.world.Storage.Remove(id); err != nil {
+			s.Fail("remove-volume: " + err.Error())
+		}
+		return
 	}
 	s.world.Storage.Lose(id)
 }
@@ -528,6 +550,7 @@ func (s *Sim) BeginQuiet() error {
 	f := s.faults
 	f.windows, f.depose = nil, nil
 	s.world.Instances.DelayStarts(0)
+	s.world.Storage.CrashArchiveJobs(0)
 	s.record(history.Event{Kind: history.KindFault, Method: invariant.FQuiet, Result: "bound " + invariant.ConvergeBound.String()})
 	for _, in := range s.insts {
 		if in.alive {

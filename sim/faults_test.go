@@ -14,6 +14,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/invariant"
+	"github.com/wsconverge/converge/fakes"
 	"github.com/wsconverge/converge/refimpl"
 )
 
@@ -374,4 +375,159 @@ func TestEvidenceShowsTheEventsAroundAViolation(t *testing.T) {
 			require.Contains(t, l, "ws="+history.ShortID(id))
 		}
 	}
+}
+
+// DB faults: a failed store call writes nothing; a lost answer writes and
+// reports an error. Either way the reference recovers once the window
+// closes, and every checker passes.
+func TestDBErrorWritesNothingAndDBLostResponseKeepsTheWrite(t *testing.T) {
+	s := scripted(t, 9)
+	id := running(t, s)
+	before := row(t, s, id)
+
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredStandby},
+		Action{Kind: FaultDBError, Method: "store.Update", Percent: 100, For: time.Minute}, advance(20*time.Second))
+	require.Len(t, events(s, history.KindFault, evOutage), 1)
+	failed := 0
+	for _, e := range s.History().Events() {
+		if e.Kind == history.KindWrite && e.Instance != apiInstance && e.Workspace == id && e.Err != "" {
+			require.False(t, e.Applied, "a failed write writes nothing")
+			failed++
+		}
+	}
+	require.Positive(t, failed, "the reconciler's claim failed")
+	require.Equal(t, before.OpID, row(t, s, id).OpID, "no operation was claimed")
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayStandby, contracts.Display(ptr(row(t, s, id))), "done once the DB answers")
+
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredRunning},
+		Action{Kind: FaultDBLostResponse, Method: "store.Update", Percent: 100, For: 10 * time.Second}, advance(3*time.Second))
+	lost := events(s, history.KindFault, evLostResponse)
+	require.NotEmpty(t, lost)
+	require.Equal(t, "store.Update", lost[0].Args)
+	var committed *history.Event
+	for _, e := range s.History().Events() {
+		if e.Seq == lost[0].Seq-1 {
+			committed = &e
+		}
+	}
+	require.NotNil(t, committed)
+	require.Equal(t, history.KindWrite, committed.Kind)
+	require.True(t, committed.Applied, "the write committed before its answer was lost")
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+	requireClean(t, s)
+}
+
+// The default mix draws DB faults, and the reference survives a day of
+// them at six times their rate.
+func TestReferenceSurvivesDBFaults(t *testing.T) {
+	mix, err := ParseFaultMix("db-error,db-lost-response@6")
+	require.NoError(t, err)
+	p := GeneratePlan(3, mix, 24*time.Hour)
+	seen := map[Kind]bool{}
+	for _, a := range p.Actions {
+		seen[a.Kind] = true
+		require.True(t, strings.HasPrefix(a.Method, "store"), "%s", a)
+	}
+	require.True(t, seen[FaultDBError] && seen[FaultDBLostResponse])
+	for seed := uint64(1); seed <= 4; seed++ {
+		r, err := Check(context.Background(), Config{Seed: seed, Workspaces: 20, Duration: 12 * time.Hour, Faults: mix, System: refimpl.NewSystem()})
+		require.NoError(t, err, "seed %d: %v", seed, r.Failures)
+		require.True(t, r.OK(), "seed %d", seed)
+	}
+}
+
+// An operator's volume removal is refused while the container holds the
+// volume (nothing lost), and removes a stopped workspace's volume with its
+// data: the durability model keeps only the archive (here: nothing).
+func TestRemoveVolumeIsRefusedWhileTheContainerHoldsIt(t *testing.T) {
+	s := scripted(t, 10)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite})
+	play(t, s, Action{Kind: FaultRemoveVolume}, advance(10*time.Second))
+	refused := events(s, history.KindFault, "storage.Remove")
+	require.Len(t, refused, 1)
+	require.Contains(t, refused[0].Err, string(contracts.CodeVolumeInUse))
+	files, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the volume is kept")
+	require.Len(t, files, 1)
+	require.Len(t, s.Model(id), 1, "nothing is lost")
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+
+	play(t, s, Action{Kind: UserDisconnect}, Action{Kind: UserDesire, Desired: contracts.DesiredStandby}, advance(time.Minute))
+	require.Equal(t, contracts.DisplayStandby, contracts.Display(ptr(row(t, s, id))))
+	play(t, s, Action{Kind: FaultRemoveVolume})
+	require.Len(t, events(s, history.KindFault, invariant.FLoseVolume), 1, "no container: removed")
+	_, ok = s.World().Storage.Files(id)
+	require.False(t, ok)
+	require.Empty(t, s.Model(id), "the user is owed only the (absent) archive")
+	play(t, s, advance(5*time.Minute))
+	requireClean(t, s)
+}
+
+// A storage job killed between the archive object and its .meta: the
+// object is left without its commit marker and ARCHIVING fails; the retry
+// (same op_id, same key) uploads both and the workspace is archived.
+func TestStorageJobCrashLeavesAnObjectWithoutMetaAndTheRetryCommits(t *testing.T) {
+	s := scripted(t, 11)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite}, Action{Kind: UserDisconnect},
+		Action{Kind: FaultStorageJobCrash, N: 1}, Action{Kind: UserDesire, Desired: contracts.DesiredPending}, advance(10*time.Second))
+	archives := events(s, history.KindCall, invariant.MArchive)
+	require.NotEmpty(t, archives)
+	require.Contains(t, archives[0].Err, string(fakes.CodeStorageJobFailed))
+	w := row(t, s, id)
+	require.Equal(t, contracts.OpArchiving, w.Operation, "still archiving, retry pending")
+	key := contracts.ArchiveKey(id, w.OpID)
+	_, ok := s.World().Objects.Peek(key)
+	require.True(t, ok, "the object is there")
+	_, ok = s.World().Objects.Peek(contracts.MetaKey(key))
+	require.False(t, ok, "without its .meta")
+
+	play(t, s, advance(2*time.Minute))
+	w = row(t, s, id)
+	require.Equal(t, contracts.DisplayArchived, contracts.Display(&w))
+	require.Equal(t, key, w.ArchiveKey, "the same op_id, the same key")
+	_, ok = s.World().Objects.Peek(contracts.MetaKey(key))
+	require.True(t, ok, "the retry committed the .meta")
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredRunning}, advance(time.Minute))
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+	require.Len(t, s.Model(id), 1)
+	requireClean(t, s)
+}
+
+// An API race: several owners' requests for RUNNING run concurrently, their
+// store calls interleaved; the reference's guarded write keeps the limit,
+// and the same seed interleaves them the same way.
+func TestAPIRaceInterleavesRequestsDeterministically(t *testing.T) {
+	runRace := func() (*Sim, []string) {
+		s, err := New(Config{Seed: 12, System: refimpl.NewSystem(), Workload: Workload{Disabled: true},
+			Limits: contracts.Limits{MaxRunningPerUser: 1, MaxRunningGlobal: 10}})
+		require.NoError(t, err)
+		for range 4 {
+			play(t, s, Action{Kind: UserCreate, N: 1, Desired: contracts.DesiredStandby})
+		}
+		play(t, s, advance(time.Minute), Action{Kind: FaultAPIRace, N: 4}, advance(time.Minute))
+		var order []string
+		for _, e := range s.History().Events() {
+			if e.Kind == history.KindAPI && e.Method == "api.Patch" {
+				order = append(order, e.Workspace+" "+e.Result+e.Err)
+			}
+		}
+		return s, order
+	}
+	s, order := runRace()
+	require.Len(t, events(s, history.KindFault, evAPIRace), 1)
+	require.Len(t, order, 4, "four concurrent requests")
+	accepted := 0
+	for _, o := range order {
+		if strings.Contains(o, "desired=RUNNING") {
+			accepted++
+		}
+	}
+	require.Equal(t, 1, accepted, "one owner, a limit of one: one request wins: %v", order)
+	requireClean(t, s)
+	_, again := runRace()
+	require.Equal(t, order, again)
 }

@@ -12,7 +12,8 @@ import (
 
 // gate stands between one coordinator instance and every port it was
 // given: an engine.Gate (fail-stop crashes, crash at the k-th call) plus
-// lost responses.
+// lost responses (of world-changing provider calls, and of every store
+// call: the statement ran, the answer never came).
 type gate struct {
 	engine.Gate
 	// after, when set, is asked after a world-changing provider call
@@ -58,14 +59,28 @@ func (x gatedStore) Get(ctx context.Context, id string) (contracts.Workspace, er
 	if err := x.g.pass(); err != nil {
 		return contracts.Workspace{}, err
 	}
-	return x.s.Get(ctx, id)
+	w, err := x.s.Get(ctx, id)
+	if err != nil {
+		return w, err
+	}
+	if err := x.g.lost("store", "Get", id); err != nil {
+		return contracts.Workspace{}, err
+	}
+	return w, nil
 }
 
 func (x gatedStore) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
 	if err := x.g.pass(); err != nil {
 		return nil, err
 	}
-	return x.s.List(ctx, f)
+	ws, err := x.s.List(ctx, f)
+	if err != nil {
+		return ws, err
+	}
+	if err := x.g.lost("store", "List", ""); err != nil {
+		return nil, err
+	}
+	return ws, nil
 }
 
 func (x gatedStore) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
@@ -79,42 +94,68 @@ func (x gatedStore) Insert(ctx context.Context, w contracts.Writer, ws contracts
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.Insert(ctx, w, ws)
+	if err := x.s.Insert(ctx, w, ws); err != nil {
+		return err
+	}
+	return x.g.lost("store", "Insert", ws.ID)
 }
 
 func (x gatedStore) Update(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch) (bool, error) {
 	if err := x.g.pass(); err != nil {
 		return false, err
 	}
-	return x.s.Update(ctx, w, id, c, p)
+	applied, err := x.s.Update(ctx, w, id, c, p)
+	if err != nil {
+		return applied, err
+	}
+	if err := x.g.lost("store", "Update", id); err != nil {
+		return false, err
+	}
+	return applied, nil
 }
 
 func (x gatedStore) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.InsertWithinLimits(ctx, w, ws, l)
+	if err := x.s.InsertWithinLimits(ctx, w, ws, l); err != nil {
+		return err
+	}
+	return x.g.lost("store", "Insert", ws.ID)
 }
 
 func (x gatedStore) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
 	if err := x.g.pass(); err != nil {
 		return false, err
 	}
-	return x.s.UpdateWithinLimits(ctx, w, id, c, p, l)
+	applied, err := x.s.UpdateWithinLimits(ctx, w, id, c, p, l)
+	if err != nil {
+		return applied, err
+	}
+	if err := x.g.lost("store", "Update", id); err != nil {
+		return false, err
+	}
+	return applied, nil
 }
 
 func (x gatedStore) UpdateMany(ctx context.Context, w contracts.Writer, u []ports.RowUpdate) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.UpdateMany(ctx, w, u)
+	if err := x.s.UpdateMany(ctx, w, u); err != nil {
+		return err
+	}
+	return x.g.lost("store", "UpdateMany", "")
 }
 
 func (x gatedStore) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.MarkObserved(ctx, w, ids, at)
+	if err := x.s.MarkObserved(ctx, w, ids, at); err != nil {
+		return err
+	}
+	return x.g.lost("store", "MarkObserved", "")
 }
 
 type gatedLeadership struct {
@@ -127,10 +168,16 @@ func (x gatedLeadership) TryAcquire(ctx context.Context, holder string) (ports.L
 		return nil, false, err
 	}
 	lease, ok, err := x.l.TryAcquire(ctx, holder)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := x.g.lost("store", "TryAcquire", ""); err != nil {
+		return nil, false, err
+	}
 	if lease != nil {
 		lease = gatedLease{lease, x.g}
 	}
-	return lease, ok, err
+	return lease, ok, nil
 }
 
 type gatedLease struct {
@@ -144,14 +191,20 @@ func (x gatedLease) Check(ctx context.Context) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.l.Check(ctx)
+	if err := x.l.Check(ctx); err != nil {
+		return err
+	}
+	return x.g.lost("store", "Check", "")
 }
 
 func (x gatedLease) Release(ctx context.Context) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.l.Release(ctx)
+	if err := x.l.Release(ctx); err != nil {
+		return err
+	}
+	return x.g.lost("store", "Release", "")
 }
 
 type gatedFeed struct {

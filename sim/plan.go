@@ -64,6 +64,30 @@ const (
 	FaultDropFeed Kind = "drop-feed"
 	// FaultBreakFeed: every change-feed listener loses its session.
 	FaultBreakFeed Kind = "break-feed"
+	// FaultDBError: calls of a store method (Method: "store.Update", or
+	// the whole "store" port, leader lock calls included) fail for For,
+	// each with probability Percent: the DB answers with an error and
+	// nothing is written (a failed statement, a dropped connection).
+	FaultDBError Kind = "db-error"
+	// FaultDBLostResponse: a coordinator's store calls of Method commit in
+	// the DB but the caller gets an error for For (the connection broke
+	// after COMMIT, before the answer arrived).
+	FaultDBLostResponse Kind = "db-lost-response"
+	// FaultRemoveVolume: an operator runs `docker volume rm` on a
+	// workspace's volume. The volume provider refuses while a container
+	// holds it (VOLUME_IN_USE, volume kept); otherwise the volume and its
+	// data are gone.
+	FaultRemoveVolume Kind = "remove-volume"
+	// FaultStorageJobCrash: the next N archive jobs that upload are killed
+	// after uploading the archive object and before its .meta (the
+	// commit marker): the object is left without its .meta and Archive
+	// fails (STORAGE_JOB_FAILED).
+	FaultStorageJobCrash Kind = "storage-job-crash"
+	// FaultAPIRace: N owners' requests for RUNNING arrive at the same
+	// instant and run concurrently, their store reads and writes
+	// interleaved in an order drawn from the seed (a race, not a failure:
+	// every request is served).
+	FaultAPIRace Kind = "api-race"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -96,16 +120,26 @@ func FaultKinds() []Kind {
 		FaultCrash, FaultDepose, FaultKillSession, FaultOutage, FaultLostResponse, FaultDelayStart,
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
+		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash,
 	}
 }
+
+// OptInFaultKinds are the kinds a mix names explicitly ("api-race",
+// "crash,api-race"): neither the default mix, "all" nor the rapid machine
+// draws them. An api-race's interleaving is the simulator's own: an
+// implementation in a child process serialises its requests over the
+// driver protocol, so the same plan records another history there.
+func OptInFaultKinds() []Kind { return []Kind{FaultAPIRace} }
 
 // UserKinds lists every scripted user kind, in a stable order.
 func UserKinds() []Kind {
 	return []Kind{UserCreate, UserDesire, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover}
 }
 
-// IsFault reports whether k is a fault kind.
-func (k Kind) IsFault() bool { return slices.Contains(FaultKinds(), k) }
+// IsFault reports whether k is a fault kind (opt-in kinds included).
+func (k Kind) IsFault() bool {
+	return slices.Contains(FaultKinds(), k) || slices.Contains(OptInFaultKinds(), k)
+}
 
 // Action is one step of a plan. Only the fields its Kind uses are set.
 type Action struct {
@@ -145,7 +179,7 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " pick=%d at-call=%d restart-after=%s", a.Pick, a.N, a.For)
 	case FaultDepose:
 		fmt.Fprintf(&b, " at-write=%d", a.N)
-	case FaultOutage, FaultLostResponse:
+	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
 		fmt.Fprintf(&b, " %s", a.Method)
 		if a.Code != "" {
 			fmt.Fprintf(&b, " %s", a.Code)
@@ -153,15 +187,17 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " %d%% for %s", a.Percent, a.For)
 	case FaultDelayStart:
 		fmt.Fprintf(&b, " by %s for %s", a.Delay, a.For)
-	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
+	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultRemoveVolume, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
 	case FaultCorruptObject, FaultRemoveObject:
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
 		if a.Meta {
 			b.WriteString(" .meta")
 		}
-	case FaultDropMessages, FaultDropFeed:
+	case FaultDropMessages, FaultDropFeed, FaultStorageJobCrash:
 		fmt.Fprintf(&b, " n=%d", a.N)
+	case FaultAPIRace:
+		fmt.Fprintf(&b, " pick=%d n=%d", a.Pick, a.N)
 	case UserCreate:
 		fmt.Fprintf(&b, " user=%d desired=%s", a.N, a.Desired)
 	case UserDesire:
@@ -390,6 +426,20 @@ var lostResponseTargets = []outageTarget{
 	{"instances.Delete", []contracts.ErrorCode{contracts.CodeDockerUnreachable}},
 }
 
+// dbTargets are the store methods a DB error can fail (the whole port
+// first, then each method, leader-lock calls included); dbLostTargets the
+// ones whose answer can be lost after the commit. A DB error has no SPEC
+// 1.5 code: it is a plain unavailability.
+var (
+	dbTargets = []string{"store", "store.Update", "store.List", "store.Get", "store.MarkObserved",
+		"store.UpdateMany", "store.Insert", "store.TryAcquire", "store.Check", "store.Release"}
+	dbLostTargets = []string{"store", "store.Update", "store.MarkObserved", "store.UpdateMany",
+		"store.Insert", "store.List", "store.Get"}
+	// dbWindows are shorter than provider windows: a DB blip or a
+	// failover lasts seconds to minutes (docs/choices.md).
+	dbWindows = []time.Duration{30 * time.Second, 2 * time.Minute, 5 * time.Minute}
+)
+
 // The menus draws choose from, simplest first.
 var (
 	crashCalls     = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
@@ -400,6 +450,8 @@ var (
 	startDelays    = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute}
 	delayWindows   = []time.Duration{20 * time.Minute, 5 * time.Minute, 2 * time.Hour}
 	dropCounts     = []int{1, 3, 10, 50}
+	jobCrashes     = []int{1, 2, 3}
+	raceSizes      = []int{2, 3, 4}
 	desiredStates  = []contracts.DesiredState{contracts.DesiredRunning, contracts.DesiredStandby, contracts.DesiredPending}
 	advances       = []time.Duration{30 * time.Second, 2 * time.Second, 5 * time.Minute, 30 * time.Minute, 3 * time.Hour}
 	scriptedUsers  = 2
@@ -429,16 +481,29 @@ func DrawAction(src Source, k Kind) Action {
 		a.Code = pick(src, "lost-response code", t.codes)
 		a.For = pick(src, "lost-response length", windows)
 		a.Percent = pick(src, "lost-response percent", percents)
+	case FaultDBError:
+		a.Method = pick(src, "db-error method", dbTargets)
+		a.For = pick(src, "db-error length", dbWindows)
+		a.Percent = pick(src, "db-error percent", percents)
+	case FaultDBLostResponse:
+		a.Method = pick(src, "db-lost-response method", dbLostTargets)
+		a.For = pick(src, "db-lost-response length", dbWindows)
+		a.Percent = pick(src, "db-lost-response percent", percents)
 	case FaultDelayStart:
 		a.Delay = pick(src, "start delay", startDelays)
 		a.For = pick(src, "delay window", delayWindows)
-	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume:
+	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultRemoveVolume:
 		a.Pick = src.IntN("target", maxPickTargets)
 	case FaultCorruptObject, FaultRemoveObject:
 		a.Pick = src.IntN("target", maxPickTargets)
 		a.Meta = src.IntN("meta", 3) == 2
 	case FaultDropMessages, FaultDropFeed:
 		a.N = pick(src, "count", dropCounts)
+	case FaultStorageJobCrash:
+		a.N = pick(src, "jobs", jobCrashes)
+	case FaultAPIRace:
+		a.Pick = src.IntN("target", maxPickTargets)
+		a.N = pick(src, "requests", raceSizes)
 	case UserCreate:
 		a.N = 1 + src.IntN("user", scriptedUsers)
 		a.Desired = pick(src, "desired", desiredStates)
@@ -494,6 +559,11 @@ var faultsPerDay = map[Kind]float64{
 	FaultFlushRedis:      2,
 	FaultDropFeed:        4,
 	FaultBreakFeed:       3,
+	FaultDBError:         6,
+	FaultDBLostResponse:  4,
+	FaultRemoveVolume:    4,
+	FaultStorageJobCrash: 4,
+	FaultAPIRace:         12,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
@@ -526,7 +596,7 @@ func ParseFaultMix(s string) (FaultMix, error) {
 		for _, part := range strings.Split(s, ",") {
 			k := Kind(strings.TrimSpace(part))
 			if !k.IsFault() {
-				return FaultMix{}, fmt.Errorf("%w: unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(FaultKinds()))
+				return FaultMix{}, fmt.Errorf("%w: unknown fault kind %q (known: %s)", engine.ErrBadInput, k, kindList(append(FaultKinds(), OptInFaultKinds()...)))
 			}
 			if !slices.Contains(m.Kinds, k) {
 				m.Kinds = append(m.Kinds, k)
@@ -578,7 +648,7 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 	if rate <= 0 {
 		rate = 1
 	}
-	for _, k := range FaultKinds() { // stable order, whatever m lists
+	for _, k := range append(FaultKinds(), OptInFaultKinds()...) { // stable order, whatever m lists
 		if !slices.Contains(m.Kinds, k) {
 			continue
 		}

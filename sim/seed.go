@@ -18,6 +18,8 @@ const (
 	streamFaultDraws
 	// streamScripted: the scripted users of a plan, one sub-stream each.
 	streamScripted
+	// streamInterleave: which concurrent API call runs next.
+	streamInterleave
 )
 
 // SubSeed derives the seed of one stream from a run's seed and a path of

@@ -88,6 +88,9 @@ func New(cfg Config) (*Sim, error) {
 
 	apiDeps := s.world.Deps(apiInstance)
 	apiDeps.IDs = fakes.NewIDs(SubSeed(cfg.Seed, streamAPIIDs))
+	apiDeps.Store = interleavedStore{apiDeps.Store, s.faults.il}
+	apiDeps.Bus = interleavedBus{apiDeps.Bus, s.faults.il}
+	apiDeps.IDs = interleavedIDs{apiDeps.IDs, s.faults.il}
 	apiDeps.Limits = cfg.Limits
 	apiDeps.Note = s.noter(apiInstance)
 	api, err := cfg.System.NewAPI(apiDeps)

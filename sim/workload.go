@@ -345,7 +345,8 @@ func (w *workload) recover(u *userWorkspace) {
 // user checks their data (a user.verify event). A container that does not
 // really run refuses the connection; if the HealthMonitor has observed it
 // stopped since and the workspace still shows RUNNING, the user's data is
-// out of reach behind a false observation, and the check fails.
+// out of reach behind a false observation, and the check fails. A running
+// container whose volume vanished refuses the connection too.
 func (w *workload) connect(u *userWorkspace) bool {
 	exists, running := w.s.world.Instances.State(u.id)
 	if !running {
@@ -358,6 +359,13 @@ func (w *workload) connect(u *userWorkspace) bool {
 		} else {
 			w.note(u, "user.connect", "", "", "connection refused: the container is not running")
 		}
+		return false
+	}
+	if _, hasVolume := w.s.world.Storage.Files(u.id); !hasVolume {
+		// The volume vanished under the running container (lose-volume):
+		// the home is gone until the HealthMonitor flags it (C6) and the
+		// user's data is owed from the archive, not from this container.
+		w.note(u, "user.connect", "", "", "connection refused: the container's volume is gone")
 		return false
 	}
 	ctx, bus := w.s.ctx, w.proxy

@@ -1,6 +1,7 @@
 package contracttest_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -146,4 +147,17 @@ func TestFakeStorageLeavesNothingBehind(t *testing.T) {
 	require.Empty(t, w.Storage.Volumes())
 	require.Empty(t, w.Instances.Snapshot())
 	require.NotEmpty(t, w.Stats().Calls, "the suites ran against this world")
+}
+
+func TestFakeAdvisoryLocks(t *testing.T) {
+	contracttest.AdvisoryLocks(t, func(t *testing.T) contracttest.AdvisoryTarget {
+		w := newWorld(t)
+		n := 0
+		return contracttest.AdvisoryTarget{NewSession: func(t *testing.T) contracttest.AdvisorySession {
+			n++
+			s := w.Store.Session(fmt.Sprintf("session-%d", n))
+			t.Cleanup(func() { _ = s.Close(context.Background()) })
+			return s
+		}}
+	})
 }

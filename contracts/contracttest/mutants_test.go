@@ -42,6 +42,18 @@ var mutants = map[string]func(t *testing.T){
 		contracttest.Objects(t, func(t *testing.T) ports.Objects { return listNoSizes{newWorld(t).Objects} })
 	},
 
+	// Advisory locks: the fake lock as it was, a boolean per key.
+	"advisory/boolean-lock": func(t *testing.T) {
+		contracttest.AdvisoryLocks(t, func(t *testing.T) contracttest.AdvisoryTarget {
+			w := newWorld(t)
+			n := 0
+			return contracttest.AdvisoryTarget{NewSession: func(t *testing.T) contracttest.AdvisorySession {
+				n++
+				return &booleanLock{AdvisorySession: w.Store.Session("s" + strconv.Itoa(n)), held: map[int64]bool{}}
+			}}
+		})
+	},
+
 	// Bus.
 	"bus/ttl-ignored": func(t *testing.T) {
 		contracttest.Bus(t, func(t *testing.T) contracttest.BusTarget {
@@ -530,4 +542,25 @@ func (x restoreRecommits) Restore(ctx context.Context, id, key string) (string, 
 		}
 	}
 	return x.Storage.Restore(ctx, id, key)
+}
+
+// booleanLock takes a lock it holds again without counting: one unlock
+// frees it.
+type booleanLock struct {
+	contracttest.AdvisorySession
+	held map[int64]bool
+}
+
+func (b *booleanLock) TryLock(ctx context.Context, key int64) (bool, error) {
+	if b.held[key] {
+		return true, nil
+	}
+	ok, err := b.AdvisorySession.TryLock(ctx, key)
+	b.held[key] = ok
+	return ok, err
+}
+
+func (b *booleanLock) Unlock(ctx context.Context, key int64) (bool, error) {
+	b.held[key] = false
+	return b.AdvisorySession.Unlock(ctx, key)
 }

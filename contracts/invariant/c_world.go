@@ -207,7 +207,13 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 			c.byWorkspace[id] = map[string]bool{}
 		}
 		c.byWorkspace[id][key] = true
-		c.lastProtected[key] = e.At
+		if _, had := s.World.Objects[key]; !had {
+			// A new object: the GC cannot have seen it orphaned yet. An
+			// object written again (a storage job that crashed before
+			// its .meta, then ran again) keeps its orphan time: the GC's
+			// timer is per key (SPEC 4.5).
+			c.lastProtected[key] = e.At
+		}
 	}
 	switch {
 	case e.Kind == history.KindCall && e.Method == MArchive && e.Err == "":
@@ -248,7 +254,7 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		row := s.Row(id)
 		if contracts.Protected(row, key) {
 			r.Flag(id, e.At, "deleted protected object "+key+" ("+protectionWhy(row, key)+")", e.Seq)
-		} else if last, ok := c.lastProtected[key]; ok && e.At.Sub(last) < contracts.OrphanDelay {
+		} else if last, ok := c.orphanSince(key); ok && e.At.Sub(last) < contracts.OrphanDelay {
 			r.Flag(id, e.At, fmt.Sprintf("deleted %s after only %s orphaned (needs %s)", key, e.At.Sub(last), contracts.OrphanDelay), e.Seq)
 		} else {
 			r.Exercise()
@@ -257,6 +263,20 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 			delete(m, key)
 		}
 	}
+}
+
+// orphanSince is when key was last protected. A .meta goes with its
+// archive (SPEC 4.5: the timer is the archive's): it is judged by its
+// archive's time when the archive is known, its own otherwise (a .meta
+// without its archive is an orphan of its own).
+func (c *gcProtection) orphanSince(key string) (time.Time, bool) {
+	if contracts.IsMetaKey(key) {
+		if last, ok := c.lastProtected[contracts.ArchiveOfMeta(key)]; ok {
+			return last, true
+		}
+	}
+	last, ok := c.lastProtected[key]
+	return last, ok
 }
 
 func protectionWhy(row *contracts.Workspace, key string) string {

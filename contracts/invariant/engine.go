@@ -133,6 +133,8 @@ func All() []Checker {
 		&ttlRules{},
 		&lastAccessForward{},
 		&limits{},
+		&events{},
+		&periods{},
 	}
 }
 

@@ -60,6 +60,9 @@ var entries = []entry{
 	{"no-lease-recheck", "C10", "the lock is checked once per tick, not again before each actuator call, and writes carry no fencing epoch (the sources' session lock alone)", noLeaseRecheck},
 	{"hint-driven-reconciler", "C2", "the reconciler only looks at workspaces it got a change notification for, until it sees them at rest", hintDrivenReconciler},
 	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
+	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
+	{"check-then-write", "4.3", "the API checks the running limits with a read, then writes unguarded: concurrent requests each see room", checkThenWrite},
+	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -745,4 +748,107 @@ func ignoreLimits(b *bend) {
 		d.Limits = contracts.Limits{MaxRunningPerUser: 1 << 30, MaxRunningGlobal: 1 << 30}
 		return d
 	}
+}
+
+// checkThenWrite: the API's guarded writes are a read of the table, the
+// limit check on what it read, then a plain write: not serialised with
+// other requests' checks and writes.
+func checkThenWrite(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d.Store = unguardedStore{d.Store}
+		return d
+	}
+}
+
+type unguardedStore struct{ ports.Store }
+
+func (s unguardedStore) check(ctx context.Context, owner, id string, l contracts.Limits) error {
+	rows, err := s.Store.List(ctx, contracts.FilterAll)
+	if err != nil {
+		return err
+	}
+	if le := contracts.CheckGuard(l, owner, id, func(yield func(*contracts.Workspace) bool) {
+		for i := range rows {
+			if !yield(&rows[i]) {
+				return
+			}
+		}
+	}); le != nil {
+		return le
+	}
+	return nil
+}
+
+func (s unguardedStore) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	if err := s.check(ctx, ws.OwnerUserID, ws.ID, l); err != nil {
+		return err
+	}
+	return s.Store.Insert(ctx, w, ws)
+}
+
+func (s unguardedStore) UpdateWithinLimits(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch, l contracts.Limits) (bool, error) {
+	row, err := s.Store.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if err := s.check(ctx, row.OwnerUserID, id, l); err != nil {
+		return false, err
+	}
+	return s.Store.Update(ctx, w, id, c, p)
+}
+
+// ---- 4.6: events -----------------------------------------------------------
+
+// noEventListener: the coordinator runs without an EventListener. Its
+// change feed never delivers a notification (the listener is opened but
+// stays silent), so nothing is forwarded to workspace:{id}; what it still
+// publishes on a reconnect is the resynchronisation of rows changed
+// before, which any listener does.
+func noEventListener(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Feed = silentFeed{d.Feed}
+		return d
+	}
+}
+
+type silentFeed struct{ ports.ChangeFeed }
+
+func (f silentFeed) Listen(ctx context.Context) (ports.Listener, error) {
+	l, err := f.ChangeFeed.Listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return silentListener{l}, nil
+}
+
+type silentListener struct{ ports.Listener }
+
+func (l silentListener) Poll(ctx context.Context) ([]ports.Change, error) {
+	if _, err := l.Listener.Poll(ctx); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// ---- 3: adaptive periods ----------------------------------------------------
+
+// fixedPoll: the leader's loop sleeps a fixed 30 s between passes, busy
+// fleet or idle (a standby still retries the election at its own pace).
+func fixedPoll(b *bend) {
+	b.wrap = func(c ports.Coordinator, d ports.Deps) ports.Coordinator {
+		return fixedPollCoord{Coordinator: c, clock: d.Clock}
+	}
+}
+
+type fixedPollCoord struct {
+	ports.Coordinator
+	clock ports.Clock
+}
+
+func (c fixedPollCoord) Step(ctx context.Context) (time.Time, error) {
+	next, err := c.Coordinator.Step(ctx)
+	if err != nil || !c.IsLeader() {
+		return next, err
+	}
+	return c.clock.Now().Add(contracts.PeriodIdle), nil
 }

@@ -215,6 +215,11 @@ func TestEveryMutantThroughTheProtocolIsKilledByTheSameCheckers(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel()
 			cfg, kills := killingConfig(t, m)
+			if cfg.Plan != nil && slices.ContainsFunc(cfg.Plan.Actions, func(a sim.Action) bool { return a.Kind == sim.FaultAPIRace }) {
+				// The simulator interleaves concurrent API calls in
+				// process; a child serialises them over the protocol.
+				t.Skipf("mutant %s is killed only under api-race, whose interleaving a child does not share", m.Name)
+			}
 			t.Logf("seed %d, %d workspaces, %s + %s quiet, plan %v: killed by %v", cfg.Seed, cfg.Workspaces, cfg.Duration, cfg.Quiet, cfg.Plan != nil, kills)
 			cfg.System = m.System
 			in, err := sim.Run(context.Background(), cfg)

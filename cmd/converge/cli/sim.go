@@ -384,5 +384,13 @@ func kindList() string {
 		}
 		s += string(k)
 	}
+	for i, k := range sim.OptInFaultKinds() {
+		if i == 0 {
+			s += "; named only (not in swarm or all): "
+		} else {
+			s += ", "
+		}
+		s += string(k)
+	}
 	return s
 }

@@ -1,0 +1,160 @@
+package invariant
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// MInstancesList is a listing of the containers: every observation pass
+// of the HealthMonitor makes one (SPEC 4.1, 5.1: every container in one
+// call).
+const MInstancesList = "instances.List"
+
+// PeriodTolerance is the slack allowed over an adaptive period: half the
+// period plus a second (a loop's tick, a pass timed from its end rather
+// than its start).
+func PeriodTolerance(period time.Duration) time.Duration { return period/2 + time.Second }
+
+// PeriodNotice is how long a fleet state must have lasted before a pass
+// is expected to follow it: an idle coordinator polls every PeriodIdle, so
+// it may learn of a new operation or divergence only that late.
+var PeriodNotice = contracts.PeriodIdle + PeriodTolerance(contracts.PeriodIdle)
+
+// periods: SPEC 3's adaptive periods. The leader's observation passes
+// (its instances.List calls, failed ones included) come at most every 2 s
+// (plus tolerance) while a
+// workspace has had an operation in progress, every 5 s while a healthy,
+// non-deleted workspace has had desired ≠ observed (the idle 30 s is not
+// judged: nothing in a history tells a coordinator that slept from a
+// harness that moved the clock on) — "has had" meaning continuously since at least PeriodNotice
+// before the previous pass, so that a coordinator that was idle has had a
+// pass in which to notice. Judged on the history: instances.List calls by
+// the lock holder, the rows replayed from the writes; a gap that spans a
+// leadership change or a crash is not judged. (The reconciler shares the
+// period, but a successful read of the DB leaves no event to time it by.)
+type periods struct {
+	base
+	init   bool
+	leader string
+	// last is the leader's previous pass in this term (zero: none).
+	last    time.Time
+	lastSeq int64
+	// disturbed is the last time the leader could have lost track of the
+	// fleet: a failed DB call, a lost DB answer, a leadership change.
+	disturbed time.Time
+	// busySince and divergedSince: since when each workspace has had an
+	// operation in progress, or has diverged (contracts.FleetSummary).
+	busySince, divergedSince map[string]time.Time
+}
+
+func (*periods) Name() string     { return "adaptive-periods" }
+func (*periods) Contract() string { return "3" }
+
+func (c *periods) Observe(s *State, e *history.Event, r *Report) {
+	if !c.init {
+		c.init = true
+		c.busySince, c.divergedSince = map[string]time.Time{}, map[string]time.Time{}
+	}
+	switch e.Kind {
+	case history.KindLeader:
+		if e.Method == "acquire" {
+			c.leader = e.Instance
+		} else if e.Instance == c.leader {
+			c.leader = ""
+		}
+		c.disturb(e.At)
+	case history.KindCrash:
+		if e.Instance == c.leader {
+			c.disturb(e.At)
+		}
+	case history.KindFault:
+		if e.Instance != "" && e.Instance == c.leader {
+			c.disturb(e.At) // a lost answer, a killed session, a crash planned
+		}
+	case history.KindCall:
+		if c.leader == "" || e.Instance != c.leader {
+			return
+		}
+		if strings.HasPrefix(e.Method, "store.") && (e.Err != "" || e.Method == MTryAcquire || e.Method == "store.Release") {
+			// The DB failed the leader, or it stepped down: its ticks
+			// may have been skipped, its view of the fleet is stale.
+			c.disturb(e.At)
+			return
+		}
+		if e.Method != MInstancesList {
+			return
+		}
+		if !c.last.IsZero() {
+			c.judge(e, r)
+		}
+		c.last, c.lastSeq = e.At, e.Seq
+	}
+}
+
+func (c *periods) disturb(at time.Time) {
+	c.last, c.disturbed = time.Time{}, at
+}
+
+// judge checks the gap between the leader's previous pass and e. The
+// shorter periods apply once the fleet state, and the leader's view of
+// the DB, have lasted PeriodNotice before the previous pass.
+func (c *periods) judge(e *history.Event, r *Report) {
+	since := c.last.Add(-PeriodNotice)
+	var (
+		period  time.Duration
+		why, id string
+	)
+	if w, ok := earliest(c.busySince, since); ok && !c.disturbed.After(since) {
+		period, why, id = contracts.PeriodBusy, "an operation is in progress", w
+	} else if w, ok := earliest(c.divergedSince, since); ok && !c.disturbed.After(since) {
+		period, why, id = contracts.PeriodDiverged, "a workspace's desired state differs from the observed one", w
+	} else {
+		// The idle period is not judged: a harness may move the clock
+		// on by hours over an idle fleet without running anyone (the
+		// real tier's GC scenario), and nothing in the history says so.
+		return
+	}
+	r.Exercise()
+	gap := e.At.Sub(c.last)
+	if gap > period+PeriodTolerance(period) {
+		r.Flag(id, e.At, fmt.Sprintf("%s between two observation passes of the leader while %s (period %s)", gap, why, period), c.lastSeq, e.Seq)
+	}
+}
+
+// earliest returns the smallest id whose time is at or before t.
+func earliest(m map[string]time.Time, t time.Time) (string, bool) {
+	best, ok := "", false
+	for id, at := range m {
+		if !at.After(t) && (!ok || id < best) {
+			best, ok = id, true
+		}
+	}
+	return best, ok
+}
+
+func (c *periods) AfterApply(s *State, e *history.Event, _ *Report) {
+	if !c.init || (e.Kind != history.KindWrite && e.Kind != history.KindInsert) {
+		return
+	}
+	w := s.Row(e.Workspace)
+	var f contracts.FleetSummary
+	if w != nil {
+		f.Add(w)
+	}
+	track(c.busySince, e.Workspace, f.OperationsInProgress > 0, e.At)
+	track(c.divergedSince, e.Workspace, f.Diverged > 0, e.At)
+}
+
+func track(m map[string]time.Time, id string, on bool, at time.Time) {
+	if !on {
+		delete(m, id)
+		return
+	}
+	if _, ok := m[id]; !ok {
+		m[id] = at
+	}
+}

@@ -1,0 +1,68 @@
+package invariant
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// busyFleet: c1 leads; w's STARTING is claimed at 0 and is still in
+// progress; c1 observes every `every` from 1 min to 3 min.
+func busyFleet(every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting)
+	for at := time.Minute; at <= 3*time.Minute; at += every {
+		tr.at(at).call("c1", MInstancesList, "", "", "1", "")
+		if extra != nil {
+			extra(tr, at)
+		}
+	}
+	return tr
+}
+
+func TestPeriodsBusyFleetIsObservedEvery2s(t *testing.T) {
+	r := run(t, busyFleet(2*time.Second, nil), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+	require.Positive(t, r.Exercised["adaptive-periods"])
+
+	r = run(t, busyFleet(30*time.Second, nil), nil, "adaptive-periods")
+	require.NotEmpty(t, r.Violations, "a fixed 30 s poll while an operation runs")
+	require.Contains(t, r.Violations[0].Message, "30s between two observation passes of the leader while an operation is in progress (period 2s)")
+	require.Equal(t, "w", r.Violations[0].Subject)
+
+	r = run(t, busyFleet(4*time.Second, nil), nil, "adaptive-periods")
+	require.Empty(t, r.Violations, "within the tolerance (2 s + 1 s + 1 s)")
+}
+
+func TestPeriodsGiveTimeToNoticeAndExcuseDBFailures(t *testing.T) {
+	// The operation started 20 s before: an idle coordinator polling every
+	// 30 s may not have seen it yet.
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		at(10*time.Second).call("c1", MInstancesList, "", "", "1", "").
+		at(20*time.Second).claim("w", contracts.OpStarting).
+		at(40*time.Second).call("c1", MInstancesList, "", "", "1", "").
+		at(70*time.Second).call("c1", MInstancesList, "", "", "1", "")
+	r := run(t, tr, nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// The DB fails the leader every 30 s: its view of the fleet may be
+	// stale, the shorter periods are not judged.
+	r = run(t, busyFleet(30*time.Second, func(tr *trace, at time.Duration) {
+		tr.call("c1", "store.List", "", "", "", "unavailable")
+	}), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// A leadership change restarts the count.
+	r = run(t, busyFleet(30*time.Second, func(tr *trace, at time.Duration) {
+		tr.leader("c1", int64(at/time.Second))
+	}), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// The idle period is not judged.
+	idle := newTrace().leader("c1", 1).call("c1", MInstancesList, "", "", "0", "").
+		at(time.Hour).call("c1", MInstancesList, "", "", "0", "")
+	r = run(t, idle, nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+}
