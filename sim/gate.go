@@ -83,11 +83,17 @@ func (x gatedStore) List(ctx context.Context, f contracts.Filter) ([]contracts.W
 	return ws, nil
 }
 
+// Scan is a List read through a cursor (the fakes record it as
+// store.List), so List's faults reach it: a lost answer is an error after
+// the rows were passed, which the caller must discard (ports.Store.Scan).
 func (x gatedStore) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
 	if err := x.g.pass(); err != nil {
 		return err
 	}
-	return x.s.Scan(ctx, f, fn)
+	if err := x.s.Scan(ctx, f, fn); err != nil {
+		return err
+	}
+	return x.g.lost("store", "List", "")
 }
 
 func (x gatedStore) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
