@@ -1,0 +1,110 @@
+package oracleconform_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/invariant"
+	"github.com/wsconverge/converge/sim/oracleconform"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries builds converge (the reference daemon is `converge oracled`)
+// and the bent daemon of scenarios/mutants/bentoracled once per test
+// binary.
+func binaries(t *testing.T) (converge, bent string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "conform-bin-")
+		if buildErr != nil {
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		for _, pkg := range []string{"./cmd/converge", "./scenarios/mutants/bentoracled"} {
+			cmd := exec.Command("go", "build", "-o", binDir+"/", pkg)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = err
+				binDir = string(out)
+				return
+			}
+		}
+	})
+	require.NoError(t, buildErr, binDir)
+	return filepath.Join(binDir, "converge"), filepath.Join(binDir, "bentoracled")
+}
+
+func logReport(t *testing.T, res *oracleconform.Result) {
+	t.Helper()
+	for _, n := range invariant.Names() {
+		t.Logf("%-22s %-13s %v", n, res.Report.Verdict(n), res.Coverage[n])
+	}
+	for _, v := range res.Report.Violations {
+		t.Log(v.String())
+		for _, seq := range v.Evidence {
+			if seq >= 1 && int(seq) <= len(res.Events) {
+				t.Log("   ", history.Line(res.Events[seq-1], res.Genesis))
+			}
+		}
+	}
+}
+
+func TestConformReferenceDaemonPasses(t *testing.T) {
+	t.Parallel()
+	converge, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
+		Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
+	require.NoError(t, err)
+	logReport(t, res)
+	require.Empty(t, res.Problems)
+	require.Empty(t, res.Report.Violations)
+	require.False(t, res.Report.Failed())
+	// The situations a healthy black-box run of the default script holds.
+	for _, n := range []string{"o3b-restart-period", "o10-complete-handled", "o11-not-running", "o12-fidelity",
+		"o13-restart", "o14-client-closes", "o16b-recovery", "o17-wire", "o18-health-probe"} {
+		require.Equal(t, judge.Pass, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])
+	}
+}
+
+func TestConformMutantBinariesAreCaught(t *testing.T) {
+	t.Parallel()
+	_, bent := binaries(t)
+	for _, tc := range []struct {
+		bend, checker string
+	}{
+		{"nonce-minus-one", "o2-nonce-bounds"},
+		{"value-drift", "o12-fidelity"},
+		{"sequence-skip", "o8-sequence"},
+		{"term-exit-1", "o14-shutdown"},
+	} {
+		t.Run(tc.bend, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 2,
+				Script:  oracleconform.ShortScript(),
+				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend}}})
+			require.NoError(t, err)
+			logReport(t, res)
+			require.Equal(t, judge.Violated, res.Report.Verdict(tc.checker))
+		})
+	}
+}
