@@ -75,8 +75,11 @@ type sub struct {
 
 // NewFacade listens on addr (e.g. "127.0.0.1:0") and serves c. The block
 // loop starts with Start. rec receives every record; the caller owns it
-// (read it only after Close).
+// (read it only after Close). A nil log discards.
 func NewFacade(addr string, c *chain.Chain, rec *history.Recorder, interval time.Duration, log *slog.Logger) (*Facade, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("façade: listen %s: %w", addr, err)

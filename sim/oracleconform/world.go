@@ -27,6 +27,9 @@ type World struct {
 	self    string
 	genesis time.Time
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu     sync.Mutex
 	peers  map[uint64]*chain.Peer
 	period map[uint64]time.Duration
@@ -194,12 +197,15 @@ func (w *World) Fault(id string, phase history.FaultPhase, until time.Time, para
 
 // Close stops the façade and the data sources; the history is then
 // complete.
+// A second Close returns the first one's error.
 func (w *World) Close() error {
-	err := w.Facade.Close()
-	if e := w.srcSrv.Close(); err == nil {
-		err = e
-	}
-	return err
+	w.closeOnce.Do(func() {
+		w.closeErr = w.Facade.Close()
+		if e := w.srcSrv.Close(); w.closeErr == nil {
+			w.closeErr = e
+		}
+	})
+	return w.closeErr
 }
 
 // Events is the recorded history (call after Close).
