@@ -51,12 +51,11 @@ type Script struct {
 // DefaultScript is the scenario of `converge oracle-conform`: three
 // requests (self at index 1 of two endpoints, self at index 0, and one
 // self is not assigned to) with a 5 s period, an update, a WebSocket drop,
-// a crash and restart, a full mempool, a disable, and SIGTERM at 65 s
-// (long enough for two health probes).
+// a crash and restart, a full mempool, a disable, and SIGTERM at 55 s.
 func DefaultScript() Script {
 	return Script{Period: 5 * time.Second, Update: 12 * time.Second, Drop: 16 * time.Second, DropFor: 2 * time.Second,
 		Kill: 24 * time.Second, Downtime: 2 * time.Second, MempoolFull: 36 * time.Second, FullFor: 3 * time.Second,
-		Disable: 44 * time.Second, Term: 65 * time.Second}
+		Disable: 44 * time.Second, Term: 55 * time.Second}
 }
 
 // ShortScript has the same requests, a crash and restart and SIGTERM at

@@ -29,7 +29,7 @@ sources (ORACLE-SPEC §6). It writes the daemon's config.toml (chain.endpoint
 = the façade, worker.timeout_sec = 5) and key into a sandbox home, launches
 --daemon, drives a scenario (three requests with a 5 s period, an update, a
 WebSocket drop, SIGKILL and restart, a full mempool, a disable, SIGTERM at
-65 s), records every request, answer and event frame, and runs the oracle
+55 s), records every request, answer and event frame, and runs the oracle
 checkers O1–O18 in black-box mode.
 
 --daemon is split like a shell would (no shell runs); each {home} becomes
@@ -38,7 +38,7 @@ set to the sandbox too. The key is written as HOME/keyring-test/NAME.json
 (the reference's format) unless --key-cmd provisions it: {home}, {name},
 {key} (hex) and {address} are substituted.
 
-A run takes about 80 s (--short: about 40 s). Exit status: 0 every contract
+A run takes about 70 s (--short: about 40 s). Exit status: 0 every contract
 held, 1 a violation, 2 bad usage, 3 the run could not be carried out.`,
 		Example: `  converge oracle-conform --daemon "converge oracled"
   converge oracle-conform --daemon "./mydaemon start --home {home}" --junit conform.xml`,
