@@ -78,7 +78,7 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	require.Empty(t, res.Report.Violations)
 	require.False(t, res.Report.Failed())
 	// The situations a healthy black-box run of the default script holds.
-	for _, n := range []string{"o3b-restart-period", "o10-complete-handled", "o11-not-running", "o12-fidelity",
+	for _, n := range []string{"o3b-restart-period", "o6-update-keeps-nonce", "o10-complete-handled", "o11-not-running", "o12-fidelity",
 		"o13-restart", "o14-client-closes", "o16b-recovery", "o17-wire"} {
 		require.Equal(t, judge.Pass, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])
 	}

@@ -38,6 +38,7 @@ type Script struct {
 	// Update, Drop, Kill, MempoolFull, Disable and Term are when each step
 	// happens (0: skipped, except Term, which ends every run).
 	Update      time.Duration // the moderator updates request 2 (same fields, a reason)
+	Bogus       time.Duration // the moderator sends an update of request 1 carrying a nonce 5 ahead (D10)
 	Drop        time.Duration // F1: the façade closes every WebSocket and refuses new ones for DropFor
 	DropFor     time.Duration
 	Kill        time.Duration // F17: SIGKILL, restart after Downtime
@@ -50,10 +51,11 @@ type Script struct {
 
 // DefaultScript is the scenario of `converge oracle-conform`: three
 // requests (self at index 1 of two endpoints, self at index 0, and one
-// self is not assigned to) with a 5 s period, an update, a WebSocket drop,
+// self is not assigned to) with a 5 s period, an update, an update with a
+// bogus nonce, a WebSocket drop,
 // a crash and restart, a full mempool, a disable, and SIGTERM at 55 s.
 func DefaultScript() Script {
-	return Script{Period: 5 * time.Second, Update: 12 * time.Second, Drop: 16 * time.Second, DropFor: 2 * time.Second,
+	return Script{Period: 5 * time.Second, Update: 12 * time.Second, Bogus: 14 * time.Second, Drop: 16 * time.Second, DropFor: 2 * time.Second,
 		Kill: 24 * time.Second, Downtime: 2 * time.Second, MempoolFull: 36 * time.Second, FullFor: 3 * time.Second,
 		Disable: 44 * time.Second, Term: 55 * time.Second}
 }
@@ -150,6 +152,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	steps := []step{}
 	if sc.Update > 0 {
 		steps = append(steps, step{sc.Update, func() error { return w.Update(reqs[1], "conform: routine update") }})
+	}
+	if sc.Bogus > 0 {
+		steps = append(steps, step{sc.Bogus, func() error {
+			a, err := w.Chain.BogusNonceUpdate(1, w.Chain.Nonce(1)+5)
+			if err == nil && !a.Admitted() {
+				err = fmt.Errorf("conform: bogus-nonce update not admitted: code %d %s", a.Code, a.Log)
+			}
+			return err
+		}})
 	}
 	if sc.Drop > 0 {
 		steps = append(steps, step{sc.Drop, func() error {

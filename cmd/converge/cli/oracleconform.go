@@ -27,7 +27,7 @@ func (c *config) oracleConformCommand() *cobra.Command {
 simulated chain producing a block a second on the wall clock, and fake data
 sources (ORACLE-SPEC §6). It writes the daemon's config.toml (chain.endpoint
 = the façade, worker.timeout_sec = 5) and key into a sandbox home, launches
---daemon, drives a scenario (three requests with a 5 s period, an update, a
+--daemon, drives a scenario (three requests with a 5 s period, two updates, a
 WebSocket drop, SIGKILL and restart, a full mempool, a disable, SIGTERM at
 55 s), records every request, answer and event frame, and runs the oracle
 checkers O1–O18 in black-box mode.
