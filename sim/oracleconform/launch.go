@@ -218,10 +218,14 @@ func (p *Process) scan(w *World, life int, r io.Reader) {
 	}
 }
 
-// signal records and sends sig.
+// sendSignal records sig and sends it to the daemon's process group.
 func (p *Process) sendSignal(w *World, sig syscall.Signal) {
 	w.Facade.Record(history.Event{Kind: history.KindProc, Proc: &history.Proc{Action: history.ProcSignal, Signal: signalName(sig)}})
-	_ = p.cmd.Process.Signal(sig)
+	// The whole process group, as a terminal would: a wrapper script's
+	// daemon gets the signal too.
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		_ = p.cmd.Process.Signal(sig)
+	}
 }
 
 // wait waits up to d for the exit; false if it is still running.

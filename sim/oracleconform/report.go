@@ -11,6 +11,10 @@ import (
 	"github.com/wsconverge/converge/sim/engine"
 )
 
+// outputLines is how many of each lifetime's last output lines a failed
+// run's table shows.
+const outputLines = 15
+
 // Failed reports whether the daemon failed: a Must violation or a harness
 // problem (a daemon that is not the provisioned provider).
 func (r *Result) Failed() bool { return r.Report.Failed() || len(r.Problems) > 0 }
@@ -38,6 +42,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "\nharness: %s\n", p)
+	}
+	if r.Failed() {
+		for i, out := range r.Output {
+			fmt.Fprintf(&b, "\nthe daemon's last output, lifetime %d:\n", i+1)
+			for _, line := range out[max(0, len(out)-outputLines):] {
+				fmt.Fprintf(&b, "    %s\n", line)
+			}
+		}
 	}
 	verdict := "PASS"
 	if r.Failed() {
