@@ -21,8 +21,18 @@ import (
 var (
 	buildOnce sync.Once
 	binDir    string
+	buildOut  string
 	buildErr  error
 )
+
+// TestMain removes the binaries built for the demonstration.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // binaries builds converge (the reference daemon is `converge oracled`)
 // and the bent daemon of scenarios/mutants/bentoracled once per test
@@ -40,13 +50,12 @@ func binaries(t *testing.T) (converge, bent string) {
 			cmd := exec.Command("go", "build", "-o", binDir+"/", pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = err
-				binDir = string(out)
+				buildErr, buildOut = err, string(out)
 				return
 			}
 		}
 	})
-	require.NoError(t, buildErr, binDir)
+	require.NoError(t, buildErr, buildOut)
 	return filepath.Join(binDir, "converge"), filepath.Join(binDir, "bentoracled")
 }
 
