@@ -33,7 +33,7 @@ mutants) run on the simulated chain and data sources under the faults of
 ORACLE-SPEC 4.9, judged by the checkers O1–O18. See docs/oracle.md.`,
 		Args: noArgs,
 	}
-	cmd.AddCommand(c.oracleSimCommand(), c.oracleReplayCommand(), c.oracleMutantsCommand())
+	cmd.AddCommand(c.oracleSimCommand(), c.oracleReplayCommand(), c.oracleMutantsCommand(), c.oracleConformCommand())
 	return cmd
 }
 

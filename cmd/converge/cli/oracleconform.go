@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wsconverge/converge/sim/oracleconform"
+)
+
+// oracleConformCommand is `converge oracle conform`: black-box judging of
+// an oracle daemon binary.
+func (c *config) oracleConformCommand() *cobra.Command {
+	var daemon, keyCmd, junit, dir string
+	var seed uint64
+	var short bool
+	cmd := &cobra.Command{
+		Use:   "conform",
+		Short: "judge an oracle daemon binary black-box through a CometBFT RPC façade",
+		Long: `Serves, on loopback, a CometBFT JSON-RPC endpoint (HTTP POST and
+/websocket: status, abci_query, broadcast_tx_sync, subscribe) backed by the
+simulated chain producing a block a second on the wall clock, and fake data
+sources (ORACLE-SPEC §6). It writes the daemon's config.toml (chain.endpoint
+= the façade, worker.timeout_sec = 5) and key into a sandbox home, launches
+--daemon, drives a scenario (three requests with a 5 s period, two updates, a
+WebSocket drop, SIGKILL and restart, a full mempool, a disable, SIGTERM at
+55 s), records every request, answer and event frame, and runs the oracle
+checkers O1–O18 in black-box mode.
+
+--daemon is split like a shell would (no shell runs); each {home} becomes
+the sandbox home, and "--home HOME" is appended when none appears. HOME is
+set to the sandbox too. The key is written as HOME/keyring-test/NAME.json
+(the reference's format) unless --key-cmd provisions it: {home}, {name},
+{key} (hex) and {address} are substituted.
+
+A run takes about 70 s (--short: about 40 s). Exit status: 0 every contract
+held, 1 a violation, 2 bad usage, 3 the run could not be carried out.`,
+		Example: `  converge oracle conform --daemon "converge oracled"
+  converge oracle conform --daemon "./mydaemon start --home {home}" --junit conform.xml`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if daemon == "" {
+				return usagef("--daemon is required")
+			}
+			argv, err := oracleconform.SplitArgs(daemon)
+			if err != nil {
+				return usagef("--daemon: %v", err)
+			}
+			prof := oracleconform.Profile{Argv: argv}
+			if keyCmd != "" {
+				if prof.KeyCmd, err = oracleconform.SplitArgs(keyCmd); err != nil {
+					return usagef("--key-cmd: %v", err)
+				}
+			}
+			if dir == "" {
+				if dir, err = os.MkdirTemp("", "oracle-conform-"); err != nil {
+					return &codeError{code: ExitError, err: err}
+				}
+				defer os.RemoveAll(dir)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts := oracleconform.Options{Profile: prof, Dir: dir, Seed: seed,
+				Log: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+			if short {
+				opts.Script = oracleconform.ShortScript()
+			}
+			if c.progress != nil {
+				fmt.Fprintf(c.progress, "judging %q in real time (about %s)…\n", daemon, runLength(opts.Script))
+			}
+			res, err := oracleconform.Run(ctx, opts)
+			if err != nil {
+				if ctx.Err() != nil && cmd.Context().Err() == nil {
+					return &codeError{code: ExitInterrupted, err: err}
+				}
+				return &codeError{code: ExitError, err: err}
+			}
+			if err := res.WriteTable(c.stdout); err != nil {
+				return &codeError{code: ExitError, err: err}
+			}
+			if junit != "" {
+				if err := writeFile(junit, res.JUnit("converge oracle conform").Write); err != nil {
+					return &codeError{code: ExitError, err: err}
+				}
+			}
+			if res.Failed() {
+				return exitWith(ExitFailed)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&daemon, "daemon", "", `the daemon's command line, e.g. "converge oracled" (required)`)
+	f.StringVar(&keyCmd, "key-cmd", "", "a command that puts the key into the daemon's keyring ({home} {name} {key} {address})")
+	f.StringVar(&junit, "junit", "", "also write a JUnit XML report to this file (a case per checker)")
+	f.StringVar(&dir, "dir", "", "keep the sandbox (the daemon's home, config and logs) in this directory")
+	f.Uint64Var(&seed, "seed", 1, "names the keys and seeds the data sources")
+	f.BoolVar(&short, "short", false, "the short scenario: a crash and restart, SIGTERM at 25 s")
+	return cmd
+}
+
+func runLength(s oracleconform.Script) time.Duration {
+	if s.Term == 0 {
+		s = oracleconform.DefaultScript()
+	}
+	return s.Term + 15*time.Second
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOracleConformUsage(t *testing.T) {
+	code, _, errOut := invoke(t, nil, "oracle", "conform")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errOut, "--daemon is required")
+	code, _, errOut = invoke(t, nil, "oracle", "conform", "--daemon", `mydaemon "unterminated`)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errOut, "unterminated double quote")
+}
+
+// A daemon that cannot be launched is an infrastructure failure, not a
+// verdict.
+func TestOracleConformMissingBinaryIsExitThree(t *testing.T) {
+	code, _, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", filepath.Join(t.TempDir(), "no-such-daemon"))
+	require.Equal(t, ExitError, code, errOut)
+}
+
+// The bent daemon that exits 1 after SIGTERM fails the run with O14, and
+// the JUnit file says so.
+func TestOracleConformFailsABentDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 40 s real-time run")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bentoracled")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
+	require.NoError(t, err, string(out))
+	junit := filepath.Join(dir, "conform.xml")
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
+	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
+	require.Regexp(t, `o14-shutdown\s+violated`, stdout)
+	require.Contains(t, stdout, "FAIL:")
+	x, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	require.Regexp(t, `<testcase name="o14-shutdown" classname="oracle-conform" time="0">\s*<failure message="violated"`, string(x))
+}

@@ -1,0 +1,200 @@
+// Command bentoracled is the reference oracle daemon bent from outside, as
+// a binary: the black-box mutants that `converge oracle conform` must
+// catch (sim/oracleconform's demonstration tests build it). Like the
+// workspace mutants of scenarios/mutants, it holds no broken copy of the
+// reference: it runs the unmodified refimpl/oracled and bends what crosses
+// one of its ports, here the wire. Every bend but term-exit-1 puts a
+// loopback reverse proxy between the daemon and chain.endpoint (HTTP and
+// /websocket pass through) that rewrites the daemon's broadcasts.
+//
+//	bentoracled --bend NAME --home DIR
+//
+// Bends:
+//
+//	nonce-minus-one  each submission carries nonce − 1 (a stale round)     → O2
+//	value-drift      each submission's raw_data gets a digit appended       → O12
+//	sequence-skip    each broadcast is signed at account sequence + 1       → O8
+//	term-exit-1      a graceful stop ends with exit status 1                → O14
+//
+// The rewritten txs keep their signatures: the simulated chain does not
+// verify them unless asked to (ORACLE-SPEC D26).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
+	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/contracts/oracle/tx"
+	"github.com/wsconverge/converge/refimpl/oracled"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip or term-exit-1")
+	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runHome := *home
+	switch *bend {
+	case "term-exit-1":
+	case "nonce-minus-one", "value-drift", "sequence-skip":
+		h, err := proxied(*home, *bend)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bentoracled:", err)
+			return oracled.ExitBadConfig
+		}
+		runHome = h
+	default:
+		fmt.Fprintf(os.Stderr, "bentoracled: unknown --bend %q\n", *bend)
+		return oracled.ExitBadConfig
+	}
+	code, err := oracled.Run(ctx, oracled.Options{Home: runHome, Stdout: os.Stdout})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bentoracled:", err)
+	}
+	if *bend == "term-exit-1" && code == oracled.ExitOK && ctx.Err() != nil {
+		return 1
+	}
+	return code
+}
+
+// proxied starts the bending proxy in front of home's chain.endpoint and
+// writes a second home (home/bent) whose config points at it and whose
+// keyring is the original one.
+func proxied(home, bend string) (string, error) {
+	cfg, err := oracled.LoadConfig(home)
+	if err != nil {
+		return "", err
+	}
+	target, err := url.Parse(cfg.Chain.Endpoint)
+	if err != nil {
+		return "", fmt.Errorf("chain.endpoint: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("proxy: %w", err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = bendRequest(body, bend)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		rp.ServeHTTP(w, r)
+	})
+	go func() { _ = http.Serve(ln, h) }()
+	cfg.Chain.Endpoint = "http://" + ln.Addr().String()
+	bent := filepath.Join(home, "bent")
+	if err := os.RemoveAll(bent); err != nil {
+		return "", err
+	}
+	if _, err := oracled.WriteConfig(bent, cfg); err != nil {
+		return "", err
+	}
+	return bent, nil
+}
+
+// bendRequest rewrites a broadcast_tx_sync request's tx; anything else
+// (and anything it cannot read) passes unchanged.
+func bendRequest(body []byte, bend string) []byte {
+	reqs, batch, rpcErr := cometrpc.ParseRequests(body)
+	if rpcErr != nil || batch || len(reqs) != 1 || reqs[0].Method != cometrpc.MethodBroadcastTxSync {
+		return body
+	}
+	var p cometrpc.BroadcastTxParams
+	if reqs[0].DecodeParams(&p) != nil {
+		return body
+	}
+	bent, err := bendTx(p.Tx, bend)
+	if err != nil {
+		return body
+	}
+	out, err := cometrpc.NewRequest(reqs[0].ID, reqs[0].Method, cometrpc.BroadcastTxParams{Tx: bent})
+	if err != nil {
+		return body
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+func bendTx(txBytes []byte, bend string) ([]byte, error) {
+	var raw txv1beta1.TxRaw
+	if err := proto.Unmarshal(txBytes, &raw); err != nil {
+		return nil, err
+	}
+	switch bend {
+	case "sequence-skip":
+		var auth txv1beta1.AuthInfo
+		if err := proto.Unmarshal(raw.AuthInfoBytes, &auth); err != nil {
+			return nil, err
+		}
+		if len(auth.SignerInfos) == 0 {
+			return nil, errors.New("no signer")
+		}
+		auth.SignerInfos[0].Sequence++
+		b, err := tx.Marshal(&auth)
+		if err != nil {
+			return nil, err
+		}
+		raw.AuthInfoBytes = b
+	default:
+		var body txv1beta1.TxBody
+		if err := proto.Unmarshal(raw.BodyBytes, &body); err != nil {
+			return nil, err
+		}
+		for i, a := range body.Messages {
+			var m oraclev1.MsgSubmitOracleData
+			if a.TypeUrl != tx.TypeURL(&m) || proto.Unmarshal(a.Value, &m) != nil || m.DataSet == nil {
+				continue
+			}
+			switch bend {
+			case "nonce-minus-one":
+				m.DataSet.Nonce--
+			case "value-drift":
+				m.DataSet.RawData += "7"
+			}
+			packed, err := tx.Pack(&m)
+			if err != nil {
+				return nil, err
+			}
+			body.Messages[i] = packed
+		}
+		b, err := tx.Marshal(&body)
+		if err != nil {
+			return nil, err
+		}
+		raw.BodyBytes = b
+	}
+	return tx.Marshal(&raw)
+}

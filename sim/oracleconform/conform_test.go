@@ -1,0 +1,134 @@
+package oracleconform_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/invariant"
+	"github.com/wsconverge/converge/sim/oracleconform"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildOut  string
+	buildErr  error
+)
+
+// TestMain removes the binaries built for the demonstration.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binaries builds converge (the reference daemon is `converge oracled`)
+// and the bent daemon of scenarios/mutants/bentoracled once per test
+// binary.
+func binaries(t *testing.T) (converge, bent string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "conform-bin-")
+		if buildErr != nil {
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		for _, pkg := range []string{"./cmd/converge", "./scenarios/mutants/bentoracled"} {
+			cmd := exec.Command("go", "build", "-o", binDir+"/", pkg)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr, buildOut = err, string(out)
+				return
+			}
+		}
+	})
+	require.NoError(t, buildErr, buildOut)
+	return filepath.Join(binDir, "converge"), filepath.Join(binDir, "bentoracled")
+}
+
+func logReport(t *testing.T, res *oracleconform.Result) {
+	t.Helper()
+	for _, n := range invariant.Names() {
+		t.Logf("%-22s %-13s %v", n, res.Report.Verdict(n), res.Coverage[n])
+	}
+	for _, v := range res.Report.Violations {
+		t.Log(v.String())
+		for _, seq := range v.Evidence {
+			if seq >= 1 && int(seq) <= len(res.Events) {
+				t.Log("   ", history.Line(res.Events[seq-1], res.Genesis))
+			}
+		}
+	}
+}
+
+func TestConformReferenceDaemonPasses(t *testing.T) {
+	t.Parallel()
+	converge, _ := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
+		Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
+	require.NoError(t, err)
+	logReport(t, res)
+	require.Empty(t, res.Problems)
+	require.Empty(t, res.Report.Violations)
+	require.False(t, res.Report.Failed())
+	// The situations a healthy black-box run of the default script holds.
+	for _, n := range []string{"o3b-restart-period", "o6-update-keeps-nonce", "o10-complete-handled", "o11-not-running", "o12-fidelity",
+		"o13-restart", "o14-client-closes", "o16b-recovery", "o17-wire"} {
+		require.Equal(t, judge.Pass, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])
+	}
+}
+
+// The bent binaries run at the same time (goroutines, not t.Parallel:
+// go test runs only GOMAXPROCS parallel tests, and these runs are real
+// time and mostly idle).
+func TestConformMutantBinariesAreCaught(t *testing.T) {
+	t.Parallel()
+	_, bent := binaries(t)
+	cases := []struct {
+		bend, checker string
+	}{
+		{"nonce-minus-one", "o2-nonce-bounds"},
+		{"value-drift", "o12-fidelity"},
+		{"sequence-skip", "o8-sequence"},
+		{"term-exit-1", "o14-shutdown"},
+	}
+	results := make([]*oracleconform.Result, len(cases))
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, tc := range cases {
+		dir := t.TempDir()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			results[i], errs[i] = oracleconform.Run(ctx, oracleconform.Options{Dir: dir, Seed: uint64(10 + i),
+				Script:  oracleconform.ShortScript(),
+				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend}}})
+		}()
+	}
+	wg.Wait()
+	for i, tc := range cases {
+		t.Run(tc.bend, func(t *testing.T) {
+			require.NoError(t, errs[i])
+			logReport(t, results[i])
+			require.Equal(t, judge.Violated, results[i].Report.Verdict(tc.checker))
+			require.True(t, results[i].Failed())
+		})
+	}
+}
