@@ -197,3 +197,25 @@ func TestVacancyWakesTheStandby(t *testing.T) {
 	}
 	acquire(t, l1, "c1")
 }
+
+// TestLeadershipClosesTwice: closing a session twice, whether or not it
+// ever lost an election (and so started its vacancy watch), returns.
+func TestLeadershipClosesTwice(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	idle := e.s.Leadership()
+	require.NoError(t, idle.Close(ctx))
+	require.NoError(t, idle.Close(ctx))
+
+	holder, standby := newLeadership(t, e), e.s.Leadership()
+	acquire(t, holder, "c1")
+	_, ok, err := standby.TryAcquire(ctx, "c2")
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, standby.Close(ctx))
+	require.NoError(t, standby.Close(ctx))
+	_, ok, err = standby.TryAcquire(ctx, "c2") // after Close: no watch starts again
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, standby.Close(ctx))
+}

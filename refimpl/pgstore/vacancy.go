@@ -21,10 +21,12 @@ type vacancyWatch struct {
 	vacated chan struct{}
 	armed   chan struct{}
 
-	start  sync.Once
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu      sync.Mutex
+	started bool // run is going (or has gone)
+	stopped bool // stop was called: never start again
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when run returns
 }
 
 // vacancyRetry spaces the watch's attempts after its connection fails;
@@ -39,18 +41,26 @@ func newVacancyWatch(s *Store) *vacancyWatch {
 
 // arm asks for one more wait (and starts the watch on first use).
 func (v *vacancyWatch) arm() {
-	v.start.Do(func() { go v.run() })
+	v.mu.Lock()
+	if !v.started && !v.stopped {
+		v.started = true
+		go v.run()
+	}
+	v.mu.Unlock()
 	select {
 	case v.armed <- struct{}{}:
 	default:
 	}
 }
 
-// stop ends the watch and waits for it (a no-op when it never started).
+// stop ends the watch and waits for it; it may be called more than once,
+// whether or not the watch ever started.
 func (v *vacancyWatch) stop() {
+	v.mu.Lock()
+	v.stopped = true
+	started := v.started
+	v.mu.Unlock()
 	v.cancel()
-	started := true
-	v.start.Do(func() { started = false })
 	if started {
 		<-v.done
 	}
