@@ -19,6 +19,7 @@ import (
 // shrinks to a minimal sequence; rapid saves it under testdata/rapid and
 // replays every saved failure first on each later run.
 func TestRapidStateMachine(t *testing.T) {
+	PinRapidSeed(t)
 	known := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
 		m := newMachine(t, refimpl.NewSystem())
