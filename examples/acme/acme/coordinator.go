@@ -24,6 +24,12 @@ type coordinator struct {
 	lease ports.Lease
 	// term is the state of the current leadership, nil while standing by.
 	term *term
+	// failedAt is when an actuator call on a workspace last failed in this
+	// instance, so that no retry comes sooner than retryInterval even if
+	// recording the failure in the DB failed (SPEC 4.2.4). It outlives a
+	// term: a failure is a fact whoever leads next, and a lock re-taken
+	// after a release that failed may even be the same leadership.
+	failedAt map[string]time.Time
 }
 
 // term is what a leader keeps in memory for as long as it leads; a new
@@ -48,10 +54,6 @@ type term struct {
 	// this leader has made (SPEC 4.2.2, "Resuming"): after that it only
 	// waits for the observation, the timeout, or the next retry.
 	invoked map[string]attempt
-	// failedAt is when an actuator call on a workspace last failed here,
-	// so that no retry comes sooner than retryInterval even if recording
-	// the failure in the DB failed.
-	failedAt map[string]time.Time
 }
 
 // attempt identifies one attempt at an operation: the claim (operation and
@@ -133,9 +135,8 @@ func (c *coordinator) checkLeadership(ctx context.Context) error {
 		// Everything is due at once: a new leader trusts nothing it did
 		// not read from the DB itself.
 		listenAt: now, observeAt: now, reconcileAt: now, ttlAt: now, gcAt: now,
-		every:    periodBusy,
-		invoked:  map[string]attempt{},
-		failedAt: map[string]time.Time{},
+		every:   periodBusy,
+		invoked: map[string]attempt{},
 	}
 	c.log.Info("leading", "epoch", c.term.epoch)
 	return nil

@@ -146,7 +146,7 @@ func (c *coordinator) progress(ctx context.Context, w *contracts.Workspace) erro
 	if e := w.ErrorInfo; e != nil && !e.IsTerminal && now.Sub(e.OccurredAt) < retryInterval {
 		return nil // a retry waits 30 s after the failure
 	}
-	if at, ok := c.term.failedAt[w.ID]; ok && now.Sub(at) < retryInterval {
+	if at, ok := c.failedAt[w.ID]; ok && now.Sub(at) < retryInterval {
 		return nil
 	}
 	if c.term.invoked[w.ID] == attemptOf(w) {
@@ -164,7 +164,7 @@ func (c *coordinator) execute(ctx context.Context, w *contracts.Workspace) error
 	var failed *actionError
 	switch {
 	case errors.As(err, &failed):
-		c.term.failedAt[w.ID] = c.now()
+		c.failedAt[w.ID] = c.now()
 		delete(c.term.invoked, w.ID)
 		return c.recordFailure(ctx, w, failed)
 	case err != nil:
@@ -374,7 +374,7 @@ func (c *coordinator) complete(ctx context.Context, w *contracts.Workspace) erro
 		p.OpID = contracts.Some("")
 	}
 	delete(c.term.invoked, w.ID)
-	delete(c.term.failedAt, w.ID)
+	delete(c.failedAt, w.ID)
 	if err := c.reconcilerWrite(ctx, w, p); err != nil {
 		return fmt.Errorf("complete: %w", err)
 	}

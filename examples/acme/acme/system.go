@@ -3,6 +3,7 @@ package acme
 import (
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/wsconverge/converge/contracts/ports"
 )
@@ -50,7 +51,8 @@ func (s *System) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
 	if err := checkDeps(deps, true); err != nil {
 		return nil, err
 	}
-	return &coordinator{deps: deps, log: s.logger().With("instance", deps.Instance), svc: &service{deps: deps}}, nil
+	return &coordinator{deps: deps, log: s.logger().With("instance", deps.Instance), svc: &service{deps: deps},
+		failedAt: map[string]time.Time{}}, nil
 }
 
 // NewAPI builds the API service layer of one API process.
