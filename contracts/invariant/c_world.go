@@ -206,14 +206,16 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		if c.byWorkspace[id] == nil {
 			c.byWorkspace[id] = map[string]bool{}
 		}
-		c.byWorkspace[id][key] = true
-		if _, had := s.World.Objects[key]; !had {
-			// A new object: the GC cannot have seen it orphaned yet. An
-			// object written again (a storage job that crashed before
-			// its .meta, then ran again) keeps its orphan time: the GC's
-			// timer is per key (SPEC 4.5).
+		if !c.byWorkspace[id][key] {
+			// A key never written before: the GC cannot have seen it
+			// orphaned yet. A key written again keeps its orphan time,
+			// whether the object was still there (a storage job that
+			// crashed before its .meta, then ran again) or had gone
+			// meanwhile: SPEC 4.5 times each archive by its key (one
+			// Redis timer per archive), so sightings of the key count.
 			c.lastProtected[key] = e.At
 		}
+		c.byWorkspace[id][key] = true
 	}
 	switch {
 	case e.Kind == history.KindCall && e.Method == MArchive && e.Err == "":

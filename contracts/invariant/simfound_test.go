@@ -65,3 +65,30 @@ func TestC11LeavesTheGCToC9(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "instances.Start called on a workspace in ERROR")
 }
+
+// C9 times an archive by its key, as SPEC 4.5's one timer per archive
+// does: an object that vanished (a fault) and was written again under the
+// same key between two GC passes keeps the key's orphan time. Found by the
+// rapid machine on examples/acme, which follows SPEC 4.5 exactly.
+func TestC9TimesAnArchiveByItsKey(t *testing.T) {
+	key := contracts.ArchiveKey("w", "op1")
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
+		call("c1", MObjPut, "w", key, "", "").
+		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		at(time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "1", "").
+		at(2*time.Minute).fault(FRemoveObj, "w", key).
+		at(3*time.Minute).call("c1", MObjPut, "w", key, "", "").
+		at(time.Hour+time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "1", "").
+		at(2*time.Hour+time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "1", "").
+		call("c1", MObjDelete, "w", key, "deleted", "")
+	r := run(t, tr, nil, "c9-gc-protection")
+	require.Empty(t, r.Violations)
+
+	// A key never seen before still needs its own two hours.
+	other := contracts.ArchiveKey("w", "op2")
+	tr.at(2*time.Hour+2*time.Minute).call("c1", MObjPut, "w", other, "", "").
+		at(3*time.Hour).call("c1", MObjDelete, "w", other, "deleted", "")
+	r = run(t, tr, nil, "c9-gc-protection")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "after only 58m0s orphaned")
+}
