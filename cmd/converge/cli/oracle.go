@@ -125,14 +125,10 @@ func newOracleViolation(v judge.Violation) oracleViolation {
 
 type oracleSimOptions struct {
 	oracleShape
-	mutant    string
-	seed      uint64
-	seeds     int
-	jobs      int
-	json      bool
-	junit     string
-	replayDir string
-	stopFirst bool
+	seedRange
+	mutant string
+	json   bool
+	junit  string
 }
 
 // oracleRun is one seed's line of the report.
@@ -188,16 +184,12 @@ VIOLATED, or "not exercised" (its situation never arose).`,
 			return c.runOracleSim(cmd.Context(), &o)
 		},
 	}
-	o.register(cmd)
+	o.oracleShape.register(cmd)
 	f := cmd.Flags()
+	o.seedRange.register(f)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
-	f.Uint64Var(&o.seed, "seed", 1, "first seed")
-	f.IntVar(&o.seeds, "seeds", 20, "number of seeds, S … S+N-1")
-	f.IntVar(&o.jobs, "jobs", engine.DefaultJobs(), "seeds run at once")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
-	f.StringVar(&o.replayDir, "replay-dir", engine.DefaultReplayDir(), "where replay files of failing seeds go")
-	f.BoolVar(&o.stopFirst, "stop-at-first-failure", false, "stop at the first failing seed")
 	return cmd
 }
 
@@ -205,15 +197,8 @@ func (o *oracleSimOptions) validate() error {
 	if err := o.oracleShape.validate(); err != nil {
 		return err
 	}
-	switch {
-	case o.seeds < 1 || o.seeds > maxSeeds:
-		return usagef("--seeds %d: want 1 to %d", o.seeds, maxSeeds)
-	case o.seed+uint64(o.seeds-1) < o.seed:
-		return usagef("--seed %d with --seeds %d overflows", o.seed, o.seeds)
-	case o.jobs < 1 || o.jobs > 256:
-		return usagef("--jobs %d: want 1 to 256", o.jobs)
-	case o.replayDir == "":
-		return usagef("--replay-dir: want a directory")
+	if err := o.seedRange.validate(); err != nil {
+		return err
 	}
 	_, err := oracleSystem(o.mutant)
 	return err

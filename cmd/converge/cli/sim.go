@@ -71,17 +71,13 @@ func trimBadInput(err error) string {
 type simOptions struct {
 	runShape
 	target
-	seed      uint64
-	seeds     int
-	replayDir string
+	seedRange
 	shrink    bool
 	json      bool
 	junit     string
 	html      string
-	jobs      int
 	shardSpec string
 	shard     engine.Shard
-	stopFirst bool
 }
 
 const simLong = `Judges a system in the deterministic simulator for seeds S … S+N-1: the
@@ -133,34 +129,21 @@ func (c *config) simCommand() *cobra.Command {
 	o.runShape.register(cmd, 50)
 	o.target.register(cmd)
 	f := cmd.Flags()
-	f.Uint64Var(&o.seed, "seed", 1, "first seed")
-	f.IntVar(&o.seeds, "seeds", 20, "number of seeds, S … S+N-1")
-	f.StringVar(&o.replayDir, "replay-dir", engine.DefaultReplayDir(), "where replay files of failing seeds go")
+	o.seedRange.register(f)
 	f.BoolVar(&o.shrink, "shrink", false, "shrink a failing seed (fewer faults, workspaces, time) before writing its replay file")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
 	f.StringVar(&o.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
-	f.IntVar(&o.jobs, "jobs", engine.DefaultJobs(), "seeds run at once")
 	f.StringVar(&o.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
-	f.BoolVar(&o.stopFirst, "stop-at-first-failure", false, "stop at the first failing seed")
 	return cmd
 }
-
-const maxSeeds = 1_000_000
 
 func (o *simOptions) validate(cmd *cobra.Command) error {
 	if err := o.runShape.validate(); err != nil {
 		return err
 	}
-	switch {
-	case o.seeds < 1 || o.seeds > maxSeeds:
-		return usagef("--seeds %d: want 1 to %d", o.seeds, maxSeeds)
-	case o.seed+uint64(o.seeds-1) < o.seed:
-		return usagef("--seed %d with --seeds %d overflows", o.seed, o.seeds)
-	case o.jobs < 1 || o.jobs > 256:
-		return usagef("--jobs %d: want 1 to 256", o.jobs)
-	case o.replayDir == "":
-		return usagef("--replay-dir: want a directory")
+	if err := o.seedRange.validate(); err != nil {
+		return err
 	}
 	if err := o.target.validate(cmd); err != nil {
 		return err
