@@ -16,9 +16,13 @@ import (
 var filterWhere = map[contracts.Filter]string{
 	contracts.FilterAll:    `TRUE`,
 	contracts.FilterActive: `observed_status <> 'DELETED'`,
+	// The predicate of workspaces_reconcile_filter_idx (migration 0004),
+	// to the letter.
 	contracts.FilterReconcile: `operation <> 'NONE' OR (observed_status <> 'DELETED' AND (
-		observed_status::text <> desired_state::text OR health_status = 'ERROR'
-		OR error_info IS NOT NULL OR deleted_at IS NOT NULL))`,
+        NOT ((observed_status = 'PENDING' AND desired_state = 'PENDING')
+          OR (observed_status = 'STANDBY' AND desired_state = 'STANDBY')
+          OR (observed_status = 'RUNNING' AND desired_state = 'RUNNING'))
+        OR health_status = 'ERROR' OR error_info IS NOT NULL OR deleted_at IS NOT NULL))`,
 	contracts.FilterTTL: `deleted_at IS NULL AND observed_status IN ('RUNNING', 'STANDBY')
 		AND health_status = 'OK' AND operation = 'NONE'`,
 	contracts.FilterRunning: countsRunningSQL,
