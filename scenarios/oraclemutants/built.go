@@ -1,0 +1,46 @@
+package oraclemutants
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle/invariant"
+	"github.com/wsconverge/converge/sim/oraclesim"
+)
+
+// Built is a source mutant compiled: a command that runs the oracle world
+// on the patched daemon and hands its history back.
+type Built struct {
+	Name string
+	bin  string
+}
+
+// Run runs seed o.Seed of shape o (o.System is ignored: the daemon is the
+// one built in) and judges the history with this process's checkers,
+// compiled from the unedited tree. It returns the report and the run's
+// history hash.
+func (x *Built) Run(ctx context.Context, o oraclesim.Options) (*judge.Report, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, x.bin, RunArgs(o)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, "", fmt.Errorf("mutant %s seed %d: %w: %s", x.Name, o.Seed, err, tail(stderr.Bytes(), 2000))
+	}
+	hdr, events, err := readHistory(&stdout)
+	if err != nil {
+		return nil, "", fmt.Errorf("mutant %s seed %d: %w", x.Name, o.Seed, err)
+	}
+	if hdr.Seed != o.Seed {
+		return nil, "", fmt.Errorf("mutant %s: asked for seed %d, ran seed %d", x.Name, o.Seed, hdr.Seed)
+	}
+	rep, err := invariant.Check(oraclesim.Params(o), events)
+	if err != nil {
+		return nil, "", fmt.Errorf("mutant %s seed %d: %w", x.Name, o.Seed, err)
+	}
+	return rep, hdr.Hash, nil
+}
