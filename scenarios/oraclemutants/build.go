@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // modulePath is the module the edits apply to; runnerPkg the command a
@@ -193,4 +195,23 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// BuildAll builds ms, GOMAXPROCS at a time; built[i] is ms[i]'s binary.
+// The first failure is the error.
+func (b *Builder) BuildAll(ctx context.Context, ms []*SourceMutant) ([]*Built, error) {
+	built := make([]*Built, len(ms))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, m := range ms {
+		g.Go(func() error {
+			x, err := b.Build(ctx, m)
+			built[i] = x
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return built, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 
 	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/invariant"
 	"github.com/wsconverge/converge/sim/oraclesim"
 )
@@ -23,24 +24,33 @@ type Built struct {
 // compiled from the unedited tree. It returns the report and the run's
 // history hash.
 func (x *Built) Run(ctx context.Context, o oraclesim.Options) (*judge.Report, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, x.bin, RunArgs(o)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, "", fmt.Errorf("mutant %s seed %d: %w: %s", x.Name, o.Seed, err, tail(stderr.Bytes(), 2000))
-	}
-	hdr, events, err := readHistory(&stdout)
+	hdr, events, err := x.history(ctx, o)
 	if err != nil {
-		return nil, "", fmt.Errorf("mutant %s seed %d: %w", x.Name, o.Seed, err)
-	}
-	if hdr.Seed != o.Seed {
-		return nil, "", fmt.Errorf("mutant %s: asked for seed %d, ran seed %d", x.Name, o.Seed, hdr.Seed)
+		return nil, "", err
 	}
 	rep, err := invariant.Check(oraclesim.Params(o), events)
 	if err != nil {
 		return nil, "", fmt.Errorf("mutant %s seed %d: %w", x.Name, o.Seed, err)
 	}
 	return rep, hdr.Hash, nil
+}
+
+// history runs the built command and reads back the run's records.
+func (x *Built) history(ctx context.Context, o oraclesim.Options) (historyHeader, []history.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, x.bin, RunArgs(o)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return historyHeader{}, nil, fmt.Errorf("mutant %s seed %d: %w: %s", x.Name, o.Seed, err, tail(stderr.Bytes(), 2000))
+	}
+	hdr, events, err := readHistory(&stdout)
+	if err != nil {
+		return hdr, nil, fmt.Errorf("mutant %s seed %d: %w", x.Name, o.Seed, err)
+	}
+	if hdr.Seed != o.Seed {
+		return hdr, nil, fmt.Errorf("mutant %s: asked for seed %d, ran seed %d", x.Name, o.Seed, hdr.Seed)
+	}
+	return hdr, events, nil
 }

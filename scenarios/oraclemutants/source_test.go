@@ -127,6 +127,7 @@ func TestBuiltReferenceMatchesInProcess(t *testing.T) {
 		rep, hash, err := x.Run(context.Background(), o)
 		require.NoError(t, err)
 		require.Empty(t, rep.Violations, "seed %d", o.Seed)
+		o.Lean = true // as the built command records
 		res, err := oraclesim.Run(context.Background(), o)
 		require.NoError(t, err)
 		require.Equal(t, res.Hash, hash, "seed %d", o.Seed)
@@ -134,17 +135,28 @@ func TestBuiltReferenceMatchesInProcess(t *testing.T) {
 }
 
 // TestSourceKillMatrix: every source mutant, built with its edits, is
-// caught by one of the checkers ORACLE-SPEC 5.4 names for it.
+// caught by one of the checkers ORACLE-SPEC 5.4 names for it — except
+// those with a known gap of the world, which must still survive (so the
+// note is true; once the world shows their bug, drop the note).
 func TestSourceKillMatrix(t *testing.T) {
 	b := builder(t)
-	for _, m := range Sources() {
+	ms := Sources()
+	built, err := b.BuildAll(context.Background(), ms)
+	require.NoError(t, err)
+	for i, m := range ms {
 		t.Run(m.Name(), func(t *testing.T) {
 			t.Parallel()
-			x, err := b.Build(context.Background(), m)
+			seeds := 40
+			if m.Gap != "" {
+				seeds = 10
+			}
+			k, err := HuntSource(context.Background(), m, built[i], 1, seeds)
 			require.NoError(t, err)
-			k, err := HuntSource(context.Background(), m, x, 1, 40)
-			require.NoError(t, err)
-			t.Logf("%-36s seed %-3d (%d seeds) violated %v", m.Name(), k.Seed, k.Seeds, k.By)
+			t.Logf("%-30s seed %-3d (%d seeds) violated %v", m.Name(), k.Seed, k.Seeds, k.By)
+			if m.Gap != "" {
+				require.False(t, k.Killed(), "%s is caught on seed %d by %v: its known gap (%s) is gone, drop the note", m.Name(), k.Seed, k.By, m.Gap)
+				return
+			}
 			require.True(t, k.Killed(), "%s not caught by %v in %d seeds", m.Name(), m.Kills, k.Seeds)
 		})
 	}
