@@ -5,12 +5,17 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/invariant"
 	"github.com/wsconverge/converge/sim/oraclesim"
 )
+
+// runTimeout bounds one run of a built mutant: a run takes a second or
+// two; a hang is a bug of the mutant's making, reported as an error.
+const runTimeout = 2 * time.Minute
 
 // Built is a source mutant compiled: a command that runs the oracle world
 // on the patched daemon and hands its history back.

@@ -181,7 +181,3 @@ func SourceByName(name string) (*SourceMutant, bool) {
 	}
 	return nil, false
 }
-
-// runTimeout bounds one run of a built mutant: a run takes a second or
-// two; a hang is a bug of the mutant's making, reported as an error.
-const runTimeout = 2 * time.Minute
