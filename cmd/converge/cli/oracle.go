@@ -519,7 +519,7 @@ type oracleMutantSet struct {
 }
 
 func (c *config) oracleMutantsCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, list bool
 	var junitFile, only string
 	var seed uint64
 	var seeds int
@@ -539,7 +539,8 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 --seeds seeds.`,
 		Example: `  converge oracle mutants
   converge oracle mutants --mutant pool-limit-ignored --json
-  converge oracle mutants --mutant success-leaves-job-pending`,
+  converge oracle mutants --mutant success-leaves-job-pending
+  converge oracle mutants --list`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if seeds < 1 || seeds > 10_000 {
@@ -556,17 +557,53 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 					return usagef("unknown oracle mutant %q: known are %s", only, strings.Join(oracleMutantNames(), ", "))
 				}
 			}
+			if list {
+				return c.listOracleMutants(set, asJSON)
+			}
 			fastGC()
 			return c.runOracleMutants(cmd.Context(), set, seed, seeds, asJSON, junitFile)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&only, "mutant", "", "run only this mutant")
+	f.BoolVar(&list, "list", false, "list the catalogue (name, kind, expected checkers, the bug) without running it")
 	f.Uint64Var(&seed, "seed", 1, "first seed")
 	f.IntVar(&seeds, "seeds", 40, "seeds each mutant may take to be caught")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	f.StringVar(&junitFile, "junit", "", "also write a JUnit XML report to this file (a case per mutant)")
 	return cmd
+}
+
+// oracleMutantEntry is one line of --list.
+type oracleMutantEntry struct {
+	Mutant   string   `json:"mutant"`
+	Kind     string   `json:"kind"`
+	Expected []string `json:"expected"`
+	Bug      string   `json:"bug,omitempty"`
+	KnownGap string   `json:"known_gap,omitempty"`
+}
+
+func (c *config) listOracleMutants(set oracleMutantSet, asJSON bool) error {
+	var out []oracleMutantEntry
+	for _, m := range set.ports {
+		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
+	}
+	for _, m := range set.sources {
+		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
+	}
+	if asJSON {
+		if err := writeJSON(c.stdout, map[string]any{"mutants": out}); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+		return nil
+	}
+	for _, e := range out {
+		fmt.Fprintf(c.stdout, "%-36s %-6s %-40s %s\n", e.Mutant, e.Kind, strings.Join(e.Expected, " "), e.Bug)
+		if e.KnownGap != "" {
+			fmt.Fprintf(c.stdout, "%-36s %-6s known gap of the world: %s\n", "", "", e.KnownGap)
+		}
+	}
+	return nil
 }
 
 // oracleMutantNames lists both catalogues' names.

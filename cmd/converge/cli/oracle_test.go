@@ -162,6 +162,19 @@ func TestOracleSourceMutants(t *testing.T) {
 	require.Contains(t, out, "known gap of the world")
 	require.Contains(t, out, "1 known gaps of the world")
 
+	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--list", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var list struct {
+		Mutants []oracleMutantEntry `json:"mutants"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	require.Len(t, list.Mutants, len(oracleMutantNames()))
+	kinds := map[string]int{}
+	for _, e := range list.Mutants {
+		kinds[e.Kind]++
+	}
+	require.Equal(t, map[string]int{"ports": 13, "source": 11}, kinds)
+
 	t.Setenv("PATH", "")
 	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--mutant", "success-leaves-job-pending", "--json")
 	require.Equal(t, ExitOK, code, errOut)
