@@ -95,6 +95,9 @@ func oracleSystem(mutant string) (oraclesim.System, error) {
 		return oraclesim.Reference{}, nil
 	}
 	m, ok := oraclemutants.ByName(mutant)
+	if _, src := oraclemutants.SourceByName(mutant); !ok && src {
+		return nil, usagef("%q is a source mutant, built from the edited source: run it with converge oracle mutants --mutant %s", mutant, mutant)
+	}
 	if !ok {
 		var names []string
 		for _, m := range oraclemutants.All() {
@@ -494,16 +497,29 @@ func oracleTimeline(res *oraclesim.Result, full bool) []string {
 
 // oracleKill is one mutant's line of the kill matrix.
 type oracleKill struct {
-	Mutant   string   `json:"mutant"`
+	Mutant string `json:"mutant"`
+	// Kind is "ports" (the reference behind bent ports) or "source" (the
+	// reference's source edited, built with a Go overlay).
+	Kind     string   `json:"kind"`
 	Expected []string `json:"expected"`
 	Killed   bool     `json:"killed"`
 	Seed     uint64   `json:"seed,omitempty"`
 	By       []string `json:"violated,omitempty"`
 	Seeds    int      `json:"seeds"`
+	// Skipped says why a source mutant was not run (no toolchain or no
+	// source here); KnownGap why the world cannot yet show its bug.
+	Skipped  string `json:"skipped,omitempty"`
+	KnownGap string `json:"known_gap,omitempty"`
+}
+
+// oracleMutantSet is what one `converge oracle mutants` runs.
+type oracleMutantSet struct {
+	ports   []*oraclemutants.Mutant
+	sources []*oraclemutants.SourceMutant
 }
 
 func (c *config) oracleMutantsCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, list bool
 	var junitFile, only string
 	var seed uint64
 	var seeds int
@@ -512,30 +528,45 @@ func (c *config) oracleMutantsCommand() *cobra.Command {
 		Short: "run the oracle mutant catalogue (ORACLE-SPEC 5.4): each must be caught by its expected checker",
 		Long: `Runs every mutant of the reference oracle daemon (or --mutant one) on seeds S,
 S+1, … until one of the checkers ORACLE-SPEC 5.4 names for it reports a
-violation, and prints the kill matrix. Exit status 1 when a mutant survives
+violation, and prints the kill matrix. Two kinds: "ports" mutants are the
+reference behind bent ports, run in this process; "source" mutants are the
+reference with a few lines of its source edited, built with go build
+-overlay from the module's source (found where this binary was built, or in
+the working directory) and judged here. Without a go command or the source
+the source mutants are reported as skipped. A source mutant marked with a
+known gap is one whose situation the simulated world cannot yet produce; its
+survival is reported, not counted. Exit status 1 when a mutant survives
 --seeds seeds.`,
 		Example: `  converge oracle mutants
-  converge oracle mutants --mutant pool-limit-ignored --json`,
+  converge oracle mutants --mutant pool-limit-ignored --json
+  converge oracle mutants --mutant success-leaves-job-pending
+  converge oracle mutants --list`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if seeds < 1 || seeds > 10_000 {
 				return usagef("--seeds %d: want 1 to 10000", seeds)
 			}
-			ms := oraclemutants.All()
+			set := oracleMutantSet{ports: oraclemutants.All(), sources: oraclemutants.Sources()}
 			if only != "" {
-				m, ok := oraclemutants.ByName(only)
-				if !ok {
-					_, err := oracleSystem(only)
-					return err
+				set = oracleMutantSet{}
+				if m, ok := oraclemutants.ByName(only); ok {
+					set.ports = []*oraclemutants.Mutant{m}
+				} else if m, ok := oraclemutants.SourceByName(only); ok {
+					set.sources = []*oraclemutants.SourceMutant{m}
+				} else {
+					return usagef("unknown oracle mutant %q: known are %s", only, strings.Join(oracleMutantNames(), ", "))
 				}
-				ms = []*oraclemutants.Mutant{m}
+			}
+			if list {
+				return c.listOracleMutants(set, asJSON)
 			}
 			fastGC()
-			return c.runOracleMutants(cmd.Context(), ms, seed, seeds, asJSON, junitFile)
+			return c.runOracleMutants(cmd.Context(), set, seed, seeds, asJSON, junitFile)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&only, "mutant", "", "run only this mutant")
+	f.BoolVar(&list, "list", false, "list the catalogue (name, kind, expected checkers, the bug) without running it")
 	f.Uint64Var(&seed, "seed", 1, "first seed")
 	f.IntVar(&seeds, "seeds", 40, "seeds each mutant may take to be caught")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
@@ -543,34 +574,126 @@ violation, and prints the kill matrix. Exit status 1 when a mutant survives
 	return cmd
 }
 
-func (c *config) runOracleMutants(ctx context.Context, ms []*oraclemutants.Mutant, seed uint64, seeds int, asJSON bool, junitFile string) error {
-	var kills []oracleKill
-	suite := engine.JUnitSuite{Name: "oracle mutants"}
-	survived := 0
-	for _, m := range ms {
-		start := c.now()
-		k, err := oraclemutants.Hunt(ctx, m, seed, seeds)
-		if err != nil {
-			if ctx.Err() != nil {
-				return exitWith(ExitInterrupted)
-			}
+// oracleMutantEntry is one line of --list.
+type oracleMutantEntry struct {
+	Mutant   string   `json:"mutant"`
+	Kind     string   `json:"kind"`
+	Expected []string `json:"expected"`
+	Bug      string   `json:"bug,omitempty"`
+	KnownGap string   `json:"known_gap,omitempty"`
+}
+
+func (c *config) listOracleMutants(set oracleMutantSet, asJSON bool) error {
+	var out []oracleMutantEntry
+	for _, m := range set.ports {
+		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
+	}
+	for _, m := range set.sources {
+		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
+	}
+	if asJSON {
+		if err := writeJSON(c.stdout, map[string]any{"mutants": out}); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
-		ok := oracleKill{Mutant: m.Name(), Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds}
+		return nil
+	}
+	for _, e := range out {
+		fmt.Fprintf(c.stdout, "%-36s %-6s %-40s %s\n", e.Mutant, e.Kind, strings.Join(e.Expected, " "), e.Bug)
+		if e.KnownGap != "" {
+			fmt.Fprintf(c.stdout, "%-36s %-6s known gap of the world: %s\n", "", "", e.KnownGap)
+		}
+	}
+	return nil
+}
+
+// oracleMutantNames lists both catalogues' names.
+func oracleMutantNames() []string {
+	var names []string
+	for _, m := range oraclemutants.All() {
+		names = append(names, m.Name())
+	}
+	for _, m := range oraclemutants.Sources() {
+		names = append(names, m.Name())
+	}
+	return names
+}
+
+// huntSources builds the source mutants and hunts each; a machine that
+// cannot build them gets every one back skipped, with the reason.
+func huntSources(ctx context.Context, ms []*oraclemutants.SourceMutant, seed uint64, seeds int,
+	each func(m *oraclemutants.SourceMutant, k oraclemutants.Kill, skipped string)) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	b, err := oraclemutants.NewBuilder(ctx)
+	if errors.Is(err, oraclemutants.ErrUnavailable) {
+		for _, m := range ms {
+			each(m, oraclemutants.Kill{Mutant: m.Name()}, err.Error())
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	built, err := b.BuildAll(ctx, ms)
+	if err != nil {
+		return err
+	}
+	for i, m := range ms {
+		k, err := oraclemutants.HuntSource(ctx, m, built[i], seed, seeds)
+		if err != nil {
+			return err
+		}
+		each(m, k, "")
+	}
+	return nil
+}
+
+func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed uint64, seeds int, asJSON bool, junitFile string) error {
+	var kills []oracleKill
+	suite := engine.JUnitSuite{Name: "oracle mutants"}
+	survived, skipped, gaps := 0, 0, 0
+	start := c.now()
+	record := func(ok oracleKill) {
 		kills = append(kills, ok)
-		jc := engine.JUnitCase{Name: m.Name(), Classname: "oracle.mutants", Time: c.now().Sub(start).Seconds()}
-		if !ok.Killed {
+		jc := engine.JUnitCase{Name: ok.Mutant, Classname: "oracle.mutants." + ok.Kind, Time: c.now().Sub(start).Seconds()}
+		start = c.now()
+		switch {
+		case ok.Skipped != "":
+			skipped++
+			jc.Skipped = &engine.JUnitSkipped{Message: ok.Skipped}
+		case !ok.Killed && ok.KnownGap != "":
+			gaps++
+			jc.Skipped = &engine.JUnitSkipped{Message: "known gap of the world: " + ok.KnownGap}
+		case !ok.Killed:
 			survived++
-			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("survived %d seeds; expected %v", k.Seeds, m.Kills)}
+			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("survived %d seeds; expected %v", ok.Seeds, ok.Expected)}
 		}
 		suite.Add(jc)
 		if !asJSON {
-			if ok.Killed {
-				fmt.Fprintf(c.stdout, "%-36s killed   seed %-4d by %s\n", ok.Mutant, ok.Seed, strings.Join(ok.By, " "))
-			} else {
-				fmt.Fprintf(c.stdout, "%-36s SURVIVED %d seeds (expected %s)\n", ok.Mutant, ok.Seeds, strings.Join(ok.Expected, " "))
-			}
+			writeOracleKill(c.stdout, ok)
 		}
+	}
+	fail := func(err error) error {
+		if ctx.Err() != nil {
+			return exitWith(ExitInterrupted)
+		}
+		return &codeError{code: ExitError, err: err}
+	}
+	for _, m := range set.ports {
+		k, err := oraclemutants.Hunt(ctx, m, seed, seeds)
+		if err != nil {
+			return fail(err)
+		}
+		record(oracleKill{Mutant: m.Name(), Kind: "ports", Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds})
+	}
+	err := huntSources(ctx, set.sources, seed, seeds, func(m *oraclemutants.SourceMutant, k oraclemutants.Kill, why string) {
+		record(oracleKill{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds,
+			Skipped: why, KnownGap: m.Gap})
+	})
+	if err != nil {
+		return fail(err)
 	}
 	if junitFile != "" {
 		if err := writeFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
@@ -578,14 +701,35 @@ func (c *config) runOracleMutants(ctx context.Context, ms []*oraclemutants.Mutan
 		}
 	}
 	if asJSON {
-		if err := writeJSON(c.stdout, map[string]any{"mutants": kills, "survived": survived}); err != nil {
+		if err := writeJSON(c.stdout, map[string]any{"mutants": kills, "survived": survived, "skipped": skipped, "known_gaps": gaps}); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	} else {
-		fmt.Fprintf(c.stdout, "\n%d mutants, %d killed, %d survived\n", len(kills), len(kills)-survived, survived)
+		fmt.Fprintf(c.stdout, "\n%d mutants, %d killed, %d survived", len(kills), len(kills)-survived-skipped-gaps, survived)
+		if gaps > 0 {
+			fmt.Fprintf(c.stdout, ", %d known gaps of the world", gaps)
+		}
+		if skipped > 0 {
+			fmt.Fprintf(c.stdout, ", %d skipped", skipped)
+		}
+		fmt.Fprintln(c.stdout)
 	}
 	if survived > 0 {
 		return exitWith(ExitFailed)
 	}
 	return nil
+}
+
+// writeOracleKill prints one line of the kill matrix.
+func writeOracleKill(w io.Writer, k oracleKill) {
+	switch {
+	case k.Skipped != "":
+		fmt.Fprintf(w, "%-36s %-6s skipped: %s\n", k.Mutant, k.Kind, k.Skipped)
+	case k.Killed:
+		fmt.Fprintf(w, "%-36s %-6s killed   seed %-4d by %s\n", k.Mutant, k.Kind, k.Seed, strings.Join(k.By, " "))
+	case k.KnownGap != "":
+		fmt.Fprintf(w, "%-36s %-6s not caught in %d seeds: known gap of the world: %s\n", k.Mutant, k.Kind, k.Seeds, k.KnownGap)
+	default:
+		fmt.Fprintf(w, "%-36s %-6s SURVIVED %d seeds (expected %s)\n", k.Mutant, k.Kind, k.Seeds, strings.Join(k.Expected, " "))
+	}
 }

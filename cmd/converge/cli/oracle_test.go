@@ -140,6 +140,49 @@ func TestOracleMutantsCommand(t *testing.T) {
 	require.Contains(t, out, "SURVIVED")
 }
 
+// TestOracleSourceMutants: a source mutant is built from the edited
+// source and killed; without a go command it is skipped, not killed; a
+// known gap of the world survives without failing the run.
+func TestOracleSourceMutants(t *testing.T) {
+	code, out, errOut := invoke(t, nil, "oracle", "mutants", "--mutant", "success-leaves-job-pending", "--seeds", "3", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep struct {
+		Mutants  []oracleKill `json:"mutants"`
+		Survived int          `json:"survived"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Mutants, 1)
+	k := rep.Mutants[0]
+	require.Equal(t, "source", k.Kind)
+	require.True(t, k.Killed, "%+v", k)
+	require.Contains(t, k.By, "o3-execution-timing")
+
+	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--mutant", "stale-result-broadcast", "--seeds", "2")
+	require.Equal(t, ExitOK, code, errOut)
+	require.Contains(t, out, "known gap of the world")
+	require.Contains(t, out, "1 known gaps of the world")
+
+	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--list", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	var list struct {
+		Mutants []oracleMutantEntry `json:"mutants"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &list))
+	require.Len(t, list.Mutants, len(oracleMutantNames()))
+	kinds := map[string]int{}
+	for _, e := range list.Mutants {
+		kinds[e.Kind]++
+	}
+	require.Equal(t, map[string]int{"ports": 13, "source": 11}, kinds)
+
+	t.Setenv("PATH", "")
+	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--mutant", "success-leaves-job-pending", "--json")
+	require.Equal(t, ExitOK, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.False(t, rep.Mutants[0].Killed)
+	require.Contains(t, rep.Mutants[0].Skipped, "no go command on PATH")
+}
+
 func TestOracleUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"oracle", "sim", "--requests", "0"},
@@ -148,6 +191,7 @@ func TestOracleUsageErrors(t *testing.T) {
 		{"oracle", "sim", "--seeds", "0"},
 		{"oracle", "sim", "--faults", "-1"},
 		{"oracle", "mutants", "--mutant", "zzz"},
+		{"oracle", "sim", "--mutant", "success-leaves-job-pending"},
 		{"oracle", "replay"},
 		{"oracle", "sim", "extra"},
 	} {

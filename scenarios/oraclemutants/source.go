@@ -1,0 +1,183 @@
+package oraclemutants
+
+import (
+	"time"
+
+	"github.com/wsconverge/converge/sim/oraclesim"
+)
+
+// Edit is one edit of the reference's source: in File (a slash path from
+// the module root) the snippet Old, which must occur exactly once,
+// becomes New.
+type Edit struct {
+	File, Old, New string
+}
+
+// SourceMutant is a broken oracle daemon made by editing the reference's
+// source — a bug inside the core, which no bent port can reach. The
+// edits are applied to copies of the files at build time (a Go overlay,
+// see Builder); the tree is never modified. Kills lists the checkers
+// ORACLE-SPEC 5.4 names for it; Options shapes the runs that should catch
+// it.
+type SourceMutant struct {
+	name    string
+	Kills   []string
+	Options oraclesim.Options
+	// Bug says what the edit does, in a line.
+	Bug   string
+	Edits []Edit
+	// Gap, when set, says why the simulated world cannot yet produce the
+	// situation that shows this bug: the mutant is built and hunted like
+	// the others, and a survival is reported as this known gap of the
+	// world, not as a weak checker.
+	Gap string
+}
+
+// Name is the mutant's name.
+func (m *SourceMutant) Name() string { return m.name }
+
+// The checkers only source mutants need.
+const (
+	o3 = "o3-execution-timing"
+	o4 = "o4-fetch-retries"
+	o6 = "o6-update-keeps-nonce"
+)
+
+// The files the source mutants edit.
+const (
+	fileTransition = "contracts/oracle/transition.go"
+	fileStale      = "contracts/oracle/stale.go"
+	fileAssign     = "contracts/oracle/assign.go"
+	fileReady      = "contracts/oracle/ready.go"
+	fileEvents     = "refimpl/oracled/core/events.go"
+	fileExecutor   = "refimpl/oracled/core/executor.go"
+	fileSubmitter  = "refimpl/oracled/core/submitter.go"
+)
+
+// busy is the shape of the runs that need faults: slow and failing
+// sources, reordered and duplicated frames, refused broadcasts.
+var busy = oraclesim.Options{Faults: 30, Ops: 12}
+
+// Sources returns the source-mutant catalogue, in a fixed order.
+func Sources() []*SourceMutant {
+	return []*SourceMutant{
+		{name: "update-takes-event-nonce", Kills: []string{o6, o2, o1}, Options: oraclesim.Options{Ops: 30},
+			Bug: "an Update frame's nonce attribute is taken as the completed round",
+			Edits: []Edit{
+				{File: fileEvents, Old: "\t\"log/slog\"\n\t\"time\"\n", New: "\t\"log/slog\"\n\t\"strconv\"\n\t\"time\"\n"},
+				{File: fileEvents, Old: `			ids, errs = oracle.UpdateIDs(f.Events)
+`, New: `			ids, errs = oracle.UpdateIDs(f.Events)
+			// the update carries the request's round: take it as completed
+			for i, v := range f.Events[oracle.EventUpdate+".nonce"] {
+				if n, err := strconv.ParseUint(v, 10, 64); err == nil && i < len(ids) {
+					c.apply(ids[i], oracle.Complete{Nonce: n, BlockTime: c.now})
+				}
+			}
+`}}},
+		{name: "update-rearms-job", Kills: []string{o6, o2, o1}, Options: oraclesim.Options{Ops: 30},
+			Bug: "an Update that keeps the job re-arms it: Pending, NextRunTime = now",
+			Edits: []Edit{{File: fileTransition, Old: `	case Update:
+		if cur != nil {
+			o.update(t.Doc, t.Self, now)
+		}
+`, New: `	case Update:
+		if cur != nil && o.update(t.Doc, t.Self, now) && o.Job.Exec.Status != ExecExecuting {
+			o.Job.Exec.Status, o.Job.NextRunTime = ExecPending, now // run with the new settings
+		}
+`}}},
+		{name: "success-leaves-job-pending", Kills: []string{o3, o1},
+			Bug: "a successful execution leaves the job Pending, NextRunTime unchanged",
+			Edits: []Edit{{File: fileTransition, Old: `	default:
+		j.Exec.Status = ExecCompleted
+		j.Exec.Error = ""
+		j.RunCount++
+		j.NextRunTime = now.Add(CompleteWait)
+`, New: `	default:
+		j.Exec.Status = ExecPending
+		j.Exec.Error = ""
+		j.RunCount++
+`}}},
+		{name: "fetch-failure-no-backoff", Kills: []string{o3, o4}, Options: busy,
+			Bug: "a failed fetch retries the job on the next tick, not 60 s later",
+			Edits: []Edit{{File: fileTransition,
+				Old: "\t\tj.NextRunTime = now.Add(FetchFailureRetry)\n",
+				New: "\t\tj.NextRunTime = now // retry on the next tick\n"}}},
+		{name: "parse-failure-backoff-1-min", Kills: []string{o3, o4}, Options: busy,
+			Bug: "a parse failure waits the fetch failure's 60 s, not 300 s",
+			Edits: []Edit{{File: fileTransition,
+				Old: "\t\tj.NextRunTime = now.Add(ParseFailureRetry)\n",
+				New: "\t\tj.NextRunTime = now.Add(FetchFailureRetry)\n"}}},
+		{name: "select-leaves-job-pending", Kills: []string{o3}, Options: oraclesim.Options{Requests: 20, PoolSize: 2, Faults: 60},
+			Bug: "the tick leaves a selected job Pending; its task marks it Executing when it starts",
+			Edits: []Edit{
+				{File: fileTransition, Old: `		if cur != nil && Ready(*cur, now) {
+			cur.Exec.Status = ExecExecuting
+`, New: `		if cur != nil && Ready(*cur, now) {
+`},
+				{File: fileReady, Old: "\treturn j != nil && j.Exec.Status == ExecExecuting && !j.Exec.Superseded",
+					New: "\treturn j != nil && (j.Exec.Status == ExecExecuting || j.Exec.Status.Selectable()) && !j.Exec.Superseded"},
+				{File: fileExecutor, Old: `		c.x.slots++
+		e.url, e.rule = j.URL, j.ParseRule
+`, New: `		c.x.slots++
+		started := j.Clone()
+		started.Exec.Status = oracle.ExecExecuting // the task marks its job running as it starts
+		c.s.put(&started)
+		e.url, e.rule = j.URL, j.ParseRule
+`}}},
+		{name: "stale-complete-applied", Kills: []string{o2, o3}, Options: busy,
+			Bug: "a Complete(n) with n ≤ Nonce (repeated, or reordered by F5) is applied like a new one",
+			Gap: "F5 holds a frame at most 3 s, less than any period (5 s or more), so no Complete arrives after its job moved past it",
+			Edits: []Edit{{File: fileTransition, Old: `	if n <= j.Nonce {
+		o.Rows = append(o.Rows, RowCompleteStale)
+		return
+	}
+`, New: ""}}},
+		// O3 and O1 (§5.4's) are blind to it here: a Register reaches the
+		// daemon after its job ran only when frames were held behind a hung
+		// doc query (F2, F14), where O3 does not judge E, and the on-chain
+		// check stops the second commit. O12 sees the first execution's
+		// value broadcast after the second execution fetched another.
+		{name: "register-resets-job", Kills: []string{o3, o1, o12},
+			Options: oraclesim.Options{Requests: 3, Faults: 300, Ops: 300, FaultPhase: 30 * time.Minute},
+			Bug:     "a Register for a request with a job (a duplicate frame, F4) drops the job and creates it afresh",
+			Edits: []Edit{{File: fileEvents, Old: `		c.applyDoc(r, doc, func(err error) {
+`, New: `		if sub == oracle.SubRegister {
+			c.s.remove(r) // a Register brings the doc afresh, and so its job
+		}
+		c.applyDoc(r, doc, func(err error) {
+`}}},
+		{name: "stale-result-broadcast", Kills: []string{o2}, Options: busy,
+			Bug: "the stale check forgets the round: a result is still broadcast after its round's Complete",
+			Gap: "every round's quorum is all its providers, self included, so a round completes only with self's submission on chain, and the on-chain check (D3) then ends the result",
+			Edits: []Edit{{File: fileStale, Old: `		AssignedIndex(j.AccountList, self) < 0 ||
+		r.Nonce != j.Nonce+1
+`, New: `		AssignedIndex(j.AccountList, self) < 0
+`}}},
+		{name: "submit-retry-without-backoff", Kills: []string{o5}, Options: busy,
+			Bug: "a failed submission attempt is retried at once, with no backoff",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\ts.wait = c.after(wait, func() {\n",
+				New: "\ts.wait = c.after(0, func() { // the chain is there: try again now\n"}}},
+		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
+			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
+			Edits: []Edit{{File: fileAssign, Old: `			return i
+		}
+	}
+	return -1
+`, New: `			return i
+		}
+	}
+	return 0
+`}}},
+	}
+}
+
+// SourceByName finds a mutant of the source catalogue.
+func SourceByName(name string) (*SourceMutant, bool) {
+	for _, m := range Sources() {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return nil, false
+}
