@@ -296,11 +296,7 @@ var _ ports.Coordinator = (*coordinator)(nil)
 // simulator, failed (its Step returned an error), or broke the protocol.
 func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
 	s := c.s
-	req, err := s.request(wire.FromHarness{Type: wire.TStep})
-	if err != nil {
-		return time.Time{}, err
-	}
-	m, err := s.exchange(ctx, req, wire.TDone)
+	m, err := s.exchange(ctx, wire.AppendStep(nil, wire.T(s.deps.Clock.Now())), wire.TDone)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -112,6 +112,9 @@ type FromChild struct {
 // DecodeFromChild reads one line of a child: a JSON object with a known
 // type and no unknown fields.
 func DecodeFromChild(line []byte) (FromChild, error) {
+	if m, ok := fastFromChild(line); ok {
+		return m, nil
+	}
 	var m FromChild
 	if err := strictUnmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("not a protocol message: %w", err)
@@ -127,6 +130,9 @@ func DecodeFromChild(line []byte) (FromChild, error) {
 
 // DecodeFromHarness reads one line of the harness.
 func DecodeFromHarness(line []byte) (FromHarness, error) {
+	if m, ok := fastFromHarness(line); ok {
+		return m, nil
+	}
 	var m FromHarness
 	if err := strictUnmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("not a protocol message: %w", err)
