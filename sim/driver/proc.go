@@ -11,21 +11,24 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxLine is the longest message a child may send (64 MiB): a longer line
 // is a protocol error, not an allocation without bound.
 const maxLine = 64 << 20
 
-// proc is one child process and its three pipes (the harness's ends on
-// Go's poller, the child's ends plain blocking files). A watchdog kills
+// proc is one child process and its three pipes (the harness's ends
+// nonblocking, the child's ends plain blocking files). A watchdog kills
 // the process group when a message does not come within the timeout,
 // which ends any read or write in progress.
 type proc struct {
 	cmd     *exec.Cmd
 	stdin   *os.File
 	stdout  *bufio.Reader
-	outFile *os.File
+	outFile *os.File // kept open (and from the finalizer) until reap
+	outFD   int
 	stderr  *stderrTap
 	timeout time.Duration
 
@@ -77,10 +80,18 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	p := &proc{
-		cmd: cmd, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10), outFile: outR,
-		stderr: newStderrTap(errR), timeout: timeout, exited: make(chan struct{}),
+	outFD, err := rawFD(outR)
+	if err != nil {
+		closeAll()
+		return nil, err
 	}
+	tap, err := newStderrTap(errR)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	p := &proc{cmd: cmd, stdin: inW, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
+	p.stdout = bufio.NewReaderSize(p, 64<<10)
 	p.watchdog = time.AfterFunc(time.Hour, func() {
 		p.timedOut.Store(true)
 		p.kill()
@@ -109,6 +120,79 @@ func (p *proc) write(line []byte) error {
 }
 
 var errLineTooLong = errors.New("message longer than 64 MiB")
+
+// Read reads the child's standard output (the bufio.Reader's source). The
+// conversation is strictly alternating and bound by latency: Read waits
+// for the pipe in the kernel (poll) rather than on Go's poller, which
+// would park the goroutine and wake it through the scheduler at about
+// the cost of the wake-up itself. While it waits longer than a
+// millisecond it drains the child's standard error too, so that a child
+// writing a lot there never blocks on a full pipe.
+func (p *proc) Read(b []byte) (int, error) {
+	fds := []unix.PollFd{{Fd: int32(p.outFD), Events: unix.POLLIN}, {Fd: int32(p.stderr.fd), Events: unix.POLLIN}}
+	waited := 0
+	for {
+		n, err := unix.Read(p.outFD, b)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: "the child's standard output", Err: err}
+		case n == 0:
+			return 0, io.EOF
+		default:
+			return n, nil
+		}
+		if p.timedOut.Load() {
+			return 0, errTimedOut
+		}
+		wait, ms := fds[:1], 1
+		if waited > 0 && !p.stderr.ended() {
+			wait, ms = fds, 10
+		}
+		waited++
+		if _, err := unix.Poll(wait, ms); err != nil && !errors.Is(err, unix.EINTR) {
+			return 0, &os.PathError{Op: "poll", Path: "the child's standard output", Err: err}
+		}
+		if len(wait) == 2 && fds[1].Revents != 0 {
+			p.stderr.drain()
+		}
+	}
+}
+
+var errTimedOut = errors.New("timed out")
+
+// rawFD is f's descriptor, without making it blocking (as f.Fd does).
+func rawFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("pipe: %w", err)
+	}
+	var fd int
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return 0, fmt.Errorf("pipe: %w", err)
+	}
+	return fd, nil
+}
+
+// waitReadable waits up to d for fd to be readable (or at its end); it
+// reports false when d passed first.
+func waitReadable(fd int, d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for d > 0 {
+		start := time.Now()
+		n, err := unix.Poll(fds, int(min(d, time.Second).Milliseconds())+1)
+		switch {
+		case n > 0:
+			return true
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return false
+		}
+		d -= time.Since(start)
+	}
+	return false
+}
 
 // readLine returns the next line without its newline; the slice is valid
 // until the next read.
@@ -207,4 +291,5 @@ func (p *proc) reap() {
 	p.disarm()
 	<-p.exited
 	p.outFile.Close()
+	p.stderr.close()
 }
