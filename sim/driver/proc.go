@@ -32,8 +32,11 @@ type proc struct {
 	stderr  *stderrTap
 	timeout time.Duration
 
-	watchdog *time.Timer
-	timedOut atomic.Bool
+	watchdog  *time.Timer
+	born      time.Time
+	lastHeard atomic.Int64 // since born
+	armed     atomic.Bool
+	timedOut  atomic.Bool
 
 	killOnce sync.Once
 	exited   chan struct{}
@@ -92,10 +95,8 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	}
 	p := &proc{cmd: cmd, stdin: inW, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
 	p.stdout = bufio.NewReaderSize(p, 64<<10)
-	p.watchdog = time.AfterFunc(time.Hour, func() {
-		p.timedOut.Store(true)
-		p.kill()
-	})
+	p.born = time.Now()
+	p.watchdog = time.AfterFunc(time.Hour, p.watch)
 	p.watchdog.Stop()
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -104,12 +105,39 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	return p, nil
 }
 
-// arm restarts the watchdog: the next message must come within the
-// timeout.
-func (p *proc) arm() { p.watchdog.Reset(p.timeout) }
+// arm starts the watchdog for an exchange: every message of the child
+// must come within the timeout of the one before (or of arm).
+func (p *proc) arm() {
+	p.heard()
+	p.armed.Store(true)
+	p.watchdog.Reset(p.timeout)
+}
+
+// heard notes a message of the child. The timer is not reset at every
+// message (that costs more than the message): it checks, when it fires,
+// how long the child has been quiet, and waits out the rest.
+func (p *proc) heard() { p.lastHeard.Store(int64(time.Since(p.born))) }
+
+// watch is the watchdog's timer: it kills a child quiet for the timeout.
+// A firing left over from an earlier exchange does nothing.
+func (p *proc) watch() {
+	if !p.armed.Load() {
+		return
+	}
+	quiet := time.Since(p.born) - time.Duration(p.lastHeard.Load())
+	if quiet < p.timeout {
+		p.watchdog.Reset(p.timeout - quiet)
+		return
+	}
+	p.timedOut.Store(true)
+	p.kill()
+}
 
 // disarm stops the watchdog between exchanges.
-func (p *proc) disarm() { p.watchdog.Stop() }
+func (p *proc) disarm() {
+	p.armed.Store(false)
+	p.watchdog.Stop()
+}
 
 // write sends one line.
 func (p *proc) write(line []byte) error {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -94,14 +95,23 @@ func TestFastPathsAgreeWithTheStrictDecoder(t *testing.T) {
 	require.Greater(t, took, 8)
 }
 
-// The step request the harness writes by hand is the one AppendLine
-// writes.
-func TestAppendStepIsAppendLine(t *testing.T) {
+// The lines the harness writes by hand are the ones AppendLine writes.
+func TestHandWrittenLinesAreAppendLines(t *testing.T) {
 	for _, now := range []time.Time{t0, t0.Add(1500 * time.Millisecond), t0.Add(time.Nanosecond), {}} {
 		n := T(now)
 		want, err := AppendLine(nil, FromHarness{Type: TStep, Now: &n})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(AppendStep(nil, n)))
+	}
+	for _, v := range []struct {
+		value any
+		raw   json.RawMessage
+	}{{nil, json.RawMessage("null")}, {EmptyList, json.RawMessage("[]")}, {[]Message{}, json.RawMessage("[]")}} {
+		want, err := AppendLine(nil, FromHarness{Type: TOK, Value: v.raw})
+		require.NoError(t, err)
+		got, err := AppendOK(nil, v.value)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
 	}
 }
 

@@ -144,16 +144,28 @@ func DecodeFromHarness(line []byte) (FromHarness, error) {
 	return m, fmt.Errorf("unknown message type %q", m.Type)
 }
 
-// AppendOK appends the line answering a port call with value.
+// AppendOK appends the line answering a port call with value. No value
+// (nil) and a json.RawMessage, which the caller vouches for, are written
+// as they are: most calls answer with nothing or with an empty list.
 func AppendOK(b []byte, value any) ([]byte, error) {
-	v, err := json.Marshal(value)
-	if err != nil {
-		return b, fmt.Errorf("encode result: %w", err)
+	b = append(b, okPrefix...)
+	switch v := value.(type) {
+	case nil:
+		b = append(b, null...)
+	case json.RawMessage:
+		b = append(b, v...)
+	default:
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return b, fmt.Errorf("encode result: %w", err)
+		}
+		b = append(b, raw...)
 	}
-	b = append(b, `{"type":"ok","value":`...)
-	b = append(b, v...)
 	return append(b, '}', '\n'), nil
 }
+
+// EmptyList is the wire form of an empty list, for AppendOK.
+var EmptyList = json.RawMessage("[]")
 
 // AppendLine appends m as one line.
 func AppendLine(b []byte, m any) ([]byte, error) {
