@@ -158,8 +158,27 @@ var errLineTooLong = errors.New("message longer than 64 MiB")
 // writing a lot there never blocks on a full pipe.
 func (p *proc) Read(b []byte) (int, error) {
 	fds := []unix.PollFd{{Fd: int32(p.outFD), Events: unix.POLLIN}, {Fd: int32(p.stderr.fd), Events: unix.POLLIN}}
-	waited := 0
-	for {
+	// bufio asks for more only once it has handed out every line it
+	// had, when the child has usually not answered yet: wait first, then
+	// read (two system calls a message, not three).
+	for waited := 0; ; waited++ {
+		if p.timedOut.Load() {
+			return 0, errTimedOut
+		}
+		wait, ms := fds[:1], 1
+		if waited > 0 && !p.stderr.ended() {
+			wait, ms = fds, 10
+		}
+		k, err := unix.Poll(wait, ms)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return 0, &os.PathError{Op: "poll", Path: "the child's standard output", Err: err}
+		}
+		if len(wait) == 2 && fds[1].Revents != 0 {
+			p.stderr.drain()
+		}
+		if k <= 0 || fds[0].Revents == 0 {
+			continue
+		}
 		n, err := unix.Read(p.outFD, b)
 		switch {
 		case errors.Is(err, unix.EINTR):
@@ -171,20 +190,6 @@ func (p *proc) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		default:
 			return n, nil
-		}
-		if p.timedOut.Load() {
-			return 0, errTimedOut
-		}
-		wait, ms := fds[:1], 1
-		if waited > 0 && !p.stderr.ended() {
-			wait, ms = fds, 10
-		}
-		waited++
-		if _, err := unix.Poll(wait, ms); err != nil && !errors.Is(err, unix.EINTR) {
-			return 0, &os.PathError{Op: "poll", Path: "the child's standard output", Err: err}
-		}
-		if len(wait) == 2 && fds[1].Revents != 0 {
-			p.stderr.drain()
 		}
 	}
 }
