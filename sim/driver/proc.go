@@ -38,6 +38,11 @@ type proc struct {
 	armed     atomic.Bool
 	timedOut  atomic.Bool
 
+	// reading is held by Read, which polls the raw descriptors: reap
+	// closes them outside it, once reaped has told Read to stop.
+	reading sync.Mutex
+	reaped  atomic.Bool
+
 	killOnce sync.Once
 	exited   chan struct{}
 	waitErr  error
@@ -157,17 +162,25 @@ var errLineTooLong = errors.New("message longer than 64 MiB")
 // millisecond it drains the child's standard error too, so that a child
 // writing a lot there never blocks on a full pipe.
 func (p *proc) Read(b []byte) (int, error) {
+	p.reading.Lock()
+	defer p.reading.Unlock()
 	fds := []unix.PollFd{{Fd: int32(p.outFD), Events: unix.POLLIN}, {Fd: int32(p.stderr.fd), Events: unix.POLLIN}}
 	// bufio asks for more only once it has handed out every line it
 	// had, when the child has usually not answered yet: wait first, then
 	// read (two system calls a message, not three).
 	for waited := 0; ; waited++ {
-		if p.timedOut.Load() {
+		switch {
+		case p.timedOut.Load():
 			return 0, errTimedOut
+		case p.reaped.Load():
+			return 0, os.ErrClosed
 		}
 		wait, ms := fds[:1], 1
-		if waited > 0 && !p.stderr.ended() {
-			wait, ms = fds, 10
+		if waited > 0 {
+			ms = 10
+			if !p.stderr.ended() {
+				wait = fds
+			}
 		}
 		k, err := unix.Poll(wait, ms)
 		if err != nil && !errors.Is(err, unix.EINTR) {
@@ -323,6 +336,12 @@ func (p *proc) end() bool {
 func (p *proc) reap() {
 	p.disarm()
 	<-p.exited
+	// A read in progress (only a System closed in the middle of a run
+	// has one) ends at the pipe's end, or within one poll: the
+	// descriptors it polls are not closed under it.
+	p.reaped.Store(true)
+	p.reading.Lock()
+	defer p.reading.Unlock()
 	p.outFile.Close()
 	p.stderr.close()
 }
