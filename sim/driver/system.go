@@ -170,7 +170,11 @@ func (s *System) beginRun() *run {
 	}
 	s.runs++
 	s.prev = s.cur
-	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap),
+	var like *transcript
+	if s.prev != nil {
+		like = s.prev.transcript
+	}
+	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap, like),
 		coords: map[string]*session{}, gens: map[string]int{}}
 	return s.cur
 }
