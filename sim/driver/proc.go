@@ -42,6 +42,7 @@ type proc struct {
 	// closes them outside it, once reaped has told Read to stop.
 	reading sync.Mutex
 	reaped  atomic.Bool
+	pollFDs [2]unix.PollFd // standard output, standard error; Read's
 
 	killOnce sync.Once
 	exited   chan struct{}
@@ -100,6 +101,7 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	}
 	p := &proc{cmd: cmd, stdin: inW, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
 	p.stdout = bufio.NewReaderSize(p, 64<<10)
+	p.pollFDs = [2]unix.PollFd{{Fd: int32(outFD), Events: unix.POLLIN}, {Fd: int32(tap.fd), Events: unix.POLLIN}}
 	p.born = time.Now()
 	p.watchdog = time.AfterFunc(time.Hour, p.watch)
 	p.watchdog.Stop()
@@ -164,7 +166,7 @@ var errLineTooLong = errors.New("message longer than 64 MiB")
 func (p *proc) Read(b []byte) (int, error) {
 	p.reading.Lock()
 	defer p.reading.Unlock()
-	fds := []unix.PollFd{{Fd: int32(p.outFD), Events: unix.POLLIN}, {Fd: int32(p.stderr.fd), Events: unix.POLLIN}}
+	fds := p.pollFDs[:]
 	// bufio asks for more only once it has handed out every line it
 	// had, when the child has usually not answered yet: wait first, then
 	// read (two system calls a message, not three).
