@@ -70,7 +70,7 @@ held, 1 a violation, 2 bad usage, 3 the run could not be carried out.`,
 				opts.Script = oracleconform.ShortScript()
 			}
 			if c.progress != nil {
-				fmt.Fprintf(c.progress, "judging %q in real time (about %s)…\n", daemon, runLength(opts.Script))
+				fmt.Fprintf(c.progress, "judging %q in real time (at most %s)…\n", daemon, runLength(opts.Script))
 			}
 			res, err := oracleconform.Run(ctx, opts)
 			if err != nil {
@@ -103,9 +103,10 @@ held, 1 a violation, 2 bad usage, 3 the run could not be carried out.`,
 	return cmd
 }
 
+// runLength is the script's budget and the few seconds around it.
 func runLength(s oracleconform.Script) time.Duration {
-	if s.Term == 0 {
+	if len(s.Steps) == 0 {
 		s = oracleconform.DefaultScript()
 	}
-	return s.Term + 15*time.Second
+	return (s.Budget() + 5*time.Second).Round(time.Second)
 }
