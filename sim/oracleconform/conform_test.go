@@ -64,7 +64,10 @@ func logReport(t *testing.T, res *oracleconform.Result) {
 	for _, n := range invariant.Names() {
 		t.Logf("%-22s %-13s %v", n, res.Report.Verdict(n), res.Coverage[n])
 	}
-	t.Logf("run: %s, quiet phase from %s, unmet: %q", res.Duration.Round(100*time.Millisecond), res.QuietFrom.Sub(res.Genesis).Round(time.Second), res.Unmet)
+	t.Logf("run: %s, unmet steps: %q", res.Duration.Round(100*time.Millisecond), res.Unmet)
+	if !res.QuietFrom.IsZero() {
+		t.Logf("quiet phase from %s", res.QuietFrom.Sub(res.Genesis).Round(time.Second))
+	}
 	for _, v := range res.Report.Violations {
 		t.Log(v.String())
 		for _, seq := range v.Evidence {

@@ -40,6 +40,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			}
 		}
 	}
+	for _, u := range r.Unmet {
+		fmt.Fprintf(&b, "\nscript: the daemon did not meet a step's wait, the run went on: %s\n", u)
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "\nharness: %s\n", p)
 	}
@@ -113,5 +116,10 @@ func (r *Result) JUnit(name string) *engine.JUnitSuites {
 		h.Failure = &engine.JUnitFailure{Message: "harness", Text: strings.Join(r.Problems, "\n")}
 	}
 	s.Add(h)
+	sc := engine.JUnitCase{Name: "harness-script", Classname: "oracle-conform"}
+	if len(r.Unmet) > 0 {
+		sc.Skipped = &engine.JUnitSkipped{Message: "steps unmet: " + strings.Join(r.Unmet, "; ")}
+	}
+	s.Add(sc)
 	return &engine.JUnitSuites{Name: name, Suites: []engine.JUnitSuite{s}}
 }

@@ -310,31 +310,35 @@ func stepLostAnswer() Step {
 }
 
 func stepCrash() Step {
-	return Step{Name: "F17: SIGKILL (with a tx in the mempool when F15 holds it), restart just after a Complete (O13, O3b)",
+	return Step{Name: "F17: SIGKILL and restart (O13; with F12's tx held in the mempool, O1 and a restart just after its round completes, O3b)",
 		Budget: 35 * time.Second, run: func(ctx context.Context, r *runner) error {
 			r.w.Fault("F17", history.FaultPoint, time.Time{})
 			if err := r.stop(syscall.SIGKILL, 10*time.Second); err != nil {
 				return err
 			}
 			mark := r.w.watch.mark()
+			held := r.w.Stalled() // F12 held the daemon's tx: its round completes once the chain resumes
 			r.w.Resume()
 			if err := sleep(ctx, downtime); err != nil {
 				return err
 			}
-			// The restart comes less than a period after a round completed
-			// (O3b's situation), so the restarted daemon must wait out the
-			// rest of the period.
-			err := r.await(ctx, mark, "a block completing a round of request 1, 2 or 4", func(e *history.Event) bool {
-				if e.Block == nil {
-					return false
-				}
-				for _, c := range e.Block.Completes {
-					if c.RequestID != reqForeign && c.RequestID != reqExtra {
-						return true
+			var err error
+			if held {
+				// The restart comes less than a period after that round
+				// completed (O3b's situation), so the restarted daemon must
+				// wait out the rest of the period.
+				err = r.await(ctx, mark, "a block completing a round of request 1, 2 or 4", func(e *history.Event) bool {
+					if e.Block == nil {
+						return false
 					}
-				}
-				return false
-			})
+					for _, c := range e.Block.Completes {
+						if c.RequestID != reqForeign && c.RequestID != reqExtra {
+							return true
+						}
+					}
+					return false
+				})
+			}
 			var u *unmet
 			if err != nil && !errors.As(err, &u) {
 				return err
