@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/oracle/history"
@@ -39,6 +40,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 				fmt.Fprintf(&b, "    %s\n", history.Line(r.Events[seq-1], r.Genesis))
 			}
 		}
+	}
+	fmt.Fprintf(&b, "\n%-9s %-8s %s\n", "at", "took", "script step")
+	for _, st := range r.Steps {
+		mark := ""
+		if st.Unmet {
+			mark = "  (unmet)"
+		}
+		fmt.Fprintf(&b, "%-9s %-8s %s%s\n", st.Start.Round(100*time.Millisecond), st.Took.Round(100*time.Millisecond), st.Name, mark)
 	}
 	for _, u := range r.Unmet {
 		fmt.Fprintf(&b, "\nscript: the daemon did not meet a step's wait, the run went on: %s\n", u)

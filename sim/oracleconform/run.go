@@ -61,6 +61,16 @@ type Result struct {
 	Unmet []string
 	// QuietFrom is when the quiet phase began (zero: the script had none).
 	QuietFrom time.Time
+	// Steps are the script's steps as they ran.
+	Steps []StepRun
+}
+
+// StepRun is one step of a run: when it began (after the first launch's
+// setup) and how long it took.
+type StepRun struct {
+	Name        string
+	Start, Took time.Duration
+	Unmet       bool
 }
 
 // Run judges the daemon of opts.Profile: it starts the world, provisions
@@ -118,8 +128,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			r.deadline = earlier(r.deadline, limit)
 		}
 		log.Info("conform: step", "step", st.Name)
+		began := time.Now()
 		err := st.run(ctx, r)
 		var u *unmet
+		r.steps = append(r.steps, StepRun{Name: st.Name, Start: began.Sub(start), Took: time.Since(began), Unmet: errors.As(err, &u)})
 		switch {
 		case errors.As(err, &u):
 			r.unmet = append(r.unmet, fmt.Sprintf("%s: %v", st.Name, err))
@@ -138,7 +150,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.cleanup()
 	evs := w.Events()
 	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: r.outputs, Duration: time.Since(start),
-		Unmet: r.unmet, QuietFrom: r.quietFrom}
+		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
 	res.Problems = checkProvider(evs, self)
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
@@ -175,6 +187,7 @@ type runner struct {
 	quietFrom     time.Time
 	sourceFailing bool
 	unmet         []string
+	steps         []StepRun
 	closed        bool
 }
 
