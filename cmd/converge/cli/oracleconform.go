@@ -42,7 +42,7 @@ set to the sandbox too. The key is written as HOME/keyring-test/NAME.json
 (the reference's format) unless --key-cmd provisions it: {home}, {name},
 {key} (hex) and {address} are substituted.
 
-A run takes about 95 s (--short: about 15 s) and never more than 3 minutes:
+A run takes about 95 s (--short: about 10 s) and never more than 3 minutes:
 a step whose wait runs out is reported and the scenario goes on. Exit status:
 0 every contract held, 1 a violation, 2 bad usage, 3 the run could not be
 carried out.`,
