@@ -19,6 +19,7 @@
 //	retry-after-fee  a broadcast answered code 13 is sent once more          → O5
 //	stale-account    Account queries after the first get the first's answer → O9
 //	resubmit         an admitted submission is sent again at sequence + 1   → O1
+//	status-once      status calls after the first get the first's answer    → O18 (a warning)
 //
 // The rewritten txs keep their signatures: the simulated chain does not
 // verify them unless asked to (ORACLE-SPEC D26).
@@ -57,7 +58,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account or resubmit")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit or status-once")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -65,7 +66,7 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "status-once":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -142,14 +143,31 @@ type poster struct {
 
 	mu      sync.Mutex
 	account json.RawMessage // stale-account: the first Account answer's result
+	status  json.RawMessage // status-once: the first status answer's result
+}
+
+// cache is where a bend keeps the first answer to req that it replays
+// (nil: req is not replayed).
+func (p *poster) cache(req cometrpc.Request) *json.RawMessage {
+	switch {
+	case p.bend == "stale-account" && isAccountQuery(req):
+		return &p.account
+	case p.bend == "status-once" && req.Method == cometrpc.MethodStatus:
+		return &p.status
+	}
+	return nil
 }
 
 // exchange sends body upstream and returns the answer the daemon gets.
 func (p *poster) exchange(body []byte) ([]byte, error) {
 	req, ok := single(body)
-	if ok && p.bend == "stale-account" && isAccountQuery(req) {
+	var slot *json.RawMessage
+	if ok {
+		slot = p.cache(req)
+	}
+	if slot != nil {
 		p.mu.Lock()
-		cached := p.account
+		cached := *slot
 		p.mu.Unlock()
 		if cached != nil {
 			return json.Marshal(cometrpc.Response{JSONRPC: cometrpc.Version, ID: req.ID, Result: cached})
@@ -164,10 +182,10 @@ func (p *poster) exchange(body []byte) ([]byte, error) {
 		return out, nil
 	}
 	switch {
-	case p.bend == "stale-account" && isAccountQuery(req):
+	case slot != nil:
 		p.mu.Lock()
-		if p.account == nil {
-			p.account = resp.Result
+		if *slot == nil {
+			*slot = resp.Result
 		}
 		p.mu.Unlock()
 	case req.Method == cometrpc.MethodBroadcastTxSync:
