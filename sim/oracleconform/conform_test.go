@@ -122,7 +122,7 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		{bend: "resubmit", checker: "o1-single-commit"},
 		// O18 needs a minute in one lifetime, and is a SHOULD for an
 		// external daemon: a warning.
-		{bend: "status-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
+		{bend: "health-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
 	}
 	results := make([]*oracleconform.Result, len(cases))
 	errs := make([]error, len(cases))

@@ -121,6 +121,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	for _, st := range sc.Steps {
 		r.deadline = time.Now().Add(st.Budget)
 		if !st.final {
+			if r.exited() {
+				r.unmet = append(r.unmet, fmt.Sprintf("%s: skipped, the daemon had exited", st.Name))
+				continue
+			}
 			if !time.Now().Before(limit) {
 				r.unmet = append(r.unmet, fmt.Sprintf("%s: skipped, the script's limit of %s had passed", st.Name, sc.Limit))
 				continue
@@ -227,11 +231,26 @@ func (r *runner) stop(sig syscall.Signal, wait time.Duration) error {
 }
 
 // await waits, within what is left of the step's budget, until cond holds
-// for a record from index from on.
+// for a record from index from on. A daemon that exits meanwhile ends the
+// wait: the step is then unmet.
 func (r *runner) await(ctx context.Context, from int, what string, cond func(*history.Event) bool) error {
-	_, err := r.w.watch.await(ctx, from, max(0, time.Until(r.deadline)), what, cond)
+	life, exited := r.life, false
+	budget := max(0, time.Until(r.deadline))
+	_, err := r.w.watch.await(ctx, from, budget, what, func(e *history.Event) bool {
+		if e.Proc != nil && e.Proc.Action == history.ProcExit && e.Life == life && r.proc != nil {
+			exited = true
+			return true
+		}
+		return cond(e)
+	})
+	if err == nil && exited {
+		return &unmet{what: what + " (the daemon exited first)", budget: budget}
+	}
 	return err
 }
+
+// exited reports whether the current lifetime's process has ended.
+func (r *runner) exited() bool { return r.proc != nil && r.proc.Exited() }
 
 // inject queues F11 codes for request q's next broadcasts and records the
 // fault.

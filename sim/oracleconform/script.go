@@ -372,9 +372,12 @@ func stepQuiet() Step {
 func stepTerm() Step {
 	return Step{Name: "SIGTERM during a GET (O14)", Budget: 10*time.Second + shutdownWait, final: true, run: func(ctx context.Context, r *runner) error {
 		life := r.life
-		err := r.await(ctx, r.w.watch.mark(), "a GET of the daemon", func(e *history.Event) bool {
-			return e.Src != nil && e.Life == life && e.Src.Phase == history.PhaseRecv
-		})
+		var err error
+		if !r.exited() {
+			err = r.await(ctx, r.w.watch.mark(), "a GET of the daemon", func(e *history.Event) bool {
+				return e.Src != nil && e.Life == life && e.Src.Phase == history.PhaseRecv
+			})
+		}
 		// SIGTERM ends the run even when no GET came.
 		if serr := r.stop(syscall.SIGTERM, shutdownWait); serr != nil {
 			return serr

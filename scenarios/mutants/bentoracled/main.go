@@ -19,7 +19,9 @@
 //	retry-after-fee  a broadcast answered code 13 is sent once more          → O5
 //	stale-account    Account queries after the first get the first's answer → O9
 //	resubmit         an admitted submission is sent again at sequence + 1   → O1
-//	status-once      status calls after the first get the first's answer    → O18 (a warning)
+//	health-once      status calls after the second (the start's probe and the
+//	                 first health check) get the second's answer: the
+//	                 health check runs once                                 → O18 (a warning)
 //
 // The rewritten txs keep their signatures: the simulated chain does not
 // verify them unless asked to (ORACLE-SPEC D26).
@@ -58,7 +60,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit or status-once")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit or health-once")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,7 +68,7 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "status-once":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -143,7 +145,8 @@ type poster struct {
 
 	mu      sync.Mutex
 	account json.RawMessage // stale-account: the first Account answer's result
-	status  json.RawMessage // status-once: the first status answer's result
+	status  json.RawMessage // health-once: the second status answer's result
+	probes  int             // health-once: status calls forwarded
 }
 
 // cache is where a bend keeps the first answer to req that it replays
@@ -152,7 +155,12 @@ func (p *poster) cache(req cometrpc.Request) *json.RawMessage {
 	switch {
 	case p.bend == "stale-account" && isAccountQuery(req):
 		return &p.account
-	case p.bend == "status-once" && req.Method == cometrpc.MethodStatus:
+	case p.bend == "health-once" && req.Method == cometrpc.MethodStatus:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.probes++; p.probes < 2 {
+			return nil // the start's probe passes; the first health check is kept
+		}
 		return &p.status
 	}
 	return nil
