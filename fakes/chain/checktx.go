@@ -133,9 +133,18 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // and a cache hit are JSON-RPC errors −32603; everything else is a result
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	return c.BroadcastTxSyncDecoded(txBytes, nil)
+}
+
+// BroadcastTxSyncDecoded is BroadcastTxSync for bytes an in-process caller
+// has already decoded: t must be what tx.Decode(txBytes) returned (nil:
+// the chain decodes them itself). A simulator that records the tx it
+// forwards then decodes it once, not twice; the chain's checks are the
+// same, as tx.Decode is a function of the bytes.
+func (c *Chain) BroadcastTxSyncDecoded(txBytes []byte, t *tx.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := &memTx{origin: history.OriginSUT, bytes: txBytes}
+	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t}
 	m.key = sha256.Sum256(txBytes)
 	m.hash = upperHex(m.key)
 	return c.admit(m).Result()
@@ -264,9 +273,12 @@ func (c *Chain) checkNew(m *memTx, out *Admission) {
 // the SDK can read.
 func (c *Chain) decode(m *memTx) error {
 	if m.own == nil {
-		t, err := tx.Decode(m.bytes)
-		if err != nil {
-			return err
+		t := m.tx
+		if t == nil {
+			var err error
+			if t, err = tx.Decode(m.bytes); err != nil {
+				return err
+			}
 		}
 		m.viewOf(t)
 	}

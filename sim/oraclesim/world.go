@@ -345,13 +345,13 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	t := history.DecodeTx(o.Tx)
+	t, decoded := history.DecodeTxFull(o.Tx)
 	call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
 	if w.f.rpcOutage {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSync(o.Tx)
+	res, rerr := w.chain.BroadcastTxSyncDecoded(o.Tx, decoded)
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false

@@ -128,11 +128,19 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 // DecodeTx decodes tx bytes as the chain does; bytes that do not decode
 // give a Tx with only Hash, Size and DecodeErr.
 func DecodeTx(b []byte) Tx {
+	rec, _ := DecodeTxFull(b)
+	return rec
+}
+
+// DecodeTxFull is DecodeTx that also gives the decoded tx (nil when the
+// bytes do not decode), for a caller that hands it on instead of having
+// the same bytes decoded again.
+func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 	t, err := tx.Decode(b)
 	if err != nil {
-		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}
+		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}, nil
 	}
-	return TxOf(t)
+	return TxOf(t), t
 }
 
 // CheckSig checks a tx's signature against the chain id and the signer's
