@@ -65,10 +65,12 @@ type world struct {
 	src   *datasource.Sources
 	rec   *history.Recorder
 	sink  func(*history.Event)
-	cfg   oracle.Config
-	sut   keys.PrivKey
-	self  string
-	err   error
+	// scratch is the record handed to sink (see record).
+	scratch history.Event
+	cfg     oracle.Config
+	sut     keys.PrivKey
+	self    string
+	err     error
 
 	// the daemon's lifetime
 	d      Daemon
@@ -119,8 +121,12 @@ func (w *world) record(e history.Event) {
 	}
 	seq := w.rec.Add(e)
 	if w.sink != nil {
-		e.Seq = seq
-		w.sink(&e)
+		// The checkers read the record during the call and keep none of
+		// it by address, so one scratch copy serves every record and e
+		// does not escape to the heap.
+		w.scratch = e
+		w.scratch.Seq = seq
+		w.sink(&w.scratch)
 	}
 }
 
