@@ -121,7 +121,7 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	if a.RPCError != nil {
 		return cometrpc.ResultBroadcastTx{}, a.RPCError
 	}
-	hash, _ := hex.DecodeString(a.Hash) // hex made by upperHex
+	hash, _ := hex.DecodeString(a.Hash) // hex made by tx.HashOfSum
 	if a.Code == 0 {
 		return cometrpc.BroadcastAdmitted(hash), nil
 	}
@@ -146,7 +146,7 @@ func (c *Chain) BroadcastTxSyncDecoded(txBytes []byte, t *tx.Tx) (cometrpc.Resul
 	defer c.mu.Unlock()
 	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t}
 	m.key = sha256.Sum256(txBytes)
-	m.hash = upperHex(m.key)
+	m.hash = tx.HashOfSum(m.key)
 	return c.admit(m).Result()
 }
 
@@ -526,14 +526,3 @@ func (a *account) signingKey(pubHex string) (keys.PubKey, bool) {
 	return a.sigKey, a.sigKeyOK
 }
 
-// upperHex is a hash in upper-case hex, as CometBFT writes tx hashes.
-func upperHex(sum [32]byte) string {
-	var buf [64]byte
-	hex.Encode(buf[:], sum[:])
-	for i, ch := range buf {
-		if ch >= 'a' {
-			buf[i] = ch - ('a' - 'A')
-		}
-	}
-	return string(buf[:])
-}
