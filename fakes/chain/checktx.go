@@ -525,4 +525,3 @@ func (a *account) signingKey(pubHex string) (keys.PubKey, bool) {
 	}
 	return a.sigKey, a.sigKeyOK
 }
-
