@@ -15,7 +15,6 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
-	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -93,9 +92,8 @@ func (m *memTx) viewOf(t *tx.Tx) {
 	m.gas = t.GasLimit()
 	m.feeCoins = t.FeeCoins()
 	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
-		var pk ethsecp256k1.PubKey
-		if proto.Unmarshal(sis[0].GetPublicKey().GetValue(), &pk) == nil {
-			m.pubKey = pk.GetKey()
+		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
+			m.pubKey = key
 		}
 	}
 }
