@@ -123,6 +123,9 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		// O18 needs a minute in one lifetime, and is a SHOULD for an
 		// external daemon: a warning.
 		{bend: "health-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
+		// The start's probe and no health check at all: the first interval
+		// is judged from the first GET.
+		{bend: "status-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
 	}
 	results := make([]*oracleconform.Result, len(cases))
 	errs := make([]error, len(cases))

@@ -43,11 +43,14 @@ type rec struct {
 
 type hb struct {
 	recs []rec
-	call int64
-	exch int64
-	life int
-	hash int
-	q    uint64 // the SUT's next sequence
+	// manualProbes: the test writes the health check's status calls
+	// itself; probesAdded: build added them.
+	manualProbes, probesAdded bool
+	call                      int64
+	exch                      int64
+	life                      int
+	hash                      int
+	q                         uint64 // the SUT's next sequence
 	// the chain: completed nonces, pending blocks
 	C      map[uint64]uint64
 	blocks map[time.Duration]*blk
@@ -74,8 +77,50 @@ func (b *hb) addP(at time.Duration, prio int, e history.Event) {
 	b.recs = append(b.recs, rec{at: at, prio: prio, e: e})
 }
 
+// healthChecks adds what a running daemon's health check does: a status
+// call 30 s after each lifetime's start and every 30 s after, until its
+// signal or exit (or the last record) — unless the test writes its own
+// (manualProbes).
+func (b *hb) healthChecks() {
+	if b.manualProbes || b.probesAdded {
+		return
+	}
+	b.probesAdded = true
+	type span struct{ from, to time.Duration }
+	lives := map[int]*span{}
+	var order []int
+	var last time.Duration
+	for _, r := range b.recs {
+		last = max(last, r.at)
+		p := r.e.Proc
+		if p == nil {
+			continue
+		}
+		switch {
+		case p.Action == history.ProcStart:
+			lives[r.e.Life] = &span{from: r.at, to: -1}
+			order = append(order, r.e.Life)
+		case (p.Action == history.ProcSignal || p.Action == history.ProcExit) && lives[r.e.Life] != nil && lives[r.e.Life].to < 0:
+			lives[r.e.Life].to = r.at
+		}
+	}
+	saved := b.life
+	for _, l := range order {
+		sp := lives[l]
+		if sp.to < 0 {
+			sp.to = last
+		}
+		b.life = l
+		for at := sp.from + 30*time.Second; at < sp.to; at += 30 * time.Second {
+			b.status(at)
+		}
+	}
+	b.life = saved
+}
+
 // build emits the blocks, sorts every record by time and numbers them.
 func (b *hb) build() []history.Event {
+	b.healthChecks()
 	recs := slices.Clone(b.recs)
 	var times []time.Duration
 	for at := range b.blocks {

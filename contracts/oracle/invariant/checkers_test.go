@@ -567,6 +567,7 @@ func chainOnly() (Params, []history.Event) {
 
 func probes(skipAt time.Duration) (Params, []history.Event) {
 	b := newHB()
+	b.manualProbes = true
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
 	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
 	for t := 30 * time.Second; t < end; t += 30 * time.Second {
@@ -574,6 +575,28 @@ func probes(skipAt time.Duration) (Params, []history.Event) {
 			b.status(t)
 		}
 	}
+	b.stop(end)
+	return std(b)
+}
+
+// probesNone: the start's probe, then a minute of work without a status
+// call.
+func probesNone() (Params, []history.Event) {
+	b := newHB()
+	b.manualProbes = true
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
+// probesShort: the start's probe and 20 s of work, too short for a
+// health-check interval.
+func probesShort() (Params, []history.Event) {
+	b := newHB()
+	b.manualProbes = true
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 1, map[uint64]int{1: 0}, nil)
 	b.stop(end)
 	return std(b)
 }
@@ -728,7 +751,9 @@ func cases() []tcase {
 
 		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},
 		{"a missing probe", nameHealthProbe, func() (Params, []history.Event) { return probes(60 * time.Second) }, judge.Violated, "no status call for more than"},
-		{"too short to judge", nameHealthProbe, baseTwo, notEx, ""},
+		{"too short to judge", nameHealthProbe, probesShort, notEx, ""},
+		{"no health check after the start's probe", nameHealthProbe, func() (Params, []history.Event) { return probes(30 * time.Second) }, judge.Violated, "no status call for more than"},
+		{"the start's probe only", nameHealthProbe, probesNone, judge.Violated, "no status call for more than"},
 	}
 }
 

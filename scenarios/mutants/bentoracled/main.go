@@ -22,6 +22,8 @@
 //	health-once      status calls after the second (the start's probe and the
 //	                 first health check) get the second's answer: the
 //	                 health check runs once                                 → O18 (a warning)
+//	status-once      status calls after the start's probe get its answer:
+//	                 no health check ever reaches the chain                 → O18 (a warning)
 //
 // The rewritten txs keep their signatures: the simulated chain does not
 // verify them unless asked to (ORACLE-SPEC D26).
@@ -60,7 +62,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit or health-once")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit, health-once or status-once")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,7 +70,7 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once", "status-once":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -145,7 +147,7 @@ type poster struct {
 
 	mu      sync.Mutex
 	account json.RawMessage // stale-account: the first Account answer's result
-	status  json.RawMessage // health-once: the second status answer's result
+	status  json.RawMessage // health-once, status-once: the status answer replayed
 	probes  int             // health-once: status calls forwarded
 }
 
@@ -162,6 +164,8 @@ func (p *poster) cache(req cometrpc.Request) *json.RawMessage {
 			return nil // the start's probe passes; the first health check is kept
 		}
 		return &p.status
+	case p.bend == "status-once" && req.Method == cometrpc.MethodStatus:
+		return &p.status // the start's probe passes, every later call is its echo
 	}
 	return nil
 }
