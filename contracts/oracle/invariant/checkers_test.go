@@ -466,6 +466,14 @@ func stopDuring(status int, exitAfter time.Duration, lateGet bool, extra func(b 
 	return std(b)
 }
 
+// refusals writes n refused dials (F1) one second apart from at: each a
+// failed re-subscription attempt.
+func refusals(b *hb, at time.Duration, n int) {
+	for i := range n {
+		b.ws(at+time.Duration(i)*time.Second, &history.WS{Conn: int64(100 + i), Action: history.WSRefuse})
+	}
+}
+
 func crashOnly() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -677,12 +685,34 @@ func cases() []tcase {
 		{"goroutines left", nameShutdown, func() (Params, []history.Event) {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.goroutines(at+ms(60), GoroutinesFinal, 9) })
 		}, judge.Violated, "9 goroutines after the stop"},
+		{"exit status 1 after the attempts ran out", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 4) })
+		}, judge.Pass, ""},
+		{"exit status 1 after three refusals", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 3) })
+		}, judge.Violated, "exit status 1 after SIGTERM"},
+		{"exit status 1, attempts ran out after the signal", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, sec(9), false, func(b *hb, at time.Duration) { refusals(b, at+ms(10), 4) })
+		}, judge.Violated, "exit status 1 after SIGTERM"},
+		{"exit status 1, a re-subscription between the refusals", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) {
+				refusals(b, at-sec(40), 2)
+				b.connect(at-sec(25), 2)
+				refusals(b, at-sec(20), 2)
+			})
+		}, judge.Violated, "exit status 1 after SIGTERM"},
 		{"no GET at the signal", nameShutdown, baseTwo, notEx, ""},
 
 		{"client closes first", nameClientCloses, baseTwo, judge.Pass, ""},
 		{"server closes first", nameClientCloses, func() (Params, []history.Event) {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.closeWS(at+ms(10), 1, "server") })
 		}, judge.Warned, "closed by the server first"},
+		{"an F1 disconnect during the stop", nameClientCloses, func() (Params, []history.Event) {
+			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) {
+				b.fault(at+ms(10), "F1", history.FaultStart)
+				b.closeWS(at+ms(10), 1, "server")
+			})
+		}, judge.Pass, ""},
 		{"no graceful stop", nameClientCloses, crashOnly, notEx, ""},
 
 		{"shutdown in order", nameShutdownOrder, baseTwo, judge.Pass, ""},
