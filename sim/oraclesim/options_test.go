@@ -120,3 +120,17 @@ func (s *situations) add(evs []history.Event) {
 		}
 	}
 }
+
+// TestDocAnswerThenHeldComplete replays the run that showed a checker
+// taking a single doc answer's nonce as the daemon's: F5 held Complete(15)
+// of request 4 past an Update whose doc answer said nonce 15; the daemon
+// (Update rule, D10) kept 14, re-ran round 15, and when the held Complete
+// came applied it and ran round 16 — correct, yet O3 flagged it.
+func TestDocAnswerThenHeldComplete(t *testing.T) {
+	o := worldOptionShapes["long-reorder"]
+	o.Seed, o.Keep, o.Lean = 25, true, true
+	res, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	logViolations(t, res)
+	require.Empty(t, res.Report.Violations)
+}
