@@ -129,13 +129,25 @@ func (s *situations) add(evs []history.Event) {
 //     and ran round 16 — right, yet O3 flagged it;
 //   - partial-quorums seed 57: after a restart the peers completed a round
 //     without self; the daemon ran the next one at that Complete's bt +
-//     period, yet O3b held it to the round completed before the restart.
+//     period, yet O3b held it to the round completed before the restart;
+//   - all options, 200 faults, seed 2017: the peers completed round 9
+//     (its frame dropped, F3) while the daemon fetched for it; an Update's
+//     doc answer said nonce 9; the daemon (Update rule) finished and
+//     broadcast its value, which O12 found no GET behind.
 func TestWorldOptionRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		shape string
 		seed  uint64
-	}{{"long-reorder", 25}, {"partial-quorums", 57}} {
-		o := worldOptionShapes[tc.shape]
+		o     Options
+	}{
+		{"long-reorder", 25, Options{}},
+		{"partial-quorums", 57, Options{}},
+		{"heavy", 2017, Options{PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 200, Ops: 40, Requests: 9}},
+	} {
+		o, ok := worldOptionShapes[tc.shape]
+		if !ok {
+			o = tc.o
+		}
 		o.Seed, o.Keep, o.Lean = tc.seed, true, true
 		res, err := Run(context.Background(), o)
 		require.NoError(t, err)

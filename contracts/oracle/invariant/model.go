@@ -862,8 +862,17 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 	switch {
 	case why == "listed":
 		m.docAhead = false // R's step 2 takes the doc's nonce
-	case !m.docAhead && m.Job != nil && m.Job.Nonce > before.Nonce:
-		m.docAhead, m.heldNonce = true, before.Nonce
+	case m.Job != nil && m.Job.Nonce > before.Nonce:
+		if !m.docAhead {
+			m.docAhead, m.heldNonce = true, before.Nonce
+		}
+		if m.Job.Exec.Superseded && !before.Exec.Superseded {
+			// A daemon applying the Update rule lets the execution in
+			// flight end with its result (O12 then judges its value).
+			nj := *m.Job
+			nj.Exec.Superseded = false
+			m.Job = &nj
+		}
 	}
 	// A daemon that holds a Complete frame until an earlier frame's doc
 	// query is answered (the core queues frames, D20) applies the new
