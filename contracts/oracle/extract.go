@@ -29,6 +29,45 @@ func Extract(body []byte, rule string) (string, error) {
 			return "", fmt.Errorf("%w: parse rule %q has an empty segment at %d", ErrParse, rule, i)
 		}
 	}
+	if v, ok := scalarAt(body, path); ok {
+		return render(v, rule)
+	}
+	return extractDecoded(body, rule, path)
+}
+
+// scalarAt is the value at path when body is one JSON object and that
+// value a string, a boolean or a number, found with json.Unmarshal, which
+// costs less than the streaming decoder extractDecoded needs for
+// UseNumber. A number then comes as the float64 that strconv.ParseFloat
+// makes of its literal, which Render writes exactly as it writes the
+// literal's json.Number. Anything else gives false and extractDecoded
+// decides, with its errors: a body that is not one JSON value, a number
+// beyond the double range, a non-object on the path, a missing key, a
+// null, an object or an array (whose numbers keep their literal text).
+func scalarAt(body []byte, path []string) (any, bool) {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, false
+	}
+	for _, seg := range path {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = obj[seg]; !ok {
+			return nil, false
+		}
+	}
+	switch v.(type) {
+	case string, bool, float64:
+		return v, true
+	}
+	return nil, false
+}
+
+// extractDecoded is Extract by the streaming decoder, numbers kept as
+// their literal text.
+func extractDecoded(body []byte, rule string, path []string) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var top any
@@ -52,6 +91,11 @@ func Extract(body []byte, rule string) (string, error) {
 			return "", fmt.Errorf("%w: no key %q at %q", ErrParse, seg, strings.Join(path[:i+1], "."))
 		}
 	}
+	return render(v, rule)
+}
+
+// render is Render of the value a rule found.
+func render(v any, rule string) (string, error) {
 	s, err := Render(v)
 	if err != nil {
 		return "", fmt.Errorf("value at %q: %w", rule, err)

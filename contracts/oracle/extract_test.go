@@ -3,6 +3,7 @@ package oracle
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,4 +144,51 @@ func FuzzExtract(f *testing.F) {
 			t.Fatalf("extracted %q from a %T", got, v)
 		}
 	})
+}
+
+// FuzzExtractScalarPath: Extract, whose scalars take json.Unmarshal's
+// path, gives what the streaming decode gives — the same string or the
+// same error text — for any body and rule.
+func FuzzExtractScalarPath(f *testing.F) {
+	for _, seed := range []struct{ body, rule string }{
+		{`{"data":{"price":101.5,"unit":"USD"},"source":"x","ts":1}`, "data.price"},
+		{`{"a":"x\u00e9","a":"y"}`, "a"},
+		{`{"a":[1,{"c":null}]}`, "a"},
+		{`{"a":1e400}`, "a"},
+		{`{"a":-0}`, "a"},
+		{`{"a":123456789012345678901234567890}`, "a"},
+		{`{"a":""}`, "a"},
+		{`{"a":true} x`, "a"},
+		{`{"a":"\ud800"}`, "a"},
+		{`{"a":{"b":1.50}}`, "a"},
+	} {
+		f.Add([]byte(seed.body), seed.rule)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, rule string) {
+		got, err := Extract(body, rule)
+		path := strings.Split(rule, ".")
+		if rule == "" || slices.Contains(path, "") {
+			require.Error(t, err)
+			return
+		}
+		want, werr := extractDecoded(body, rule, path)
+		require.Equal(t, want, got)
+		if werr != nil {
+			require.EqualError(t, err, werr.Error())
+		} else {
+			require.NoError(t, err)
+		}
+	})
+}
+
+// BenchmarkExtract is Extract on a body like the simulator's sources
+// serve.
+func BenchmarkExtract(b *testing.B) {
+	body := []byte(`{"data":{"price":101.5,"unit":"USD"},"source":"converge","ts":1893456000}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Extract(body, "data.price"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -12,11 +12,16 @@ import (
 // being deterministic, it makes a re-signed result with the same sequence and
 // gas give the same tx bytes.
 func SubmissionSignature(requestID, nonce uint64, rawData string) string {
-	h := sha256.New()
-	h.Write([]byte(strconv.FormatUint(requestID, 10)))
-	h.Write([]byte{':'})
-	h.Write([]byte(strconv.FormatUint(nonce, 10)))
-	h.Write([]byte{':'})
-	h.Write([]byte(rawData))
-	return hex.EncodeToString(h.Sum(nil))
+	// One buffer for the preimage and one string for the hex: the chain's
+	// peers and the daemon sign every round with it.
+	b := make([]byte, 0, 2*20+2+len(rawData))
+	b = strconv.AppendUint(b, requestID, 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, nonce, 10)
+	b = append(b, ':')
+	b = append(b, rawData...)
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }

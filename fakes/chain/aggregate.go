@@ -2,6 +2,7 @@ package chain
 
 import (
 	"math/big"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,11 +24,6 @@ const aggregateDigits = 18
 // digits among them), so every rule is integer arithmetic and one rounded
 // division at the end.
 func aggregate(rule oraclev1.AggregationRule, values []string) (result string, unparsable int) {
-	type dec struct {
-		digits string // without sign and point
-		neg    bool
-		scale  int
-	}
 	decs := make([]dec, 0, len(values))
 	scale := 0
 	for _, v := range values {
@@ -42,6 +38,21 @@ func aggregate(rule oraclev1.AggregationRule, values []string) (result string, u
 	if len(decs) == 0 {
 		return "", unparsable
 	}
+	if out, ok := aggregateSmall(rule, decs, scale); ok {
+		return out, unparsable
+	}
+	return aggregateBig(rule, decs, scale), unparsable
+}
+
+// dec is a plain decimal as aggregate reads it.
+type dec struct {
+	digits string // without sign and point
+	neg    bool
+	scale  int
+}
+
+// aggregateBig is aggregate's arithmetic in big integers: any values.
+func aggregateBig(rule oraclev1.AggregationRule, decs []dec, scale int) string {
 	nums := make([]*big.Int, len(decs))
 	for i, d := range decs {
 		n := new(big.Int)
@@ -80,7 +91,107 @@ func aggregate(rule oraclev1.AggregationRule, values []string) (result string, u
 		}
 		den = new(big.Int).Mul(den, big.NewInt(int64(len(nums))))
 	}
-	return renderDecimal(num, den), unparsable
+	return renderDecimal(num, den)
+}
+
+// maxSmallScale is the largest scale aggregateSmall takes: 10^19 is the
+// largest power of ten a uint64 holds.
+const maxSmallScale = 19
+
+// aggregateSmall is aggregateBig's arithmetic in machine words, for the
+// common round: non-negative values whose scaled integers, their sum and
+// the denominator all fit a uint64 (false otherwise, and aggregateBig
+// does it). Every step is exact, the division included (128 by 64 bits),
+// so it gives aggregateBig's string; it saves the dozens of allocations
+// the big integers cost on every round a run completes.
+func aggregateSmall(rule oraclev1.AggregationRule, decs []dec, scale int) (string, bool) {
+	if scale > maxSmallScale {
+		return "", false
+	}
+	var buf [8]uint64
+	nums := buf[:0]
+	for _, d := range decs {
+		u, err := strconv.ParseUint(d.digits, 10, 64)
+		if err != nil || d.neg {
+			return "", false
+		}
+		hi, n := bits.Mul64(u, pow10u(scale-d.scale))
+		if hi != 0 {
+			return "", false
+		}
+		nums = append(nums, n)
+	}
+	den := pow10u(scale)
+	var num uint64
+	switch rule {
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MIN:
+		num = slices.Min(nums)
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MAX:
+		num = slices.Max(nums)
+	case oraclev1.AggregationRule_AGGREGATION_RULE_MEDIAN:
+		slices.Sort(nums)
+		mid := len(nums) / 2
+		num = nums[mid]
+		if len(nums)%2 == 0 {
+			var c1, c2 uint64
+			num, c1 = bits.Add64(nums[mid-1], nums[mid], 0)
+			den, c2 = bits.Add64(den, den, 0)
+			if c1 != 0 || c2 != 0 {
+				return "", false
+			}
+		}
+	default:
+		for _, n := range nums {
+			var c uint64
+			if num, c = bits.Add64(num, n, 0); c != 0 {
+				return "", false
+			}
+		}
+		var hi uint64
+		if hi, den = bits.Mul64(den, uint64(len(nums))); hi != 0 {
+			return "", false
+		}
+	}
+	return renderSmall(num, den), true
+}
+
+// renderSmall is renderDecimal for num/den in machine words: the integer
+// part, then aggregateDigits fractional digits of the remainder (their
+// quotient is below 10^18, so it fits), rounded half away from zero.
+func renderSmall(num, den uint64) string {
+	whole, rem := num/den, num%den
+	hi, lo := bits.Mul64(rem, pow10u(aggregateDigits))
+	frac, r := bits.Div64(hi, lo, den) // hi < den as rem < den
+	if r >= den-r {                    // 2r >= den, without overflow
+		frac++
+		if frac == pow10u(aggregateDigits) {
+			frac, whole = 0, whole+1
+		}
+	}
+	if whole == 0 && frac == 0 {
+		return "0"
+	}
+	var out [48]byte
+	b := strconv.AppendUint(out[:0], whole, 10)
+	if frac != 0 {
+		var digits [aggregateDigits]byte
+		for i := aggregateDigits - 1; i >= 0; i-- {
+			digits[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		b = append(b, '.')
+		b = append(b, strings.TrimRight(string(digits[:]), "0")...)
+	}
+	return string(b)
+}
+
+// pow10u is 10^n for n <= maxSmallScale.
+func pow10u(n int) uint64 {
+	p := uint64(1)
+	for range n {
+		p *= 10
+	}
+	return p
 }
 
 // splitDecimal reads a plain decimal: an optional '-', digits, and an

@@ -590,6 +590,51 @@ func TestAggregateMatchesRationalArithmetic(t *testing.T) {
 	})
 }
 
+// The machine-word path gives the big-integer path's string whenever it
+// takes a round, and takes the rounds the simulator makes.
+func TestAggregateSmallMatchesBig(t *testing.T) {
+	value := rapid.StringMatching(`-?[0-9]{1,20}(\.[0-9]{1,20})?`)
+	rule := rapid.SampledFrom([]oraclev1.AggregationRule{0, 1, 2, 3, 4})
+	rapid.Check(t, func(rt *rapid.T) {
+		vs := rapid.SliceOfN(value, 1, 8).Draw(rt, "values")
+		r := rule.Draw(rt, "rule")
+		var decs []dec
+		scale := 0
+		for _, v := range vs {
+			neg, i, f, ok := splitDecimal(v)
+			require.True(rt, ok)
+			decs = append(decs, dec{i + f, neg, len(f)})
+			scale = max(scale, len(f))
+		}
+		want := aggregateBig(r, decs, scale)
+		if got, ok := aggregateSmall(r, decs, scale); ok {
+			require.Equal(rt, want, got)
+		}
+		got, _ := aggregate(r, vs)
+		require.Equal(rt, ratAggregate(r, vs), got)
+	})
+	_, ok := aggregateSmall(oraclev1.AggregationRule_AGGREGATION_RULE_AVG,
+		[]dec{{"104217", false, 2}, {"1015", false, 1}, {"99", false, 0}}, 2)
+	require.True(t, ok, "a round of prices is small")
+	// Exact halves and the carry out of the 18th digit, which random
+	// values seldom hit.
+	for _, vs := range [][]string{
+		{"0.000000000000000001", "0"},
+		{"0.9999999999999999995"},
+		{"1.9999999999999999994"},
+		{"2", "3"},
+		{"0.0000000000000000015"},
+		{"18446744073709551615"},
+		{"18446744073709551615", "1"},
+		{"1844674407370955161.5", "0.5"},
+	} {
+		for _, r := range []oraclev1.AggregationRule{0, 1, 2, 3, 4} {
+			got, _ := aggregate(r, vs)
+			require.Equal(t, ratAggregate(r, vs), got, "%v %v", r, vs)
+		}
+	}
+}
+
 // A failed tx rolls back every submission its earlier messages made, in
 // place or inserted, in any order.
 func TestFailedTxRollsBackSubmissions(t *testing.T) {

@@ -188,6 +188,21 @@ func (c *Chain) Doc(r uint64) (doc *oraclev1.OracleRequestDoc, ok bool) {
 	return proto.Clone(d.doc).(*oraclev1.OracleRequestDoc), true
 }
 
+// ReadDoc runs read on the committed doc of request r, without copying
+// it, and says whether there is one. read must neither keep nor change the
+// doc, nor call the chain: it runs under the chain's lock. A simulator
+// that looks at a doc on every round uses it instead of Doc's copy.
+func (c *Chain) ReadDoc(r uint64, read func(doc *oraclev1.OracleRequestDoc)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.docState(r)
+	if d == nil {
+		return false
+	}
+	read(d.doc)
+	return true
+}
+
 // Docs are copies of every committed doc, by ascending request id.
 func (c *Chain) Docs() []*oraclev1.OracleRequestDoc {
 	c.mu.Lock()

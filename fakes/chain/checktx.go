@@ -15,7 +15,6 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
-	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -93,9 +92,8 @@ func (m *memTx) viewOf(t *tx.Tx) {
 	m.gas = t.GasLimit()
 	m.feeCoins = t.FeeCoins()
 	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
-		var pk ethsecp256k1.PubKey
-		if proto.Unmarshal(sis[0].GetPublicKey().GetValue(), &pk) == nil {
-			m.pubKey = pk.GetKey()
+		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
+			m.pubKey = key
 		}
 	}
 }
@@ -121,7 +119,7 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	if a.RPCError != nil {
 		return cometrpc.ResultBroadcastTx{}, a.RPCError
 	}
-	hash, _ := hex.DecodeString(a.Hash) // hex made by upperHex
+	hash, _ := hex.DecodeString(a.Hash) // hex made by tx.HashOfSum
 	if a.Code == 0 {
 		return cometrpc.BroadcastAdmitted(hash), nil
 	}
@@ -133,11 +131,20 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // and a cache hit are JSON-RPC errors −32603; everything else is a result
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	return c.BroadcastTxSyncDecoded(txBytes, nil)
+}
+
+// BroadcastTxSyncDecoded is BroadcastTxSync for bytes an in-process caller
+// has already decoded: t must be what tx.Decode(txBytes) returned (nil:
+// the chain decodes them itself). A simulator that records the tx it
+// forwards then decodes it once, not twice; the chain's checks are the
+// same, as tx.Decode is a function of the bytes.
+func (c *Chain) BroadcastTxSyncDecoded(txBytes []byte, t *tx.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := &memTx{origin: history.OriginSUT, bytes: txBytes}
+	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t}
 	m.key = sha256.Sum256(txBytes)
-	m.hash = upperHex(m.key)
+	m.hash = tx.HashOfSum(m.key)
 	return c.admit(m).Result()
 }
 
@@ -264,9 +271,12 @@ func (c *Chain) checkNew(m *memTx, out *Admission) {
 // the SDK can read.
 func (c *Chain) decode(m *memTx) error {
 	if m.own == nil {
-		t, err := tx.Decode(m.bytes)
-		if err != nil {
-			return err
+		t := m.tx
+		if t == nil {
+			var err error
+			if t, err = tx.Decode(m.bytes); err != nil {
+				return err
+			}
 		}
 		m.viewOf(t)
 	}
@@ -512,16 +522,4 @@ func (a *account) signingKey(pubHex string) (keys.PubKey, bool) {
 		a.sigKey, a.sigKeyOK = pub, pub.Address() == a.address
 	}
 	return a.sigKey, a.sigKeyOK
-}
-
-// upperHex is a hash in upper-case hex, as CometBFT writes tx hashes.
-func upperHex(sum [32]byte) string {
-	var buf [64]byte
-	hex.Encode(buf[:], sum[:])
-	for i, ch := range buf {
-		if ch >= 'a' {
-			buf[i] = ch - ('a' - 'A')
-		}
-	}
-	return string(buf[:])
 }

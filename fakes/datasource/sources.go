@@ -383,10 +383,26 @@ func Body(c Class, path, value string, t time.Time) []byte {
 	return []byte(whole)
 }
 
-// quote is s as a JSON string.
+// quote is s as a JSON string, as json.Marshal writes it. A key of
+// printable ASCII that Marshal leaves as it is (no quote, backslash or
+// HTML character) is quoted directly: bodies are built on every GET.
 func quote(s string) string {
+	if plainJSON(s) {
+		return `"` + s + `"`
+	}
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
+}
+
+// plainJSON reports whether json.Marshal writes s between quotes unchanged.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // sibling is name, or another name if it is the path's key at that level

@@ -1,11 +1,13 @@
 package datasource
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
@@ -190,4 +192,19 @@ func TestWindowsAndUnknownEndpoints(t *testing.T) {
 	require.Error(t, s.Set(1, Script{Path: "a..b"}))
 	require.Error(t, s.Set(1, Script{Statuses: []int{200}}))
 	require.Error(t, s.Set(1, Script{Latency: [2]time.Duration{-1, 0}}))
+}
+
+// quote writes what json.Marshal writes, on its direct path and off it.
+func TestQuoteIsMarshal(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := rapid.OneOf(rapid.StringMatching(`[a-zA-Z0-9_ .-]{0,12}`), rapid.String()).Draw(rt, "s")
+		b, err := json.Marshal(s)
+		require.NoError(rt, err)
+		require.Equal(rt, string(b), quote(s))
+	})
+	for _, s := range []string{`a"b`, `a\b`, "<", ">", "&", "\x7f", "\x1f", "é", "\u2028"} {
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
+		require.Equal(t, string(b), quote(s), "%q", s)
+	}
 }

@@ -10,9 +10,11 @@
 // schema_version, under an advisory lock so concurrent callers do not
 // race; a database migrated by converge's earlier migrator is adopted at
 // the version its schema_migrations recorded): the workspaces table of
-// SPEC 1.1 with its enums and six partial indexes, system_locks, the fence
-// function, the workspace_audit table and its triggers, and the notify
-// trigger.
+// SPEC 1.1 with its enums and six partial indexes (plus one serving the
+// StateReconciler's exact selection, which also holds soft-deleted rows),
+// system_locks, the fence function, the workspace_audit table and its
+// triggers, and the notify trigger. Every filter is read in pages by
+// keyset in index order (a test checks the plans).
 //
 // Values. Every write first checks its values with contracts.CheckRow or
 // CheckPatch, so what the table cannot hold is contracts.ErrInvalidInput

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -36,7 +37,7 @@ const statementSQL = `SELECT set_config('converge.columns', $1, true), set_confi
 // HealthMonitor's pass with the number of rows stamped.
 const markObservedSQL = `WITH stamped AS (
 		UPDATE workspaces SET observed_at = $2::timestamptz, updated_at = coalesce($1::timestamptz, now())
-		WHERE id = ANY ($3::text[]::uuid[])
+		WHERE id = ANY ($3::uuid[])
 		RETURNING 1)
 	INSERT INTO workspace_audit (at, op, component, instance, epoch, on_behalf, new_values)
 	SELECT coalesce($1::timestamptz, now()), 'pass',
@@ -219,11 +220,18 @@ func (s *Store) UpdateMany(ctx context.Context, w contracts.Writer, updates []po
 // row (History's health.pass note). Missing rows are skipped; a writer
 // with a stale epoch gets contracts.ErrFenced and writes nothing.
 func (s *Store) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
-	valid := make([]string, 0, len(ids))
+	// The ids go as a binary uuid[]: PostgreSQL then parses no text, and a
+	// pass over 100,000 rows sends 1.6 MB instead of 3.7.
+	valid := make([][16]byte, 0, len(ids))
 	for _, id := range ids {
-		if validUUID(id) {
-			valid = append(valid, id)
+		if !validUUID(id) {
+			continue
 		}
+		u, err := uuid.Parse(id)
+		if err != nil {
+			continue
+		}
+		valid = append(valid, u)
 	}
 	now := s.now()
 	b := &pgx.Batch{}

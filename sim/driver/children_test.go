@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -66,6 +67,8 @@ func runChild(name string) int {
 		return serveNotes()
 	case "bench-calls":
 		return serveBenchCalls()
+	case "chatty":
+		return serve(chattySystem{})
 	}
 	c := &fakeChild{in: bufio.NewReader(os.Stdin), out: bufio.NewWriter(os.Stdout)}
 	hello, ok := c.read()
@@ -135,13 +138,7 @@ func runChild(name string) int {
 // serveNotes serves, with the Go client, a system whose coordinator writes
 // to standard error and leaves notes at every step, and whose API answers
 // Get through the store.
-func serveNotes() int {
-	if err := client.Serve(notesSystem{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
+func serveNotes() int { return serve(notesSystem{}) }
 
 type notesSystem struct{}
 
@@ -187,13 +184,7 @@ const benchCalls = 1000
 
 // serveBenchCalls serves a coordinator whose every step makes benchCalls
 // ids.new_id calls: the protocol's cost per port call, with the Go client.
-func serveBenchCalls() int {
-	if err := client.Serve(benchSystem{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
+func serveBenchCalls() int { return serve(benchSystem{}) }
 
 type benchSystem struct{ notesSystem }
 
@@ -208,4 +199,36 @@ func (c *benchCoordinator) Step(ctx context.Context) (time.Time, error) {
 		c.deps.IDs.NewID()
 	}
 	return c.deps.Clock.Now().Add(time.Second), nil
+}
+
+// chattyLines is how many 1 KiB lines the chatty child writes to standard
+// error at each step: three times what a pipe holds.
+const chattyLines = 192
+
+// chattySystem's coordinator writes chattyLines lines to standard error
+// in a step, then makes a port call: the harness must drain the pipe
+// while it waits for the call, or the child blocks on it for good.
+type chattySystem struct{ notesSystem }
+
+func (chattySystem) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
+	return &chattyCoordinator{notesCoordinator{deps: deps}}, nil
+}
+
+type chattyCoordinator struct{ notesCoordinator }
+
+func (c *chattyCoordinator) Step(ctx context.Context) (time.Time, error) {
+	line := strings.Repeat("x", 1019) + "\n"
+	for i := range chattyLines {
+		fmt.Fprintf(os.Stderr, "%03d %s", i, line)
+	}
+	c.deps.IDs.NewID()
+	return c.deps.Clock.Now().Add(time.Second), nil
+}
+
+func serve(system ports.System) int {
+	if err := client.Serve(system); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +65,30 @@ func TestStandardErrorAndNotesLandInTheHistoryInOrder(t *testing.T) {
 	}, w.notes)
 	_, err = c.Step(ctx)
 	require.ErrorContains(t, err, "closed", "a closed coordinator is dead")
+}
+
+// A child that writes more to standard error in one exchange than a pipe
+// holds does not block on it (the harness drains the pipe while it waits
+// for the child's next message), and what it wrote is noted within the
+// limits: 50 lines, 64 KiB.
+func TestAChildThatWritesALotToStandardErrorGoesOn(t *testing.T) {
+	sys := fakeSystem(t, "chatty", 5*time.Second)
+	w := newWorld()
+	_, err := sys.NewAPI(w.deps("api"))
+	require.NoError(t, err)
+	c, err := sys.NewCoordinator(w.deps("coord-1"))
+	require.NoError(t, err)
+	next, err := c.Step(context.Background())
+	require.NoError(t, err, "the child went on after writing %d KiB", chattyLines)
+	require.Equal(t, w.clock.Now().Add(time.Second), next)
+	require.Empty(t, sys.Failures())
+	require.Len(t, w.notes, maxNoteLines+2)
+	require.True(t, strings.HasPrefix(w.notes[0], "coord-1#1: stderr: 000 xxx"), w.notes[0])
+	kept := maxSegment / 1024
+	require.Equal(t, []string{
+		fmt.Sprintf("coord-1#1: stderr: … %d more lines", kept-maxNoteLines),
+		fmt.Sprintf("coord-1#1: stderr: … %d more bytes", (chattyLines-kept)*1024),
+	}, w.notes[maxNoteLines:])
 }
 
 // Overlapping API calls each get a process of their own; the idle process

@@ -187,7 +187,10 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		return nonNil(changes), nil
+		if len(changes) == 0 {
+			return wire.EmptyList, nil
+		}
+		return changes, nil
 	}),
 	wire.MListenerClose: method(func(ctx context.Context, s *session, a *wire.Listener) (any, error) {
 		l, err := s.listener(a.Listener)
@@ -277,6 +280,9 @@ var handlers = map[string]handler{
 			return nil, err
 		}
 		msgs := sub.Poll()
+		if len(msgs) == 0 {
+			return wire.EmptyList, nil
+		}
 		out := make([]wire.Message, len(msgs))
 		for i, m := range msgs {
 			out[i] = wire.Message{Channel: m.Channel, Payload: m.Payload}

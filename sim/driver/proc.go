@@ -11,26 +11,38 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxLine is the longest message a child may send (64 MiB): a longer line
 // is a protocol error, not an allocation without bound.
 const maxLine = 64 << 20
 
-// proc is one child process and its three pipes (the harness's ends on
-// Go's poller, the child's ends plain blocking files). A watchdog kills
+// proc is one child process and its three pipes (the harness's ends
+// nonblocking, the child's ends plain blocking files). A watchdog kills
 // the process group when a message does not come within the timeout,
 // which ends any read or write in progress.
 type proc struct {
 	cmd     *exec.Cmd
 	stdin   *os.File
 	stdout  *bufio.Reader
-	outFile *os.File
+	outFile *os.File // kept open (and from the finalizer) until reap
+	outFD   int
 	stderr  *stderrTap
 	timeout time.Duration
 
-	watchdog *time.Timer
-	timedOut atomic.Bool
+	watchdog  *time.Timer
+	born      time.Time
+	lastHeard atomic.Int64 // since born
+	armed     atomic.Bool
+	timedOut  atomic.Bool
+
+	// reading is held by Read, which polls the raw descriptors: reap
+	// closes them outside it, once reaped has told Read to stop.
+	reading sync.Mutex
+	reaped  atomic.Bool
+	pollFDs [2]unix.PollFd // standard output, standard error; Read's
 
 	killOnce sync.Once
 	exited   chan struct{}
@@ -77,14 +89,21 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	p := &proc{
-		cmd: cmd, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10), outFile: outR,
-		stderr: newStderrTap(errR), timeout: timeout, exited: make(chan struct{}),
+	outFD, err := rawFD(outR)
+	if err != nil {
+		closeAll()
+		return nil, err
 	}
-	p.watchdog = time.AfterFunc(time.Hour, func() {
-		p.timedOut.Store(true)
-		p.kill()
-	})
+	tap, err := newStderrTap(errR)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	p := &proc{cmd: cmd, stdin: inW, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
+	p.stdout = bufio.NewReaderSize(p, 64<<10)
+	p.pollFDs = [2]unix.PollFd{{Fd: int32(outFD), Events: unix.POLLIN}, {Fd: int32(tap.fd), Events: unix.POLLIN}}
+	p.born = time.Now()
+	p.watchdog = time.AfterFunc(time.Hour, p.watch)
 	p.watchdog.Stop()
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -93,12 +112,39 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	return p, nil
 }
 
-// arm restarts the watchdog: the next message must come within the
-// timeout.
-func (p *proc) arm() { p.watchdog.Reset(p.timeout) }
+// arm starts the watchdog for an exchange: every message of the child
+// must come within the timeout of the one before (or of arm).
+func (p *proc) arm() {
+	p.heard()
+	p.armed.Store(true)
+	p.watchdog.Reset(p.timeout)
+}
+
+// heard notes a message of the child. The timer is not reset at every
+// message (that costs more than the message): it checks, when it fires,
+// how long the child has been quiet, and waits out the rest.
+func (p *proc) heard() { p.lastHeard.Store(int64(time.Since(p.born))) }
+
+// watch is the watchdog's timer: it kills a child quiet for the timeout.
+// A firing left over from an earlier exchange does nothing.
+func (p *proc) watch() {
+	if !p.armed.Load() {
+		return
+	}
+	quiet := time.Since(p.born) - time.Duration(p.lastHeard.Load())
+	if quiet < p.timeout {
+		p.watchdog.Reset(p.timeout - quiet)
+		return
+	}
+	p.timedOut.Store(true)
+	p.kill()
+}
 
 // disarm stops the watchdog between exchanges.
-func (p *proc) disarm() { p.watchdog.Stop() }
+func (p *proc) disarm() {
+	p.armed.Store(false)
+	p.watchdog.Stop()
+}
 
 // write sends one line.
 func (p *proc) write(line []byte) error {
@@ -109,6 +155,92 @@ func (p *proc) write(line []byte) error {
 }
 
 var errLineTooLong = errors.New("message longer than 64 MiB")
+
+// Read reads the child's standard output (the bufio.Reader's source). The
+// conversation is strictly alternating and bound by latency: Read waits
+// for the pipe in the kernel (poll) rather than on Go's poller, which
+// would park the goroutine and wake it through the scheduler at about
+// the cost of the wake-up itself. While it waits longer than a
+// millisecond it drains the child's standard error too, so that a child
+// writing a lot there never blocks on a full pipe.
+func (p *proc) Read(b []byte) (int, error) {
+	p.reading.Lock()
+	defer p.reading.Unlock()
+	fds := p.pollFDs[:]
+	// bufio asks for more only once it has handed out every line it
+	// had, when the child has usually not answered yet: wait first, then
+	// read (two system calls a message, not three).
+	for waited := 0; ; waited++ {
+		switch {
+		case p.timedOut.Load():
+			return 0, errTimedOut
+		case p.reaped.Load():
+			return 0, os.ErrClosed
+		}
+		wait, ms := fds[:1], 1
+		if waited > 0 {
+			ms = 10
+			if !p.stderr.ended() {
+				wait = fds
+			}
+		}
+		k, err := unix.Poll(wait, ms)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return 0, &os.PathError{Op: "poll", Path: "the child's standard output", Err: err}
+		}
+		if len(wait) == 2 && fds[1].Revents != 0 {
+			p.stderr.drain()
+		}
+		if k <= 0 || fds[0].Revents == 0 {
+			continue
+		}
+		n, err := unix.Read(p.outFD, b)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: "the child's standard output", Err: err}
+		case n == 0:
+			return 0, io.EOF
+		default:
+			return n, nil
+		}
+	}
+}
+
+var errTimedOut = errors.New("timed out")
+
+// rawFD is f's descriptor, without making it blocking (as f.Fd does).
+func rawFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("pipe: %w", err)
+	}
+	var fd int
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return 0, fmt.Errorf("pipe: %w", err)
+	}
+	return fd, nil
+}
+
+// waitReadable waits up to d for fd to be readable (or at its end); it
+// reports false when d passed first.
+func waitReadable(fd int, d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for d > 0 {
+		start := time.Now()
+		n, err := unix.Poll(fds, int(min(d, time.Second).Milliseconds())+1)
+		switch {
+		case n > 0:
+			return true
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return false
+		}
+		d -= time.Since(start)
+	}
+	return false
+}
 
 // readLine returns the next line without its newline; the slice is valid
 // until the next read.
@@ -206,5 +338,12 @@ func (p *proc) end() bool {
 func (p *proc) reap() {
 	p.disarm()
 	<-p.exited
+	// A read in progress (only a System closed in the middle of a run
+	// has one) ends at the pipe's end, or within one poll: the
+	// descriptors it polls are not closed under it.
+	p.reaped.Store(true)
+	p.reading.Lock()
+	defer p.reading.Unlock()
 	p.outFile.Close()
+	p.stderr.close()
 }

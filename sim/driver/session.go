@@ -106,7 +106,7 @@ func (s *session) exchange(ctx context.Context, req []byte, terminal string) (wi
 			return wire.FromChild{}, s.fail(err)
 		}
 		s.run.transcript.add(s.label, fromChild, line)
-		s.p.arm()
+		s.p.heard()
 		m, err := wire.DecodeFromChild(line)
 		if err != nil {
 			return m, s.fail(badMessage(err, line))

@@ -3,11 +3,13 @@ package driver
 import (
 	"bytes"
 	"errors"
-	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits on what a child's standard error leaves in the history.
@@ -31,56 +33,69 @@ type segment struct {
 	truncated int
 }
 
-// stderrTap reads a child's standard error as it comes, splitting it at
-// the markers a stderr_sync child writes before each message that ends an
-// exchange. Reading goes on in a goroutine so that a chatty child never
-// blocks on a full pipe; what each exchange wrote is taken out when the
-// exchange ends (sync), or, for a child that does not sync, when the
-// process ends.
+// stderrTap reads a child's standard error, splitting it at the markers a
+// stderr_sync child writes before each message that ends an exchange. It
+// has no goroutine of its own: the marker is in the pipe before the
+// message that ends the exchange is on standard output, so sync finds it
+// by reading what is there, with no hand-off between threads. A child
+// that writes a lot never blocks on a full pipe for long: while the
+// harness waits on its standard output it drains the standard error too
+// (proc.Read). What each exchange wrote is taken out when the exchange
+// ends (sync), or, for a child that does not sync, when the process ends
+// (rest).
 type stderrTap struct {
+	// mu: a session is used by one goroutine at a time, but an API
+	// session goes from one goroutine to another.
 	mu   sync.Mutex
+	file *os.File // kept open (and from the finalizer) until close
+	fd   int
+	buf  []byte
 	done []segment // completed by a marker, oldest first
 	cur  segment
 	eof  bool
 	// skipNL: the byte before was a marker; a newline now belongs to it.
 	skipNL bool
-	signal chan struct{}
 }
 
-func newStderrTap(r io.ReadCloser) *stderrTap {
-	t := &stderrTap{signal: make(chan struct{}, 1)}
-	go t.read(r)
-	return t
+func newStderrTap(f *os.File) (*stderrTap, error) {
+	fd, err := rawFD(f)
+	if err != nil {
+		return nil, err
+	}
+	return &stderrTap{file: f, fd: fd}, nil
 }
 
-func (t *stderrTap) read(r io.ReadCloser) {
-	defer r.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			t.add(buf[:n])
-		}
-		if err != nil {
-			t.mu.Lock()
+// drain reads what the pipe holds now, without waiting.
+func (t *stderrTap) drain() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf == nil {
+		t.buf = make([]byte, 32<<10)
+	}
+	for !t.eof {
+		n, err := unix.Read(t.fd, t.buf)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case err != nil || n == 0:
 			t.eof = true
-			t.mu.Unlock()
-			t.notify()
 			return
 		}
+		t.add(t.buf[:n])
 	}
 }
 
-func (t *stderrTap) notify() {
-	select {
-	case t.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (t *stderrTap) add(b []byte) {
+// ended reports whether the stream has ended.
+func (t *stderrTap) ended() bool {
 	t.mu.Lock()
-	marked := false
+	defer t.mu.Unlock()
+	return t.eof
+}
+
+// add splits b at markers; t.mu is held.
+func (t *stderrTap) add(b []byte) {
 	for len(b) > 0 {
 		if t.skipNL {
 			t.skipNL = false
@@ -98,12 +113,7 @@ func (t *stderrTap) add(b []byte) {
 		t.done = append(t.done, t.cur)
 		t.cur = segment{}
 		t.skipNL = true
-		marked = true
 		b = b[i+1:]
-	}
-	t.mu.Unlock()
-	if marked {
-		t.notify()
 	}
 }
 
@@ -118,32 +128,22 @@ func (s *segment) append(b []byte) {
 
 var errNoMarker = errors.New("no standard-error marker")
 
-// sync waits (at most timeout) for the next marker and returns what was
-// written before it.
+// sync returns what was written before the next marker, waiting for it
+// (at most timeout) only when it is not in the pipe already.
 func (t *stderrTap) sync(timeout time.Duration) (segment, error) {
-	var timer *time.Timer
+	deadline := time.Now().Add(timeout)
 	for {
+		t.drain()
 		t.mu.Lock()
 		if len(t.done) > 0 {
 			s := t.done[0]
 			t.done = t.done[1:]
 			t.mu.Unlock()
-			if timer != nil {
-				timer.Stop()
-			}
 			return s, nil
 		}
 		eof := t.eof
 		t.mu.Unlock()
-		if eof {
-			return segment{}, errNoMarker
-		}
-		if timer == nil {
-			timer = time.NewTimer(timeout)
-		}
-		select {
-		case <-t.signal:
-		case <-timer.C:
+		if eof || !waitReadable(t.fd, time.Until(deadline)) {
 			return segment{}, errNoMarker
 		}
 	}
@@ -152,25 +152,24 @@ func (t *stderrTap) sync(timeout time.Duration) (segment, error) {
 // rest waits (at most timeout) for the end of the stream and returns
 // everything not taken yet; complete is false if the stream did not end.
 func (t *stderrTap) rest(timeout time.Duration) (s segment, complete bool) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	deadline := time.Now().Add(timeout)
 	for {
-		t.mu.Lock()
-		if t.eof {
-			s = t.takeAll()
-			t.mu.Unlock()
-			return s, true
-		}
-		t.mu.Unlock()
-		select {
-		case <-t.signal:
-		case <-deadline.C:
-			t.mu.Lock()
-			s = t.takeAll()
-			t.mu.Unlock()
-			return s, false
+		t.drain()
+		if t.ended() || !waitReadable(t.fd, time.Until(deadline)) {
+			break
 		}
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.takeAll(), t.eof
+}
+
+// close releases the pipe.
+func (t *stderrTap) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.eof = true
+	t.file.Close()
 }
 
 // takeAll joins every pending segment; t.mu is held.

@@ -170,7 +170,11 @@ func (s *System) beginRun() *run {
 	}
 	s.runs++
 	s.prev = s.cur
-	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap),
+	var like *transcript
+	if s.prev != nil {
+		like = s.prev.transcript
+	}
+	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap, like),
 		coords: map[string]*session{}, gens: map[string]int{}}
 	return s.cur
 }
@@ -296,11 +300,7 @@ var _ ports.Coordinator = (*coordinator)(nil)
 // simulator, failed (its Step returned an error), or broke the protocol.
 func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
 	s := c.s
-	req, err := s.request(wire.FromHarness{Type: wire.TStep})
-	if err != nil {
-		return time.Time{}, err
-	}
-	m, err := s.exchange(ctx, req, wire.TDone)
+	m, err := s.exchange(ctx, wire.AppendStep(nil, wire.T(s.deps.Clock.Now())), wire.TDone)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -32,8 +32,20 @@ const (
 	fromChild = '<'
 )
 
-func newTranscript(seed maphash.Seed, cap int) *transcript {
-	return &transcript{seed: seed, cap: cap}
+// newTranscript starts a transcript sized like like (the run before,
+// nil for none): a run and its double record the same messages, and
+// growing the text by doubling, then clearing the new memory, cost more
+// than reading the messages did.
+func newTranscript(seed maphash.Seed, cap int, like *transcript) *transcript {
+	t := &transcript{seed: seed, cap: cap}
+	if like != nil {
+		like.mu.Lock()
+		defer like.mu.Unlock()
+		t.text = make([]byte, 0, len(like.text))
+		t.starts = make([]int, 0, len(like.starts))
+		t.hashes = make([]uint64, 0, len(like.hashes))
+	}
+	return t
 }
 
 // add records one line exchanged with the child labelled label.

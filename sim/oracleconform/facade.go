@@ -42,6 +42,10 @@ type Facade struct {
 	log      *slog.Logger
 	onBlock  func(*chain.Block) // called from the block loop, outside every lock
 	started  bool
+	// hooks are the run's fault plan at the broadcast path (nil: none).
+	hooks BroadcastHooks
+	// bmu makes a hook's injection and the broadcast it targets one step.
+	bmu sync.Mutex
 
 	ln  net.Listener
 	srv *http.Server
@@ -53,6 +57,8 @@ type Facade struct {
 	conns    map[int64]*wsConn
 	nextConn int64
 	refuseWS bool
+	stalled  bool                 // F15: no blocks
+	observe  func(*history.Event) // sees each record as it is kept, under mu
 
 	stop    chan struct{}
 	stopped chan struct{}
@@ -117,6 +123,43 @@ func (f *Facade) recordLocked(e history.Event) {
 		e.At = time.Now()
 	}
 	f.rec.Add(e)
+	if f.observe != nil {
+		f.observe(&e)
+	}
+}
+
+// Observe makes fn see every record once it is kept, in recording order.
+// fn runs under the façade's lock: it must be quick and must not call the
+// façade. Set it before Start.
+func (f *Facade) Observe(fn func(*history.Event)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.observe = fn
+}
+
+// BroadcastHooks are a run's faults at the broadcast path. Inject, when
+// set, sees each broadcast tx before the chain does and may name a CheckTx
+// code the chain then answers instead (F11, through the chain's own
+// injection, so the chain records it). Lose, when set, sees each answer and
+// may make the façade drop the connection instead of answering (F12: the
+// tx is admitted, the daemon never hears so).
+type BroadcastHooks struct {
+	Inject func(t *history.Tx) uint32
+	Lose   func(t *history.Tx, res cometrpc.ResultBroadcastTx, rpcErr *cometrpc.RPCError) bool
+}
+
+// SetBroadcastHooks installs h; set it before the daemon starts.
+func (f *Facade) SetBroadcastHooks(h BroadcastHooks) {
+	f.bmu.Lock()
+	defer f.bmu.Unlock()
+	f.hooks = h
+}
+
+// Stall stops (true) or resumes (false) block production: fault F15.
+func (f *Facade) Stall(v bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stalled = v
 }
 
 // SetLife starts SUT lifetime n: the SUT's records from now on carry it.
@@ -142,6 +185,12 @@ func (f *Facade) blocks() {
 		case <-f.stop:
 			return
 		case now := <-t.C:
+			f.mu.Lock()
+			stalled := f.stalled
+			f.mu.Unlock()
+			if stalled {
+				continue
+			}
 			b := f.chain.ProduceBlock(now)
 			f.publish(b.Frames)
 			if f.onBlock != nil {
@@ -265,8 +314,25 @@ func (f *Facade) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	sums := make([]*history.RPCResult, len(reqs))
 	calls := make([]int64, len(reqs))
 	recv := time.Now()
+	lost := false
 	for i, req := range reqs {
-		calls[i], resps[i], sums[i] = f.call(0, req)
+		var l bool
+		calls[i], resps[i], sums[i], l = f.call(0, req, true)
+		lost = lost || l
+	}
+	if lost {
+		// F12: the connection drops before the answer; the tx stays
+		// admitted.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		}
+		at := time.Now()
+		for i := range reqs {
+			f.done(calls[i], recv, at, sums[i], true)
+		}
+		return
 	}
 	var werr error
 	if batch {
@@ -287,8 +353,9 @@ func writeJSON(w http.ResponseWriter, v any) error {
 
 // call answers one request of the chain's methods, recording its recv half;
 // the caller records the done half (with the summary) once the answer is
-// out.
-func (f *Facade) call(conn int64, req cometrpc.Request) (int64, cometrpc.Response, *history.RPCResult) {
+// out. lose reports that the Lose hook wants the answer dropped (only
+// asked when canLose).
+func (f *Facade) call(conn int64, req cometrpc.Request, canLose bool) (call int64, resp cometrpc.Response, sum *history.RPCResult, lose bool) {
 	rec := &history.RPC{Conn: conn, Method: req.Method, ID: req.ID.String()}
 	var answer func() (any, *history.RPCResult, *cometrpc.RPCError)
 	fail := func(e *cometrpc.RPCError) func() (any, *history.RPCResult, *cometrpc.RPCError) {
@@ -320,7 +387,7 @@ func (f *Facade) call(conn int64, req cometrpc.Request) (int64, cometrpc.Respons
 		t := history.DecodeTx(p.Tx)
 		rec.Tx = &t
 		answer = func() (any, *history.RPCResult, *cometrpc.RPCError) {
-			res, e := f.chain.BroadcastTxSync(p.Tx)
+			res, e := f.broadcast(&t, p.Tx, canLose, &lose)
 			if e != nil {
 				return nil, nil, e
 			}
@@ -331,21 +398,46 @@ func (f *Facade) call(conn int64, req cometrpc.Request) (int64, cometrpc.Respons
 	}
 	f.mu.Lock()
 	f.calls++
-	call := f.calls
+	call = f.calls
 	rec.Call, rec.Phase = call, history.PhaseRecv
 	f.recordLocked(history.Event{Kind: history.KindRPC, RPC: rec})
 	f.mu.Unlock()
 
 	res, summary, e := answer()
 	if e != nil {
-		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e)
+		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e), lose
 	}
 	resp, err := cometrpc.NewResult(req.ID, res)
 	if err != nil {
 		e = cometrpc.ErrInternal(err.Error())
-		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e)
+		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e), lose
 	}
-	return call, resp, summary
+	return call, resp, summary, lose
+}
+
+// broadcast hands a tx to the chain with the run's broadcast faults
+// applied: an injected CheckTx code, and (when canLose) the answer lost.
+func (f *Facade) broadcast(t *history.Tx, txBytes []byte, canLose bool, lose *bool) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	f.bmu.Lock()
+	defer f.bmu.Unlock()
+	var code uint32
+	if f.hooks.Inject != nil {
+		if code = f.hooks.Inject(t); code != 0 {
+			if err := f.chain.InjectCheckTx(code, 1); err != nil {
+				f.log.Error("façade: inject", "err", err)
+			}
+		}
+	}
+	res, e := f.chain.BroadcastTxSync(txBytes)
+	if code != 0 && f.chain.InjectionsLeft() > 0 {
+		// The tx never reached CheckTx (a full mempool, a cache hit): the
+		// injection was for it, not for a later one.
+		_ = f.chain.InjectCheckTx(code, 0)
+	}
+	if canLose && f.hooks.Lose != nil {
+		*lose = f.hooks.Lose(t, res, e)
+	}
+	return res, e
 }
 
 // done records the answer to call.
@@ -415,7 +507,7 @@ func (f *Facade) serveWSRequest(c *wsConn, req cometrpc.Request) {
 	case cometrpc.MethodSubscribe, cometrpc.MethodUnsubscribe, cometrpc.MethodUnsubscribeAll:
 	default:
 		recv := time.Now()
-		call, resp, summary := f.call(c.id, req)
+		call, resp, summary, _ := f.call(c.id, req, false)
 		c.wmu.Lock()
 		err := c.write(resp)
 		c.wmu.Unlock()

@@ -2,6 +2,7 @@ package oracleconform_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
+	"github.com/wsconverge/converge/contracts/oracle/tx"
 	"github.com/wsconverge/converge/fakes/chain"
 	"github.com/wsconverge/converge/sim/oracleconform"
 )
@@ -146,4 +148,84 @@ func TestFacadeSpeaksTheWireAndRecordsIt(t *testing.T) {
 	require.Equal(t, 2, subs)
 	require.Equal(t, 1, closes)
 	require.Positive(t, frames)
+}
+
+// submitTx is self's signed submission for (r, 1) at sequence seq.
+func submitTx(t *testing.T, w *oracleconform.World, key keys.PrivKey, r, seq uint64) []byte {
+	t.Helper()
+	self := key.PubKey().Address()
+	acct, ok := w.Chain.Account(self)
+	require.True(t, ok)
+	fee, err := oracle.FeeAmount(oracle.DefaultGasPrices, oracle.DefaultGasLimit)
+	require.NoError(t, err)
+	b, err := tx.Build(keys.StandInSigner{Key: key}, tx.Envelope{ChainID: w.Chain.Params().ChainID, AccountNumber: acct.AccountNumber,
+		Sequence: seq, GasLimit: oracle.DefaultGasLimit, FeeAmount: fee}, tx.SubmissionMsg(self, r, 1, "1000.5"))
+	require.NoError(t, err)
+	return b.TxBytes
+}
+
+func broadcastBody(txBytes []byte) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"broadcast_tx_sync","params":{"tx":"` + base64.StdEncoding.EncodeToString(txBytes) + `"}}`
+}
+
+// The broadcast faults of a script: an F11 code aimed at one request's
+// submissions (others pass), and F12, the admitted tx's answer lost with
+// the chain stalled, so that the same bytes meet the cache.
+func TestFacadeBroadcastFaults(t *testing.T) {
+	key := keys.PrivKeyFromSeed("facade-fault-sut")
+	p := chain.DefaultParams()
+	p.BlockInterval = 100 * time.Millisecond
+	w, err := oracleconform.NewWorld(p, key.PubKey().Address(), 1, nil)
+	require.NoError(t, err)
+	defer w.Close()
+	for _, id := range []uint64{1, 2} {
+		require.NoError(t, w.Register(oracleconform.Request{ID: id, Period: 5 * time.Second, SelfIndex: 0, Endpoints: 1,
+			Status: oracle.StatusEnabled}))
+	}
+	url := w.Facade.URL()
+	code := func(m map[string]any) float64 {
+		t.Helper()
+		require.Nil(t, m["error"], m)
+		return m["result"].(map[string]any)["code"].(float64)
+	}
+
+	// Code 13 is queued for request 2: request 1's submission passes, the
+	// next one for request 2 gets it, the one after that is admitted.
+	w.Inject(2, oracle.CodeInsufficientFee)
+	require.Equal(t, float64(0), code(post(t, url, broadcastBody(submitTx(t, w, key, 1, 0)))))
+	require.Equal(t, float64(oracle.CodeInsufficientFee), code(post(t, url, broadcastBody(submitTx(t, w, key, 2, 1)))))
+	require.Equal(t, float64(0), code(post(t, url, broadcastBody(submitTx(t, w, key, 2, 1)))))
+
+	// F12 on request 1: the connection drops, the chain stalls, and the
+	// same bytes sent again meet the cached tx.
+	w.LoseNext(1)
+	lost := submitTx(t, w, key, 1, 2)
+	resp, err := http.Post(url, "application/json", strings.NewReader(broadcastBody(lost)))
+	if err == nil {
+		resp.Body.Close()
+	}
+	require.Error(t, err, "the answer to an F12 broadcast never arrives")
+	require.True(t, w.Stalled())
+	m := post(t, url, broadcastBody(lost))
+	require.Contains(t, m["error"].(map[string]any)["data"], "tx already exists in cache")
+	w.Resume()
+	require.False(t, w.Stalled())
+	require.NoError(t, w.Close())
+
+	var faults []string
+	var lostDone, injected int
+	for _, e := range w.Events() {
+		switch {
+		case e.Fault != nil:
+			faults = append(faults, e.Fault.ID+" "+string(e.Fault.Phase))
+		case e.RPC != nil && e.RPC.Phase == history.PhaseDone && e.RPC.Lost:
+			lostDone++
+		case e.CheckTx != nil && e.CheckTx.Injected:
+			injected++
+			require.Equal(t, uint64(2), e.CheckTx.Tx.Msgs[0].RequestID)
+		}
+	}
+	require.Equal(t, []string{"F15 start", "F12 point", "F15 end"}, faults)
+	require.Equal(t, 1, lostDone)
+	require.Equal(t, 1, injected)
 }

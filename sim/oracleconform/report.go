@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/oracle/history"
@@ -39,6 +40,17 @@ func (r *Result) WriteTable(w io.Writer) error {
 				fmt.Fprintf(&b, "    %s\n", history.Line(r.Events[seq-1], r.Genesis))
 			}
 		}
+	}
+	fmt.Fprintf(&b, "\n%-9s %-8s %s\n", "at", "took", "script step")
+	for _, st := range r.Steps {
+		mark := ""
+		if st.Unmet {
+			mark = "  (unmet)"
+		}
+		fmt.Fprintf(&b, "%-9s %-8s %s%s\n", st.Start.Round(100*time.Millisecond), st.Took.Round(100*time.Millisecond), st.Name, mark)
+	}
+	for _, u := range r.Unmet {
+		fmt.Fprintf(&b, "\nscript: the daemon did not meet a step's wait, the run went on: %s\n", u)
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "\nharness: %s\n", p)
@@ -113,5 +125,10 @@ func (r *Result) JUnit(name string) *engine.JUnitSuites {
 		h.Failure = &engine.JUnitFailure{Message: "harness", Text: strings.Join(r.Problems, "\n")}
 	}
 	s.Add(h)
+	sc := engine.JUnitCase{Name: "harness-script", Classname: "oracle-conform"}
+	if len(r.Unmet) > 0 {
+		sc.Skipped = &engine.JUnitSkipped{Message: "steps unmet: " + strings.Join(r.Unmet, "; ")}
+	}
+	s.Add(sc)
 	return &engine.JUnitSuites{Name: name, Suites: []engine.JUnitSuite{s}}
 }

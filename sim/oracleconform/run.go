@@ -2,9 +2,11 @@ package oracleconform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -30,44 +32,15 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-// Script is a black-box scenario on the wall clock. Its times are after
-// the first launch.
-type Script struct {
-	// Period is every request's period.
-	Period time.Duration
-	// Update, Drop, Kill, MempoolFull, Disable and Term are when each step
-	// happens (0: skipped, except Term, which ends every run).
-	Update      time.Duration // the moderator updates request 2 (same fields, a reason)
-	Bogus       time.Duration // the moderator sends an update of request 1 carrying a nonce 5 ahead (D10)
-	Drop        time.Duration // F1: the façade closes every WebSocket and refuses new ones for DropFor
-	DropFor     time.Duration
-	Kill        time.Duration // F17: SIGKILL, restart after Downtime
-	Downtime    time.Duration
-	MempoolFull time.Duration // F10: the mempool is full for FullFor
-	FullFor     time.Duration
-	Disable     time.Duration // the moderator disables request 2
-	Term        time.Duration // SIGTERM; the run ends at the exit (SIGKILL after T_sd + 5 s)
-}
-
-// DefaultScript is the scenario of `converge oracle conform`: three
-// requests (self at index 1 of two endpoints, self at index 0, and one
-// self is not assigned to) with a 5 s period, an update, an update with a
-// bogus nonce, a WebSocket drop,
-// a crash and restart, a full mempool, a disable, and SIGTERM at 55 s.
-func DefaultScript() Script {
-	return Script{Period: 5 * time.Second, Update: 12 * time.Second, Bogus: 14 * time.Second, Drop: 16 * time.Second, DropFor: 2 * time.Second,
-		Kill: 24 * time.Second, Downtime: 2 * time.Second, MempoolFull: 36 * time.Second, FullFor: 3 * time.Second,
-		Disable: 44 * time.Second, Term: 55 * time.Second}
-}
-
-// ShortScript has the same requests, a crash and restart and SIGTERM at
-// 25 s: enough for a broken daemon to show itself, in half the time.
-func ShortScript() Script {
-	return Script{Period: 5 * time.Second, Kill: 12 * time.Second, Downtime: 2 * time.Second, Term: 25 * time.Second}
-}
-
 // workerTimeout is the config's worker.timeout_sec: T_sd = 15 s.
 const workerTimeout = 5
+
+// shutdownWait is how long a stop waits for the exit: T_sd and 5 s more;
+// then the harness kills the daemon.
+const shutdownWait = workerTimeout*time.Second + 10*time.Second + 5*time.Second
+
+// downtime is how long a crashed daemon stays down before its restart.
+const downtime = time.Second
 
 // Result is a judged run.
 type Result struct {
@@ -82,15 +55,22 @@ type Result struct {
 	// Output is the last lines the daemon wrote, per lifetime.
 	Output   [][]string
 	Duration time.Duration
+	// Unmet lists the script's waits the daemon did not satisfy in time
+	// (the run went on without them; what they were for may then be "not
+	// exercised").
+	Unmet []string
+	// QuietFrom is when the quiet phase began (zero: the script had none).
+	QuietFrom time.Time
+	// Steps are the script's steps as they ran.
+	Steps []StepRun
 }
 
-// requests are the scenario's requests.
-func requests(period time.Duration) []Request {
-	return []Request{
-		{ID: 1, Period: period, SelfIndex: 1, Endpoints: 2, Status: oracle.StatusEnabled},
-		{ID: 2, Period: period, SelfIndex: 0, Endpoints: 1, Status: oracle.StatusEnabled},
-		{ID: 3, Period: period, SelfIndex: -1, Endpoints: 1, Status: oracle.StatusEnabled},
-	}
+// StepRun is one step of a run: when it began (after the first launch's
+// setup) and how long it took.
+type StepRun struct {
+	Name        string
+	Start, Took time.Duration
+	Unmet       bool
 }
 
 // Run judges the daemon of opts.Profile: it starts the world, provisions
@@ -100,8 +80,12 @@ func requests(period time.Duration) []Request {
 // violations.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	sc := opts.Script
-	if sc.Term == 0 {
+	if len(sc.Steps) == 0 {
 		sc = DefaultScript()
+	}
+	if sc.Period < time.Second || sc.PoolSize < 1 || sc.Limit <= 0 {
+		return nil, fmt.Errorf("conform: script period %s, pool size %d, limit %s: at least 1 s, 1 and more than 0",
+			sc.Period, sc.PoolSize, sc.Limit)
 	}
 	log := opts.Log
 	if log == nil {
@@ -114,24 +98,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = w.Close()
-		}
-	}()
-	reqs := requests(sc.Period)
-	for _, r := range reqs {
-		if err := w.Register(r); err != nil {
+	r := &runner{w: w, opts: opts, key: key, reqs: requests(sc.Period), pool: sc.PoolSize, log: log}
+	defer r.cleanup()
+	for _, q := range r.reqs {
+		if err := w.Register(q); err != nil {
 			return nil, fmt.Errorf("conform: %w", err)
 		}
 	}
 	home := filepath.Join(opts.Dir, "home")
 	cfg := oracle.DefaultConfig(home)
 	cfg.Chain.Endpoint, cfg.Chain.ID = w.Facade.URL(), p.ChainID
-	cfg.Worker.TimeoutSec = workerTimeout
-	sb, err := Provision(ctx, home, cfg, key, opts.Profile)
-	if err != nil {
+	cfg.Worker.TimeoutSec, cfg.Worker.PoolSize = workerTimeout, sc.PoolSize
+	if r.sb, err = Provision(ctx, home, cfg, key, opts.Profile); err != nil {
 		return nil, err
 	}
 	// The registers commit in the next block; the daemon starts after.
@@ -139,114 +117,49 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	life := 1
-	proc, err := launch(w, life, sb, opts.Profile)
-	if err != nil {
-		return nil, err
-	}
-	var outputs [][]string
-	type step struct {
-		at time.Duration
-		do func() error
-	}
-	steps := []step{}
-	if sc.Update > 0 {
-		steps = append(steps, step{sc.Update, func() error { return w.Update(reqs[1], "conform: routine update") }})
-	}
-	if sc.Bogus > 0 {
-		steps = append(steps, step{sc.Bogus, func() error {
-			a, err := w.Chain.BogusNonceUpdate(1, w.Chain.Nonce(1)+5)
-			if err == nil && !a.Admitted() {
-				err = fmt.Errorf("conform: bogus-nonce update not admitted: code %d %s", a.Code, a.Log)
+	limit := start.Add(sc.Limit)
+	for _, st := range sc.Steps {
+		r.deadline = time.Now().Add(st.Budget)
+		if !st.final {
+			if r.exited() {
+				r.unmet = append(r.unmet, fmt.Sprintf("%s: skipped, the daemon had exited", st.Name))
+				continue
 			}
-			return err
-		}})
-	}
-	if sc.Drop > 0 {
-		steps = append(steps, step{sc.Drop, func() error {
-			until := time.Now().Add(sc.DropFor)
-			w.Fault("F1", history.FaultStart, until, history.Param{Key: "refuse", Value: sc.DropFor.String()})
-			w.Facade.DropWS(true)
-			return nil
-		}}, step{sc.Drop + sc.DropFor, func() error {
-			w.Facade.RefuseWS(false)
-			w.Fault("F1", history.FaultEnd, time.Time{})
-			return nil
-		}})
-	}
-	if sc.Kill > 0 {
-		steps = append(steps, step{sc.Kill, func() error {
-			w.Fault("F17", history.FaultPoint, time.Time{})
-			proc.sendSignal(w, syscall.SIGKILL)
-			if !proc.wait(10 * time.Second) {
-				return fmt.Errorf("conform: the daemon did not die of SIGKILL")
+			if !time.Now().Before(limit) {
+				r.unmet = append(r.unmet, fmt.Sprintf("%s: skipped, the script's limit of %s had passed", st.Name, sc.Limit))
+				continue
 			}
-			outputs = append(outputs, proc.output.get())
-			return nil
-		}}, step{sc.Kill + sc.Downtime, func() error {
-			life++
-			proc, err = launch(w, life, sb, opts.Profile)
-			return err
-		}})
-	}
-	if sc.MempoolFull > 0 {
-		steps = append(steps, step{sc.MempoolFull, func() error {
-			w.Fault("F10", history.FaultStart, time.Now().Add(sc.FullFor))
-			w.Chain.SetMempoolFull(true)
-			return nil
-		}}, step{sc.MempoolFull + sc.FullFor, func() error {
-			w.Chain.SetMempoolFull(false)
-			w.Fault("F10", history.FaultEnd, time.Time{})
-			return nil
-		}})
-	}
-	if sc.Disable > 0 {
-		steps = append(steps, step{sc.Disable, func() error {
-			a, err := w.Chain.Disable(2, "conform: disabled")
-			if err == nil && !a.Admitted() {
-				err = fmt.Errorf("conform: disable not admitted: code %d %s", a.Code, a.Log)
-			}
-			return err
-		}})
-	}
-	sortSteps(steps, func(s step) time.Duration { return s.at })
-	for _, s := range steps {
-		if s.at >= sc.Term {
-			break
+			r.deadline = earlier(r.deadline, limit)
 		}
-		if err := sleep(ctx, time.Until(start.Add(s.at))); err != nil {
-			proc.kill(w)
-			return nil, err
+		log.Info("conform: step", "step", st.Name)
+		began := time.Now()
+		err := st.run(ctx, r)
+		var u *unmet
+		r.steps = append(r.steps, StepRun{Name: st.Name, Start: began.Sub(start), Took: time.Since(began), Unmet: errors.As(err, &u)})
+		switch {
+		case errors.As(err, &u):
+			r.unmet = append(r.unmet, fmt.Sprintf("%s: %v", st.Name, err))
+			log.Warn("conform: step unmet", "step", st.Name, "err", err)
+		case err != nil:
+			return nil, fmt.Errorf("conform: step %q: %w", st.Name, err)
 		}
-		if err := s.do(); err != nil {
-			proc.kill(w)
+	}
+	if r.proc != nil && !r.proc.Exited() {
+		if err := r.stop(syscall.SIGKILL, 10*time.Second); err != nil {
 			return nil, err
 		}
 	}
-	if err := sleep(ctx, time.Until(start.Add(sc.Term))); err != nil {
-		proc.kill(w)
-		return nil, err
-	}
-	tsd := time.Duration(workerTimeout)*time.Second + 10*time.Second
-	if !proc.Exited() {
-		proc.sendSignal(w, syscall.SIGTERM)
-		if !proc.wait(tsd + 5*time.Second) {
-			proc.kill(w)
-		}
-	}
-	outputs = append(outputs, proc.output.get())
 	// Frames and answers still in flight settle, then the world stops.
 	_ = sleep(ctx, p.BlockInterval)
-	if err := w.Close(); err != nil {
-		log.Warn("conform: close", "err", err)
-	}
-	closed = true
+	r.cleanup()
 	evs := w.Events()
-	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: outputs, Duration: time.Since(start)}
+	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: r.outputs, Duration: time.Since(start),
+		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
 	res.Problems = checkProvider(evs, self)
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
-		GasLimit: cfg.Gas.Limit, GasAdjustment: cfg.Gas.Adjustment, MaxDelay: time.Duration(cfg.Retry.MaxDelaySec) * time.Second}
+		GasLimit: cfg.Gas.Limit, GasAdjustment: cfg.Gas.Adjustment, MaxDelay: time.Duration(cfg.Retry.MaxDelaySec) * time.Second,
+		QuietFrom: r.quietFrom}
 	st, err := invariant.NewStream(params)
 	if err != nil {
 		return nil, err
@@ -256,6 +169,133 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Report, res.Coverage = st.Finish(), st.Coverage()
 	return res, nil
+}
+
+// runner is a Run in progress: the world, the daemon's current lifetime
+// and what the steps leave for the judging.
+type runner struct {
+	w    *World
+	opts Options
+	key  keys.PrivKey
+	sb   *Sandbox
+	reqs []Request
+	pool int
+	log  *slog.Logger
+
+	proc     *Process
+	life     int
+	lifeFrom int // the first record of the current lifetime
+	outputs  [][]string
+
+	deadline      time.Time // the current step's
+	quietFrom     time.Time
+	sourceFailing bool
+	unmet         []string
+	steps         []StepRun
+	closed        bool
+}
+
+// launch starts the next lifetime.
+func (r *runner) launch() error {
+	r.life++
+	r.lifeFrom = r.w.watch.mark()
+	p, err := launch(r.w, r.life, r.sb, r.opts.Profile)
+	if err != nil {
+		return err
+	}
+	r.proc = p
+	return nil
+}
+
+// stop sends sig and waits up to wait for the exit (SIGKILL after that),
+// keeping the lifetime's output. A daemon that already exited is left as
+// it is.
+func (r *runner) stop(sig syscall.Signal, wait time.Duration) error {
+	p := r.proc
+	if p == nil {
+		return nil
+	}
+	if !p.Exited() {
+		p.sendSignal(r.w, sig)
+		if !p.wait(wait) && sig != syscall.SIGKILL {
+			p.sendSignal(r.w, syscall.SIGKILL)
+			p.wait(10 * time.Second)
+		}
+		if !p.Exited() {
+			return fmt.Errorf("conform: the daemon did not die of SIGKILL")
+		}
+	}
+	r.outputs = append(r.outputs, p.output.get())
+	r.proc = nil
+	return nil
+}
+
+// await waits, within what is left of the step's budget, until cond holds
+// for a record from index from on. A daemon that exits meanwhile ends the
+// wait: the step is then unmet.
+func (r *runner) await(ctx context.Context, from int, what string, cond func(*history.Event) bool) error {
+	life, exited := r.life, false
+	budget := max(0, time.Until(r.deadline))
+	_, err := r.w.watch.await(ctx, from, budget, what, func(e *history.Event) bool {
+		if e.Proc != nil && e.Proc.Action == history.ProcExit && e.Life == life && r.proc != nil {
+			exited = true
+			return true
+		}
+		return cond(e)
+	})
+	if err == nil && exited {
+		return &unmet{what: what + " (the daemon exited first)", budget: budget}
+	}
+	return err
+}
+
+// exited reports whether the current lifetime's process has ended.
+func (r *runner) exited() bool { return r.proc != nil && r.proc.Exited() }
+
+// inject queues F11 codes for request q's next broadcasts and records the
+// fault.
+func (r *runner) inject(q uint64, codes ...uint32) {
+	for _, c := range codes {
+		r.w.Fault("F11", history.FaultPoint, time.Time{}, history.Param{Key: "request", Value: strconv.FormatUint(q, 10)},
+			history.Param{Key: "code", Value: strconv.FormatUint(uint64(c), 10)})
+	}
+	r.w.Inject(q, codes...)
+}
+
+// healSource ends the F8 of the fetch-failure step.
+func (r *runner) healSource() error {
+	if !r.sourceFailing {
+		return nil
+	}
+	r.sourceFailing = false
+	err := r.w.HealSource(reqFetch)
+	r.w.Fault("F8", history.FaultEnd, time.Time{})
+	return err
+}
+
+// admitted turns a moderator tx that was not admitted into an error.
+func (r *runner) admitted(a chain.Admission, err error) (chain.Admission, error) {
+	if err == nil && !a.Admitted() {
+		err = fmt.Errorf("moderator tx not admitted: code %d %s", a.Code, a.Log)
+	}
+	return a, err
+}
+
+// cleanup kills a daemon still running and stops the world (once).
+func (r *runner) cleanup() {
+	if r.closed {
+		return
+	}
+	if r.proc != nil && !r.proc.Exited() {
+		r.proc.kill(r.w)
+	}
+	if r.w.Stalled() {
+		r.w.Resume()
+	}
+	r.closed = true
+	if err := r.w.Close(); err != nil {
+		r.log.Warn("conform: close", "err", err)
+	}
 }
 
 // checkProvider checks the first Account query against the provisioned
@@ -282,6 +322,13 @@ func (p *Process) kill(w *World) {
 	p.wait(10 * time.Second)
 }
 
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
@@ -293,13 +340,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("conform: %w", ctx.Err())
 	case <-t.C:
 		return nil
-	}
-}
-
-func sortSteps[T any](s []T, key func(T) time.Duration) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && key(s[j]) < key(s[j-1]); j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
 	}
 }

@@ -210,10 +210,9 @@ func (w *world) operate(rng *rand.Rand) {
 
 // period is r's period on chain.
 func (w *world) period(r *request) time.Duration {
-	if doc, ok := w.chain.Doc(r.id); ok {
-		return time.Duration(doc.GetPeriod()) * time.Second
-	}
-	return r.period
+	p := r.period
+	w.chain.ReadDoc(r.id, func(doc *oraclev1.OracleRequestDoc) { p = time.Duration(doc.GetPeriod()) * time.Second })
+	return p
 }
 
 func (w *world) req(id uint64) *request {
@@ -279,9 +278,12 @@ func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour)
 	if w.peerSent[key] || w.chain.Nonce(r.id)+1 != n {
 		return
 	}
-	doc, ok := w.chain.Doc(r.id)
-	if !ok || doc.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_ENABLED ||
-		!slices.Contains(doc.GetAccountList(), w.peers[p].Address) {
+	var provider bool
+	w.chain.ReadDoc(r.id, func(doc *oraclev1.OracleRequestDoc) {
+		provider = doc.GetStatus() == oraclev1.RequestStatus_REQUEST_STATUS_ENABLED &&
+			slices.Contains(doc.GetAccountList(), w.peers[p].Address)
+	})
+	if !provider {
 		return
 	}
 	adm, err := w.chain.PeerSubmit(w.peers[p], r.id, b, value(r.id, n))

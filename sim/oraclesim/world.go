@@ -65,10 +65,12 @@ type world struct {
 	src   *datasource.Sources
 	rec   *history.Recorder
 	sink  func(*history.Event)
-	cfg   oracle.Config
-	sut   keys.PrivKey
-	self  string
-	err   error
+	// scratch is the record handed to sink (see record).
+	scratch history.Event
+	cfg     oracle.Config
+	sut     keys.PrivKey
+	self    string
+	err     error
 
 	// the daemon's lifetime
 	d      Daemon
@@ -119,8 +121,12 @@ func (w *world) record(e history.Event) {
 	}
 	seq := w.rec.Add(e)
 	if w.sink != nil {
-		e.Seq = seq
-		w.sink(&e)
+		// The checkers read the record during the call and keep none of
+		// it by address, so one scratch copy serves every record and e
+		// does not escape to the heap.
+		w.scratch = e
+		w.scratch.Seq = seq
+		w.sink(&w.scratch)
 	}
 }
 
@@ -345,13 +351,13 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	t := history.DecodeTx(o.Tx)
+	t, decoded := history.DecodeTxFull(o.Tx)
 	call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
 	if w.f.rpcOutage {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSync(o.Tx)
+	res, rerr := w.chain.BroadcastTxSyncDecoded(o.Tx, decoded)
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false

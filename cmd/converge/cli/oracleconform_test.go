@@ -29,7 +29,7 @@ func TestOracleConformMissingBinaryIsExitThree(t *testing.T) {
 // the JUnit file says so.
 func TestOracleConformFailsABentDaemon(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 40 s real-time run")
+		t.Skip("a real-time run of about 10 s")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bentoracled")

@@ -12,7 +12,6 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
 	authv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/auth/v1beta1"
-	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
 	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
@@ -110,13 +109,15 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 		out.SignMode = int32(sis[0].GetModeInfo().GetSingle().GetMode())
 		// The key's bytes as sent; parsing the point would cost a square
 		// root on the curve per tx.
-		var pk ethsecp256k1.PubKey
-		if err := proto.Unmarshal(sis[0].GetPublicKey().GetValue(), &pk); err == nil {
-			out.PubKey = hex.EncodeToString(pk.GetKey())
+		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
+			out.PubKey = hexString(key)
 		}
 	}
-	for _, c := range t.FeeCoins() {
-		out.Fee = append(out.Fee, Coin{Denom: c.Denom, Amount: c.Amount})
+	if coins := t.FeeCoins(); len(coins) > 0 {
+		out.Fee = make([]Coin, len(coins))
+		for i, c := range coins {
+			out.Fee[i] = Coin{Denom: c.Denom, Amount: c.Amount}
+		}
 	}
 	out.Msgs = make([]Msg, len(t.Msgs))
 	for i, m := range t.Msgs {
@@ -128,11 +129,19 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 // DecodeTx decodes tx bytes as the chain does; bytes that do not decode
 // give a Tx with only Hash, Size and DecodeErr.
 func DecodeTx(b []byte) Tx {
+	rec, _ := DecodeTxFull(b)
+	return rec
+}
+
+// DecodeTxFull is DecodeTx that also gives the decoded tx (nil when the
+// bytes do not decode), for a caller that hands it on instead of having
+// the same bytes decoded again.
+func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 	t, err := tx.Decode(b)
 	if err != nil {
-		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}
+		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}, nil
 	}
-	return TxOf(t)
+	return TxOf(t), t
 }
 
 // CheckSig checks a tx's signature against the chain id and the signer's
@@ -292,4 +301,15 @@ func codeReason(err error) string {
 		return ce.Log()
 	}
 	return err.Error()
+}
+
+// hexString is hex.EncodeToString in one allocation for the short byte
+// strings a record carries (a public key).
+func hexString(b []byte) string {
+	if len(b) > 64 {
+		return hex.EncodeToString(b)
+	}
+	var buf [128]byte
+	n := hex.Encode(buf[:], b)
+	return string(buf[:n])
 }

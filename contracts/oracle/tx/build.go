@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -165,7 +164,17 @@ func SignBytes(bodyBytes, authInfoBytes []byte, chainID string, accountNumber ui
 
 // Hash is the CometBFT tx hash: the upper-case hex SHA-256 of the TxRaw
 // bytes.
-func Hash(txBytes []byte) string {
-	sum := sha256.Sum256(txBytes)
-	return strings.ToUpper(hex.EncodeToString(sum[:]))
+func Hash(txBytes []byte) string { return HashOfSum(sha256.Sum256(txBytes)) }
+
+// HashOfSum is the tx hash of bytes whose SHA-256 is sum: upper-case hex,
+// built in one allocation (a hash is made for every tx a run sees).
+func HashOfSum(sum [32]byte) string {
+	var buf [2 * sha256.Size]byte
+	hex.Encode(buf[:], sum[:])
+	for i, ch := range buf {
+		if ch >= 'a' {
+			buf[i] = ch - ('a' - 'A')
+		}
+	}
+	return string(buf[:])
 }

@@ -357,11 +357,27 @@ func (t *Tx) PubKey() (keys.PubKey, error) {
 	if len(sis) == 0 || sis[0].GetPublicKey() == nil {
 		return keys.PubKey{}, fmt.Errorf("tx has no public key")
 	}
-	var pk ethsecp256k1.PubKey
-	if err := proto.Unmarshal(sis[0].PublicKey.GetValue(), &pk); err != nil {
+	key, err := PubKeyKey(sis[0].PublicKey.GetValue())
+	if err != nil {
 		return keys.PubKey{}, fmt.Errorf("public key: %w", err)
 	}
-	return keys.ParsePubKey(pk.GetKey())
+	return keys.ParsePubKey(key)
+}
+
+// PubKeyKey is the key field of an ethsecp256k1.PubKey's bytes (the value
+// of a signer info's public_key). The shape Build writes — that one field
+// and 33 bytes — is read in place, without a message (the recorders read
+// the key of every tx); any other bytes go through proto.Unmarshal, which
+// decides as it always did. The key may share value's memory.
+func PubKeyKey(value []byte) ([]byte, error) {
+	if len(value) == 2+keys.PubKeySize && value[0] == byte(fieldPubKeyKey<<3|2) && value[1] == keys.PubKeySize {
+		return value[2:], nil
+	}
+	var pk ethsecp256k1.PubKey
+	if err := proto.Unmarshal(value, &pk); err != nil {
+		return nil, err
+	}
+	return pk.GetKey(), nil
 }
 
 // Hash is the tx's CometBFT hash.

@@ -89,6 +89,10 @@ func appendMessage(b []byte, num protowire.Number, inner []byte) []byte {
 	return protowire.AppendBytes(b, inner)
 }
 
+// scratchSize is the stack scratch of the encoders: larger parts spill to
+// the heap as append grows them.
+const scratchSize = 256
+
 func encodeAny(b []byte, a *anypb.Any) []byte {
 	b = appendString(b, fieldAnyTypeURL, a.GetTypeUrl())
 	return appendBytes(b, fieldAnyValue, a.GetValue())
@@ -98,7 +102,8 @@ func encodeAny(b []byte, a *anypb.Any) []byte {
 // only fields Build sets).
 func encodeTxBody(body *txv1beta1.TxBody) []byte {
 	b := make([]byte, 0, 256)
-	var scratch []byte
+	var buf [scratchSize]byte // a message of the daemon's fits
+	scratch := buf[:0]
 	for _, m := range body.GetMessages() {
 		scratch = encodeAny(scratch[:0], m)
 		b = appendMessage(b, fieldTxBodyMessages, scratch)
@@ -111,7 +116,9 @@ func encodeTxBody(body *txv1beta1.TxBody) []byte {
 // (the only shapes Build makes).
 func encodeAuthInfo(auth *txv1beta1.AuthInfo) []byte {
 	b := make([]byte, 0, 128)
-	var si, inner []byte
+	// Scratch on the stack: a signer info and a fee of a daemon's tx fit.
+	var siBuf, innerBuf, modeBuf, feeBuf [scratchSize]byte
+	si, inner := siBuf[:0], innerBuf[:0]
 	for _, s := range auth.GetSignerInfos() {
 		si = si[:0]
 		if pk := s.GetPublicKey(); pk != nil {
@@ -122,7 +129,7 @@ func encodeAuthInfo(auth *txv1beta1.AuthInfo) []byte {
 			inner = inner[:0]
 			if single := mi.GetSingle(); single != nil {
 				inner = appendMessage(inner, fieldModeInfoSingle,
-					appendUint(nil, fieldSingleMode, uint64(single.GetMode())))
+					appendUint(modeBuf[:0], fieldSingleMode, uint64(single.GetMode())))
 			}
 			si = appendMessage(si, fieldSignerInfoModeInfo, inner)
 		}
@@ -130,7 +137,7 @@ func encodeAuthInfo(auth *txv1beta1.AuthInfo) []byte {
 		b = appendMessage(b, fieldAuthInfoSignerInfos, si)
 	}
 	if fee := auth.GetFee(); fee != nil {
-		var f []byte
+		f := feeBuf[:0]
 		for _, c := range fee.GetAmount() {
 			inner = appendString(inner[:0], fieldCoinDenom, c.GetDenom())
 			inner = appendString(inner, fieldCoinAmount, c.GetAmount())

@@ -5,7 +5,8 @@
 // reference: it runs the unmodified refimpl/oracled and bends what crosses
 // one of its ports, here the wire. Every bend but term-exit-1 puts a
 // loopback reverse proxy between the daemon and chain.endpoint (HTTP and
-// /websocket pass through) that rewrites the daemon's broadcasts.
+// /websocket pass through) that rewrites the daemon's broadcasts or acts
+// on their answers.
 //
 //	bentoracled --bend NAME --home DIR
 //
@@ -15,6 +16,12 @@
 //	value-drift      each submission's raw_data gets a digit appended       → O12
 //	sequence-skip    each broadcast is signed at account sequence + 1       → O8
 //	term-exit-1      a graceful stop ends with exit status 1                → O14
+//	retry-after-fee  a broadcast answered code 13 is sent once more          → O5
+//	stale-account    Account queries after the first get the first's answer → O9
+//	resubmit         an admitted submission is sent again at sequence + 1   → O1
+//	health-once      status calls after the second (the start's probe and the
+//	                 first health check) get the second's answer: the
+//	                 health check runs once                                 → O18 (a warning)
 //
 // The rewritten txs keep their signatures: the simulated chain does not
 // verify them unless asked to (ORACLE-SPEC D26).
@@ -35,10 +42,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wsconverge/converge/contracts/oracle/abciquery"
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
 	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
@@ -51,7 +60,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip or term-exit-1")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit or health-once")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,7 +68,7 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -97,18 +106,24 @@ func proxied(home, bend string) (string, error) {
 		return "", fmt.Errorf("proxy: %w", err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
+	p := &poster{url: target.String(), bend: bend}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = bendRequest(body, bend)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
+		if r.Method != http.MethodPost {
+			rp.ServeHTTP(w, r) // the WebSocket passes through
+			return
 		}
-		rp.ServeHTTP(w, r)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out, err := p.exchange(bendRequest(body, bend))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
 	})
 	go func() { _ = http.Serve(ln, h) }()
 	cfg.Chain.Endpoint = "http://" + ln.Addr().String()
@@ -122,9 +137,118 @@ func proxied(home, bend string) (string, error) {
 	return bent, nil
 }
 
+// poster forwards the daemon's JSON-RPC POSTs to the chain endpoint and
+// applies the bends that act on answers.
+type poster struct {
+	url  string
+	bend string
+
+	mu      sync.Mutex
+	account json.RawMessage // stale-account: the first Account answer's result
+	status  json.RawMessage // health-once: the second status answer's result
+	probes  int             // health-once: status calls forwarded
+}
+
+// cache is where a bend keeps the first answer to req that it replays
+// (nil: req is not replayed).
+func (p *poster) cache(req cometrpc.Request) *json.RawMessage {
+	switch {
+	case p.bend == "stale-account" && isAccountQuery(req):
+		return &p.account
+	case p.bend == "health-once" && req.Method == cometrpc.MethodStatus:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.probes++; p.probes < 2 {
+			return nil // the start's probe passes; the first health check is kept
+		}
+		return &p.status
+	}
+	return nil
+}
+
+// exchange sends body upstream and returns the answer the daemon gets.
+func (p *poster) exchange(body []byte) ([]byte, error) {
+	req, ok := single(body)
+	var slot *json.RawMessage
+	if ok {
+		slot = p.cache(req)
+	}
+	if slot != nil {
+		p.mu.Lock()
+		cached := *slot
+		p.mu.Unlock()
+		if cached != nil {
+			return json.Marshal(cometrpc.Response{JSONRPC: cometrpc.Version, ID: req.ID, Result: cached})
+		}
+	}
+	out, err := post(p.url, body)
+	if err != nil || !ok {
+		return out, err
+	}
+	var resp cometrpc.Response
+	if json.Unmarshal(out, &resp) != nil || resp.Error != nil {
+		return out, nil
+	}
+	switch {
+	case slot != nil:
+		p.mu.Lock()
+		if *slot == nil {
+			*slot = resp.Result
+		}
+		p.mu.Unlock()
+	case req.Method == cometrpc.MethodBroadcastTxSync:
+		var res cometrpc.ResultBroadcastTx
+		if json.Unmarshal(resp.Result, &res) != nil {
+			return out, nil
+		}
+		switch {
+		case p.bend == "retry-after-fee" && res.Code == 13:
+			return post(p.url, body) // a second try after a terminal code
+		case p.bend == "resubmit" && res.Code == 0:
+			if again := bendRequest(body, "sequence-skip"); !bytes.Equal(again, body) {
+				_, _ = post(p.url, again) // the copy's answer is nobody's business
+			}
+		}
+	}
+	return out, nil
+}
+
+// single decodes a body holding one JSON-RPC request.
+func single(body []byte) (cometrpc.Request, bool) {
+	reqs, batch, rpcErr := cometrpc.ParseRequests(body)
+	if rpcErr != nil || batch || len(reqs) != 1 {
+		return cometrpc.Request{}, false
+	}
+	return reqs[0], true
+}
+
+func isAccountQuery(req cometrpc.Request) bool {
+	var p cometrpc.ABCIQueryParams
+	return req.Method == cometrpc.MethodABCIQuery && req.DecodeParams(&p) == nil && p.Path == abciquery.PathAccount
+}
+
+// post sends one JSON-RPC body to url and returns the answer's body.
+func post(url string, body []byte) ([]byte, error) {
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return out, nil
+}
+
 // bendRequest rewrites a broadcast_tx_sync request's tx; anything else
 // (and anything it cannot read) passes unchanged.
 func bendRequest(body []byte, bend string) []byte {
+	switch bend {
+	case "nonce-minus-one", "value-drift", "sequence-skip":
+	default:
+		return body // the bend acts on answers
+	}
 	reqs, batch, rpcErr := cometrpc.ParseRequests(body)
 	if rpcErr != nil || batch || len(reqs) != 1 || reqs[0].Method != cometrpc.MethodBroadcastTxSync {
 		return body

@@ -112,6 +112,9 @@ type FromChild struct {
 // DecodeFromChild reads one line of a child: a JSON object with a known
 // type and no unknown fields.
 func DecodeFromChild(line []byte) (FromChild, error) {
+	if m, ok := fastFromChild(line); ok {
+		return m, nil
+	}
 	var m FromChild
 	if err := strictUnmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("not a protocol message: %w", err)
@@ -127,6 +130,9 @@ func DecodeFromChild(line []byte) (FromChild, error) {
 
 // DecodeFromHarness reads one line of the harness.
 func DecodeFromHarness(line []byte) (FromHarness, error) {
+	if m, ok := fastFromHarness(line); ok {
+		return m, nil
+	}
 	var m FromHarness
 	if err := strictUnmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("not a protocol message: %w", err)
@@ -138,16 +144,28 @@ func DecodeFromHarness(line []byte) (FromHarness, error) {
 	return m, fmt.Errorf("unknown message type %q", m.Type)
 }
 
-// AppendOK appends the line answering a port call with value.
+// AppendOK appends the line answering a port call with value. No value
+// (nil) and a json.RawMessage, which the caller vouches for, are written
+// as they are: most calls answer with nothing or with an empty list.
 func AppendOK(b []byte, value any) ([]byte, error) {
-	v, err := json.Marshal(value)
-	if err != nil {
-		return b, fmt.Errorf("encode result: %w", err)
+	b = append(b, okPrefix...)
+	switch v := value.(type) {
+	case nil:
+		b = append(b, null...)
+	case json.RawMessage:
+		b = append(b, v...)
+	default:
+		raw, err := json.Marshal(value)
+		if err != nil {
+			return b, fmt.Errorf("encode result: %w", err)
+		}
+		b = append(b, raw...)
 	}
-	b = append(b, `{"type":"ok","value":`...)
-	b = append(b, v...)
 	return append(b, '}', '\n'), nil
 }
+
+// EmptyList is the wire form of an empty list, for AppendOK.
+var EmptyList = json.RawMessage("[]")
 
 // AppendLine appends m as one line.
 func AppendLine(b []byte, m any) ([]byte, error) {

@@ -36,12 +36,21 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return fmt.Errorf("time %s: want an RFC 3339 string or null", clip(b))
 	}
-	v, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	v, err := parseTime(b[1 : len(b)-1])
 	if err != nil {
 		return fmt.Errorf("time %s: want RFC 3339 such as \"2026-01-05T00:00:01.5Z\"", clip(b))
 	}
-	t.Time = v.UTC()
+	*t = v
 	return nil
+}
+
+// parseTime reads the RFC 3339 text of a time (without its quotes).
+func parseTime(s []byte) (Time, error) {
+	v, err := time.Parse(time.RFC3339Nano, string(s))
+	if err != nil {
+		return Time{}, err
+	}
+	return Time{v.UTC()}, nil
 }
 
 // clip shortens a raw value for an error message.

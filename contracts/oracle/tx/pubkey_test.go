@@ -1,0 +1,41 @@
+package tx
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
+
+	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
+)
+
+// PubKeyKey reads any bytes as proto.Unmarshal does: the key of the
+// shape Build writes in place, every other shape (another length, another
+// field, junk) as the message decoder decides.
+func TestPubKeyKeyIsUnmarshal(t *testing.T) {
+	built := encodePubKeyValue(make([]byte, 33))
+	require.Len(t, built, 35)
+	rapid.Check(t, func(rt *rapid.T) {
+		var value []byte
+		if rapid.Bool().Draw(rt, "built shape") {
+			value = encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
+			if rapid.Bool().Draw(rt, "spoil") {
+				i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
+				value[i] = rapid.Byte().Draw(rt, "byte")
+			}
+		} else {
+			value = rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
+		}
+		var pk ethsecp256k1.PubKey
+		werr := proto.Unmarshal(value, &pk)
+		got, err := PubKeyKey(value)
+		if werr != nil {
+			require.Error(rt, err)
+			return
+		}
+		require.NoError(rt, err)
+		require.Equal(rt, len(pk.GetKey()), len(got))
+		require.Equal(rt, string(pk.GetKey()), string(got))
+	})
+}
