@@ -1,8 +1,6 @@
 package oraclemutants
 
 import (
-	"time"
-
 	"github.com/wsconverge/converge/sim/oraclesim"
 )
 
@@ -124,21 +122,21 @@ func Sources() []*SourceMutant {
 		c.s.put(&started)
 		e.url, e.rule = j.URL, j.ParseRule
 `}}},
-		{name: "stale-complete-applied", Kills: []string{o2, o3}, Options: busy,
-			Bug: "a Complete(n) with n ≤ Nonce (repeated, or reordered by F5) is applied like a new one",
-			Gap: "F5 holds a frame at most 3 s, less than any period (5 s or more), so no Complete arrives after its job moved past it",
+		// Peers complete rounds without the daemon (quorums below the
+		// provider count) while F5 holds a Complete past the next one: the
+		// held Complete then arrives after its job moved past it.
+		{name: "stale-complete-applied", Kills: []string{o2, o3},
+			Options: oraclesim.Options{Faults: 30, Ops: 12, PartialQuorums: true, LongReorder: true},
+			Bug:     "a Complete(n) with n ≤ Nonce (repeated, or reordered by F5) is applied like a new one",
 			Edits: []Edit{{File: fileTransition, Old: `	if n <= j.Nonce {
 		o.Rows = append(o.Rows, RowCompleteStale)
 		return
 	}
 `, New: ""}}},
-		// O3 and O1 (§5.4's) are blind to it here: a Register reaches the
-		// daemon after its job ran only when frames were held behind a hung
-		// doc query (F2, F14), where O3 does not judge E, and the on-chain
-		// check stops the second commit. O12 sees the first execution's
-		// value broadcast after the second execution fetched another.
-		{name: "register-resets-job", Kills: []string{o3, o1, o12},
-			Options: oraclesim.Options{Requests: 3, Faults: 300, Ops: 300, FaultPhase: 30 * time.Minute},
+		// F4 repeats a Register 5–60 s later, after its job ran: the
+		// mutant's fresh job runs again before the Complete (O3).
+		{name: "register-resets-job", Kills: []string{o3, o1},
+			Options: oraclesim.Options{Faults: 60, Ops: 60, LateDuplicates: true},
 			Bug:     "a Register for a request with a job (a duplicate frame, F4) drops the job and creates it afresh",
 			Edits: []Edit{{File: fileEvents, Old: `		c.applyDoc(r, doc, func(err error) {
 `, New: `		if sub == oracle.SubRegister {
@@ -146,9 +144,11 @@ func Sources() []*SourceMutant {
 		}
 		c.applyDoc(r, doc, func(err error) {
 `}}},
-		{name: "stale-result-broadcast", Kills: []string{o2}, Options: busy,
-			Bug: "the stale check forgets the round: a result is still broadcast after its round's Complete",
-			Gap: "every round's quorum is all its providers, self included, so a round completes only with self's submission on chain, and the on-chain check (D3) then ends the result",
+		// Peers complete a round without the daemon while its result waits
+		// in the submitter (F10, F11 retries): the mutant still sends it.
+		{name: "stale-result-broadcast", Kills: []string{o2},
+			Options: oraclesim.Options{Faults: 30, Ops: 12, PartialQuorums: true},
+			Bug:     "the stale check forgets the round: a result is still broadcast after its round's Complete",
 			Edits: []Edit{{File: fileStale, Old: `		AssignedIndex(j.AccountList, self) < 0 ||
 		r.Nonce != j.Nonce+1
 `, New: `		AssignedIndex(j.AccountList, self) < 0

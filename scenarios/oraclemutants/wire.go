@@ -38,7 +38,9 @@ type historyHeader struct {
 func RunArgs(o oraclesim.Options) []string {
 	return []string{"-seed", strconv.FormatUint(o.Seed, 10), "-requests", strconv.Itoa(o.Requests),
 		"-fault-phase", o.FaultPhase.String(), "-quiet-phase", o.QuietPhase.String(),
-		"-faults", strconv.Itoa(o.Faults), "-ops", strconv.Itoa(o.Ops), "-pool-size", strconv.Itoa(o.PoolSize)}
+		"-faults", strconv.Itoa(o.Faults), "-ops", strconv.Itoa(o.Ops), "-pool-size", strconv.Itoa(o.PoolSize),
+		"-partial-quorums=" + strconv.FormatBool(o.PartialQuorums), "-long-reorder=" + strconv.FormatBool(o.LongReorder),
+		"-late-duplicates=" + strconv.FormatBool(o.LateDuplicates)}
 }
 
 // ParseRunArgs reads RunArgs' flags back.
@@ -53,6 +55,9 @@ func ParseRunArgs(args []string) (oraclesim.Options, error) {
 	fs.IntVar(&o.Faults, "faults", 0, "faults (0: the default, negative: none)")
 	fs.IntVar(&o.Ops, "ops", 0, "moderator actions (0: the default, negative: none)")
 	fs.IntVar(&o.PoolSize, "pool-size", 0, "worker.pool_size (0: the default)")
+	fs.BoolVar(&o.PartialQuorums, "partial-quorums", false, "quorums below the provider count")
+	fs.BoolVar(&o.LongReorder, "long-reorder", false, "F5 holds a Complete frame past the next round")
+	fs.BoolVar(&o.LateDuplicates, "late-duplicates", false, "F4 repeats a moderator frame 5-60 s later")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("flags: %w", err)
 	}

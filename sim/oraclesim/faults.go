@@ -33,6 +33,8 @@ type faultState struct {
 	delayBy     time.Duration
 	delayID     string
 	restartIn   time.Duration // F17/F18: downtime before the restart
+	hold        time.Duration // F5 with Options.LongReorder: the next Complete frame's hold
+	dupLag      time.Duration // F4 with Options.LateDuplicates: the copy's lag
 }
 
 func param(k, v string) history.Param { return history.Param{Key: k, Value: v} }
@@ -104,7 +106,14 @@ func (w *world) inject(id string, max time.Duration, rng *rand.Rand) {
 		w.f.drop = 1 + rng.IntN(2)
 	case "F4":
 		w.f.dup = 1 + rng.IntN(3)
+		if w.o.LateDuplicates {
+			w.f.dupLag = 5*time.Second + time.Duration(rng.Int64N(int64(55*time.Second)))
+		}
 	case "F5", "F6":
+		if id == "F5" && w.o.LongReorder {
+			w.f.hold = 35*time.Second + time.Duration(rng.Int64N(int64(30*time.Second)))
+			return
+		}
 		w.f.delay, w.f.delayID = 1+rng.IntN(3), id
 		if id == "F5" {
 			w.f.delayBy = time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))
@@ -206,23 +215,54 @@ func (w *world) evict() {
 }
 
 // frameFault decides what happens to one frame delivery: how long it is
-// held and how many copies arrive (0: dropped).
-func (w *world) frameFault(fr *chain.Frame) (time.Duration, int) {
+// held, how many copies arrive (0: dropped) and how long after the first
+// each next copy comes.
+func (w *world) frameFault(fr *chain.Frame) (hold time.Duration, copies int, lag time.Duration) {
 	switch {
 	case w.f.drop > 0:
 		w.f.drop--
 		w.point("F3", "frame", requestParams(fr)...)
-		return 0, 0
-	case w.f.dup > 0:
+		return 0, 0, 0
+	case w.f.dup > 0 && w.o.LateDuplicates && moderatorFrame(fr):
+		w.f.dup--
+		lag := w.beforeQuiet(w.f.dupLag)
+		w.point("F4", "frame", append(requestParams(fr), param("lag", lag.String()))...)
+		return 0, 2, lag
+	case w.f.dup > 0 && !w.o.LateDuplicates:
 		w.f.dup--
 		w.point("F4", "frame", requestParams(fr)...)
-		return 0, 2
+		return 0, 2, 0
+	case w.f.hold > 0 && fr.EventsMap()[oracle.KeyCompleteID] != nil:
+		hold := w.beforeQuiet(w.f.hold)
+		w.f.hold = 0
+		w.point("F5", "frame", append(requestParams(fr), param("delay", hold.String()))...)
+		return hold, 1, 0
 	case w.f.delay > 0:
 		w.f.delay--
 		w.point(w.f.delayID, "frame", append(requestParams(fr), param("delay", w.f.delayBy.String()))...)
-		return w.f.delayBy, 1
+		return w.f.delayBy, 1, 0
 	}
-	return 0, 1
+	return 0, 1, 0
+}
+
+// beforeQuiet cuts a frame's hold (long F5, late F4) so that the frame
+// arrives 5 s before the quiet phase at the latest; the fault phase lasts
+// until it does.
+func (w *world) beforeQuiet(d time.Duration) time.Duration {
+	if last := Genesis.Add(w.o.FaultPhase - 5*time.Second); w.now().Add(d).After(last) {
+		d = max(last.Sub(w.now()), 0)
+	}
+	if end := w.now().Add(d); end.After(w.faultsEnd) {
+		w.faultsEnd = end
+	}
+	return d
+}
+
+// moderatorFrame reports whether fr is a moderator's Register or Update Tx
+// frame.
+func moderatorFrame(fr *chain.Frame) bool {
+	ev := fr.EventsMap()
+	return ev[oracle.EventRegister+".request_id"] != nil || ev[oracle.EventUpdate+".request_id"] != nil
 }
 
 // requestParams names the requests a frame carries, one "request"

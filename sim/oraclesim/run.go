@@ -49,6 +49,25 @@ type Options struct {
 	Faults, Ops int
 	// PoolSize is worker.pool_size (0: the default, 4).
 	PoolSize int
+
+	// The world options below are off by default, so a default run (and
+	// its history hash) is what it always was; each makes the world show
+	// a situation a default run never does (see docs/oracle.md, Faults).
+	//
+	// PartialQuorums draws each request's quorum in 1 … its provider
+	// count instead of all of them (ORACLE-SPEC 4.7: the moderator sets
+	// the quorum), so the peers can complete a round without the daemon.
+	// The quiet phase opens with a moderator update back to a quorum of
+	// every provider, the shape liveness (O16) is judged in.
+	PartialQuorums bool
+	// LongReorder makes each F5 hold the next Complete frame for 35–65 s,
+	// past the next round of any period, so a Complete reaches the daemon
+	// after a later one (it ends 5 s before the quiet phase at the latest).
+	LongReorder bool
+	// LateDuplicates makes each F4 duplicate the next 1–3 moderator Tx
+	// frames (Register, Update), the copy arriving 5–60 s after the
+	// original: a Register repeated after its job ran.
+	LateDuplicates bool
 	// Lean keeps only the records a checker needs (history's lean
 	// recorder); the hash still covers every record.
 	Lean bool
@@ -241,6 +260,9 @@ func (w *world) enterQuiet() {
 	w.quiet = true
 	w.f = faultState{}
 	w.crashAt = 0
+	if w.o.PartialQuorums {
+		w.fullQuorums()
+	}
 	if w.chain.InjectionsLeft() > 0 { // an F11 not yet spent ends here
 		if err := w.chain.InjectCheckTx(oracle.CodeOutOfGas, 0); err != nil {
 			w.fail(err)

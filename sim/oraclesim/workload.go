@@ -54,7 +54,8 @@ type peerRound struct {
 
 // newRequest builds a request's doc from the workload stream: 1–3 peers,
 // self at a random index (or, rarely, not at all), 1–3 endpoints, quorum
-// every provider so that no round completes without self.
+// every provider so that no round completes without self (unless
+// Options.PartialQuorums).
 func (w *world) newRequest(rng *rand.Rand) (*request, *oraclev1.OracleRequestDoc) {
 	w.nextID++
 	r := &request{id: w.nextID, period: time.Duration(periods[rng.IntN(len(periods))]) * time.Second,
@@ -67,7 +68,7 @@ func (w *world) newRequest(rng *rand.Rand) (*request, *oraclev1.OracleRequestDoc
 		r.status = oraclev1.RequestStatus_REQUEST_STATUS_PAUSED
 	}
 	doc := &oraclev1.OracleRequestDoc{OracleType: 4, Name: "r" + strconv.FormatUint(r.id, 10),
-		Period: uint32(r.period / time.Second), AccountList: w.accounts(r, rng), Quorum: w.quorum(r),
+		Period: uint32(r.period / time.Second), AccountList: w.accounts(r, rng), Quorum: w.quorum(r, rng),
 		AggregationRule: 1, Status: r.status}
 	for k := range r.ends {
 		doc.Endpoints = append(doc.Endpoints, &oraclev1.OracleEndpoint{Url: datasource.URL(sourceBase, r.id, k), ParseRule: "data.price"})
@@ -88,12 +89,44 @@ func (w *world) accounts(r *request, rng *rand.Rand) []string {
 	return out
 }
 
-func (w *world) quorum(r *request) uint32 {
+// quorum is r's quorum: every provider, or with Options.PartialQuorums a
+// draw in 1 … every provider (the stream is drawn from only then, so a
+// default run draws what it always drew).
+func (w *world) quorum(r *request, rng *rand.Rand) uint32 {
+	q := providers(r)
+	if w.o.PartialQuorums && q > 1 {
+		q = 1 + uint32(rng.IntN(int(q)))
+	}
+	return q
+}
+
+// providers counts r's account_list: its peers and self when included.
+func providers(r *request) uint32 {
 	q := uint32(len(r.peers))
 	if r.self {
 		q++
 	}
 	return q
+}
+
+// fullQuorums is the moderator's update, at the start of the quiet phase,
+// of every request whose quorum is below the length of its account_list on
+// chain back to all of them (Options.PartialQuorums): a round then completes only with self's
+// submission, as O16 expects.
+func (w *world) fullQuorums() {
+	for _, r := range w.reqs {
+		cur, ok := w.chain.Doc(r.id)
+		all := uint32(len(cur.GetAccountList())) // the chain's list: the world's view may hold a refused update
+		if !ok || cur.GetStatus() == oraclev1.RequestStatus_REQUEST_STATUS_DISABLED || cur.GetQuorum() >= all {
+			continue
+		}
+		doc := proto.Clone(cur).(*oraclev1.OracleRequestDoc)
+		doc.Quorum = all
+		if _, err := w.chain.Update(doc, "quorum"); err != nil {
+			w.fail(fmt.Errorf("restore the quorum of request %d: %w", r.id, err))
+			return
+		}
+	}
 }
 
 // register sends the moderator's register of a new request and sets up its
@@ -158,7 +191,7 @@ func (w *world) operate(rng *rand.Rand) {
 		adm, err = w.chain.Update(doc, "status")
 	case 7, 8:
 		r.self = !r.self
-		doc.AccountList, doc.Quorum = w.accounts(r, rng), w.quorum(r)
+		doc.AccountList, doc.Quorum = w.accounts(r, rng), w.quorum(r, rng)
 		adm, err = w.chain.Update(doc, "account_list")
 	case 9, 10:
 		adm, err = w.chain.BogusNonceUpdate(r.id, cur.GetNonce()+5+uint64(rng.IntN(20)))

@@ -476,9 +476,9 @@ func (w *world) deliver(fr *chain.Frame) {
 			continue
 		}
 		d, conn, s := w.d, w.conn, s
-		delay, copies := w.frameFault(fr)
-		for range copies {
-			w.at(w.now().Add(frameLat+delay), func() {
+		delay, copies, lag := w.frameFault(fr)
+		for i := range copies {
+			w.at(w.now().Add(frameLat+delay+time.Duration(i)*lag), func() {
 				if d != w.d || w.exited || conn != w.conn {
 					return
 				}

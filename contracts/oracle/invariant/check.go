@@ -85,6 +85,10 @@ type Params struct {
 	// MaxDelay is retry.max_delay_sec (0: 10 s), the cap of the
 	// re-subscription backoff that O16b allows after F1.
 	MaxDelay time.Duration
+	// MaxAttempts is retry.max_attempts (0: 4): that many consecutive
+	// failed re-subscription attempts are fatal, and a fatal lifetime may
+	// exit non-zero even when a signal then asks it to stop (O14).
+	MaxAttempts int
 	// QuietFrom is when the quiet phase began (faults off, healthy chain,
 	// sources and peers); the zero time when the run had none. O16 judges
 	// only the quiet phase.
@@ -104,6 +108,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("oracle checkers: Params.WorkerTimeout %s is negative", p.WorkerTimeout)
 	case p.GasAdjustment < 0:
 		return fmt.Errorf("oracle checkers: Params.GasAdjustment %g is negative", p.GasAdjustment)
+	case p.MaxAttempts < 0:
+		return fmt.Errorf("oracle checkers: Params.MaxAttempts %d is negative", p.MaxAttempts)
 	case p.MaxDelay < 0:
 		return fmt.Errorf("oracle checkers: Params.MaxDelay %s is negative", p.MaxDelay)
 	case p.Mode != ModeSim && p.Mode != ModeBlackBox:
@@ -132,6 +138,9 @@ func (p Params) withDefaults() Params {
 	}
 	if p.MaxDelay == 0 {
 		p.MaxDelay = time.Duration(d.Retry.MaxDelaySec) * time.Second
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = d.Retry.MaxAttempts
 	}
 	return p
 }

@@ -158,6 +158,32 @@ func restartAfterRound(firstExec time.Duration, resume bool) (Params, []history.
 	return std(b)
 }
 
+// restartThenPeersComplete: lifetime 2 starts 4 s after round 1 (period
+// 10); the period becomes 2 and the peer alone completes round 2 at bt + 5
+// s; the daemon runs round 3 at that Complete's bt + 2 s + 0.5 s, before
+// round 1's bt + 10 s but after the E the new round gives.
+func restartThenPeersComplete() (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	b.signal(bt+2*time.Second, "crash")
+	b.exit(bt+2*time.Second+ms(1), 1)
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 1
+	tl2 := b.boot(bt+4*time.Second, d)
+	d2 := d
+	d2.Period = 2
+	b.moderate(tl2+ms(100), d2)
+	b.txFrame(tl2+ms(105), true, 1)
+	b.docAnswer(tl2+ms(110), d2)
+	b.complete(bt+5*time.Second, 1, 2, peer)
+	bt3 := b.round(bt+sec(7.5), 1, 0)
+	end := bt3 + ms(500) // before round 4 is due
+	b.periodic(bt+4*time.Second, end)
+	b.stop(end)
+	return std(b)
+}
+
 // crashInFlight: lifetime 1 crashes 200 ms after its round-2 tx was
 // admitted; the tx commits anyway, and lifetime 2 resumes round 3.
 func crashInFlight(resume bool) (Params, []history.Event) {
@@ -466,6 +492,14 @@ func stopDuring(status int, exitAfter time.Duration, lateGet bool, extra func(b 
 	return std(b)
 }
 
+// refusals writes n refused dials (F1) one second apart from at: each a
+// failed re-subscription attempt.
+func refusals(b *hb, at time.Duration, n int) {
+	for i := range n {
+		b.ws(at+time.Duration(i)*time.Second, &history.WS{Conn: int64(100 + i), Action: history.WSRefuse})
+	}
+}
+
 func crashOnly() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -619,6 +653,7 @@ func cases() []tcase {
 
 		{"restart honours the period", nameRestartPeriod, func() (Params, []history.Event) { return restartAfterRound(sec(6.5), true) }, judge.Pass, ""},
 		{"restart runs at once", nameRestartPeriod, func() (Params, []history.Event) { return restartAfterRound(sec(0.5), true) }, judge.Violated, "before lastBT + period"},
+		{"a round the peer completed after the restart", nameRestartPeriod, restartThenPeersComplete, judge.Pass, ""},
 		{"no restart", nameRestartPeriod, baseTwo, notEx, ""},
 
 		{"retries spaced 1 s and 2 s", nameFetchRetries, func() (Params, []history.Event) { return retries(time.Second, 2*time.Second) }, judge.Pass, ""},
@@ -700,12 +735,34 @@ func cases() []tcase {
 		{"goroutines left", nameShutdown, func() (Params, []history.Event) {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.goroutines(at+ms(60), GoroutinesFinal, 9) })
 		}, judge.Violated, "9 goroutines after the stop"},
+		{"exit status 1 after the attempts ran out", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 4) })
+		}, judge.Pass, ""},
+		{"exit status 1 after three refusals", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 3) })
+		}, judge.Violated, "exit status 1 after SIGTERM"},
+		{"exit status 1, attempts ran out after the signal", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, sec(9), false, func(b *hb, at time.Duration) { refusals(b, at+ms(10), 4) })
+		}, judge.Violated, "exit status 1 after SIGTERM"},
+		{"exit status 1, a re-subscription between the refusals", nameShutdown, func() (Params, []history.Event) {
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) {
+				refusals(b, at-sec(40), 2)
+				b.connect(at-sec(25), 2)
+				refusals(b, at-sec(20), 2)
+			})
+		}, judge.Violated, "exit status 1 after SIGTERM"},
 		{"no GET at the signal", nameShutdown, baseTwo, notEx, ""},
 
 		{"client closes first", nameClientCloses, baseTwo, judge.Pass, ""},
 		{"server closes first", nameClientCloses, func() (Params, []history.Event) {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.closeWS(at+ms(10), 1, "server") })
 		}, judge.Warned, "closed by the server first"},
+		{"an F1 disconnect during the stop", nameClientCloses, func() (Params, []history.Event) {
+			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) {
+				b.fault(at+ms(10), "F1", history.FaultStart)
+				b.closeWS(at+ms(10), 1, "server")
+			})
+		}, judge.Pass, ""},
 		{"no graceful stop", nameClientCloses, crashOnly, notEx, ""},
 
 		{"shutdown in order", nameShutdownOrder, baseTwo, judge.Pass, ""},

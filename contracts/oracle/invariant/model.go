@@ -47,6 +47,26 @@ type Model struct {
 	// Acked holds, by nonce, the acknowledgements (code 0 or 19) of this
 	// lifetime.
 	Acked map[uint64]Ack
+	// docAhead: a single doc answer (not R's list) moved the model's nonce
+	// past heldNonce, the nonce a daemon applying the Update rule to it
+	// still holds (D10: an update never changes the nonce). A Complete
+	// above heldNonce is then new to such a daemon, though stale to the
+	// model: docNonce below.
+	docAhead  bool
+	heldNonce uint64
+}
+
+// completeJob is the job a Complete(n) meets: the model's, or, when a doc
+// answer moved the model's nonce past n and a daemon applying the Update
+// rule would still hold an older one, that daemon's (lenient: the
+// Complete re-arms the job as it would there).
+func (m *Model) completeJob(j *oracle.Job, n uint64) *oracle.Job {
+	if !m.docAhead || n <= m.heldNonce || n > j.Nonce {
+		return j
+	}
+	held := *j
+	held.Nonce = m.heldNonce
+	return &held
 }
 
 // DocAnswer is one answer about a request's doc delivered to the SUT: the
@@ -839,6 +859,21 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 	}
 	before := m.Job
 	m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
+	switch {
+	case why == "listed":
+		m.docAhead = false // R's step 2 takes the doc's nonce
+	case m.Job != nil && m.Job.Nonce > before.Nonce:
+		if !m.docAhead {
+			m.docAhead, m.heldNonce = true, before.Nonce
+		}
+		if m.Job.Exec.Superseded && !before.Exec.Superseded {
+			// A daemon applying the Update rule lets the execution in
+			// flight end with its result (O12 then judges its value).
+			nj := *m.Job
+			nj.Exec.Superseded = false
+			m.Job = &nj
+		}
+	}
 	// A daemon that holds a Complete frame until an earlier frame's doc
 	// query is answered (the core queues frames, D20) applies the new
 	// period to that Complete: a shorter period may move E earlier than the
@@ -898,6 +933,7 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 			if j == nil {
 				continue
 			}
+			j = m.completeJob(j, c.Nonce)
 			f.Before[i] = j
 			f.After[i] = oracle.Transition(j, oracle.Complete{Nonce: c.Nonce, BlockTime: c.BlockTime}, e.At)
 			if len(f.After[i].Rows) > 0 {
@@ -921,6 +957,9 @@ func (s *State) applyFrame(e *history.Event, l *Life, f *FrameFact) {
 		s.req(c.RequestID).seen.add(e.At, c.Nonce, e.Seq)
 		if m := l.Model(c.RequestID); m != nil && f.Before[i] != nil {
 			m.take(f.After[i], e.At, e.Seq, "Complete delivered")
+			if m.Job != nil && m.Job.Nonce == c.Nonce {
+				m.docAhead = false // every reading of the doc answer agrees again
+			}
 		}
 	}
 }

@@ -64,8 +64,9 @@ type restartPeriod struct {
 }
 
 type restartBound struct {
-	at  time.Time
-	seq int64
+	at    time.Time
+	seq   int64
+	nonce uint64 // the round completed last when the list was answered
 }
 
 func (*restartPeriod) Name() string     { return nameRestartPeriod }
@@ -81,10 +82,19 @@ func (c *restartPeriod) Observe(s *State, e *history.Event, r *judge.Report) {
 			if !s.doc(&d).Assigned || max(q.C, d.Nonce) == 0 || q.LastBT.IsZero() {
 				continue
 			}
-			b := restartBound{at: q.LastBT.Add(time.Duration(d.Period) * time.Second), seq: q.LastSeq}
+			b := restartBound{at: q.LastBT.Add(time.Duration(d.Period) * time.Second), seq: q.LastSeq, nonce: max(q.C, d.Nonce)}
 			c.bound[d.RequestID] = b
 			if l.ID >= 2 && l.Start.Before(b.at) {
 				exercise(s, r, c, "restart less than a period after a Complete")
+			}
+		}
+	case cur.Frame != nil && cur.Frame.Life == c.life:
+		// A round completed since the list (peers can complete one
+		// without self) sets a new lastBT, delivered with the Complete:
+		// from there O3's E, built from that Complete, is the bound.
+		for _, en := range cur.Frame.Entries {
+			if b, ok := c.bound[en.RequestID]; ok && en.Nonce > b.nonce {
+				delete(c.bound, en.RequestID)
 			}
 		}
 	case cur.Get != nil && cur.Get.NewExec && cur.Get.First && cur.Get.Life == c.life:

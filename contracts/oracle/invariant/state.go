@@ -82,12 +82,19 @@ type Life struct {
 	// delivered (t_L of O13); zero until then.
 	ListAt  time.Time
 	ListSeq int64
+	// FatalAt is when the lifetime's WebSocket re-subscription attempts ran
+	// out (retry.max_attempts consecutive refused dials or failed
+	// subscribes, ORACLE-SPEC 3.2): the fatal condition of 3.7, after which
+	// a non-zero exit is allowed (F1, D18). Zero when it never happened.
+	FatalAt  time.Time
+	FatalSeq int64
 
-	jobs     map[uint64]*Model
-	implicit bool
-	getsIn   int // GETs in flight
-	bcIn     int // broadcasts in flight
-	conns    map[int64]*conn
+	wsFailures int // consecutive failed re-subscription attempts
+	jobs       map[uint64]*Model
+	implicit   bool
+	getsIn     int // GETs in flight
+	bcIn       int // broadcasts in flight
+	conns      map[int64]*conn
 }
 
 // Graceful reports whether the lifetime was asked to stop (SIGTERM,
@@ -462,19 +469,26 @@ func (s *State) applyWS(e *history.Event) {
 	switch w.Action {
 	case history.WSConnect:
 		l.conns[w.Conn] = &conn{ID: w.Conn, Seq: e.Seq, At: e.At, Subs: map[string]int64{}}
+	case history.WSRefuse:
+		s.wsFailed(e, l)
 	case history.WSSubscribe:
 		c := l.conns[w.Conn]
 		if c == nil {
 			c = &conn{ID: w.Conn, Seq: e.Seq, At: e.At, Subs: map[string]int64{}}
 			l.conns[w.Conn] = c
 		}
-		if w.Err == "" {
-			if c.FirstSub.IsZero() {
-				c.FirstSub = e.At
-			}
-			if _, ok := c.Subs[w.Query]; !ok {
-				c.Subs[w.Query] = e.Seq
-			}
+		if w.Err != "" {
+			s.wsFailed(e, l)
+			break
+		}
+		if c.FirstSub.IsZero() {
+			c.FirstSub = e.At
+		}
+		if _, ok := c.Subs[w.Query]; !ok {
+			c.Subs[w.Query] = e.Seq
+		}
+		if len(c.Subs) >= len(oracle.Subscriptions) {
+			l.wsFailures = 0 // re-subscribed: the count starts again
 		}
 	case history.WSClose:
 		if c := l.conns[w.Conn]; c != nil && !c.Closed {
@@ -484,6 +498,15 @@ func (s *State) applyWS(e *history.Event) {
 		if f := s.Cur.Frame; f != nil {
 			s.applyFrame(e, l, f)
 		}
+	}
+}
+
+// wsFailed counts one failed re-subscription attempt of l; the
+// retry.max_attempts-th in a row is the fatal condition (ORACLE-SPEC 3.7).
+func (s *State) wsFailed(e *history.Event, l *Life) {
+	l.wsFailures++
+	if l.FatalAt.IsZero() && oracle.ResubscribeExhausted(l.wsFailures, s.P.MaxAttempts) {
+		l.FatalAt, l.FatalSeq = e.At, e.Seq
 	}
 }
 
