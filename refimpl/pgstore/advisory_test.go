@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,10 @@ import (
 )
 
 // pgAdvisory is one PostgreSQL session's advisory locks.
-type pgAdvisory struct{ c *pgx.Conn }
+type pgAdvisory struct {
+	c   *pgx.Conn
+	dsn string
+}
 
 func (p pgAdvisory) TryLock(ctx context.Context, key int64) (bool, error) {
 	var ok bool
@@ -31,7 +35,38 @@ func (p pgAdvisory) Unlock(ctx context.Context, key int64) (bool, error) {
 	return ok, nil
 }
 
-func (p pgAdvisory) Close(ctx context.Context) error { return p.c.Close(ctx) }
+// Close ends the session and returns once its backend has exited: the
+// client's Terminate message returns before the server process has gone
+// (and released its locks), so a lock tried at once from another session
+// could still find it held. Waiting on pg_stat_activity makes Close mean
+// "the session has ended", which is what the contract is about.
+func (p pgAdvisory) Close(ctx context.Context) error {
+	pid := p.c.PgConn().PID()
+	if err := p.c.Close(ctx); err != nil {
+		return err
+	}
+	probe, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		return fmt.Errorf("connect to watch backend %d end: %w", pid, err)
+	}
+	defer probe.Close(context.Background())
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		var alive bool
+		if err := probe.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid).Scan(&alive); err != nil {
+			return fmt.Errorf("backend %d did not end: %w", pid, err)
+		}
+		if !alive {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("backend %d did not end: %w", pid, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
 
 // TestAdvisoryLockContract runs the advisory-lock suite against
 // PostgreSQL itself: the fake's counted, re-entrant session lock
@@ -43,7 +78,7 @@ func TestAdvisoryLockContract(t *testing.T) {
 			c, err := pgx.Connect(t.Context(), dsn)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close(context.Background()) })
-			return pgAdvisory{c}
+			return pgAdvisory{c: c, dsn: dsn}
 		}}
 	})
 }
