@@ -322,15 +322,18 @@ func (f *Facade) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if lost {
 		// F12: the connection drops before the answer; the tx stays
-		// admitted.
+		// admitted. The loss is recorded before the drop: the server does
+		// not wait for a hijacked connection's handler when it shuts
+		// down, so a record made after the client saw the drop could be
+		// missing from the history.
+		at := time.Now()
+		for i := range reqs {
+			f.done(calls[i], recv, at, sums[i], true)
+		}
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close()
 			}
-		}
-		at := time.Now()
-		for i := range reqs {
-			f.done(calls[i], recv, at, sums[i], true)
 		}
 		return
 	}
