@@ -118,13 +118,7 @@ func cpuTime() time.Duration {
 // waitExited waits until every child of g has exited and been reaped, so
 // that its CPU time is counted.
 func waitExited(g *registry) {
-	g.mu.Lock()
-	procs := make([]*proc, 0, len(g.procs))
-	for p := range g.procs {
-		procs = append(procs, p)
-	}
-	g.mu.Unlock()
-	for _, p := range procs {
+	for _, p := range g.live() {
 		<-p.exited
 	}
 }

@@ -275,14 +275,19 @@ func (g *registry) add(p *proc) {
 	}()
 }
 
-func (g *registry) killAll() {
+// live returns the children not yet reaped.
+func (g *registry) live() []*proc {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	procs := make([]*proc, 0, len(g.procs))
 	for p := range g.procs {
 		procs = append(procs, p)
 	}
-	g.mu.Unlock()
-	for _, p := range procs {
+	return procs
+}
+
+func (g *registry) killAll() {
+	for _, p := range g.live() {
 		p.kill()
 	}
 }

@@ -2,6 +2,7 @@ package oraclesim
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -28,12 +29,7 @@ var worldOptionShapes = map[string]Options{
 // repeated seconds later.
 func TestReferencePassesWorldOptions(t *testing.T) {
 	n := seedCount(t, 30)
-	names := make([]string, 0, len(worldOptionShapes))
-	for name := range worldOptionShapes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(worldOptionShapes)) {
 		t.Run(name, func(t *testing.T) {
 			seen := situations{}
 			for seed := uint64(1); seed <= uint64(n); seed++ {

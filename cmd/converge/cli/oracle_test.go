@@ -122,20 +122,31 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	require.Contains(t, out, "NOT REPRODUCED")
 }
 
-func TestOracleMutantsCommand(t *testing.T) {
-	code, out, errOut := invoke(t, nil, "oracle", "mutants", "--mutant", "pool-limit-ignored", "--json")
+// oracleMutantsReport is the --json report of converge oracle mutants.
+type oracleMutantsReport struct {
+	Mutants  []oracleKill `json:"mutants"`
+	Survived int          `json:"survived"`
+}
+
+// oracleMutantsJSON runs converge oracle mutants ARGS --json, which must
+// exit 0, and decodes its report.
+func oracleMutantsJSON(t *testing.T, args ...string) oracleMutantsReport {
+	t.Helper()
+	code, out, errOut := invoke(t, nil, append(append([]string{"oracle", "mutants"}, args...), "--json")...)
 	require.Equal(t, ExitOK, code, errOut)
-	var rep struct {
-		Mutants  []oracleKill `json:"mutants"`
-		Survived int          `json:"survived"`
-	}
+	var rep oracleMutantsReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	return rep
+}
+
+func TestOracleMutantsCommand(t *testing.T) {
+	rep := oracleMutantsJSON(t, "--mutant", "pool-limit-ignored")
 	require.Len(t, rep.Mutants, 1)
 	require.True(t, rep.Mutants[0].Killed)
 	require.Contains(t, rep.Mutants[0].By, "o7-concurrency")
 
 	// Given too few seeds a mutant survives: exit 1.
-	code, out, _ = invoke(t, nil, "oracle", "mutants", "--mutant", "code-13-retried", "--seeds", "1")
+	code, out, _ := invoke(t, nil, "oracle", "mutants", "--mutant", "code-13-retried", "--seeds", "1")
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, out, "SURVIVED")
 }
@@ -144,13 +155,7 @@ func TestOracleMutantsCommand(t *testing.T) {
 // source and killed; without a go command it is skipped, not killed; a
 // mutant that needs opt-in world options gets them.
 func TestOracleSourceMutants(t *testing.T) {
-	code, out, errOut := invoke(t, nil, "oracle", "mutants", "--mutant", "success-leaves-job-pending", "--seeds", "3", "--json")
-	require.Equal(t, ExitOK, code, errOut)
-	var rep struct {
-		Mutants  []oracleKill `json:"mutants"`
-		Survived int          `json:"survived"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := oracleMutantsJSON(t, "--mutant", "success-leaves-job-pending", "--seeds", "3")
 	require.Len(t, rep.Mutants, 1)
 	k := rep.Mutants[0]
 	require.Equal(t, "source", k.Kind)
@@ -159,7 +164,7 @@ func TestOracleSourceMutants(t *testing.T) {
 
 	// A former known gap of the world, closed by its world options: caught
 	// on its first killing seed.
-	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--mutant", "stale-result-broadcast", "--seed", "15", "--seeds", "1")
+	code, out, errOut := invoke(t, nil, "oracle", "mutants", "--mutant", "stale-result-broadcast", "--seed", "15", "--seeds", "1")
 	require.Equal(t, ExitOK, code, errOut)
 	require.Contains(t, out, "o2-nonce-bounds")
 	require.NotContains(t, out, "known gap")

@@ -599,13 +599,16 @@ func chainOnly() (Params, []history.Event) {
 
 // ---- O18 ----
 
-func probes(skipAt time.Duration) (Params, []history.Event) {
+// probeRun is a lifetime of rounds of work after the start's probe, with
+// the health check's status calls at the times at returns (given the
+// run's end; nil: none).
+func probeRun(rounds int, at func(end time.Duration) []time.Duration) (Params, []history.Event) {
 	b := newHB()
 	b.manualProbes = true
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
-	for t := 30 * time.Second; t < end; t += 30 * time.Second {
-		if t != skipAt {
+	end := b.steady(tl+sec(0.5), rounds, map[uint64]int{1: 0}, nil)
+	if at != nil {
+		for _, t := range at(end) {
 			b.status(t)
 		}
 	}
@@ -613,27 +616,25 @@ func probes(skipAt time.Duration) (Params, []history.Event) {
 	return std(b)
 }
 
-// probesNone: the start's probe, then a minute of work without a status
-// call.
-func probesNone() (Params, []history.Event) {
-	b := newHB()
-	b.manualProbes = true
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
-	b.stop(end)
-	return std(b)
+// probes: a status call every 30 s but the one at skipAt (0: none skipped).
+func probes(skipAt time.Duration) (Params, []history.Event) {
+	return probeRun(8, func(end time.Duration) (ts []time.Duration) {
+		for t := 30 * time.Second; t < end; t += 30 * time.Second {
+			if t != skipAt {
+				ts = append(ts, t)
+			}
+		}
+		return ts
+	})
 }
 
-// probesShort: the start's probe and 20 s of work, too short for a
+// probesNone: the start's probe, then a minute of work without a status
+// call.
+func probesNone() (Params, []history.Event) { return probeRun(8, nil) }
+
+// probesShort: the start's probe and a round of work, too short for a
 // health-check interval.
-func probesShort() (Params, []history.Event) {
-	b := newHB()
-	b.manualProbes = true
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	end := b.steady(tl+sec(0.5), 1, map[uint64]int{1: 0}, nil)
-	b.stop(end)
-	return std(b)
-}
+func probesShort() (Params, []history.Event) { return probeRun(1, nil) }
 
 func cases() []tcase {
 	notEx := judge.NotExercised
