@@ -159,7 +159,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
 		GasLimit: cfg.Gas.Limit, GasAdjustment: cfg.Gas.Adjustment, MaxDelay: time.Duration(cfg.Retry.MaxDelaySec) * time.Second,
-		QuietFrom: r.quietFrom}
+		MaxAttempts: cfg.Retry.MaxAttempts,
+		QuietFrom:   r.quietFrom}
 	st, err := invariant.NewStream(params)
 	if err != nil {
 		return nil, err
