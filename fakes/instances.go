@@ -22,6 +22,8 @@ type Instances struct {
 	// startDelay: a container created or restarted by Start only runs
 	// that long after the call (0: at once). See DelayStarts.
 	startDelay time.Duration
+	// entries is the last listing's entries, its array reused.
+	entries []string
 }
 
 type container struct {
@@ -30,6 +32,18 @@ type container struct {
 	// runsAt: a started container runs only from this time on (a slow
 	// start, DelayStarts); zero: at once.
 	runsAt time.Time
+	// entries are its listing entries (history.InstanceEntry) when
+	// running and when stopped, made once: a listing of a large fleet
+	// every pass would otherwise build them all again.
+	entries [2]string
+}
+
+// entry is c's listing entry at now.
+func (c *container) entry(now time.Time) string {
+	if c.runningAt(now) {
+		return c.entries[1]
+	}
+	return c.entries[0]
 }
 
 // runningAt reports whether c runs at now.
@@ -142,7 +156,8 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 		c.running, c.image, c.runsAt = true, imageRef, runsAt
 		result = "recreated"
 	default:
-		c := &container{running: true, image: imageRef, runsAt: runsAt}
+		c := &container{running: true, image: imageRef, runsAt: runsAt,
+			entries: [2]string{history.InstanceEntry(id, false), history.InstanceEntry(id, true)}}
 		x.ctrs[id] = c
 		i, _ := slices.BinarySearch(x.ids, id)
 		x.ids = slices.Insert(x.ids, i, id)
@@ -180,10 +195,12 @@ func (x *Instances) list(ctx context.Context, inst string) ([]ports.InstanceStat
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	out := x.statesLocked()
-	entries := make([]string, len(out))
-	for i, c := range out {
-		entries[i] = history.InstanceEntry(c.WorkspaceID, c.Running)
+	entries := x.entries[:0]
+	now := x.w.Clock.Now()
+	for _, c := range x.sorted {
+		entries = append(entries, c.entry(now))
 	}
+	x.entries = entries // Record copies what it keeps
 	x.w.listings.Record(inst, history.MethodListInstances, entries, func(result string) {
 		x.w.recordCall(inst, mInstList, "", "", result, nil)
 	})

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,8 +41,9 @@ func ParseInstanceEntry(s string) (id string, running bool) {
 // the event while Record holds the lock (record runs inside it), so that
 // the history's order is the order of the decisions.
 type Listings struct {
-	mu   sync.Mutex
-	last map[string]string
+	mu sync.Mutex
+	// last is each instance's and method's latest entries, as recorded.
+	last map[string][]string
 }
 
 // Record formats the Result of a successful listing by instance and
@@ -50,17 +52,33 @@ func (l *Listings) Record(instance, method string, entries []string, record func
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
-		l.last = map[string]string{}
+		l.last = map[string][]string{}
 	}
-	body := strings.Join(entries, " ")
 	n := strconv.Itoa(len(entries))
 	k := instance + "\x00" + method
-	if prev, ok := l.last[k]; ok && prev == body {
+	// Compared entry by entry: a fleet's listing is mostly the same from
+	// one pass to the next, and joining it only to compare is the cost.
+	if prev, ok := l.last[k]; ok && slices.Equal(prev, entries) {
 		record(n + " same")
 		return
 	}
-	l.last[k] = body
-	record(n + " = " + body)
+	l.last[k] = append(l.last[k][:0], entries...) // ours: its array is reused
+	// "n = e1 e2 …", built in one allocation.
+	size := len(n) + len(" = ") + max(len(entries)-1, 0)
+	for _, e := range entries {
+		size += len(e)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(n)
+	b.WriteString(" = ")
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(e)
+	}
+	record(b.String())
 }
 
 // ListingView rebuilds each successful listing's entries from the

@@ -34,6 +34,9 @@ type listing struct {
 	// (workspace id → running, for containers; true for volumes).
 	ok   bool
 	seen map[string]bool
+	// from is the entries seen was built from: a listing recorded as
+	// "same" hands back that very slice, and seen stays as it is.
+	from []string
 	// failedSeq is the latest attempt's sequence number when it failed
 	// (0: the latest attempt succeeded).
 	failedSeq int64
@@ -73,7 +76,16 @@ func (c *observationTruth) listed(e *history.Event) {
 	if !ok {
 		return // a Result this checker cannot read: no evidence either way
 	}
-	l.ok, l.failedSeq, l.seen = true, 0, make(map[string]bool, len(entries))
+	l.ok, l.failedSeq = true, 0
+	if l.seen != nil && len(entries) > 0 && len(entries) == len(l.from) && &entries[0] == &l.from[0] {
+		return // the same listing as last time
+	}
+	if l.seen == nil {
+		l.seen = make(map[string]bool, len(entries))
+	} else {
+		clear(l.seen)
+	}
+	l.from = entries
 	for _, en := range entries {
 		if e.Method == history.MethodListInstances {
 			id, running := history.ParseInstanceEntry(en)
