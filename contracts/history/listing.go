@@ -34,16 +34,34 @@ func ParseInstanceEntry(s string) (id string, running bool) {
 	return s, false
 }
 
-// Listings writes a successful listing's Result: "N = e1 e2 …" with the
-// entries, or "N same" when the instance's previous listing by the same
-// method returned exactly the same entries (a long run lists an unchanged
-// fleet thousands of times). Safe for concurrent use; the caller records
-// the event while Record holds the lock (record runs inside it), so that
-// the history's order is the order of the decisions.
+// Listings writes a successful listing's Result in one of three forms,
+// each starting with the number of entries N the listing returned:
+//
+//	"N = e1 e2 …"   the entries in full;
+//	"N same"        exactly the entries of the instance's previous
+//	                listing by the same method;
+//	"N ~ -e1 +e2 …" the previous listing's entries without those marked
+//	                "-" and with those marked "+" (a long run lists a
+//	                fleet of thousands every few seconds, and a pass
+//	                changes a handful of entries).
+//
+// A listing is a set: the order of its entries carries nothing. The
+// first listing of an instance and method is written in full, and so is
+// one whose change is not much smaller than itself or whose entries (or
+// the previous ones) are not strictly ascending. Safe for concurrent
+// use; the caller records the event while Record holds the lock (record
+// runs inside it), so that the history's order is the order of the
+// decisions.
 type Listings struct {
 	mu sync.Mutex
 	// last is each instance's and method's latest entries, as recorded.
-	last map[string][]string
+	last map[string]*recordedListing
+}
+
+type recordedListing struct {
+	entries []string
+	// ascending: entries are strictly ascending (a delta can be merged).
+	ascending bool
 }
 
 // Record formats the Result of a successful listing by instance and
@@ -52,65 +70,199 @@ func (l *Listings) Record(instance, method string, entries []string, record func
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
-		l.last = map[string][]string{}
+		l.last = map[string]*recordedListing{}
 	}
 	n := strconv.Itoa(len(entries))
 	k := instance + "\x00" + method
-	// Compared entry by entry: a fleet's listing is mostly the same from
-	// one pass to the next, and joining it only to compare is the cost.
-	if prev, ok := l.last[k]; ok && slices.Equal(prev, entries) {
+	prev := l.last[k]
+	if prev == nil {
+		prev = &recordedListing{}
+		l.last[k] = prev
+	} else if slices.Equal(prev.entries, entries) {
+		// Compared entry by entry: joining a fleet's listing only to
+		// compare it is the cost.
 		record(n + " same")
 		return
 	}
-	l.last[k] = append(l.last[k][:0], entries...) // ours: its array is reused
-	// "n = e1 e2 …", built in one allocation.
-	size := len(n) + len(" = ") + max(len(entries)-1, 0)
-	for _, e := range entries {
-		size += len(e)
+	changed, size, ascending := -1, 0, isAscending(entries)
+	if prev.entries != nil && prev.ascending && ascending {
+		changed, size = delta(prev.entries, entries, nil)
 	}
 	var b strings.Builder
-	b.Grow(size)
-	b.WriteString(n)
-	b.WriteString(" = ")
-	for i, e := range entries {
-		if i > 0 {
-			b.WriteByte(' ')
+	if changed >= 0 && 2*changed < len(entries) {
+		b.Grow(len(n) + len(" ~") + size)
+		b.WriteString(n)
+		b.WriteString(" ~")
+		delta(prev.entries, entries, &b)
+	} else {
+		// "n = e1 e2 …", built in one allocation.
+		size := len(n) + len(" = ") + max(len(entries)-1, 0)
+		for _, e := range entries {
+			size += len(e)
 		}
-		b.WriteString(e)
+		b.Grow(size)
+		b.WriteString(n)
+		b.WriteString(" = ")
+		for i, e := range entries {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(e)
+		}
 	}
+	prev.entries = append(prev.entries[:0], entries...) // ours: its array is reused
+	prev.ascending = ascending
 	record(b.String())
 }
 
-// ListingView rebuilds each successful listing's entries from the
-// recorded Results (the reader's side of Listings).
-type ListingView struct {
-	last map[string][]string
+func isAscending(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }
 
-// Entries returns the entries a successful listing event e returned; ok
-// is false for anything else (another method, a failed call, a Result in
-// no known form).
-func (v *ListingView) Entries(e *Event) (entries []string, ok bool) {
+// delta merges two strictly ascending listings and returns how many
+// entries were removed or added and the bytes of their " -e" and " +e"
+// tokens; with b, it also writes those tokens to b.
+func delta(prev, cur []string, b *strings.Builder) (changed, size int) {
+	token := func(sign byte, e string) {
+		changed++
+		size += 2 + len(e)
+		if b != nil {
+			b.WriteByte(' ')
+			b.WriteByte(sign)
+			b.WriteString(e)
+		}
+	}
+	i, j := 0, 0
+	for i < len(prev) && j < len(cur) {
+		switch {
+		case prev[i] == cur[j]:
+			i++
+			j++
+		case prev[i] < cur[j]:
+			token('-', prev[i])
+			i++
+		default:
+			token('+', cur[j])
+			j++
+		}
+	}
+	for ; i < len(prev); i++ {
+		token('-', prev[i])
+	}
+	for ; j < len(cur); j++ {
+		token('+', cur[j])
+	}
+	return changed, size
+}
+
+// ListingView reads the Results Listings wrote back into each instance's
+// current listing of each kind (the reader's side of Listings).
+type ListingView struct {
+	sets map[string]*ListingSet
+}
+
+// ListingSet is what an instance's latest successful listing of one kind
+// returned, as a set of entries. It is the view's own and changes as the
+// view applies later listings of that instance and kind.
+type ListingSet struct {
+	entries map[string]struct{}
+}
+
+// Has reports whether the listing returned entry e.
+func (s *ListingSet) Has(e string) bool {
+	_, ok := s.entries[e]
+	return ok
+}
+
+// Container reports what an instances.List set says of workspace id.
+func (s *ListingSet) Container(id string) (exists, running bool) {
+	var buf [64]byte
+	b := append(append(buf[:0], id...), '+')
+	if _, ok := s.entries[string(b)]; ok {
+		return true, true
+	}
+	b[len(b)-1] = '-'
+	_, ok := s.entries[string(b)]
+	return ok, false
+}
+
+// Len is the number of entries.
+func (s *ListingSet) Len() int { return len(s.entries) }
+
+// Sorted returns the entries in ascending order.
+func (s *ListingSet) Sorted() []string {
+	out := make([]string, 0, len(s.entries))
+	for e := range s.entries {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Apply reads the listing event e and returns its instance's listing of
+// that kind as it now stands. ok is false for anything but a successful
+// listing whose Result reads back consistently: another method, a failed
+// call, a Result in no known form, a "same" or "~" Result with no
+// readable listing before it, or one whose count N does not match. After
+// an unreadable Result the instance's listing of that kind is unknown
+// until a full one.
+func (v *ListingView) Apply(e *Event) (set *ListingSet, ok bool) {
 	if e.Kind != KindCall || e.Err != "" || (e.Method != MethodListInstances && e.Method != MethodListVolumes) {
 		return nil, false
 	}
-	if v.last == nil {
-		v.last = map[string][]string{}
+	if v.sets == nil {
+		v.sets = map[string]*ListingSet{}
 	}
 	k := e.Instance + "\x00" + e.Method
-	_, rest, found := strings.Cut(e.Result, " ")
-	switch {
-	case found && rest == "same":
-		prev, had := v.last[k]
-		return prev, had
-	case found && strings.HasPrefix(rest, "="):
-		body := strings.TrimSpace(strings.TrimPrefix(rest, "="))
-		var out []string
-		if body != "" {
-			out = strings.Split(body, " ")
-		}
-		v.last[k] = out
-		return out, true
+	if set = v.sets[k]; set != nil {
+		delete(v.sets, k) // put back below once read
 	}
-	return nil, false
+	count, rest, found := strings.Cut(e.Result, " ")
+	n, err := strconv.Atoi(count)
+	if !found || err != nil || n < 0 {
+		return nil, false
+	}
+	switch {
+	case rest == "same":
+	case rest == "=" || strings.HasPrefix(rest, "= "):
+		if set == nil {
+			set = &ListingSet{entries: make(map[string]struct{}, n)}
+		} else {
+			clear(set.entries)
+		}
+		for body := strings.TrimPrefix(rest[1:], " "); body != ""; {
+			var en string
+			en, body, _ = strings.Cut(body, " ")
+			set.entries[en] = struct{}{}
+		}
+	case strings.HasPrefix(rest, "~ ") && set != nil:
+		for body := rest[2:]; body != ""; {
+			var tok string
+			tok, body, _ = strings.Cut(body, " ")
+			if len(tok) < 2 {
+				return nil, false
+			}
+			_, had := set.entries[tok[1:]]
+			switch {
+			case tok[0] == '-' && had:
+				delete(set.entries, tok[1:])
+			case tok[0] == '+' && !had:
+				set.entries[tok[1:]] = struct{}{}
+			default:
+				return nil, false
+			}
+		}
+	default:
+		return nil, false
+	}
+	if set == nil || len(set.entries) != n {
+		return nil, false
+	}
+	v.sets[k] = set
+	return set, true
 }

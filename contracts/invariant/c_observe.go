@@ -30,13 +30,9 @@ type observationTruth struct {
 
 // listing is an instance's latest listing of one kind.
 type listing struct {
-	// ok: some listing of this kind succeeded; seen holds its entries
-	// (workspace id → running, for containers; true for volumes).
-	ok   bool
-	seen map[string]bool
-	// from is the entries seen was built from: a listing recorded as
-	// "same" hands back that very slice, and seen stays as it is.
-	from []string
+	// set is what the latest successful listing returned (nil before
+	// the first, and after one whose Result could not be read).
+	set *history.ListingSet
 	// failedSeq is the latest attempt's sequence number when it failed
 	// (0: the latest attempt succeeded).
 	failedSeq int64
@@ -72,28 +68,10 @@ func (c *observationTruth) listed(e *history.Event) {
 		l.failedSeq = e.Seq
 		return
 	}
-	entries, ok := c.view.Entries(e)
-	if !ok {
-		return // a Result this checker cannot read: no evidence either way
-	}
-	l.ok, l.failedSeq = true, 0
-	if l.seen != nil && len(entries) > 0 && len(entries) == len(l.from) && &entries[0] == &l.from[0] {
-		return // the same listing as last time
-	}
-	if l.seen == nil {
-		l.seen = make(map[string]bool, len(entries))
-	} else {
-		clear(l.seen)
-	}
-	l.from = entries
-	for _, en := range entries {
-		if e.Method == history.MethodListInstances {
-			id, running := history.ParseInstanceEntry(en)
-			l.seen[id] = running
-		} else {
-			l.seen[en] = true
-		}
-	}
+	l.failedSeq = 0
+	// A Result this checker cannot read is no evidence either way: the
+	// listing is unknown, and nothing is judged against it.
+	l.set, _ = c.view.Apply(e)
 }
 
 func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
@@ -103,11 +81,11 @@ func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
 	}
 	li, lv := c.insts[e.Instance], c.vols[e.Instance]
 	wrote := e.Patch.ObservedStatus.V
-	if li == nil || lv == nil || !li.ok || !lv.ok {
+	if li == nil || lv == nil || li.set == nil || lv.set == nil {
 		// No successful listing of one kind yet: only a write after a
 		// failed one is evidence (the failure was read as something).
 		for _, l := range []*listing{li, lv} {
-			if l != nil && !l.ok && l.failedSeq != 0 {
+			if l != nil && l.set == nil && l.failedSeq != 0 {
 				r.Exercise()
 				r.Flag(e.Workspace, e.At, fmt.Sprintf("observed_status %s written after a failed listing, with no successful one before it", wrote), l.failedSeq, e.Seq)
 				return
@@ -116,8 +94,8 @@ func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
 		return
 	}
 	r.Exercise()
-	running, hasC := li.seen[e.Workspace]
-	o := contracts.Observation{ContainerExists: hasC, ContainerRunning: running, VolumeExists: lv.seen[e.Workspace]}
+	hasC, running := li.set.Container(e.Workspace)
+	o := contracts.Observation{ContainerExists: hasC, ContainerRunning: running, VolumeExists: lv.set.Has(e.Workspace)}
 	want := contracts.ObserveStatus(row.Deleted(), o)
 	if wrote == want || (want == contracts.ObservedDeleted && wrote == contracts.ObservedPending) {
 		return

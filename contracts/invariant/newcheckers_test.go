@@ -38,6 +38,31 @@ func TestObservationTruthJudgesTheLatestSuccessfulListings(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "show RUNNING")
 }
 
+// A listing recorded as a change against the previous one ("N ~ …") is
+// judged like a full one; an unreadable one is no evidence.
+func TestObservationTruthReadsChangedListings(t *testing.T) {
+	base := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+			listInstances("c1", "2 = w+ x+", "").listVolumes("c1", "2 = w x", "").
+			observe("w", contracts.ObservedRunning)
+	}
+	tr := base().listInstances("c1", "2 ~ -w+ +w-", "").listVolumes("c1", "2 same", "").
+		observe("w", contracts.ObservedStandby)
+	r := run(t, tr, nil, "c1-observation-truth")
+	require.Empty(t, r.Violations)
+
+	tr = base().listInstances("c1", "2 ~ -w+ +w-", "").listVolumes("c1", "1 ~ -w", "").
+		observe("w", contracts.ObservedRunning)
+	r = run(t, tr, nil, "c1-observation-truth")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "show PENDING")
+
+	tr = base().listInstances("c1", "4 ~ +y+", "").
+		observe("w", contracts.ObservedStandby)
+	r = run(t, tr, nil, "c1-observation-truth")
+	require.Empty(t, r.Violations, "a listing that does not add up is not evidence")
+}
+
 func TestObservationTruthAfterAFailureWithNothingBefore(t *testing.T) {
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
 		listInstances("c1", "", "docker unreachable").listVolumes("c1", "0 = ", "").
