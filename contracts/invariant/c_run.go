@@ -3,7 +3,7 @@ package invariant
 import (
 	"bytes"
 	"fmt"
-	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -390,6 +390,58 @@ func (c *timeouts) AfterApply(s *State, e *history.Event, _ *Report) {
 type limits struct {
 	base
 	Limits contracts.Limits
+	// counting holds, per owner, the ids of the replayed rows that count
+	// toward the limits (kept as writes apply: a fleet of thousands is
+	// not counted again for every write), and all how many there are.
+	counting map[string]map[string]struct{}
+	owner    map[string]string // counting id → its owner
+	all      int
+}
+
+// AfterApply follows whether the row e wrote counts toward the limits.
+func (c *limits) AfterApply(s *State, e *history.Event, _ *Report) {
+	var id string
+	switch {
+	case e.Kind == history.KindInsert && e.Row != nil && e.Err == "":
+		id = e.Row.ID
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil:
+		id = e.Workspace
+	default:
+		return
+	}
+	if c.counting == nil {
+		c.counting, c.owner = map[string]map[string]struct{}{}, map[string]string{}
+	}
+	if owner, was := c.owner[id]; was {
+		delete(c.counting[owner], id)
+		delete(c.owner, id)
+		c.all--
+	}
+	if w := s.Row(id); w != nil && contracts.CountsRunning(w) {
+		ids := c.counting[w.OwnerUserID]
+		if ids == nil {
+			ids = map[string]struct{}{}
+			c.counting[w.OwnerUserID] = ids
+		}
+		ids[id] = struct{}{}
+		c.owner[id] = w.OwnerUserID
+		c.all++
+	}
+}
+
+// others is contracts.RunningOthers over the rows counted so far.
+func (c *limits) others(owner, id string) (mine []string, all int) {
+	all = c.all
+	if _, ok := c.owner[id]; ok {
+		all--
+	}
+	for other := range c.counting[owner] {
+		if other != id {
+			mine = append(mine, other)
+		}
+	}
+	slices.Sort(mine) // the rows' order, whatever the map's
+	return mine, all
 }
 
 func (*limits) Name() string     { return "limits" }
@@ -416,7 +468,7 @@ func (c *limits) Observe(s *State, e *history.Event, r *Report) {
 	default:
 		return
 	}
-	mine, all := contracts.RunningOthers(maps.Values(s.Rows), owner, e.Workspace)
+	mine, all := c.others(owner, e.Workspace)
 	le := contracts.CheckLimits(c.Limits, mine, all)
 	switch {
 	case le == nil:

@@ -1,9 +1,13 @@
 package invariant
 
 import (
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
@@ -87,4 +91,46 @@ func TestRejectedInsertIsNoRow(t *testing.T) {
 	tr.add(history.Event{Kind: history.KindInsert, Workspace: "a2", Row: &w, Err: "duplicate"})
 	tr.insertOf("alice", "a3", contracts.DesiredRunning)
 	require.Empty(t, run(t, tr, nil, "limits").Violations)
+}
+
+// The checker keeps its count as writes apply; whatever the writes, it
+// is the count contracts.RunningOthers makes over the whole table.
+func TestLimitsCountMatchesARecount(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tr := newTrace()
+		ids := []string{"a", "b", "c", "d", "e"}
+		owners := []string{"u1", "u2"}
+		for i := range rapid.IntRange(1, 40).Draw(t, "events") {
+			id := rapid.SampledFrom(ids).Draw(t, "id")
+			switch rapid.IntRange(0, 4).Draw(t, "kind") {
+			case 0:
+				tr.insertOf(rapid.SampledFrom(owners).Draw(t, "owner"), id,
+					rapid.SampledFrom([]contracts.DesiredState{contracts.DesiredRunning, contracts.DesiredStandby}).Draw(t, "desired"))
+			case 1:
+				tr.desire(id, rapid.SampledFrom([]contracts.DesiredState{contracts.DesiredRunning, contracts.DesiredStandby}).Draw(t, "desired"))
+			case 2:
+				tr.observe(id, rapid.SampledFrom([]contracts.ObservedStatus{contracts.ObservedRunning, contracts.ObservedStandby}).Draw(t, "observed"))
+			case 3:
+				tr.write(contracts.CompHealthMonitor, "c1", 1, id, nil, contracts.Patch{HealthStatus: contracts.Some(
+					rapid.SampledFrom([]contracts.HealthStatus{contracts.HealthOK, contracts.HealthError}).Draw(t, "health"))})
+			case 4:
+				tr.write(contracts.CompAPI, "api", 0, id, nil, contracts.Patch{DeletedAt: contracts.Some(t0.Add(time.Duration(i) * time.Second))})
+			}
+		}
+		s, c := newState(), &limits{}
+		for i := range tr.events {
+			e := &tr.events[i]
+			for _, owner := range owners {
+				for _, id := range ids {
+					wantMine, wantAll := contracts.RunningOthers(maps.Values(s.Rows), owner, id)
+					mine, all := c.others(owner, id)
+					slices.Sort(wantMine)
+					require.Equal(t, wantAll, all, "event %d", i)
+					require.Equal(t, wantMine, mine, "event %d", i)
+				}
+			}
+			s.apply(e)
+			c.AfterApply(s, e, nil)
+		}
+	})
 }
