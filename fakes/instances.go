@@ -19,11 +19,20 @@ type Instances struct {
 	// sorted are the containers of ids, index for index (a listing reads
 	// them without a lookup per container).
 	sorted []*container
+	// states and entries are the listing of ids, index for index, as it
+	// stands once every start has taken effect; kept as containers
+	// change, so that a listing of a large fleet every pass copies it
+	// instead of building it.
+	states  []ports.InstanceState
+	entries []string
+	// slowUntil is the latest runsAt ever set: until then a listing is
+	// built container by container, as some may not run yet.
+	slowUntil time.Time
 	// startDelay: a container created or restarted by Start only runs
 	// that long after the call (0: at once). See DelayStarts.
 	startDelay time.Duration
-	// entries is the last listing's entries, its array reused.
-	entries []string
+	// scratch is a slow listing's entries, its array reused.
+	scratch []string
 }
 
 type container struct {
@@ -83,6 +92,7 @@ func (x *Instances) Kill(id string) {
 	defer x.w.mu.Unlock()
 	if c := x.ctrs[id]; c != nil {
 		c.running, c.runsAt = false, time.Time{}
+		x.refreshLocked(id)
 	}
 	x.w.recordFault("instances.Kill", id, "")
 }
@@ -108,16 +118,40 @@ func (x *Instances) State(id string) (exists, running bool) {
 func (x *Instances) Snapshot() []ports.InstanceState {
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
-	return x.statesLocked()
+	states, _ := x.statesLocked()
+	return states
 }
 
-func (x *Instances) statesLocked() []ports.InstanceState {
-	out := make([]ports.InstanceState, len(x.ids))
+// statesLocked is the listing at the clock's time, and its entries (the
+// caller's own states; entries only until the next listing).
+func (x *Instances) statesLocked() (states []ports.InstanceState, entries []string) {
 	now := x.w.Clock.Now()
-	for i, id := range x.ids {
-		out[i] = ports.InstanceState{WorkspaceID: id, Running: x.sorted[i].runningAt(now)}
+	if !now.Before(x.slowUntil) {
+		return append(make([]ports.InstanceState, 0, len(x.states)), x.states...), x.entries
 	}
-	return out
+	states = make([]ports.InstanceState, len(x.ids))
+	entries = x.scratch[:0]
+	for i, c := range x.sorted {
+		states[i] = ports.InstanceState{WorkspaceID: x.ids[i], Running: c.runningAt(now)}
+		entries = append(entries, c.entry(now))
+	}
+	x.scratch = entries
+	return states, entries
+}
+
+// refreshLocked brings id's listing entry in line with its container.
+func (x *Instances) refreshLocked(id string) {
+	if i, found := slices.BinarySearch(x.ids, id); found {
+		c := x.sorted[i]
+		x.states[i].Running = c.running
+		x.entries[i] = c.entries[0]
+		if c.running {
+			x.entries[i] = c.entries[1]
+		}
+		if c.runsAt.After(x.slowUntil) {
+			x.slowUntil = c.runsAt
+		}
+	}
 }
 
 func (x *Instances) removeLocked(id string) {
@@ -128,6 +162,8 @@ func (x *Instances) removeLocked(id string) {
 	if i, found := slices.BinarySearch(x.ids, id); found {
 		x.ids = slices.Delete(x.ids, i, i+1)
 		x.sorted = slices.Delete(x.sorted, i, i+1)
+		x.states = slices.Delete(x.states, i, i+1)
+		x.entries = slices.Delete(x.entries, i, i+1)
 	}
 }
 
@@ -154,6 +190,7 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 		}
 	case c != nil:
 		c.running, c.image, c.runsAt = true, imageRef, runsAt
+		x.refreshLocked(id)
 		result = "recreated"
 	default:
 		c := &container{running: true, image: imageRef, runsAt: runsAt,
@@ -162,6 +199,9 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 		i, _ := slices.BinarySearch(x.ids, id)
 		x.ids = slices.Insert(x.ids, i, id)
 		x.sorted = slices.Insert(x.sorted, i, c)
+		x.states = slices.Insert(x.states, i, ports.InstanceState{WorkspaceID: id})
+		x.entries = slices.Insert(x.entries, i, "")
+		x.refreshLocked(id)
 		result = "created"
 	}
 	if err == nil && !runsAt.IsZero() && result != "already running" && result != "already starting" {
@@ -194,13 +234,7 @@ func (x *Instances) list(ctx context.Context, inst string) ([]ports.InstanceStat
 	}
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
-	out := x.statesLocked()
-	entries := x.entries[:0]
-	now := x.w.Clock.Now()
-	for _, c := range x.sorted {
-		entries = append(entries, c.entry(now))
-	}
-	x.entries = entries // Record copies what it keeps
+	out, entries := x.statesLocked() // Record copies what it keeps of entries
 	x.w.listings.Record(inst, history.MethodListInstances, entries, func(result string) {
 		x.w.recordCall(inst, mInstList, "", "", result, nil)
 	})

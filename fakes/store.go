@@ -273,12 +273,19 @@ func detach(w *contracts.Workspace) {
 // the indexes: a pass over the table (every scan, every MarkObserved)
 // then reads memory in order instead of rows allocated one by one in
 // creation order, which is what a large fleet's passes spent their time
-// waiting for. Nothing outside the store holds a pointer to a row.
+// waiting for. The rows' home_ctx values go into a block of their own,
+// in the same order. Nothing outside the store holds a pointer to a row
+// or to its home_ctx.
 func (s *Store) compactLocked() {
 	slab := make([]contracts.Workspace, len(s.order))
+	homes := make([]contracts.HomeCtx, len(s.order))
 	moved := make(map[*contracts.Workspace]*contracts.Workspace, len(s.order))
 	for i, r := range s.order {
 		slab[i] = *r
+		if r.HomeCtx != nil {
+			homes[i] = *r.HomeCtx
+			slab[i].HomeCtx = &homes[i]
+		}
 		moved[r] = &slab[i]
 		s.order[i] = &slab[i]
 		s.rows[r.ID] = &slab[i]
@@ -555,22 +562,20 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 	}
 	n := 0
 	// ids usually come in id order, as a scan passed them: walk the table
-	// beside them instead of looking each up.
-	j, prev := 0, ""
+	// beside them instead of looking each up. Equality is tested first:
+	// an id a scan handed out is the row's own string, and comparing it
+	// with itself reads no bytes (a fleet's ids do not fit in a cache).
+	j := 0
 	for _, id := range ids {
+		for j < len(s.order) && s.order[j].ID != id && s.order[j].ID < id {
+			j++
+		}
 		var row *contracts.Workspace
-		if id >= prev {
-			for ; j < len(s.order); j++ {
-				if c := strings.Compare(s.order[j].ID, id); c >= 0 {
-					if c == 0 {
-						row = s.order[j]
-					}
-					break
-				}
-			}
-			prev = id
+		if j < len(s.order) && s.order[j].ID == id {
+			row = s.order[j]
+			j++
 		} else {
-			row = s.rows[id]
+			row = s.rows[id] // out of order, or no such row
 		}
 		if row != nil {
 			row.ObservedAt, row.UpdatedAt = at, now

@@ -28,27 +28,16 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	// already lists in order) and walked beside them.
 	slices.SortFunc(insts, func(a, b ports.InstanceState) int { return strings.Compare(a.WorkspaceID, b.WorkspaceID) })
 	slices.Sort(vols)
-	ci, vi, prev := 0, 0, ""
+	ci, vi := 0, 0
 	observe := func(id string) contracts.Observation {
-		if id < prev { // a row out of order: find its place again
-			ci, _ = slices.BinarySearchFunc(insts, id, func(in ports.InstanceState, id string) int { return strings.Compare(in.WorkspaceID, id) })
-			vi, _ = slices.BinarySearch(vols, id)
-		}
-		prev = id
 		var o contracts.Observation
-		for ; ci < len(insts); ci++ {
-			if c := strings.Compare(insts[ci].WorkspaceID, id); c >= 0 {
-				o.ContainerExists = c == 0
-				o.ContainerRunning = o.ContainerExists && insts[ci].Running
-				break
-			}
+		var at int
+		at, o.ContainerExists = seek(insts, ci, id, func(in ports.InstanceState) string { return in.WorkspaceID })
+		if o.ContainerExists {
+			o.ContainerRunning = insts[at-1].Running
 		}
-		for ; vi < len(vols); vi++ {
-			if c := strings.Compare(vols[vi], id); c >= 0 {
-				o.VolumeExists = c == 0
-				break
-			}
-		}
+		ci = at
+		vi, o.VolumeExists = seek(vols, vi, id, func(v string) string { return v })
 		return o
 	}
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
@@ -86,4 +75,26 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	}
 	c.fleet = fleet // the adaptive period follows the latest full view
 	return nil
+}
+
+// seek finds id in list, sorted by key, from position i on: it returns
+// where the walk stands for the next id and whether id is listed. Ids
+// usually come in order, so the walk only moves forward; one behind it is
+// looked up. Equality is tested before order: an id is often the listed
+// entry's own string, and that comparison reads no bytes.
+func seek[T any](list []T, i int, id string, key func(T) string) (next int, found bool) {
+	for i < len(list) && key(list[i]) != id && key(list[i]) < id {
+		i++
+	}
+	if i < len(list) && key(list[i]) == id {
+		return i + 1, true
+	}
+	if i > 0 && id <= key(list[i-1]) { // behind the walk: rows out of order
+		j, found := slices.BinarySearchFunc(list, id, func(e T, id string) int { return strings.Compare(key(e), id) })
+		if found {
+			return j + 1, true
+		}
+		return j, false
+	}
+	return i, false
 }
