@@ -301,6 +301,7 @@ func (s *Store) compactLocked() {
 			rows[i] = moved[r]
 		}
 	}
+	s.w.internLocked(s.order)
 	s.scattered = 0
 }
 
@@ -468,7 +469,7 @@ func (s *Store) insertGuarded(ctx context.Context, inst string, w contracts.Writ
 	s.order = slices.Insert(s.order, i, &row)
 	s.reindex(&row, indexed{})
 	s.notify(&row, now)
-	if s.scattered++; s.scattered > 64+len(s.order)/4 {
+	if s.scattered++; s.scattered > 32+len(s.order)/16 {
 		s.compactLocked()
 	}
 	return nil

@@ -2,6 +2,7 @@ package fakes
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -255,4 +256,41 @@ func (w *World) recordLeader(holder, what string, epoch int64) {
 
 func providerError(code contracts.ErrorCode, msg string) error {
 	return &contracts.ProviderError{Code: code, Message: msg}
+}
+
+// internLocked lays the ids of rows (in id order) out in one string and
+// makes the rows, containers and volumes of the world share it. A pass
+// over a large fleet compares ids all the time: their bytes are then
+// read in order, from one block, and a row's id compares with its
+// container's or volume's without reading them (the same string). The
+// ids are the same values: only where their bytes lie changes.
+func (w *World) internLocked(rows []*contracts.Workspace) {
+	size := 0
+	for _, r := range rows {
+		size += len(r.ID)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, r := range rows {
+		b.WriteString(r.ID)
+	}
+	all, off := b.String(), 0
+	canon := make(map[string]string, len(rows))
+	for _, r := range rows {
+		id := all[off : off+len(r.ID)]
+		off += len(r.ID)
+		canon[id] = id
+		r.ID = id
+	}
+	for i, id := range w.Instances.ids {
+		if c, ok := canon[id]; ok {
+			w.Instances.ids[i] = c
+			w.Instances.states[i].WorkspaceID = c
+		}
+	}
+	for i, id := range w.Storage.ids {
+		if c, ok := canon[id]; ok {
+			w.Storage.ids[i] = c
+		}
+	}
 }

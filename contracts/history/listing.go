@@ -84,12 +84,14 @@ func (l *Listings) Record(instance, method string, entries []string, record func
 		record(n + " same")
 		return
 	}
-	changed, size, ascending := -1, 0, isAscending(entries)
-	if prev.entries != nil && prev.ascending && ascending {
-		changed, size = delta(prev.entries, entries, nil)
+	changed, size, ascending := 0, 0, false
+	if prev.entries != nil && prev.ascending {
+		changed, size, ascending = delta(prev.entries, entries, nil)
+	} else {
+		ascending = isAscending(entries)
 	}
 	var b strings.Builder
-	if changed >= 0 && 2*changed < len(entries) {
+	if prev.entries != nil && prev.ascending && ascending && 2*changed < len(entries) {
 		b.Grow(len(n) + len(" ~") + size)
 		b.WriteString(n)
 		b.WriteString(" ~")
@@ -124,10 +126,16 @@ func isAscending(s []string) bool {
 	return true
 }
 
-// delta merges two strictly ascending listings and returns how many
-// entries were removed or added and the bytes of their " -e" and " +e"
-// tokens; with b, it also writes those tokens to b.
-func delta(prev, cur []string, b *strings.Builder) (changed, size int) {
+// delta merges prev, strictly ascending, with cur and returns how many
+// entries were removed or added, the bytes of their " -e" and " +e"
+// tokens and whether cur is strictly ascending too (when it is not, the
+// rest means nothing); with b, it also writes those tokens to b. The
+// entries both hold come out of the merge in prev's order, so only the
+// neighbours of an added entry need comparing: a listing that changed
+// little is checked without reading most of its bytes.
+func delta(prev, cur []string, b *strings.Builder) (changed, size int, ascending bool) {
+	ascending = true
+	added := false // cur[j-1] was added
 	token := func(sign byte, e string) {
 		changed++
 		size += 2 + len(e)
@@ -137,17 +145,28 @@ func delta(prev, cur []string, b *strings.Builder) (changed, size int) {
 			b.WriteString(e)
 		}
 	}
+	add := func(j int) {
+		if j > 0 && cur[j-1] >= cur[j] {
+			ascending = false
+		}
+		token('+', cur[j])
+		added = true
+	}
 	i, j := 0, 0
 	for i < len(prev) && j < len(cur) {
 		switch {
 		case prev[i] == cur[j]:
+			if added && cur[j-1] >= cur[j] {
+				ascending = false
+			}
+			added = false
 			i++
 			j++
 		case prev[i] < cur[j]:
 			token('-', prev[i])
 			i++
 		default:
-			token('+', cur[j])
+			add(j)
 			j++
 		}
 	}
@@ -155,9 +174,9 @@ func delta(prev, cur []string, b *strings.Builder) (changed, size int) {
 		token('-', prev[i])
 	}
 	for ; j < len(cur); j++ {
-		token('+', cur[j])
+		add(j)
 	}
-	return changed, size
+	return changed, size, ascending
 }
 
 // ListingView reads the Results Listings wrote back into each instance's
