@@ -46,14 +46,20 @@ func NewRecorder[E any](encode func(b []byte, e *E) []byte, setSeq func(e *E, se
 const chunkLen = 4096
 
 // Add records e, assigning its sequence number, and returns that number.
-func (r *Recorder[E]) Add(e E) int64 {
+func (r *Recorder[E]) Add(e E) int64 { return r.AddRef(&e) }
+
+// AddRef is Add of *e, numbered in place: *e gets its sequence number and
+// is copied only when it is kept. A caller that records from one scratch
+// event this way does not move each event to the heap, as Add's argument
+// does.
+func (r *Recorder[E]) AddRef(e *E) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	r.setSeq(&e, r.seq)
-	r.buf = r.encode(r.buf[:0], &e)
+	r.setSeq(e, r.seq)
+	r.buf = r.encode(r.buf[:0], e)
 	r.h.Write(r.buf)
-	if r.keep != nil && !r.keep(&e) {
+	if r.keep != nil && !r.keep(e) {
 		r.folded++
 		return r.seq
 	}
@@ -61,10 +67,10 @@ func (r *Recorder[E]) Add(e E) int64 {
 		r.events = append(r.events, make([]E, 0, chunkLen))
 	}
 	last := &r.events[len(r.events)-1]
-	*last = append(*last, e)
+	*last = append(*last, *e)
 	r.kept++
 	if r.Sink != nil {
-		r.Sink(e)
+		r.Sink(*e)
 	}
 	return r.seq
 }

@@ -23,6 +23,14 @@ func Extract(body []byte, rule string) (string, error) {
 	if rule == "" {
 		return "", fmt.Errorf("%w: empty parse rule", ErrParse)
 	}
+	if s, ok := quickScalar(body, rule); ok {
+		return s, nil
+	}
+	return extractFull(body, rule)
+}
+
+// extractFull is Extract without its quick path.
+func extractFull(body []byte, rule string) (string, error) {
 	path := strings.Split(rule, ".")
 	for i, seg := range path {
 		if seg == "" {

@@ -12,9 +12,10 @@ import (
 // being deterministic, it makes a re-signed result with the same sequence and
 // gas give the same tx bytes.
 func SubmissionSignature(requestID, nonce uint64, rawData string) string {
-	// One buffer for the preimage and one string for the hex: the chain's
+	// One string for the hex and, for a long value, a buffer: the chain's
 	// peers and the daemon sign every round with it.
-	b := make([]byte, 0, 2*20+2+len(rawData))
+	var buf [128]byte // a short value's preimage stays on the stack
+	b := buf[:0]
 	b = strconv.AppendUint(b, requestID, 10)
 	b = append(b, ':')
 	b = strconv.AppendUint(b, nonce, 10)

@@ -181,13 +181,17 @@ func (o Outcome) Removed() bool {
 // Transition applies one trigger to a job (nil when the daemon has none for
 // the request) at time now, following ORACLE-SPEC 3.3.3 — the only writer of
 // NextRunTime, Nonce and ExecutionState. The input job is never modified.
+// The job returned shares its AccountList with the input until a rule
+// replaces it: no rule writes into a job's list, an Update sets a copy of
+// the doc's.
 func Transition(job *Job, t Trigger, now time.Time) Outcome {
 	var cur *Job
+	o := &Outcome{}
 	if job != nil {
-		c := job.Clone()
-		cur = &c
+		n := &nextJob{job: *job}
+		cur = &n.job
+		o.Job, o.Rows, o.Effects = cur, n.rows[:0], n.effects[:0]
 	}
-	o := &Outcome{Job: cur}
 	switch t := t.(type) {
 	case Create:
 		if cur != nil {
@@ -254,7 +258,23 @@ func Transition(job *Job, t Trigger, now time.Time) Outcome {
 			o.Effects = append(o.Effects, ArmWatchdog{At: o.Job.NextRunTime})
 		}
 	}
+	if len(o.Rows) == 0 {
+		o.Rows = nil
+	}
+	if len(o.Effects) == 0 {
+		o.Effects = nil
+	}
 	return *o
+}
+
+// nextJob is the job a transition returns with room for the rows and the
+// effect most transitions have: one allocation where there were three (a
+// transition runs for every tick's selection and every execution's end,
+// in the daemon and again in the checkers' model).
+type nextJob struct {
+	job     Job
+	rows    [2]Row
+	effects [1]Effect
 }
 
 // WatchdogDue reports whether the D13 watchdog should run for the job: it is

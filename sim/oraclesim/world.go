@@ -119,13 +119,12 @@ func (w *world) record(e history.Event) {
 	if e.At.IsZero() {
 		e.At = w.now()
 	}
-	seq := w.rec.Add(e)
+	// The recorder and the checkers read the record during the call and
+	// keep none of it by address, so one scratch copy serves every record
+	// and e does not escape to the heap.
+	w.scratch = e
+	w.rec.AddRef(&w.scratch)
 	if w.sink != nil {
-		// The checkers read the record during the call and keep none of
-		// it by address, so one scratch copy serves every record and e
-		// does not escape to the heap.
-		w.scratch = e
-		w.scratch.Seq = seq
 		w.sink(&w.scratch)
 	}
 }

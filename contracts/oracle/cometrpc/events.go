@@ -200,21 +200,110 @@ const (
 // map: "<type>.<key>" → the values in emission order, plus tm.event. extra
 // adds keys of CometBFT's own (tx.hash, tx.height); see TxEventsMap.
 func EventsMap(tmEvent string, events []ABCIEvent, extra map[string]string) map[string][]string {
-	m := map[string][]string{"tm.event": {tmEvent}}
+	var keys []string
+	if len(extra) > 0 {
+		keys = slices.Sorted(maps.Keys(extra))
+	}
+	return flatten(tmEvent, events, keys, func(k string) string { return extra[k] })
+}
+
+// flatten is EventsMap with the extra keys given in order, their values
+// by extra. A frame is flattened for every delivery, so the map is built
+// in few allocations: one string per distinct key (found from a scratch
+// buffer without making a string), one slice holding every value, each
+// key's values a full window of it (an append to one copies).
+func flatten(tmEvent string, events []ABCIEvent, keys []string, extra func(string) string) map[string][]string {
+	type group struct {
+		key      string
+		n, start int
+	}
+	var groupBuf [32]group
+	groups := groupBuf[:0]
+	var index map[string]int // once there are many keys
+	var idBuf [64]int32
+	ids := idBuf[:0] // each value's group, in emission order
+	var vals []string
+	find := func(k []byte, ks string) {
+		g := -1
+		if index != nil {
+			if i, ok := index[string(k)]; ok {
+				g = i
+			}
+		} else {
+			for i := range groups {
+				if groups[i].key == string(k) {
+					g = i
+					break
+				}
+			}
+		}
+		if g < 0 {
+			if ks == "" {
+				ks = string(k)
+			}
+			g = len(groups)
+			groups = append(groups, group{key: ks})
+			if index != nil {
+				index[ks] = g
+			} else if len(groups) > 16 {
+				index = make(map[string]int, 2*len(groups))
+				for i, x := range groups {
+					index[x.key] = i
+				}
+			}
+		}
+		groups[g].n++
+		ids = append(ids, int32(g))
+	}
+	find([]byte("tm.event"), "tm.event")
+	vals = append(vals, tmEvent)
+	var buf [64]byte
 	for _, e := range events {
 		for _, a := range e.Attributes {
-			k := e.Type + "." + a.Key
-			m[k] = append(m[k], a.Value)
+			find(append(append(append(buf[:0], e.Type...), '.'), a.Key...), "")
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		m[k] = append(m[k], extra[k])
+	for _, k := range keys {
+		find([]byte(k), k)
+	}
+	off := 0
+	for i := range groups {
+		groups[i].start, off = off, off+groups[i].n
+		groups[i].n = 0
+	}
+	all := make([]string, off)
+	put := func(v string) {
+		g := &groups[ids[0]]
+		ids = ids[1:]
+		all[g.start+g.n] = v
+		g.n++
+	}
+	put(tmEvent)
+	for _, e := range events {
+		for _, a := range e.Attributes {
+			put(a.Value)
+		}
+	}
+	for _, k := range keys {
+		put(extra(k))
+	}
+	m := make(map[string][]string, len(groups))
+	for _, g := range groups {
+		m[g.key] = all[g.start : g.start+g.n : g.start+g.n]
 	}
 	return m
 }
 
+// txKeys are the keys TxEventsMap adds, in EventsMap's sorted order.
+var txKeys = []string{"tx.hash", "tx.height"}
+
 // TxEventsMap is the events map of a Tx frame: the tx's events, tm.event Tx,
 // tx.hash (upper-case hex) and tx.height.
 func TxEventsMap(hash string, height int64, events []ABCIEvent) map[string][]string {
-	return EventsMap(TMEventTx, events, map[string]string{"tx.hash": hash, "tx.height": strconv.FormatInt(height, 10)})
+	return flatten(TMEventTx, events, txKeys, func(k string) string {
+		if k == "tx.hash" {
+			return hash
+		}
+		return strconv.FormatInt(height, 10)
+	})
 }

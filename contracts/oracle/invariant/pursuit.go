@@ -2,6 +2,7 @@ package invariant
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
@@ -222,6 +223,17 @@ func later(a, b time.Time) time.Time {
 }
 
 // subj names a request; subjN a round of it.
-func subj(r uint64) string                { return fmt.Sprintf("r=%d", r) }
-func subjN(r, n uint64) string            { return fmt.Sprintf("r=%d n=%d", r, n) }
+// subj and subjN are fmt.Sprintf("r=%d", r) and ("r=%d n=%d", r, n) in
+// one allocation: the checkers name a subject for most records.
+func subj(r uint64) string {
+	var buf [24]byte
+	return string(strconv.AppendUint(append(buf[:0], "r="...), r, 10))
+}
+
+func subjN(r, n uint64) string {
+	var buf [48]byte
+	b := strconv.AppendUint(append(buf[:0], "r="...), r, 10)
+	return string(strconv.AppendUint(append(b, " n="...), n, 10))
+}
+
 func offset(s *State, t time.Time) string { return judge.Offset(t.Sub(s.Begin)) }

@@ -105,7 +105,14 @@ type Built struct {
 // sequence) and the fee, and one signature over the SignDoc. The same inputs
 // give the same bytes.
 func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, error) {
-	body := &txv1beta1.TxBody{Memo: env.Memo}
+	// Every message of the tx in one allocation: a daemon builds one per
+	// submission attempt and a simulated chain one per peer submission.
+	p := &builtParts{}
+	body := &p.body
+	body.Memo = env.Memo
+	if len(msgs) == 1 {
+		body.Messages = p.msgs[:0]
+	}
 	for _, m := range msgs {
 		a, err := Pack(m)
 		if err != nil {
@@ -122,25 +129,26 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	if pubKey.IsZero() {
 		return Built{}, fmt.Errorf("build tx: %w", keys.ErrNoKey)
 	}
-	pub := &anypb.Any{TypeUrl: TypeURLPubKey, Value: encodePubKeyValue(pubKey.Bytes())}
-	fee := &txv1beta1.Fee{GasLimit: env.GasLimit}
+	pub := &p.pub
+	pub.TypeUrl, pub.Value = TypeURLPubKey, encodePubKeyValue(pubKey.Bytes())
+	fee := &p.fee
+	fee.GasLimit = env.GasLimit
 	if env.FeeAmount != "" {
 		denom := env.FeeDenom
 		if denom == "" {
 			denom = oracle.Denom
 		}
-		fee.Amount = []*basev1beta1.Coin{{Denom: denom, Amount: env.FeeAmount}}
+		p.coin.Denom, p.coin.Amount = denom, env.FeeAmount
+		p.coins[0] = &p.coin
+		fee.Amount = p.coins[:]
 	}
-	auth := &txv1beta1.AuthInfo{
-		SignerInfos: []*txv1beta1.SignerInfo{{
-			PublicKey: pub,
-			ModeInfo: &txv1beta1.ModeInfo{Sum: &txv1beta1.ModeInfo_Single_{
-				Single: &txv1beta1.ModeInfo_Single{Mode: signingv1beta1.SignMode_SIGN_MODE_DIRECT},
-			}},
-			Sequence: env.Sequence,
-		}},
-		Fee: fee,
-	}
+	p.single.Mode = signingv1beta1.SignMode_SIGN_MODE_DIRECT
+	p.modeSingle.Single = &p.single
+	p.mode.Sum = &p.modeSingle
+	p.signer.PublicKey, p.signer.ModeInfo, p.signer.Sequence = pub, &p.mode, env.Sequence
+	p.signers[0] = &p.signer
+	auth := &p.auth
+	auth.SignerInfos, auth.Fee = p.signers[:], fee
 	var b Built
 	b.BodyBytes = encodeTxBody(body)
 	b.AuthInfoBytes = encodeAuthInfo(auth)
@@ -149,11 +157,33 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	if err != nil {
 		return Built{}, fmt.Errorf("build tx: sign: %w", err)
 	}
-	raw := &txv1beta1.TxRaw{BodyBytes: b.BodyBytes, AuthInfoBytes: b.AuthInfoBytes, Signatures: [][]byte{sig}}
+	raw := &p.raw
+	p.sigs[0] = sig
+	raw.BodyBytes, raw.AuthInfoBytes, raw.Signatures = b.BodyBytes, b.AuthInfoBytes, p.sigs[:]
 	b.TxBytes = encodeTxRaw(raw)
 	b.Hash = Hash(b.TxBytes)
-	b.Tx = &Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
+	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
+	b.Tx = &p.tx
 	return b, nil
+}
+
+// builtParts are the messages of a built tx, allocated together.
+type builtParts struct {
+	body       txv1beta1.TxBody
+	msgs       [1]*anypb.Any
+	pub        anypb.Any
+	fee        txv1beta1.Fee
+	coin       basev1beta1.Coin
+	coins      [1]*basev1beta1.Coin
+	single     txv1beta1.ModeInfo_Single
+	modeSingle txv1beta1.ModeInfo_Single_
+	mode       txv1beta1.ModeInfo
+	signer     txv1beta1.SignerInfo
+	signers    [1]*txv1beta1.SignerInfo
+	auth       txv1beta1.AuthInfo
+	raw        txv1beta1.TxRaw
+	sigs       [1][]byte
+	tx         Tx
 }
 
 // SignBytes is the canonical SignDoc that SIGN_MODE_DIRECT signs. It

@@ -28,21 +28,23 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 	if !fastDecode {
 		return nil, false
 	}
-	raw, ok := parseTxRaw(txBytes)
+	p := &parts{}
+	raw, ok := p.parseTxRaw(txBytes)
 	if !ok || !bytes.Equal(encodeTxRaw(raw), txBytes) {
 		return nil, false
 	}
-	body, ok := parseTxBody(raw.BodyBytes)
+	body, ok := p.parseTxBody(raw.BodyBytes)
 	if !ok || !bytes.Equal(encodeTxBody(body), raw.BodyBytes) {
 		return nil, false
 	}
-	auth, ok := parseAuthInfo(raw.AuthInfoBytes)
+	auth, ok := p.parseAuthInfo(raw.AuthInfoBytes)
 	if !ok || !bytes.Equal(encodeAuthInfo(auth), raw.AuthInfoBytes) {
 		return nil, false
 	}
 	// The messages and keys inside the Anys are read as the strict path
 	// reads them (it does not want them canonical).
-	t := &Tx{Bytes: txBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: make([]proto.Message, 0, len(body.Messages))}
+	t := &p.tx
+	*t = Tx{Bytes: txBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: make([]proto.Message, 0, len(body.Messages))}
 	for _, a := range body.Messages {
 		m, err := unpack(a, msgTypes, true)
 		if err != nil {
@@ -59,6 +61,30 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 		}
 	}
 	return t, true
+}
+
+// parts are the messages of a tx the fast path decodes, allocated
+// together: the first of each kind is taken from here, any further one
+// (a second message, signer or coin) from the heap. The TxRaw, TxBody,
+// AuthInfo and Fee occur once per tx.
+type parts struct {
+	raw        txv1beta1.TxRaw
+	sigs       [1][]byte
+	body       txv1beta1.TxBody
+	msgs       [1]*anypb.Any
+	any        [2]anypb.Any // a message and the signer's key
+	anys       int
+	auth       txv1beta1.AuthInfo
+	signer     txv1beta1.SignerInfo
+	signers    [1]*txv1beta1.SignerInfo
+	signerUsed bool
+	mode       txv1beta1.ModeInfo
+	modeUsed   bool
+	fee        txv1beta1.Fee
+	coin       basev1beta1.Coin
+	coins      [1]*basev1beta1.Coin
+	coinUsed   bool
+	tx         Tx
 }
 
 // fastDecode turns the fast path on (tests compare with it off).
@@ -106,8 +132,8 @@ func str(val []byte, ok *bool) string {
 	return string(val)
 }
 
-func parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
-	raw := &txv1beta1.TxRaw{}
+func (p *parts) parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
+	raw := &p.raw
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, _, done := r.next()
@@ -123,6 +149,9 @@ func parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
 		case fieldTxRawAuthInfoBytes:
 			raw.AuthInfoBytes = val
 		case fieldTxRawSignatures:
+			if raw.Signatures == nil {
+				raw.Signatures = p.sigs[:0]
+			}
 			raw.Signatures = append(raw.Signatures, val)
 		default:
 			return nil, false
@@ -130,8 +159,12 @@ func parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
 	}
 }
 
-func parseAny(b []byte) (*anypb.Any, bool) {
+func (p *parts) parseAny(b []byte) (*anypb.Any, bool) {
 	a := &anypb.Any{}
+	if p.anys < len(p.any) {
+		a = &p.any[p.anys]
+		p.anys++
+	}
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, _, done := r.next()
@@ -149,8 +182,8 @@ func parseAny(b []byte) (*anypb.Any, bool) {
 	}
 }
 
-func parseTxBody(b []byte) (*txv1beta1.TxBody, bool) {
-	body := &txv1beta1.TxBody{}
+func (p *parts) parseTxBody(b []byte) (*txv1beta1.TxBody, bool) {
+	body := &p.body
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, v, done := r.next()
@@ -159,9 +192,12 @@ func parseTxBody(b []byte) (*txv1beta1.TxBody, bool) {
 		}
 		switch {
 		case num == fieldTxBodyMessages && typ == protowire.BytesType:
-			a, ok := parseAny(val)
+			a, ok := p.parseAny(val)
 			if !ok {
 				return nil, false
+			}
+			if body.Messages == nil {
+				body.Messages = p.msgs[:0]
 			}
 			body.Messages = append(body.Messages, a)
 		case num == fieldTxBodyMemo && typ == protowire.BytesType:
@@ -174,8 +210,8 @@ func parseTxBody(b []byte) (*txv1beta1.TxBody, bool) {
 	}
 }
 
-func parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
-	auth := &txv1beta1.AuthInfo{}
+func (p *parts) parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
+	auth := &p.auth
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, _, done := r.next()
@@ -187,13 +223,16 @@ func parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
 		}
 		switch num {
 		case fieldAuthInfoSignerInfos:
-			si, ok := parseSignerInfo(val)
+			si, ok := p.parseSignerInfo(val)
 			if !ok {
 				return nil, false
 			}
+			if auth.SignerInfos == nil {
+				auth.SignerInfos = p.signers[:0]
+			}
 			auth.SignerInfos = append(auth.SignerInfos, si)
 		case fieldAuthInfoFee:
-			fee, ok := parseFee(val)
+			fee, ok := p.parseFee(val)
 			if !ok {
 				return nil, false
 			}
@@ -204,8 +243,11 @@ func parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
 	}
 }
 
-func parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
+func (p *parts) parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
 	si := &txv1beta1.SignerInfo{}
+	if !p.signerUsed {
+		si, p.signerUsed = &p.signer, true
+	}
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, v, done := r.next()
@@ -214,13 +256,13 @@ func parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
 		}
 		switch {
 		case num == fieldSignerInfoPublicKey && typ == protowire.BytesType:
-			a, ok := parseAny(val)
+			a, ok := p.parseAny(val)
 			if !ok {
 				return nil, false
 			}
 			si.PublicKey = a
 		case num == fieldSignerInfoModeInfo && typ == protowire.BytesType:
-			mi, ok := parseModeInfo(val)
+			mi, ok := p.parseModeInfo(val)
 			if !ok {
 				return nil, false
 			}
@@ -235,8 +277,11 @@ func parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
 
 // parseModeInfo reads a single-signer mode info (a multisig is the strict
 // path's).
-func parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
+func (p *parts) parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
 	mi := &txv1beta1.ModeInfo{}
+	if !p.modeUsed {
+		mi, p.modeUsed = &p.mode, true
+	}
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, _, done := r.next()
@@ -265,8 +310,8 @@ func parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
 	}
 }
 
-func parseFee(b []byte) (*txv1beta1.Fee, bool) {
-	fee := &txv1beta1.Fee{}
+func (p *parts) parseFee(b []byte) (*txv1beta1.Fee, bool) {
+	fee := &p.fee
 	r := fieldReader{b: b, ok: true}
 	for {
 		num, typ, val, v, done := r.next()
@@ -276,6 +321,9 @@ func parseFee(b []byte) (*txv1beta1.Fee, bool) {
 		switch {
 		case num == fieldFeeAmount && typ == protowire.BytesType:
 			coin := &basev1beta1.Coin{}
+			if !p.coinUsed {
+				coin, p.coinUsed = &p.coin, true
+			}
 			cr := fieldReader{b: val, ok: true}
 			for {
 				num, typ, val, _, done := cr.next()
@@ -293,6 +341,9 @@ func parseFee(b []byte) (*txv1beta1.Fee, bool) {
 			}
 			if !cr.ok {
 				return nil, false
+			}
+			if fee.Amount == nil {
+				fee.Amount = p.coins[:0]
 			}
 			fee.Amount = append(fee.Amount, coin)
 		case num == fieldFeeGasLimit && typ == protowire.VarintType:
