@@ -563,16 +563,17 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 	}
 	n := 0
 	// ids usually come in id order, as a scan passed them: walk the table
-	// beside them instead of looking each up. Equality is tested first:
-	// an id a scan handed out is the row's own string, and comparing it
-	// with itself reads no bytes (a fleet's ids do not fit in a cache).
+	// beside them instead of looking each up.
 	j := 0
 	for _, id := range ids {
-		for j < len(s.order) && s.order[j].ID != id && s.order[j].ID < id {
-			j++
-		}
 		var row *contracts.Workspace
-		if j < len(s.order) && s.order[j].ID == id {
+		c := 1
+		for ; j < len(s.order); j++ {
+			if c = strings.Compare(s.order[j].ID, id); c >= 0 {
+				break
+			}
+		}
+		if c == 0 {
 			row = s.order[j]
 			j++
 		} else {
@@ -618,7 +619,13 @@ func (s *Store) applyLocked(m method, inst string, w contracts.Writer, id string
 	}
 	fire := notifies(row, p)
 	was := indexOf(row)
+	home := row.HomeCtx
 	p.Apply(row, now)
+	if home != nil && row.HomeCtx != nil && row.HomeCtx != home {
+		// The row keeps its home_ctx where compaction laid it out.
+		*home = *row.HomeCtx
+		row.HomeCtx = home
+	}
 	s.reindex(row, was)
 	s.recordWrite(m, inst, w, id, cond, p, true, nil)
 	if fire {

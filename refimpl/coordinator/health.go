@@ -80,14 +80,15 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 // seek finds id in list, sorted by key, from position i on: it returns
 // where the walk stands for the next id and whether id is listed. Ids
 // usually come in order, so the walk only moves forward; one behind it is
-// looked up. Equality is tested before order: an id is often the listed
-// entry's own string, and that comparison reads no bytes.
+// looked up.
 func seek[T any](list []T, i int, id string, key func(T) string) (next int, found bool) {
-	for i < len(list) && key(list[i]) != id && key(list[i]) < id {
-		i++
-	}
-	if i < len(list) && key(list[i]) == id {
-		return i + 1, true
+	for ; i < len(list); i++ {
+		if c := strings.Compare(key(list[i]), id); c >= 0 {
+			if c == 0 {
+				return i + 1, true
+			}
+			break
+		}
 	}
 	if i > 0 && id <= key(list[i-1]) { // behind the walk: rows out of order
 		j, found := slices.BinarySearchFunc(list, id, func(e T, id string) int { return strings.Compare(key(e), id) })
