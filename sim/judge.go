@@ -55,6 +55,11 @@ func (s *Sim) judge(final bool, events []history.Event) *invariant.Report {
 	return invariant.Check(in)
 }
 
+// judgeRecorded is judge(true, …) over the recorder's own events.
+func (s *Sim) judgeRecorded() *invariant.Report {
+	return invariant.Check(invariant.Input{Each: s.rec.All(), Limits: s.cfg.Limits, Final: s.Final()})
+}
+
 // Evidence renders the timeline around violation v: the non-routine events
 // near each of its evidence events (marked with ">>"), or, for a
 // violation found at the end, the last events of its workspace.

@@ -123,8 +123,11 @@ func (s *Sim) result(checks bool) Result {
 		for _, c := range s.cfg.Checks {
 			r.Failures = append(r.Failures, c(s)...)
 		}
-		events := s.rec.Events()
-		r.Report = s.judge(true, events)
+		r.Report = s.judgeRecorded()
+		var events []history.Event
+		if len(r.Report.Violations) > 0 {
+			events = s.rec.Events()
+		}
 		for i := range r.Report.Violations {
 			v := &r.Report.Violations[i]
 			r.Known = append(r.Known, knownIssue(v, events))

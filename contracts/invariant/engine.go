@@ -1,6 +1,7 @@
 package invariant
 
 import (
+	"iter"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -46,7 +47,10 @@ type Final struct {
 // Input is what the checkers judge.
 type Input struct {
 	Events []history.Event
-	Final  *Final
+	// Each, when set, hands the events to the checkers in order instead
+	// of Events (a recorder's own, without copying them).
+	Each  iter.Seq[*history.Event]
+	Final *Final
 	// Limits the system ran with (default contracts.DefaultLimits).
 	Limits contracts.Limits
 }
@@ -79,7 +83,14 @@ func Check(in Input, checkers ...Checker) *Report {
 			adapted[i] = afterAdapter{adapter{c, in.Final}}
 		}
 	}
-	return judge.Run[*State, history.Event](world{}, newState(), in.Events, adapted)
+	if in.Each == nil {
+		return judge.Run[*State, history.Event](world{}, newState(), in.Events, adapted)
+	}
+	st := judge.NewStream[*State, history.Event](world{}, newState(), adapted)
+	for e := range in.Each {
+		st.Step(e)
+	}
+	return st.Finish()
 }
 
 // world is the workspace world for the judge: the replayed state.

@@ -79,7 +79,21 @@ func run(t *testing.T, tr *trace, f *Final, name string) *Report {
 		}
 	}
 	require.Len(t, chosen, 1, "no checker named %s", name)
-	return Check(Input{Events: tr.events, Final: f}, chosen...)
+	r := Check(Input{Events: tr.events, Final: f}, chosen...)
+	// The same events handed over one by one are judged the same.
+	each := func(yield func(*history.Event) bool) {
+		for i := range tr.events {
+			if !yield(&tr.events[i]) {
+				return
+			}
+		}
+	}
+	for _, c := range All() {
+		if c.Name() == name {
+			require.Equal(t, r, Check(Input{Each: each, Final: f}, c), "Input.Each")
+		}
+	}
+	return r
 }
 
 // provisionAndStart is a correct history of scenario 1.

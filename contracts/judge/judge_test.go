@@ -217,6 +217,17 @@ func TestRecorderKeepsLongHistoriesInOrder(t *testing.T) {
 	for i, e := range all {
 		require.Equal(t, int64(i+1), e.seq)
 	}
+	var seen []ev
+	for e := range r.All() {
+		seen = append(seen, *e)
+	}
+	require.Equal(t, all, seen, "All yields what Events copies")
+	stopped := 0
+	for range r.All() {
+		if stopped++; stopped == 2 {
+			break
+		}
+	}
 	tail := r.Tail(chunkLen+3, func(e *ev) bool { return e.add == 1 })
 	require.Len(t, tail, (n+4)/5)
 	require.Equal(t, int64(1), tail[0].seq)

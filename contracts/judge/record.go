@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"iter"
 	"sync"
 	"time"
 )
@@ -99,6 +100,23 @@ func (r *Recorder[E]) Events() []E {
 		out = append(out, c...)
 	}
 	return out
+}
+
+// All yields the kept events in order, in place: no copy of a long run's
+// history. The recorder must not be added to while it runs.
+func (r *Recorder[E]) All() iter.Seq[*E] {
+	return func(yield func(*E) bool) {
+		r.mu.Lock()
+		chunks := r.events
+		r.mu.Unlock()
+		for _, c := range chunks {
+			for i := range c {
+				if !yield(&c[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Tail returns the last n kept events for which match holds (all of them
