@@ -49,6 +49,7 @@ type Coordinator struct {
 		seen     map[string]contracts.Observation
 		updates  []ports.RowUpdate
 		observed []string
+		cids     []string // the container listing's ids, in its order
 		ttl      []contracts.Workspace
 	}
 }

@@ -28,16 +28,21 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	// already lists in order) and walked beside them.
 	slices.SortFunc(insts, func(a, b ports.InstanceState) int { return strings.Compare(a.WorkspaceID, b.WorkspaceID) })
 	slices.Sort(vols)
+	cids := c.scratch.cids[:0]
+	for _, in := range insts {
+		cids = append(cids, in.WorkspaceID)
+	}
+	defer func() { clear(cids); c.scratch.cids = cids[:0] }()
 	ci, vi := 0, 0
 	observe := func(id string) contracts.Observation {
 		var o contracts.Observation
 		var at int
-		at, o.ContainerExists = seek(insts, ci, id, func(in ports.InstanceState) string { return in.WorkspaceID })
+		at, o.ContainerExists = seek(cids, ci, id)
 		if o.ContainerExists {
 			o.ContainerRunning = insts[at-1].Running
 		}
 		ci = at
-		vi, o.VolumeExists = seek(vols, vi, id, func(v string) string { return v })
+		vi, o.VolumeExists = seek(vols, vi, id)
 		return o
 	}
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
@@ -77,21 +82,21 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// seek finds id in list, sorted by key, from position i on: it returns
-// where the walk stands for the next id and whether id is listed. Ids
-// usually come in order, so the walk only moves forward; one behind it is
-// looked up.
-func seek[T any](list []T, i int, id string, key func(T) string) (next int, found bool) {
+// seek finds id in list, sorted, from position i on: it returns where
+// the walk stands for the next id and whether id is listed. Ids usually
+// come in order, so the walk only moves forward; one behind it is looked
+// up.
+func seek(list []string, i int, id string) (next int, found bool) {
 	for ; i < len(list); i++ {
-		if c := strings.Compare(key(list[i]), id); c >= 0 {
+		if c := strings.Compare(list[i], id); c >= 0 {
 			if c == 0 {
 				return i + 1, true
 			}
 			break
 		}
 	}
-	if i > 0 && id <= key(list[i-1]) { // behind the walk: rows out of order
-		j, found := slices.BinarySearchFunc(list, id, func(e T, id string) int { return strings.Compare(key(e), id) })
+	if i > 0 && id <= list[i-1] { // behind the walk: rows out of order
+		j, found := slices.BinarySearch(list, id)
 		if found {
 			return j + 1, true
 		}
