@@ -33,18 +33,8 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 		cids = append(cids, in.WorkspaceID)
 	}
 	defer func() { clear(cids); c.scratch.cids = cids[:0] }()
-	ci, vi := 0, 0
-	observe := func(id string) contracts.Observation {
-		var o contracts.Observation
-		var at int
-		at, o.ContainerExists = seek(cids, ci, id)
-		if o.ContainerExists {
-			o.ContainerRunning = insts[at-1].Running
-		}
-		ci = at
-		vi, o.VolumeExists = seek(vols, vi, id)
-		return o
-	}
+	j := join{insts: insts, cids: cids, vols: vols}
+	observe := j.observe
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
 	var fleet contracts.FleetSummary
@@ -82,10 +72,35 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// seek finds id in list, sorted, from position i on: it returns where
-// the walk stands for the next id and whether id is listed. Ids usually
-// come in order, so the walk only moves forward; one behind it is looked
-// up.
+// join walks the provider listings, sorted by workspace id, beside rows
+// read in id order (cids are the ids of insts, index for index).
+type join struct {
+	insts      []ports.InstanceState
+	cids, vols []string
+	ci, vi     int
+	prev       string
+}
+
+// observe is what the listings show of workspace id.
+func (j *join) observe(id string) contracts.Observation {
+	if id < j.prev { // a row out of order: find its place again
+		j.ci, _ = slices.BinarySearch(j.cids, id)
+		j.vi, _ = slices.BinarySearch(j.vols, id)
+	}
+	j.prev = id
+	var o contracts.Observation
+	var at int
+	at, o.ContainerExists = seek(j.cids, j.ci, id)
+	if o.ContainerExists {
+		o.ContainerRunning = j.insts[at-1].Running
+	}
+	j.ci = at
+	j.vi, o.VolumeExists = seek(j.vols, j.vi, id)
+	return o
+}
+
+// seek walks list, sorted, from position i on to id: it returns where
+// the walk stands for the next, larger id and whether id is listed.
 func seek(list []string, i int, id string) (next int, found bool) {
 	for ; i < len(list); i++ {
 		if c := strings.Compare(list[i], id); c >= 0 {
@@ -94,13 +109,6 @@ func seek(list []string, i int, id string) (next int, found bool) {
 			}
 			break
 		}
-	}
-	if i > 0 && id <= list[i-1] { // behind the walk: rows out of order
-		j, found := slices.BinarySearch(list, id)
-		if found {
-			return j + 1, true
-		}
-		return j, false
 	}
 	return i, false
 }

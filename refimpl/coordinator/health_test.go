@@ -6,23 +6,37 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/ports"
 )
 
-// Whatever order the rows come in, the join finds exactly the listed ids.
-func TestSeekFindsWhatIsListed(t *testing.T) {
+// Whatever order the rows come in, the join shows each as the listings
+// do.
+func TestJoinShowsWhatIsListed(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pool := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-		listed := slices.Sorted(slices.Values(rapid.SliceOfNDistinct(rapid.SampledFrom(pool), 0, len(pool), rapid.ID[string]).Draw(t, "listed")))
-		rows := rapid.SliceOfN(rapid.SampledFrom(pool), 0, 12).Draw(t, "rows")
+		distinct := func(label string) []string {
+			return rapid.SliceOfNDistinct(rapid.SampledFrom(pool), 0, len(pool), rapid.ID[string]).Draw(t, label)
+		}
+		running := map[string]bool{}
+		var insts []ports.InstanceState
+		var cids []string
+		for _, id := range slices.Sorted(slices.Values(distinct("containers"))) {
+			running[id] = rapid.Bool().Draw(t, "running")
+			insts = append(insts, ports.InstanceState{WorkspaceID: id, Running: running[id]})
+			cids = append(cids, id)
+		}
+		vols := slices.Sorted(slices.Values(distinct("volumes")))
+		rows := distinct("rows")
 		if rapid.Bool().Draw(t, "ordered") {
 			slices.Sort(rows)
 		}
-		i := 0
+		j := join{insts: insts, cids: cids, vols: vols}
 		for _, id := range rows {
-			var found bool
-			i, found = seek(listed, i, id)
-			require.Equal(t, slices.Contains(listed, id), found, "%s in %v", id, listed)
-			require.True(t, i >= 0 && i <= len(listed))
+			r, exists := running[id]
+			want := contracts.Observation{ContainerExists: exists, ContainerRunning: r, VolumeExists: slices.Contains(vols, id)}
+			require.Equal(t, want, j.observe(id), "row %s of %v", id, rows)
 		}
 	})
 }
