@@ -84,6 +84,9 @@ func Instances(t *testing.T, newInstances func(t *testing.T) InstancesTarget) {
 		t.Helper()
 		states, err := x.Instances.List(t.Context())
 		require.NoError(t, err)
+		for i := 1; i < len(states); i++ {
+			require.Less(t, states[i-1].WorkspaceID, states[i].WorkspaceID, "List names each container once, ordered by workspace id")
+		}
 		return ours(states, ids...)
 	}
 
@@ -145,6 +148,9 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		t.Helper()
 		all, err := x.Storage.ListVolumes(t.Context())
 		require.NoError(t, err)
+		for i := 1; i < len(all); i++ {
+			require.Less(t, all[i-1], all[i], "ListVolumes lists each volume once, in ascending order")
+		}
 		var out []string
 		for _, id := range all {
 			if slices.Contains(ids, id) {

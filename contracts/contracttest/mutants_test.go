@@ -153,6 +153,20 @@ var mutants = map[string]func(t *testing.T){
 			return x
 		})
 	},
+	"instances/list-unordered": func(t *testing.T) {
+		contracttest.Instances(t, func(t *testing.T) contracttest.InstancesTarget {
+			x := fakeInstances(t)
+			x.Instances = containersReversed{x.Instances}
+			return x
+		})
+	},
+	"storage/list-volumes-unordered": func(t *testing.T) {
+		contracttest.Storage(t, func(t *testing.T) contracttest.StorageTarget {
+			x := fakeStorage(t)
+			x.Storage = volumesReversed{x.Storage}
+			return x
+		})
+	},
 	"storage/provision-not-idempotent": func(t *testing.T) {
 		contracttest.Storage(t, func(t *testing.T) contracttest.StorageTarget {
 			x := fakeStorage(t)
@@ -563,4 +577,23 @@ func (b *booleanLock) TryLock(ctx context.Context, key int64) (bool, error) {
 func (b *booleanLock) Unlock(ctx context.Context, key int64) (bool, error) {
 	b.held[key] = false
 	return b.AdvisorySession.Unlock(ctx, key)
+}
+
+// containersReversed and volumesReversed list in descending order: a
+// joiner that walks the listings beside rows in id order would miss
+// entries.
+type containersReversed struct{ ports.Instances }
+
+func (x containersReversed) List(ctx context.Context) ([]ports.InstanceState, error) {
+	out, err := x.Instances.List(ctx)
+	slices.Reverse(out)
+	return out, err
+}
+
+type volumesReversed struct{ ports.Storage }
+
+func (x volumesReversed) ListVolumes(ctx context.Context) ([]string, error) {
+	out, err := x.Storage.ListVolumes(ctx)
+	slices.Reverse(out)
+	return out, err
 }

@@ -110,7 +110,8 @@ type Instances interface {
 	Start(ctx context.Context, id, imageRef string) error
 	// Delete kills and removes the container; absent is success.
 	Delete(ctx context.Context, id string) error
-	// List returns every workspace container, in one call.
+	// List returns every workspace container, in one call, ordered by
+	// workspace id (ascending, each once).
 	List(ctx context.Context) ([]InstanceState, error)
 }
 
@@ -118,7 +119,8 @@ type Instances interface {
 type Storage interface {
 	// Provision creates the volume; existing is success.
 	Provision(ctx context.Context, id string) error
-	// ListVolumes returns the ids of every workspace with a volume.
+	// ListVolumes returns the ids of every workspace with a volume, in
+	// ascending order, each once.
 	ListVolumes(ctx context.Context) ([]string, error)
 	// Archive runs the archive job for (id, opID) and returns the key; a
 	// complete archive already there is not uploaded again.

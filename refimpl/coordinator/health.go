@@ -24,10 +24,8 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("list volumes: %w", err)
 	}
 	// The three listings are joined by workspace id: the rows come ordered
-	// by id, the provider listings are sorted (in one pass when a provider
-	// already lists in order) and walked beside them.
-	slices.SortFunc(insts, func(a, b ports.InstanceState) int { return strings.Compare(a.WorkspaceID, b.WorkspaceID) })
-	slices.Sort(vols)
+	// by id, and so do the provider listings (ports.Instances.List and
+	// ports.Storage.ListVolumes); they are walked beside the rows.
 	cids := c.scratch.cids[:0]
 	for _, in := range insts {
 		cids = append(cids, in.WorkspaceID)
