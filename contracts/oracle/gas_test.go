@@ -2,9 +2,11 @@ package oracle
 
 import (
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func TestFeeAmount(t *testing.T) {
@@ -63,5 +65,30 @@ func TestAdjustGas(t *testing.T) {
 	}
 	for _, tc := range cases {
 		require.Equal(t, tc.want, AdjustGas(tc.gas, tc.adj), "%d × %v", tc.gas, tc.adj)
+	}
+}
+
+// TestFeeAmountQuickMatchesRationals: the machine-word path gives the
+// rationals' string for every price and gas it takes.
+func TestFeeAmountQuickMatchesRationals(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		whole := rapid.StringMatching(`[0-9]{1,21}`).Draw(t, "whole")
+		price := whole
+		if rapid.Bool().Draw(t, "frac") {
+			price += "." + rapid.StringMatching(`[0-9]{1,21}`).Draw(t, "fracDigits")
+		}
+		gas := rapid.OneOf(rapid.Uint64Range(0, 1_000_000), rapid.Uint64()).Draw(t, "gas")
+		got, ok := feeSmall(price, gas)
+		if !ok {
+			return
+		}
+		p, err := ParseGasPrice(price)
+		require.NoError(t, err)
+		want := ceilRat(new(big.Rat).Mul(p, new(big.Rat).SetUint64(gas))).String()
+		require.Equal(t, want, got, "%s × %d", price, gas)
+	})
+	for _, bad := range []string{"", ".", "1.", ".5", "+1", "-1", "1e3", "1.2.3", "5agxn"} {
+		_, ok := feeSmall(bad, 1)
+		require.False(t, ok, bad)
 	}
 }
