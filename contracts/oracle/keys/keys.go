@@ -137,6 +137,25 @@ func (p PubKey) Bytes() []byte {
 	return p.k.SerializeCompressed()
 }
 
+// AppendBytes appends Bytes to dst (nothing for the zero PubKey) without
+// allocating a slice of its own: every transaction built or signed writes
+// the signer's key.
+func (p PubKey) AppendBytes(dst []byte) []byte {
+	if p.IsZero() {
+		return dst
+	}
+	var j secp256k1.JacobianPoint
+	p.k.AsJacobian(&j)   // affine: Z is one, X and Y normalized
+	format := byte(0x02) // the compressed form's prefix, odd Y adds one
+	if j.Y.IsOdd() {
+		format |= 1
+	}
+	var b [PubKeySize]byte
+	b[0] = format
+	j.X.PutBytesUnchecked(b[1:])
+	return append(dst, b[:]...)
+}
+
 // Equal reports whether two public keys are the same point.
 func (p PubKey) Equal(q PubKey) bool { return p.k != nil && q.k != nil && p.k.IsEqual(q.k) }
 

@@ -3,6 +3,7 @@ package keys
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,4 +248,18 @@ func TestValidateAddressMemo(t *testing.T) {
 		require.NoError(t, ValidateAddress(addr))
 	}
 	require.LessOrEqual(t, validCount.Load(), int64(maxValidAddresses))
+}
+
+// AppendBytes writes Bytes, for keys of both Y parities, and nothing for the
+// zero key.
+func TestPubKeyAppendBytesIsBytes(t *testing.T) {
+	parity := map[byte]bool{}
+	for i := range 64 {
+		p := PrivKeyFromSeed(fmt.Sprint("append ", i)).PubKey()
+		require.Equal(t, p.Bytes(), p.AppendBytes(nil))
+		require.Equal(t, append([]byte("x"), p.Bytes()...), p.AppendBytes([]byte("x")))
+		parity[p.Bytes()[0]] = true
+	}
+	require.Len(t, parity, 2, "both prefixes seen")
+	require.Equal(t, []byte("x"), PubKey{}.AppendBytes([]byte("x")))
 }

@@ -62,7 +62,7 @@ func StandInSignature(pub PubKey, signDoc []byte) []byte {
 	b := append(buf[:0], standInTag...)
 	part := len(b)
 	b = append(b, 0)
-	b = append(b, pub.Bytes()...)
+	b = pub.AppendBytes(b)
 	b = append(b, signDoc...)
 	sig := make([]byte, 0, SignatureSize)
 	for _, p := range []byte{0, 1} {

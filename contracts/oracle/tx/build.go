@@ -130,7 +130,7 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 		return Built{}, fmt.Errorf("build tx: %w", keys.ErrNoKey)
 	}
 	pub := &p.pub
-	pub.TypeUrl, pub.Value = TypeURLPubKey, encodePubKeyValue(pubKey.Bytes())
+	pub.TypeUrl, pub.Value = TypeURLPubKey, encodePubKey(pubKey)
 	fee := &p.fee
 	fee.GasLimit = env.GasLimit
 	if env.FeeAmount != "" {

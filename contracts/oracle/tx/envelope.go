@@ -4,6 +4,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/wsconverge/converge/contracts/oracle/keys"
 	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
 )
 
@@ -154,6 +155,13 @@ func encodeAuthInfo(auth *txv1beta1.AuthInfo) []byte {
 // encodePubKeyValue writes an ethsecp256k1.PubKey.
 func encodePubKeyValue(key []byte) []byte {
 	return appendBytes(make([]byte, 0, 2+len(key)), fieldPubKeyKey, key)
+}
+
+// encodePubKey is encodePubKeyValue for a key, in one allocation.
+func encodePubKey(key keys.PubKey) []byte {
+	b := make([]byte, 2, 2+keys.PubKeySize)
+	b[0], b[1] = byte(fieldPubKeyKey<<3|2), keys.PubKeySize
+	return key.AppendBytes(b)
 }
 
 // encodeSignDoc writes a SignDoc.

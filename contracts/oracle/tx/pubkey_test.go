@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"pgregory.net/rapid"
 
+	"github.com/wsconverge/converge/contracts/oracle/keys"
 	"github.com/wsconverge/converge/contracts/oracle/proto/cosmos/evm/crypto/v1/ethsecp256k1"
 )
 
@@ -38,4 +39,12 @@ func TestPubKeyKeyIsUnmarshal(t *testing.T) {
 		require.Equal(rt, len(pk.GetKey()), len(got))
 		require.Equal(rt, string(pk.GetKey()), string(got))
 	})
+}
+
+// encodePubKey writes encodePubKeyValue of the key's bytes.
+func TestEncodePubKeyIsEncodePubKeyValue(t *testing.T) {
+	for _, seed := range []string{"a", "b", "c", "d"} {
+		k := keys.PrivKeyFromSeed(seed).PubKey()
+		require.Equal(t, encodePubKeyValue(k.Bytes()), encodePubKey(k))
+	}
 }
