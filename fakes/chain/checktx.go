@@ -61,6 +61,14 @@ type ownTx struct {
 	env    tx.Envelope
 }
 
+// ownMem is what ownTx allocates for one of the chain's own txs.
+type ownMem struct {
+	tx    memTx
+	own   ownTx
+	stand keys.StandInSigner
+	real  keys.KeySigner
+}
+
 // built returns the tx's bytes, hash and decoded form, building them for
 // the chain's own txs the first time. Safe for concurrent use (a frame's
 // JSON may be asked for outside the chain's lock). The inputs were
@@ -166,18 +174,24 @@ func (c *Chain) ownTx(origin history.Origin, key keys.PrivKey, a *account, seq u
 	if len(msgs) == 0 {
 		return nil, errors.New("a tx needs a message")
 	}
-	var signer keys.Signer = keys.StandInSigner{Key: key}
+	// The tx, its build recipe and its signer in one allocation, not three:
+	// every peer submission the chain makes is one of these.
+	mem := &ownMem{}
+	var signer keys.Signer = &mem.stand
+	mem.stand.Key = key
 	if c.p.VerifySignatures {
-		signer = keys.KeySigner{Key: key}
+		mem.real.Key = key
+		signer = &mem.real
 	}
 	if c.ownFee == "" {
 		c.ownFee = c.minFee(OwnGasLimit).String()
 		c.ownFeeCoins = []tx.Coin{{Denom: c.p.Denom, Amount: c.ownFee}}
 	}
-	m := &memTx{origin: origin, msgs: msgs, signAddr: tx.MsgSigner(msgs[0]), seq: seq, gas: OwnGasLimit,
-		feeCoins: c.ownFeeCoins,
-		own: &ownTx{signer: signer, env: tx.Envelope{ChainID: c.p.ChainID, AccountNumber: a.number, Sequence: seq,
-			GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}}}
+	mem.own = ownTx{signer: signer, env: tx.Envelope{ChainID: c.p.ChainID, AccountNumber: a.number, Sequence: seq,
+		GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}}
+	m := &mem.tx
+	*m = memTx{origin: origin, msgs: msgs, signAddr: tx.MsgSigner(msgs[0]), seq: seq, gas: OwnGasLimit,
+		feeCoins: c.ownFeeCoins, own: &mem.own}
 	if c.p.VerifySignatures {
 		m.built() // a real signature is checked at admission
 	}
