@@ -268,13 +268,14 @@ func Transition(job *Job, t Trigger, now time.Time) Outcome {
 }
 
 // nextJob is the job a transition returns with room for the rows and the
-// effect most transitions have: one allocation where there were three (a
+// effects transitions have (two for a successful execution's end: the
+// result and the watchdog): one allocation where there were three (a
 // transition runs for every tick's selection and every execution's end,
 // in the daemon and again in the checkers' model).
 type nextJob struct {
 	job     Job
 	rows    [2]Row
-	effects [1]Effect
+	effects [2]Effect
 }
 
 // WatchdogDue reports whether the D13 watchdog should run for the job: it is
