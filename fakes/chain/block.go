@@ -64,8 +64,13 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	for i, cp := range b.Completes {
 		abci[i] = completeEvent(cp)
 	}
-	b.Frames = append(b.Frames, &Frame{Type: cometrpc.TMEventNewBlock, Height: b.Height, Published: at,
-		chainID: c.p.ChainID, blockTime: bt, abci: abci})
+	// The block's frames are laid out together, one allocation per block
+	// rather than one per tx.
+	frames := make([]Frame, 1+n)
+	b.Frames = make([]*Frame, 0, 1+n)
+	frames[0] = Frame{Type: cometrpc.TMEventNewBlock, Height: b.Height, Published: at,
+		chainID: c.p.ChainID, blockTime: bt, abci: abci}
+	b.Frames = append(b.Frames, &frames[0])
 
 	// 2. Execution, in FIFO order.
 	included := c.mempool[:n]
@@ -82,8 +87,10 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 			b.Delivered = append(b.Delivered, *d)
 			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: d})
 		}
-		b.Frames = append(b.Frames, &Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
-			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired})
+		f := &frames[1+i]
+		*f = Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
+			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired}
+		b.Frames = append(b.Frames, f)
 		// CometBFT keeps a committed tx in the cache and forgets a failed one.
 		if code != 0 {
 			c.uncache(m)
@@ -282,17 +289,27 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 }
 
 // submitEvents are the events of a successful MsgSubmitOracleData.
+// The events and their attributes are one allocation (not three): a
+// frame derives them for every submission a block delivers.
 func submitEvents(msg *oraclev1.MsgSubmitOracleData) []cometrpc.ABCIEvent {
 	ds := msg.GetDataSet()
-	return []cometrpc.ABCIEvent{
-		messageEvent(oracle.TypeURLSubmit, msg.GetAuthorityAddress()),
-		{Type: oracle.EventSubmit, Attributes: []cometrpc.EventAttribute{
-			attr("request_id", strconv.FormatUint(ds.GetRequestId(), 10)),
-			attr("nonce", strconv.FormatUint(ds.GetNonce(), 10)),
-			attr("raw_data", ds.GetRawData()),
-			attr("from_address", msg.GetAuthorityAddress()),
-		}},
+	mem := &struct {
+		evs   [2]cometrpc.ABCIEvent
+		attrs [7]cometrpc.EventAttribute
+	}{}
+	sender := msg.GetAuthorityAddress()
+	mem.attrs = [7]cometrpc.EventAttribute{
+		attr("action", oracle.TypeURLSubmit), attr("sender", sender), attr("module", "oracle"),
+		attr("request_id", strconv.FormatUint(ds.GetRequestId(), 10)),
+		attr("nonce", strconv.FormatUint(ds.GetNonce(), 10)),
+		attr("raw_data", ds.GetRawData()),
+		attr("from_address", sender),
 	}
+	mem.evs = [2]cometrpc.ABCIEvent{
+		{Type: oracle.EventMessage, Attributes: mem.attrs[0:3:3]}, // messageEvent's
+		{Type: oracle.EventSubmit, Attributes: mem.attrs[3:7:7]},
+	}
+	return mem.evs[:]
 }
 
 // register adds a doc with the next request id and nonce 0.

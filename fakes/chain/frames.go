@@ -55,7 +55,11 @@ func (f *Frame) abciEvents() []cometrpc.ABCIEvent {
 		}
 		for i, msg := range f.m.msgs {
 			if s, ok := msg.(*oraclev1.MsgSubmitOracleData); ok {
-				f.abci = append(f.abci, submitEvents(s)...)
+				if f.abci == nil {
+					f.abci = submitEvents(s) // a tx's first events are used as they are
+				} else {
+					f.abci = append(f.abci, submitEvents(s)...)
+				}
 			} else if i < len(f.msgEvents) {
 				f.abci = append(f.abci, f.msgEvents[i]...)
 			}
