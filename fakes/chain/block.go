@@ -190,7 +190,8 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 	}
 	// A one-message tx that fails has changed nothing (a message checks
 	// before it writes), so only longer txs keep an undo log.
-	x := execution{c: c, logUndo: len(m.msgs) > 1}
+	x := &c.exec // one per chain: deliveries do not nest, and it escapes
+	*x = execution{c: c, logUndo: len(m.msgs) > 1}
 	for i, msg := range m.msgs {
 		evs, err := x.exec(msg)
 		if err != nil {
@@ -269,6 +270,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 	if i, found := findProvider(subs, provider); found {
 		old := subs[i]
 		subs[i] = ds
+		if !x.logUndo {
+			return nil, nil // no closure made for the one-message tx
+		}
 		x.onUndo(func() {
 			cur := st.rounds[n]
 			j, _ := findProvider(cur, provider)
@@ -276,6 +280,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		})
 	} else {
 		st.rounds[n] = slices.Insert(subs, i, ds)
+		if !x.logUndo {
+			return nil, nil
+		}
 		x.onUndo(func() {
 			j, _ := findProvider(st.rounds[n], provider)
 			if rest := slices.Delete(st.rounds[n], j, j+1); len(rest) > 0 {

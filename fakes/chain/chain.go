@@ -21,7 +21,8 @@ import (
 // (one lock), but nothing runs by itself: the caller produces blocks, and
 // every result depends only on the calls made and their order.
 type Chain struct {
-	mu sync.Mutex
+	exec execution // the delivery in progress (deliver)
+	mu   sync.Mutex
 
 	p           Params
 	minGasPrice *big.Rat
