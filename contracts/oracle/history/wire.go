@@ -113,13 +113,24 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 			out.PubKey = hexString(key)
 		}
 	}
-	if coins := t.FeeCoins(); len(coins) > 0 {
-		out.Fee = make([]Coin, len(coins))
-		for i, c := range coins {
-			out.Fee[i] = Coin{Denom: c.Denom, Amount: c.Amount}
+	// The common tx, one fee coin and one message, takes both lists from
+	// one allocation (not three): every tx delivered or broadcast is read.
+	coins := t.AuthInfo.GetFee().GetAmount()
+	if len(coins) == 1 && len(t.Msgs) == 1 {
+		mem := &struct {
+			fee [1]Coin
+			msg [1]Msg
+		}{}
+		out.Fee, out.Msgs = mem.fee[:], mem.msg[:]
+	} else {
+		if len(coins) > 0 {
+			out.Fee = make([]Coin, len(coins))
 		}
+		out.Msgs = make([]Msg, len(t.Msgs))
 	}
-	out.Msgs = make([]Msg, len(t.Msgs))
+	for i, c := range coins {
+		out.Fee[i] = Coin{Denom: c.GetDenom(), Amount: c.GetAmount()}
+	}
 	for i, m := range t.Msgs {
 		out.Msgs[i] = MsgOf(m)
 	}

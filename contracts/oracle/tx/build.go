@@ -50,16 +50,16 @@ func Pack(m proto.Message) (*anypb.Any, error) {
 // authority_address and provider are self, and signature is the D24
 // stand-in.
 func SubmissionMsg(self string, requestID, nonce uint64, rawData string) *oraclev1.MsgSubmitOracleData {
-	return &oraclev1.MsgSubmitOracleData{
-		AuthorityAddress: self,
-		DataSet: &oraclev1.SubmitDataSet{
-			RequestId: requestID,
-			Nonce:     nonce,
-			RawData:   rawData,
-			Provider:  self,
-			Signature: oracle.SubmissionSignature(requestID, nonce, rawData),
-		},
-	}
+	// The message and its data set in one allocation: the daemon and every
+	// simulated peer make one per round.
+	mem := &struct {
+		msg oraclev1.MsgSubmitOracleData
+		ds  oraclev1.SubmitDataSet
+	}{}
+	mem.ds.RequestId, mem.ds.Nonce, mem.ds.RawData, mem.ds.Provider = requestID, nonce, rawData, self
+	mem.ds.Signature = oracle.SubmissionSignature(requestID, nonce, rawData)
+	mem.msg.AuthorityAddress, mem.msg.DataSet = self, &mem.ds
+	return &mem.msg
 }
 
 // RegisterMsg is the moderator's registration of a doc.
