@@ -348,7 +348,15 @@ func (s *Sources) Value(r uint64, k int, t time.Time) string {
 	if micro%10 == 0 {
 		micro++
 	}
-	return strconv.FormatUint(micro/1_000_000, 10) + "." + fmt.Sprintf("%06d", micro%1_000_000)
+	// One string, no formatter: a value is drawn for every GET.
+	var buf [40]byte
+	b := strconv.AppendUint(buf[:0], micro/1_000_000, 10)
+	b = append(b, '.')
+	frac := micro % 1_000_000
+	for p := uint64(100_000); p > 0; p /= 10 { // %06d
+		b = append(b, byte('0'+frac/p%10))
+	}
+	return string(b)
 }
 
 // Body is the body of a 200 answer of class c with value at the dot path,
@@ -356,7 +364,9 @@ func (s *Sources) Value(r uint64, k int, t time.Time) string {
 // sibling at each level and a timestamp; or the class's defect in that
 // shape.
 func Body(c Class, path, value string, t time.Time) []byte {
-	segs := strings.Split(path, ".")
+	// Written front to back into one buffer (a body is built on every GET):
+	// the keys down the path, the leaf object, then each level's sibling
+	// and closing brace, the outermost level's with the timestamp.
 	leaf := value
 	switch c {
 	case ClassNull:
@@ -364,23 +374,60 @@ func Body(c Class, path, value string, t time.Time) []byte {
 	case ClassEmpty:
 		leaf = `""`
 	}
-	last := segs[len(segs)-1]
+	b := make([]byte, 0, 2*len(path)+len(leaf)+64+32*strings.Count(path, "."))
+	if c == ClassArray {
+		b = append(b, '[')
+	}
+	rest, lastDot := path, strings.LastIndexByte(path, '.')
+	for rest != path[lastDot+1:] {
+		seg, more, _ := strings.Cut(rest, ".")
+		b = append(b, '{')
+		b = appendQuote(b, seg)
+		b = append(b, ':')
+		rest = more
+	}
+	last := path[lastDot+1:]
+	b = append(b, '{')
 	if c == ClassMissing {
-		last += "_missing"
+		b = appendQuote(b, last+"_missing")
+	} else {
+		b = appendQuote(b, last)
 	}
-	inner := "{" + quote(last) + ":" + leaf + "," + quote(sibling("unit", segs[len(segs)-1])) + `:"USD"}`
-	for i := len(segs) - 2; i >= 0; i-- {
-		inner = "{" + quote(segs[i]) + ":" + inner + "," + quote(sibling("source", segs[i])) + `:"converge"}`
+	b = append(b, ':')
+	b = append(b, leaf...)
+	b = append(b, ',')
+	b = appendQuote(b, sibling("unit", last))
+	b = append(b, `:"USD"`...)
+	for end := lastDot; end >= 0; {
+		start := strings.LastIndexByte(path[:end], '.')
+		b = append(b, "},"...)
+		b = appendQuote(b, sibling("source", path[start+1:end]))
+		b = append(b, `:"converge"`...)
+		end = start
 	}
-	ts := sibling("ts", segs[0])
-	whole := inner[:len(inner)-1] + "," + quote(ts) + ":" + strconv.FormatInt(t.Unix(), 10) + "}"
+	b = append(b, ',')
+	first, _, _ := strings.Cut(path, ".")
+	b = appendQuote(b, sibling("ts", first))
+	b = append(b, ':')
+	b = strconv.AppendInt(b, t.Unix(), 10)
+	b = append(b, '}')
 	switch c {
 	case ClassArray:
-		whole = "[" + whole + "]"
+		b = append(b, ']')
 	case ClassMalformed:
-		whole = whole[:len(whole)/2]
+		b = b[:len(b)/2]
 	}
-	return []byte(whole)
+	return b
+}
+
+// appendQuote appends quote(s).
+func appendQuote(b []byte, s string) []byte {
+	if plainJSON(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return append(b, quote(s)...)
 }
 
 // quote is s as a JSON string, as json.Marshal writes it. A key of
