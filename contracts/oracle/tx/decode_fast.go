@@ -29,16 +29,19 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 		return nil, false
 	}
 	p := &parts{}
+	// The re-encodings compared with the bytes are written into one stack
+	// buffer in turn (a daemon's tx fits), not three heap slices.
+	var buf [1024]byte
 	raw, ok := p.parseTxRaw(txBytes)
-	if !ok || !bytes.Equal(encodeTxRaw(raw), txBytes) {
+	if !ok || !bytes.Equal(appendTxRaw(buf[:0], raw), txBytes) {
 		return nil, false
 	}
 	body, ok := p.parseTxBody(raw.BodyBytes)
-	if !ok || !bytes.Equal(encodeTxBody(body), raw.BodyBytes) {
+	if !ok || !bytes.Equal(appendTxBody(buf[:0], body), raw.BodyBytes) {
 		return nil, false
 	}
 	auth, ok := p.parseAuthInfo(raw.AuthInfoBytes)
-	if !ok || !bytes.Equal(encodeAuthInfo(auth), raw.AuthInfoBytes) {
+	if !ok || !bytes.Equal(appendAuthInfo(buf[:0], auth), raw.AuthInfoBytes) {
 		return nil, false
 	}
 	// The messages and keys inside the Anys are read as the strict path

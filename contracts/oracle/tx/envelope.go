@@ -102,7 +102,11 @@ func encodeAny(b []byte, a *anypb.Any) []byte {
 // encodeTxBody writes a TxBody with messages, memo and timeout_height (the
 // only fields Build sets).
 func encodeTxBody(body *txv1beta1.TxBody) []byte {
-	b := make([]byte, 0, 256)
+	return appendTxBody(make([]byte, 0, 256), body)
+}
+
+// appendTxBody appends encodeTxBody's bytes to b.
+func appendTxBody(b []byte, body *txv1beta1.TxBody) []byte {
 	var buf [scratchSize]byte // a message of the daemon's fits
 	scratch := buf[:0]
 	for _, m := range body.GetMessages() {
@@ -116,7 +120,11 @@ func encodeTxBody(body *txv1beta1.TxBody) []byte {
 // encodeAuthInfo writes an AuthInfo with single-mode signer infos and a fee
 // (the only shapes Build makes).
 func encodeAuthInfo(auth *txv1beta1.AuthInfo) []byte {
-	b := make([]byte, 0, 128)
+	return appendAuthInfo(make([]byte, 0, 128), auth)
+}
+
+// appendAuthInfo appends encodeAuthInfo's bytes to b.
+func appendAuthInfo(b []byte, auth *txv1beta1.AuthInfo) []byte {
 	// Scratch on the stack: a signer info and a fee of a daemon's tx fit.
 	var siBuf, innerBuf, modeBuf, feeBuf [scratchSize]byte
 	si, inner := siBuf[:0], innerBuf[:0]
@@ -180,7 +188,11 @@ func encodeTxRaw(raw *txv1beta1.TxRaw) []byte {
 	for _, s := range raw.GetSignatures() {
 		n += len(s) + 4
 	}
-	b := make([]byte, 0, n)
+	return appendTxRaw(make([]byte, 0, n), raw)
+}
+
+// appendTxRaw appends encodeTxRaw's bytes to b.
+func appendTxRaw(b []byte, raw *txv1beta1.TxRaw) []byte {
 	b = appendBytes(b, fieldTxRawBodyBytes, raw.GetBodyBytes())
 	b = appendBytes(b, fieldTxRawAuthInfoBytes, raw.GetAuthInfoBytes())
 	for _, s := range raw.GetSignatures() {
