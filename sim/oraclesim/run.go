@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newWorld(o Options) (*world, error) {
-	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, peerSent: map[peerRound]bool{}, sut: sutKey, self: SelfAddress}
+	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, sut: sutKey, self: SelfAddress}
 	w.loop.Clock = &w.clk
 	w.loop.Dispatch = func(it *engine.Item[func()]) { it.P() }
 	switch {

@@ -46,10 +46,32 @@ type request struct {
 	ends   int // endpoints
 }
 
-// peerRound names one peer's submission for one round.
-type peerRound struct {
-	peer int
-	r, n uint64
+// peerSent is who has sent a submission for a request's round n. Only the
+// round open on chain (its nonce + 1) is ever asked about, and a request's
+// nonce never goes back, so a request keeps its latest round's senders
+// alone: a set over every peer, request and round of a day grew to a map
+// whose lookups were 2 % of the run.
+type peerSent struct {
+	n     uint64
+	peers []int
+}
+
+// sent reports whether peer p has sent for round n of request r.
+func (w *world) sent(r, n uint64, p int) bool {
+	return r < uint64(len(w.peerSent)) && w.peerSent[r].n == n && slices.Contains(w.peerSent[r].peers, p)
+}
+
+// markSent notes peer p's submission for round n of r, forgetting an
+// earlier round's senders.
+func (w *world) markSent(r, n uint64, p int) {
+	if r >= uint64(len(w.peerSent)) {
+		w.peerSent = append(w.peerSent, make([]peerSent, r+1-uint64(len(w.peerSent)))...)
+	}
+	s := &w.peerSent[r]
+	if s.n != n {
+		s.n, s.peers = n, s.peers[:0]
+	}
+	s.peers = append(s.peers, p)
 }
 
 // newRequest builds a request's doc from the workload stream: 1–3 peers,
@@ -274,8 +296,7 @@ func (w *world) planRound(r *request, n uint64, wait time.Duration) {
 // still open, r is ENABLED, p still a provider, and p has not sent one. A
 // submission the mempool refuses is tried again 2 s later.
 func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour) {
-	key := peerRound{p, r.id, n}
-	if w.peerSent[key] || w.chain.Nonce(r.id)+1 != n {
+	if w.chain.Nonce(r.id)+1 != n || w.sent(r.id, n, p) {
 		return
 	}
 	var provider bool
@@ -300,7 +321,7 @@ func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour)
 			return
 		}
 	}
-	w.peerSent[key] = true
+	w.markSent(r.id, n, p)
 }
 
 // value is a peer's raw_data for round n of r.

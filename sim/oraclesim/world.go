@@ -92,7 +92,7 @@ type world struct {
 	peers    []*chain.Peer
 	nextID   uint64
 	quiet    bool
-	peerSent map[peerRound]bool
+	peerSent []peerSent // by request id: the round open on chain and who sent for it
 
 	// faults in force, and when the last window opened so far ends
 	f         faultState
