@@ -33,7 +33,8 @@ type memTx struct {
 	seq      uint64
 	gas      uint64
 	feeCoins []tx.Coin
-	fee      *big.Int // the Denom amount it offers
+	fee      *big.Int // the Denom amount it offers (feeVal once checked)
+	feeVal   big.Int
 	pubKey   []byte   // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
 	signer   *account // set by the stateful checks
 
@@ -329,7 +330,8 @@ func (c *Chain) stateless(m *memTx) error {
 			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n)
 		}
 	}
-	m.fee = new(big.Int)
+	m.fee = &m.feeVal // no allocation of its own: every tx checked has one
+	m.fee.SetInt64(0)
 	for _, coin := range m.feeCoins {
 		if coin.Denom == c.p.Denom {
 			amount, _ := c.parseAmount(coin.Amount) // checked by decode

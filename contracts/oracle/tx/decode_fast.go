@@ -83,6 +83,9 @@ type parts struct {
 	signerUsed bool
 	mode       txv1beta1.ModeInfo
 	modeUsed   bool
+	single     txv1beta1.ModeInfo_Single
+	singleSum  txv1beta1.ModeInfo_Single_
+	singleUsed bool
 	fee        txv1beta1.Fee
 	coin       basev1beta1.Coin
 	coins      [1]*basev1beta1.Coin
@@ -281,9 +284,11 @@ func (p *parts) parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
 // parseModeInfo reads a single-signer mode info (a multisig is the strict
 // path's).
 func (p *parts) parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
-	mi := &txv1beta1.ModeInfo{}
+	var mi *txv1beta1.ModeInfo
 	if !p.modeUsed {
 		mi, p.modeUsed = &p.mode, true
+	} else {
+		mi = &txv1beta1.ModeInfo{}
 	}
 	r := fieldReader{b: b, ok: true}
 	for {
@@ -294,7 +299,13 @@ func (p *parts) parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
 		if num != fieldModeInfoSingle || typ != protowire.BytesType {
 			return nil, false
 		}
-		single := &txv1beta1.ModeInfo_Single{}
+		var single *txv1beta1.ModeInfo_Single
+		var sum *txv1beta1.ModeInfo_Single_
+		if !p.singleUsed {
+			single, sum, p.singleUsed = &p.single, &p.singleSum, true
+		} else {
+			single, sum = &txv1beta1.ModeInfo_Single{}, &txv1beta1.ModeInfo_Single_{}
+		}
 		sr := fieldReader{b: val, ok: true}
 		for {
 			num, typ, _, v, done := sr.next()
@@ -309,7 +320,8 @@ func (p *parts) parseModeInfo(b []byte) (*txv1beta1.ModeInfo, bool) {
 		if !sr.ok {
 			return nil, false
 		}
-		mi.Sum = &txv1beta1.ModeInfo_Single_{Single: single}
+		sum.Single = single
+		mi.Sum = sum
 	}
 }
 
