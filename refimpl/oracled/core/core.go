@@ -185,7 +185,15 @@ func (c *Core) flush() []Output {
 	return out
 }
 
-func (c *Core) emit(o Output) { c.out = append(c.out, o) }
+func (c *Core) emit(o Output) {
+	if c.out == nil {
+		// A call's outputs start with room for a few: most calls emit
+		// several (a trace, a log, a call), and growing from one to four
+		// cost two allocations more per call.
+		c.out = make([]Output, 0, 4)
+	}
+	c.out = append(c.out, o)
+}
 
 func (c *Core) newID() ID {
 	c.nextID++
