@@ -24,7 +24,8 @@ const aggregateDigits = 18
 // digits among them), so every rule is integer arithmetic and one rounded
 // division at the end.
 func aggregate(rule oraclev1.AggregationRule, values []string) (result string, unparsable int) {
-	decs := make([]dec, 0, len(values))
+	var buf [8]dec // a round's values, on the stack
+	decs := buf[:0]
 	scale := 0
 	for _, v := range values {
 		neg, intPart, frac, ok := splitDecimal(v)
@@ -32,7 +33,7 @@ func aggregate(rule oraclev1.AggregationRule, values []string) (result string, u
 			unparsable++
 			continue
 		}
-		decs = append(decs, dec{intPart + frac, neg, len(frac)})
+		decs = append(decs, dec{intPart, frac, neg})
 		scale = max(scale, len(frac))
 	}
 	if len(decs) == 0 {
@@ -44,11 +45,34 @@ func aggregate(rule oraclev1.AggregationRule, values []string) (result string, u
 	return aggregateBig(rule, decs, scale), unparsable
 }
 
-// dec is a plain decimal as aggregate reads it.
+// dec is a plain decimal as aggregate reads it: its digits before and
+// after the point (kept apart: joining them cost an allocation per value).
 type dec struct {
-	digits string // without sign and point
-	neg    bool
-	scale  int
+	intPart, frac string
+	neg           bool
+}
+
+// scale is the number of fractional digits.
+func (d dec) scale() int { return len(d.frac) }
+
+// digits are the digits without the point.
+func (d dec) digits() string { return d.intPart + d.frac }
+
+// uint reads the digits as strconv.ParseUint reads digits(): false when
+// they overflow a uint64.
+func (d dec) uint() (uint64, bool) {
+	var u uint64
+	for _, s := range [2]string{d.intPart, d.frac} {
+		for i := 0; i < len(s); i++ {
+			hi, lo := bits.Mul64(u, 10)
+			var c uint64
+			if lo, c = bits.Add64(lo, uint64(s[i]-'0'), 0); hi != 0 || c != 0 {
+				return 0, false
+			}
+			u = lo
+		}
+	}
+	return u, true
 }
 
 // aggregateBig is aggregate's arithmetic in big integers: any values.
@@ -56,12 +80,12 @@ func aggregateBig(rule oraclev1.AggregationRule, decs []dec, scale int) string {
 	nums := make([]*big.Int, len(decs))
 	for i, d := range decs {
 		n := new(big.Int)
-		if u, err := strconv.ParseUint(d.digits, 10, 64); err == nil {
+		if u, ok := d.uint(); ok {
 			n.SetUint64(u) // the common case, without SetString's reader
 		} else {
-			n.SetString(d.digits, 10) // digits only
+			n.SetString(d.digits(), 10) // digits only
 		}
-		if pad := scale - d.scale; pad > 0 {
+		if pad := scale - d.scale(); pad > 0 {
 			n.Mul(n, pow10(pad))
 		}
 		if d.neg {
@@ -111,11 +135,11 @@ func aggregateSmall(rule oraclev1.AggregationRule, decs []dec, scale int) (strin
 	var buf [8]uint64
 	nums := buf[:0]
 	for _, d := range decs {
-		u, err := strconv.ParseUint(d.digits, 10, 64)
-		if err != nil || d.neg {
+		u, ok := d.uint()
+		if !ok || d.neg {
 			return "", false
 		}
-		hi, n := bits.Mul64(u, pow10u(scale-d.scale))
+		hi, n := bits.Mul64(u, pow10u(scale-d.scale()))
 		if hi != 0 {
 			return "", false
 		}
@@ -180,7 +204,11 @@ func renderSmall(num, den uint64) string {
 			frac /= 10
 		}
 		b = append(b, '.')
-		b = append(b, strings.TrimRight(string(digits[:]), "0")...)
+		n := len(digits)
+		for digits[n-1] == '0' { // frac != 0: a digit is not zero
+			n--
+		}
+		b = append(b, digits[:n]...)
 	}
 	return string(b)
 }

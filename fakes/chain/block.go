@@ -142,7 +142,9 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 			continue
 		}
 		cp := history.Complete{RequestID: doc.GetRequestId(), Nonce: n, BlockHeight: height, BlockTime: bt.Unix(),
-			Rule: int32(doc.GetAggregationRule()), Providers: make([]string, len(subs)), Values: make([]string, len(subs))}
+			Rule: int32(doc.GetAggregationRule())}
+		both := make([]string, 2*len(subs)) // the two lists in one allocation
+		cp.Providers, cp.Values = both[:len(subs):len(subs)], both[len(subs):]
 		for i, s := range subs {
 			cp.Providers[i], cp.Values[i] = s.GetProvider(), s.GetRawData()
 		}
@@ -279,6 +281,10 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 			cur[j] = old
 		})
 	} else {
+		if subs == nil {
+			// Room for every provider at once, not grown one by one.
+			subs = make([]*oraclev1.SubmitDataSet, 0, len(st.doc.GetAccountList()))
+		}
 		st.rounds[n] = slices.Insert(subs, i, ds)
 		if !x.logUndo {
 			return nil, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -603,7 +604,13 @@ func TestAggregateSmallMatchesBig(t *testing.T) {
 		for _, v := range vs {
 			neg, i, f, ok := splitDecimal(v)
 			require.True(rt, ok)
-			decs = append(decs, dec{i + f, neg, len(f)})
+			decs = append(decs, dec{i, f, neg})
+			u, ok := decs[len(decs)-1].uint()
+			pu, err := strconv.ParseUint(i+f, 10, 64)
+			require.Equal(rt, err == nil, ok, "uint overflows as ParseUint does")
+			if ok {
+				require.Equal(rt, pu, u)
+			}
 			scale = max(scale, len(f))
 		}
 		want := aggregateBig(r, decs, scale)
@@ -614,7 +621,7 @@ func TestAggregateSmallMatchesBig(t *testing.T) {
 		require.Equal(rt, ratAggregate(r, vs), got)
 	})
 	_, ok := aggregateSmall(oraclev1.AggregationRule_AGGREGATION_RULE_AVG,
-		[]dec{{"104217", false, 2}, {"1015", false, 1}, {"99", false, 0}}, 2)
+		[]dec{{"1042", "17", false}, {"101", "5", false}, {"99", "", false}}, 2)
 	require.True(t, ok, "a round of prices is small")
 	// Exact halves and the carry out of the 18th digit, which random
 	// values seldom hit.
