@@ -10,6 +10,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
+	"github.com/wsconverge/converge/contracts/oracle/tx"
 	"github.com/wsconverge/converge/fakes/chain"
 	"github.com/wsconverge/converge/fakes/datasource"
 	"github.com/wsconverge/converge/refimpl/oracled/core"
@@ -350,8 +351,15 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	t, decoded := history.DecodeTxFull(o.Tx)
-	call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
+	// The call's record and its tx's in one allocation.
+	mem := &struct {
+		rpc history.RPC
+		tx  history.Tx
+	}{}
+	var decoded *tx.Tx
+	mem.tx, decoded = history.DecodeTxFull(o.Tx)
+	mem.rpc = history.RPC{Method: "broadcast_tx_sync", Tx: &mem.tx}
+	call := w.recv(&mem.rpc)
 	if w.f.rpcOutage {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
