@@ -39,11 +39,47 @@ func TypeURL(m proto.Message) string {
 
 // Pack wraps m in an Any with its type URL and canonical bytes.
 func Pack(m proto.Message) (*anypb.Any, error) {
+	if s, ok := m.(*oraclev1.MsgSubmitOracleData); ok {
+		if v, ok := marshalSubmit(s); ok {
+			return &anypb.Any{TypeUrl: oracle.TypeURLSubmit, Value: v}, nil
+		}
+	}
 	b, err := Marshal(m)
 	if err != nil {
 		return nil, err
 	}
 	return &anypb.Any{TypeUrl: TypeURL(m), Value: b}, nil
+}
+
+// marshalSubmit is Marshal of a submission written field by field, as the
+// envelope is: a build per daemon submission attempt spent a quarter of
+// its time in the generic marshaller. It declines (false) what the generic
+// path must judge: unknown fields or strings that are not UTF-8.
+// TestMarshalSubmitIsTheLibrarys compares the two.
+func marshalSubmit(m *oraclev1.MsgSubmitOracleData) ([]byte, bool) {
+	ds := m.GetDataSet()
+	if len(m.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(m.GetAuthorityAddress()) {
+		return nil, false
+	}
+	var inner []byte
+	if ds != nil {
+		if len(ds.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(ds.GetRawData()) ||
+			!utf8.ValidString(ds.GetProvider()) || !utf8.ValidString(ds.GetSignature()) {
+			return nil, false
+		}
+		var buf [scratchSize]byte // a daemon's data set fits
+		inner = appendUint(buf[:0], 1, ds.GetRequestId())
+		inner = appendUint(inner, 2, ds.GetNonce())
+		inner = appendString(inner, 3, ds.GetRawData())
+		inner = appendString(inner, 4, ds.GetProvider())
+		inner = appendString(inner, 5, ds.GetSignature())
+	}
+	b := make([]byte, 0, len(m.GetAuthorityAddress())+len(inner)+8)
+	b = appendString(b, 1, m.GetAuthorityAddress())
+	if ds != nil {
+		b = appendMessage(b, 2, inner)
+	}
+	return b, true
 }
 
 // SubmissionMsg is the daemon's submission for one result (ORACLE-SPEC 3.5):

@@ -87,3 +87,41 @@ func TestEnvelopeEdgeShapes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, encodeTxBody(body))
 }
+
+// marshalSubmit writes the library's deterministic bytes for any submission
+// it takes, and takes every one without unknown fields and with UTF-8
+// strings.
+func TestMarshalSubmitIsTheLibrarys(t *testing.T) {
+	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z0-9]{0,60}`), rapid.Just(""))
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &oraclev1.MsgSubmitOracleData{AuthorityAddress: str.Draw(rt, "authority")}
+		if rapid.Bool().Draw(rt, "data set") {
+			m.DataSet = &oraclev1.SubmitDataSet{
+				RequestId: rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64()).Draw(rt, "request"),
+				Nonce:     rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64()).Draw(rt, "nonce"),
+				RawData:   str.Draw(rt, "raw"),
+				Provider:  str.Draw(rt, "provider"),
+				Signature: str.Draw(rt, "signature"),
+			}
+		}
+		got, ok := marshalSubmit(m)
+		require.True(rt, ok)
+		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		require.NoError(rt, err)
+		require.Equal(rt, want, got)
+	})
+	bad := &oraclev1.MsgSubmitOracleData{AuthorityAddress: "\xff"}
+	_, ok := marshalSubmit(bad)
+	require.False(t, ok)
+	_, err := Pack(bad)
+	require.Error(t, err, "the generic path refuses what is not UTF-8")
+	unknown := &oraclev1.MsgSubmitOracleData{DataSet: &oraclev1.SubmitDataSet{}}
+	unknown.DataSet.ProtoReflect().SetUnknown([]byte{0x30, 0x01})
+	_, ok = marshalSubmit(unknown)
+	require.False(t, ok)
+	a, err := Pack(unknown)
+	require.NoError(t, err)
+	want, _ := proto.MarshalOptions{Deterministic: true}.Marshal(unknown)
+	require.Equal(t, want, a.Value)
+	require.Equal(t, TypeURL(unknown), a.TypeUrl)
+}
