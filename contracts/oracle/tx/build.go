@@ -74,12 +74,16 @@ func marshalSubmit(m *oraclev1.MsgSubmitOracleData) ([]byte, bool) {
 		inner = appendString(inner, 4, ds.GetProvider())
 		inner = appendString(inner, 5, ds.GetSignature())
 	}
-	b := make([]byte, 0, len(m.GetAuthorityAddress())+len(inner)+8)
+	return appendSubmit(make([]byte, 0, len(m.GetAuthorityAddress())+len(inner)+8), m, inner), true
+}
+
+// appendSubmit appends a submission's bytes given its data set's (inner).
+func appendSubmit(b []byte, m *oraclev1.MsgSubmitOracleData, inner []byte) []byte {
 	b = appendString(b, 1, m.GetAuthorityAddress())
-	if ds != nil {
+	if m.GetDataSet() != nil {
 		b = appendMessage(b, 2, inner)
 	}
-	return b, true
+	return b
 }
 
 // SubmissionMsg is the daemon's submission for one result (ORACLE-SPEC 3.5):

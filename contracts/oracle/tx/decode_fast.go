@@ -8,9 +8,11 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/wsconverge/converge/contracts/oracle"
 	basev1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/base/v1beta1"
 	signingv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/signing/v1beta1"
 	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
 )
 
 // decodeCanonical is Decode's fast path for the txs daemons send: it reads
@@ -49,6 +51,12 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 	t := &p.tx
 	*t = Tx{Bytes: txBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: make([]proto.Message, 0, len(body.Messages))}
 	for _, a := range body.Messages {
+		if a.GetTypeUrl() == oracle.TypeURLSubmit {
+			if m, ok := p.parseSubmit(a.GetValue()); ok {
+				t.Msgs = append(t.Msgs, m)
+				continue
+			}
+		}
 		m, err := unpack(a, msgTypes, true)
 		if err != nil {
 			return nil, false
@@ -91,6 +99,79 @@ type parts struct {
 	coins      [1]*basev1beta1.Coin
 	coinUsed   bool
 	tx         Tx
+	submit     oraclev1.MsgSubmitOracleData
+	dataSet    oraclev1.SubmitDataSet
+	submitUsed bool
+}
+
+// parseSubmit reads a submission in its canonical bytes (which the strict
+// path's proto.Unmarshal reads into the same fields, with no unknown ones
+// to check): the world decodes every daemon broadcast, and the generic
+// unmarshaller was half of a decode. Anything else is the strict path's.
+func (p *parts) parseSubmit(b []byte) (*oraclev1.MsgSubmitOracleData, bool) {
+	if p.submitUsed {
+		return nil, false
+	}
+	m, ds := &p.submit, &p.dataSet
+	*m, *ds = oraclev1.MsgSubmitOracleData{}, oraclev1.SubmitDataSet{} // a refused attempt's fields go
+	ok := true
+	r := fieldReader{b: b, ok: true}
+	for {
+		num, typ, val, _, done := r.next()
+		if done {
+			break
+		}
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			m.AuthorityAddress = str(val, &ok)
+		case num == 2 && typ == protowire.BytesType:
+			m.DataSet = ds
+			dr := fieldReader{b: val, ok: true}
+			for {
+				num, typ, val, v, done := dr.next()
+				if done {
+					break
+				}
+				switch {
+				case num == 1 && typ == protowire.VarintType:
+					ds.RequestId = v
+				case num == 2 && typ == protowire.VarintType:
+					ds.Nonce = v
+				case num == 3 && typ == protowire.BytesType:
+					ds.RawData = str(val, &ok)
+				case num == 4 && typ == protowire.BytesType:
+					ds.Provider = str(val, &ok)
+				case num == 5 && typ == protowire.BytesType:
+					ds.Signature = str(val, &ok)
+				default:
+					return nil, false
+				}
+			}
+			if !dr.ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if !r.ok || !ok {
+		return nil, false
+	}
+	// Canonical: written back, the fields give the same bytes.
+	var inner, whole [2 * scratchSize]byte
+	in := inner[:0]
+	if ds := m.GetDataSet(); ds != nil {
+		in = appendUint(in, 1, ds.GetRequestId())
+		in = appendUint(in, 2, ds.GetNonce())
+		in = appendString(in, 3, ds.GetRawData())
+		in = appendString(in, 4, ds.GetProvider())
+		in = appendString(in, 5, ds.GetSignature())
+	}
+	if !bytes.Equal(appendSubmit(whole[:0], m, in), b) {
+		return nil, false
+	}
+	p.submitUsed = true
+	return m, true
 }
 
 // fastDecode turns the fast path on (tests compare with it off).

@@ -101,3 +101,34 @@ func TestFastDecodeAgreesWithStrict(t *testing.T) {
 		}
 	})
 }
+
+// parseSubmit takes a submission's canonical bytes and gives what the
+// strict unmarshal gives; on mangled bytes it either declines or agrees.
+func TestParseSubmitAgreesWithStrict(t *testing.T) {
+	str := rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.]{1,12}`), rapid.String())
+	num := rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64())
+	rapid.Check(t, func(rt *rapid.T) {
+		m := SubmissionMsg(str.Draw(rt, "self"), num.Draw(rt, "r"), num.Draw(rt, "n"), str.Draw(rt, "raw"))
+		if rapid.Bool().Draw(rt, "no data set") {
+			m.DataSet = nil
+		}
+		b, err := Marshal(m)
+		require.NoError(rt, err)
+		if rapid.Bool().Draw(rt, "mangle") && len(b) > 0 {
+			b = append([]byte(nil), b...)
+			i := rapid.IntRange(0, len(b)-1).Draw(rt, "at")
+			b[i] ^= byte(rapid.IntRange(1, 255).Draw(rt, "xor"))
+		}
+		p := &parts{}
+		got, ok := p.parseSubmit(b)
+		want := &oraclev1.MsgSubmitOracleData{}
+		strictErr := unmarshalStrict(b, want, true)
+		if !ok {
+			return
+		}
+		require.NoError(rt, strictErr, "the fast path took what the strict one refuses")
+		require.True(rt, proto.Equal(want, got))
+		_, again := p.parseSubmit(b)
+		require.False(rt, again, "a tx's parts hold one submission")
+	})
+}
