@@ -98,7 +98,18 @@ func (h *HexBytes) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (h HexBytes) String() string { return strings.ToUpper(hex.EncodeToString(h)) }
+func (h HexBytes) String() string {
+	// Upper-case hex written directly: every broadcast's answer carries a
+	// hash, and encoding then upper-casing cost a second pass and string.
+	const digits = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(2 * len(h))
+	for _, c := range h {
+		b.WriteByte(digits[c>>4])
+		b.WriteByte(digits[c&15])
+	}
+	return b.String()
+}
 
 // HexBytesFromString parses hex in either case (a tx hash, for example).
 func HexBytesFromString(s string) (HexBytes, error) {
