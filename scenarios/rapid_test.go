@@ -44,9 +44,11 @@ func TestRapidFindsAndShrinksAMutant(t *testing.T) {
 	// A fixed seed and a shrink budget that is never the binding limit make
 	// the search and its shrinking deterministic: how short the sequence
 	// gets must not depend on how loaded the machine is.
+	// Seed 3 finds and shrinks the failure in about 6 s (seed 2 took 64 s,
+	// seed 4 over 100 s: the search is as strong, the wait is not).
 	seed := os.Getenv("CONVERGE_RAPID_MUTANT_SEED")
 	if seed == "" {
-		seed = "2"
+		seed = "3"
 	}
 	failrec.SetFlags(t, map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": seed})
 	rec := &failrec.Recorder{TestName: "TestRapidFindsAndShrinksAMutant/mutant"}
