@@ -3,6 +3,7 @@ package fakes
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -15,16 +16,14 @@ import (
 type Instances struct {
 	w    *World
 	ctrs map[string]*container
-	ids  []string // sorted ids of ctrs
-	// sorted are the containers of ids, index for index (a listing reads
-	// them without a lookup per container).
-	sorted []*container
-	// states and entries are the listing of ids, index for index, as it
-	// stands once every start has taken effect; kept as containers
-	// change, so that a listing of a large fleet every pass copies it
-	// instead of building it.
+	// states is the listing of ctrs, sorted by workspace id, as it stands
+	// once every start has taken effect; entries are its listing entries
+	// and sorted its containers, index for index. They are kept as
+	// containers change, so that a listing of a large fleet every pass
+	// copies them instead of building them.
 	states  []ports.InstanceState
 	entries []string
+	sorted  []*container
 	// slowUntil is the latest runsAt ever set: until then a listing is
 	// built container by container, as some may not run yet.
 	slowUntil time.Time
@@ -129,19 +128,24 @@ func (x *Instances) statesLocked() (states []ports.InstanceState, entries []stri
 	if !now.Before(x.slowUntil) {
 		return append(make([]ports.InstanceState, 0, len(x.states)), x.states...), x.entries
 	}
-	states = make([]ports.InstanceState, len(x.ids))
+	states = make([]ports.InstanceState, len(x.states))
 	entries = x.scratch[:0]
 	for i, c := range x.sorted {
-		states[i] = ports.InstanceState{WorkspaceID: x.ids[i], Running: c.runningAt(now)}
+		states[i] = ports.InstanceState{WorkspaceID: x.states[i].WorkspaceID, Running: c.runningAt(now)}
 		entries = append(entries, c.entry(now))
 	}
 	x.scratch = entries
 	return states, entries
 }
 
+// indexLocked is where id is, or would be, in the listing.
+func (x *Instances) indexLocked(id string) (int, bool) {
+	return slices.BinarySearchFunc(x.states, id, func(s ports.InstanceState, id string) int { return strings.Compare(s.WorkspaceID, id) })
+}
+
 // refreshLocked brings id's listing entry in line with its container.
 func (x *Instances) refreshLocked(id string) {
-	if i, found := slices.BinarySearch(x.ids, id); found {
+	if i, found := x.indexLocked(id); found {
 		c := x.sorted[i]
 		x.states[i].Running = c.running
 		x.entries[i] = c.entries[0]
@@ -159,8 +163,7 @@ func (x *Instances) removeLocked(id string) {
 		return
 	}
 	delete(x.ctrs, id)
-	if i, found := slices.BinarySearch(x.ids, id); found {
-		x.ids = slices.Delete(x.ids, i, i+1)
+	if i, found := x.indexLocked(id); found {
 		x.sorted = slices.Delete(x.sorted, i, i+1)
 		x.states = slices.Delete(x.states, i, i+1)
 		x.entries = slices.Delete(x.entries, i, i+1)
@@ -196,8 +199,7 @@ func (x *Instances) start(ctx context.Context, inst, id, imageRef string) error 
 		c := &container{running: true, image: imageRef, runsAt: runsAt,
 			entries: [2]string{history.InstanceEntry(id, false), history.InstanceEntry(id, true)}}
 		x.ctrs[id] = c
-		i, _ := slices.BinarySearch(x.ids, id)
-		x.ids = slices.Insert(x.ids, i, id)
+		i, _ := x.indexLocked(id)
 		x.sorted = slices.Insert(x.sorted, i, c)
 		x.states = slices.Insert(x.states, i, ports.InstanceState{WorkspaceID: id})
 		x.entries = slices.Insert(x.entries, i, "")

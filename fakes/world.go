@@ -282,9 +282,8 @@ func (w *World) internLocked(rows []*contracts.Workspace) {
 		canon[id] = id
 		r.ID = id
 	}
-	for i, id := range w.Instances.ids {
-		if c, ok := canon[id]; ok {
-			w.Instances.ids[i] = c
+	for i, st := range w.Instances.states {
+		if c, ok := canon[st.WorkspaceID]; ok {
 			w.Instances.states[i].WorkspaceID = c
 		}
 	}

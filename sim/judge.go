@@ -44,20 +44,14 @@ func (s *Sim) Final() *invariant.Final {
 }
 
 // Judge runs every checker of package invariant over the history so far
-// and, with final, the world now (Final).
-func (s *Sim) Judge(final bool) *invariant.Report { return s.judge(final, s.rec.Events()) }
-
-func (s *Sim) judge(final bool, events []history.Event) *invariant.Report {
-	in := invariant.Input{Events: events, Limits: s.cfg.Limits}
+// (the recorder's own events, not a copy) and, with final, the world now
+// (Final).
+func (s *Sim) Judge(final bool) *invariant.Report {
+	in := invariant.Input{Each: s.rec.All(), Limits: s.cfg.Limits}
 	if final {
 		in.Final = s.Final()
 	}
 	return invariant.Check(in)
-}
-
-// judgeRecorded is judge(true, …) over the recorder's own events.
-func (s *Sim) judgeRecorded() *invariant.Report {
-	return invariant.Check(invariant.Input{Each: s.rec.All(), Limits: s.cfg.Limits, Final: s.Final()})
 }
 
 // Evidence renders the timeline around violation v: the non-routine events

@@ -123,7 +123,7 @@ func (s *Sim) result(checks bool) Result {
 		for _, c := range s.cfg.Checks {
 			r.Failures = append(r.Failures, c(s)...)
 		}
-		r.Report = s.judgeRecorded()
+		r.Report = s.Judge(true)
 		var events []history.Event
 		if len(r.Report.Violations) > 0 {
 			events = s.rec.Events()

@@ -84,14 +84,15 @@ func (l *Listings) Record(instance, method string, entries []string, record func
 		record(n + " same")
 		return
 	}
+	mergeable := prev.entries != nil && prev.ascending
 	changed, size, ascending := 0, 0, false
-	if prev.entries != nil && prev.ascending {
+	if mergeable {
 		changed, size, ascending = delta(prev.entries, entries, nil)
 	} else {
 		ascending = isAscending(entries)
 	}
 	var b strings.Builder
-	if prev.entries != nil && prev.ascending && ascending && 2*changed < len(entries) {
+	if mergeable && ascending && 2*changed < len(entries) {
 		b.Grow(len(n) + len(" ~") + size)
 		b.WriteString(n)
 		b.WriteString(" ~")
