@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -69,6 +70,10 @@ func runChild(name string) int {
 		return serveBenchCalls()
 	case "chatty":
 		return serve(chattySystem{})
+	case "echo":
+		return serveEcho()
+	case "echo-spin":
+		return serveEchoSpinning()
 	}
 	c := &fakeChild{in: bufio.NewReader(os.Stdin), out: bufio.NewWriter(os.Stdout)}
 	hello, ok := c.read()
@@ -231,4 +236,46 @@ func serve(system ports.System) int {
 		return 1
 	}
 	return 0
+}
+
+// serveEcho writes back every line it reads, and nothing else: the floor
+// under any conversation of alternating lines between two processes on
+// this machine (BenchmarkProtocolFloor).
+func serveEcho() int {
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return 0
+		}
+		out.Write(line)
+		if out.Flush() != nil {
+			return 1
+		}
+	}
+}
+
+// serveEchoSpinning is serveEcho without ever sleeping: it reads its
+// standard input without blocking, in a loop, so a line is answered as
+// soon as it lands — the fastest a round trip between two processes gets
+// here, paid for with a core that never rests.
+func serveEchoSpinning() int {
+	fd := int(os.Stdin.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return 1
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := syscall.Read(fd, buf)
+		switch {
+		case err == syscall.EAGAIN:
+			continue
+		case err != nil || n == 0:
+			return 0
+		}
+		if _, err := os.Stdout.Write(buf[:n]); err != nil {
+			return 1
+		}
+	}
 }
