@@ -2,6 +2,7 @@ package tx
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -130,5 +131,46 @@ func TestParseSubmitAgreesWithStrict(t *testing.T) {
 		require.True(rt, proto.Equal(want, got))
 		_, again := p.parseSubmit(b)
 		require.False(rt, again, "a tx's parts hold one submission")
+	})
+}
+
+// A string field is a substring of the tx's bytes copied once: str gives
+// string(val) for any slice of them and for a slice from elsewhere, and
+// what it gives does not change when the bytes do.
+func TestPartsStrIsStringOfVal(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		src := []byte(rapid.String().Draw(rt, "src"))
+		other := []byte(rapid.String().Draw(rt, "other"))
+		p := &parts{src: src}
+		var vals [][]byte
+		var want []string
+		for range rapid.IntRange(1, 6).Draw(rt, "fields") {
+			from := other
+			if rapid.Bool().Draw(rt, "from src") {
+				from = src
+			}
+			i := rapid.IntRange(0, len(from)).Draw(rt, "i")
+			j := rapid.IntRange(i, len(from)).Draw(rt, "j")
+			val := from[i:j]
+			if rapid.Bool().Draw(rt, "limit cap") {
+				val = from[i:j:j]
+			}
+			vals = append(vals, val)
+			want = append(want, string(val))
+		}
+		var got []string
+		for _, val := range vals {
+			ok := true
+			got = append(got, p.str(val, &ok))
+			require.Equal(rt, utf8.Valid(val), ok)
+		}
+		require.Equal(rt, want, got)
+		for i := range src {
+			src[i] ^= 0xff
+		}
+		for i := range other {
+			other[i] ^= 0xff
+		}
+		require.Equal(rt, want, got, "the strings do not share the bytes")
 	})
 }
