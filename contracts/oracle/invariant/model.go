@@ -370,7 +370,8 @@ func (s *State) getFact(e *history.Event) *GetFact {
 	src := e.Src
 	l := s.lifeOf(e)
 	m := l.model(src.RequestID)
-	f := &GetFact{R: src.RequestID, Path: src.Path, Life: l, Model: m}
+	f := &s.facts.get
+	*f = GetFact{R: src.RequestID, Path: src.Path, Life: l, Model: m}
 	if m == nil {
 		f.NewExec, f.Attempt = true, 1
 		return f
@@ -447,7 +448,8 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 	if g == nil {
 		return nil
 	}
-	f := &GetDoneFact{Get: g}
+	f := &s.facts.getDone
+	*f = GetDoneFact{Get: g}
 	src := e.Src
 	f.Fetched = !src.Aborted && src.Status == 200 && src.Class != "reset" && src.Class != "hang"
 	if !f.Fetched {
@@ -589,7 +591,8 @@ type BcastFact struct {
 
 func (s *State) bcastFact(e *history.Event) *BcastFact {
 	l := s.lifeOf(e)
-	f := &BcastFact{Seq: e.Seq, At: e.At, Life: l, Tx: e.RPC.Tx, Msg: submitMsg(e.RPC.Tx)}
+	f := &s.facts.bcast
+	*f = BcastFact{Seq: e.Seq, At: e.At, Life: l, Tx: e.RPC.Tx, Msg: submitMsg(e.RPC.Tx)}
 	if f.Msg == nil {
 		return f
 	}
@@ -607,7 +610,8 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 		f.Group = g
 	}
 	if a, ok := m.Acked[f.N]; ok {
-		f.Acked = &a
+		s.facts.acked = a
+		f.Acked = &s.facts.acked
 	}
 	switch {
 	case m.Exec != nil:
@@ -667,7 +671,8 @@ func (a *AnswerFact) Acked() bool {
 
 func (s *State) answerFact(e *history.Event, c *Call) *AnswerFact {
 	r := e.RPC
-	a := &AnswerFact{Call: c, At: e.At, Seq: e.Seq, Lost: r.Lost || r.Result == nil, NonAckAt: e.At}
+	a := &s.facts.answer
+	*a = AnswerFact{Call: c, At: e.At, Seq: e.Seq, Lost: r.Lost || r.Result == nil, NonAckAt: e.At}
 	if a.Lost {
 		a.NonAckAt = c.At
 	}
@@ -905,7 +910,8 @@ type FrameFact struct {
 
 func (s *State) frameFact(e *history.Event) *FrameFact {
 	fr := e.WS.Frame
-	f := &FrameFact{Life: s.lifeOf(e)}
+	f := &s.facts.frame
+	*f = FrameFact{Life: s.lifeOf(e)}
 	sub, err := oracle.Route(e.WS.Query, fr.Events)
 	if err != nil {
 		return f

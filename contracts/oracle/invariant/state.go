@@ -27,6 +27,17 @@ type State struct {
 	// Cur is what the record being judged means (set before the checkers
 	// see it).
 	Cur Cur
+	// facts hold what Cur points to: a record's facts are read while it is
+	// judged and applied, never kept, so one of each serves every record
+	// (they were five allocations in every six records).
+	facts struct {
+		get     GetFact
+		getDone GetDoneFact
+		bcast   BcastFact
+		acked   Ack
+		answer  AnswerFact
+		frame   FrameFact
+	}
 
 	life  *Life
 	lives int
