@@ -263,10 +263,14 @@ func (p *parts) parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
 }
 
 func (p *parts) parseAny(b []byte) (*anypb.Any, bool) {
-	a := &anypb.Any{}
+	// The literal only when the parts' room is used up: written first and
+	// replaced, it was allocated every time.
+	var a *anypb.Any
 	if p.anys < len(p.any) {
 		a = &p.any[p.anys]
 		p.anys++
+	} else {
+		a = &anypb.Any{}
 	}
 	r := fieldReader{b: b, ok: true}
 	for {
@@ -347,9 +351,11 @@ func (p *parts) parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
 }
 
 func (p *parts) parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
-	si := &txv1beta1.SignerInfo{}
+	var si *txv1beta1.SignerInfo
 	if !p.signerUsed {
 		si, p.signerUsed = &p.signer, true
+	} else {
+		si = &txv1beta1.SignerInfo{}
 	}
 	r := fieldReader{b: b, ok: true}
 	for {
@@ -432,9 +438,11 @@ func (p *parts) parseFee(b []byte) (*txv1beta1.Fee, bool) {
 		}
 		switch {
 		case num == fieldFeeAmount && typ == protowire.BytesType:
-			coin := &basev1beta1.Coin{}
+			var coin *basev1beta1.Coin
 			if !p.coinUsed {
 				coin, p.coinUsed = &p.coin, true
+			} else {
+				coin = &basev1beta1.Coin{}
 			}
 			cr := fieldReader{b: val, ok: true}
 			for {
