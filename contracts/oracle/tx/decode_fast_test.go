@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -173,4 +174,30 @@ func TestPartsStrIsStringOfVal(t *testing.T) {
 		}
 		require.Equal(rt, want, got, "the strings do not share the bytes")
 	})
+}
+
+// Whatever builtPubKey takes, unpack accepts: the fast decoder skips the
+// strict unmarshal only for keys it would have let through.
+func TestBuiltPubKeyUnpacks(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var value []byte
+		if rapid.Bool().Draw(rt, "built shape") {
+			value = encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
+			if rapid.Bool().Draw(rt, "spoil") {
+				i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
+				value[i] = rapid.Byte().Draw(rt, "byte")
+			}
+		} else {
+			value = rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
+		}
+		url := rapid.SampledFrom([]string{TypeURLPubKey, TypeURLPubKey + "x", "/cosmos.crypto.secp256k1.PubKey", ""}).Draw(rt, "url")
+		a := &anypb.Any{TypeUrl: url, Value: value}
+		if builtPubKey(a) {
+			_, err := unpack(a, pubKeyTypes, false)
+			require.NoError(rt, err)
+		}
+	})
+	b, err := Build(keys.StandInSigner{Key: keys.PrivKeyFromSeed("built")}, Envelope{ChainID: "c", FeeDenom: "d", FeeAmount: "1"})
+	require.NoError(t, err)
+	require.True(t, builtPubKey(b.Tx.AuthInfo.SignerInfos[0].PublicKey), "Build's key takes the fast path")
 }
