@@ -143,6 +143,9 @@ func (c *Core) Start(now time.Time) []Output {
 
 // Handle feeds one input at now (never earlier than the previous call's
 // time) and returns what the driver must do. Timers due by now fire first.
+// The returned slice is valid until the next Start or Handle, whose
+// outputs reuse its array: a driver acts on the outputs (or copies them)
+// before it hands the core its next input.
 func (c *Core) Handle(now time.Time, in Input) []Output {
 	if c.phase == phaseNew || c.exited {
 		return nil
@@ -179,18 +182,23 @@ func (c *Core) dispatch(in Input) {
 	}
 }
 
+// flush returns the call's outputs (nil when none) and keeps their array
+// for the next call's: a new slice for every call that emitted was 2 % of
+// the oracle world's allocations.
 func (c *Core) flush() []Output {
 	out := c.out
-	c.out = nil
+	if len(out) == 0 {
+		return nil
+	}
+	c.out = out[:0]
 	return out
 }
 
 func (c *Core) emit(o Output) {
 	if c.out == nil {
-		// A call's outputs start with room for a few: most calls emit
-		// several (a trace, a log, a call), and growing from one to four
-		// cost two allocations more per call.
-		c.out = make([]Output, 0, 4)
+		// Room for a few: most calls emit several (a trace, a log, a
+		// call).
+		c.out = make([]Output, 0, 8)
 	}
 	c.out = append(c.out, o)
 }
