@@ -185,10 +185,60 @@ func (o Outcome) Removed() bool {
 // replaces it: no rule writes into a job's list, an Update sets a copy of
 // the doc's.
 func Transition(job *Job, t Trigger, now time.Time) Outcome {
+	return transition(nil, job, t, now)
+}
+
+// Room is memory for the job a transition returns (TransitionIn): a
+// caller that keeps its jobs can take turns between two rooms instead of
+// a new job per transition (a job is a third of a kilobyte, copied on
+// every tick's selection and every execution's end, in the daemon and
+// again in the checkers' model).
+type Room struct{ n nextJob }
+
+// Holds reports whether j is the job the room holds.
+func (r *Room) Holds(j *Job) bool { return j == &r.n.job }
+
+// TransitionIn is Transition with the job it returns (for an existing
+// job) written into room, which must not hold job; room's earlier job is
+// gone. The outcome's rows are never the room's (a trace may keep them);
+// its effects are, until the room's next transition. A new job (Create,
+// Reconcile on none) is allocated as by Transition.
+func TransitionIn(room *Room, job *Job, t Trigger, now time.Time) Outcome {
+	o := transition(&room.n, job, t, now)
+	o.Rows = sharedRows(o.Rows)
+	return o
+}
+
+// rowSlices are the one-row lists, shared by every outcome of one row.
+var rowSlices = [...][]Row{{RowCreate}, {RowCreateSubmitted}, {RowSelect}, {RowEndSuperseded}, {RowFetchFailed},
+	{RowParseFailed}, {RowSucceeded}, {RowGaveUp}, {RowComplete}, {RowCompleteStale}, {RowUpdate}, {RowRemove},
+	{RowWatchdogRerun}, {RowWatchdogWait}}
+
+// sharedRows is rows in memory no room owns: a shared one-row list, or a
+// copy.
+func sharedRows(rows []Row) []Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	if len(rows) == 1 {
+		for _, s := range rowSlices {
+			if s[0] == rows[0] {
+				return s[:1:1]
+			}
+		}
+	}
+	return slices.Clone(rows)
+}
+
+func transition(room *nextJob, job *Job, t Trigger, now time.Time) Outcome {
 	var cur *Job
 	o := &Outcome{}
 	if job != nil {
-		n := &nextJob{job: *job}
+		n := room
+		if n == nil {
+			n = &nextJob{}
+		}
+		n.job = *job
 		cur = &n.job
 		o.Job, o.Rows, o.Effects = cur, n.rows[:0], n.effects[:0]
 	}

@@ -33,8 +33,39 @@ func runTransitions(t *testing.T, cases []transitionCase) {
 			require.Equal(t, tc.want, o.Job, "job")
 			require.Equal(t, tc.effects, o.Effects, "effects")
 			require.Equal(t, before, tc.job, "the input job was modified")
+
+			// TransitionIn gives the same outcome, whatever its room held.
+			var room Room
+			TransitionIn(&room, job(jExec(ExecExecuting)), ExecutionEnd{Outcome: ExecSucceeded, Data: "9", StartedAt: t0}, t0)
+			in := TransitionIn(&room, tc.job, tc.trig, tc.now)
+			require.Equal(t, tc.rows, in.Rows, "rows in a room")
+			require.Equal(t, tc.want, in.Job, "job in a room")
+			require.Equal(t, tc.effects, in.Effects, "effects in a room")
+			require.Equal(t, before, tc.job, "the input job was modified")
 		})
 	}
+}
+
+// A room's next transition leaves the rows an earlier outcome returned as
+// they were (a trace keeps them), and every row has its shared list.
+func TestTransitionInRowsAreNotTheRooms(t *testing.T) {
+	var room Room
+	j := job(jExec(ExecPending), jNext(t0))
+	first := TransitionIn(&room, j, Select{}, t0)
+	require.Equal(t, []Row{RowSelect}, first.Rows)
+	require.True(t, room.Holds(first.Job))
+	other := Room{}
+	second := TransitionIn(&other, first.Job, ExecutionEnd{Outcome: ExecFetchFailed, Error: "x", StartedAt: t0}, t0)
+	TransitionIn(&room, second.Job, Select{}, at(time.Hour))
+	require.Equal(t, []Row{RowSelect}, first.Rows)
+	require.Equal(t, []Row{RowFetchFailed}, second.Rows)
+	seen := map[Row]bool{}
+	for _, s := range rowSlices {
+		require.Len(t, s, 1)
+		require.False(t, seen[s[0]], "row %q twice", s[0])
+		seen[s[0]] = true
+	}
+	require.Len(t, seen, 14, "every Row constant has a shared list")
 }
 
 // created is the job a creation at time now gives for doc(opts...).
