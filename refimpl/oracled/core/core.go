@@ -56,6 +56,7 @@ type Core struct {
 	out      []Output
 
 	nextID   ID
+	calls    uint64             // Start and Handle calls so far
 	pending  map[ID]func(Reply) // RPC calls awaiting their Reply
 	timers   timerHeap
 	timerSeq uint64
@@ -135,6 +136,7 @@ func (c *Core) Start(now time.Time) []Output {
 		return nil
 	}
 	c.now = now
+	c.calls++
 	c.phase = phaseConnecting
 	c.connect()
 	c.fireDue()
@@ -153,6 +155,7 @@ func (c *Core) Handle(now time.Time, in Input) []Output {
 	if now.After(c.now) {
 		c.now = now
 	}
+	c.calls++
 	c.fireDue()
 	if !c.exited {
 		c.dispatch(in)

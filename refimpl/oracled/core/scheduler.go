@@ -19,6 +19,15 @@ type scheduler struct {
 	watchdogs map[uint64]bool
 	// ready is the tick's scratch (see onTick).
 	ready []readyJob
+	// rooms are each job's two rooms (see transition).
+	rooms map[uint64]*jobRooms
+}
+
+// jobRooms are the memory a job's transitions take turns in, each with
+// the call (Start or Handle) it was last written in.
+type jobRooms struct {
+	room [2]oracle.Room
+	call [2]uint64
 }
 
 // readyJob is a ready job as the tick orders it: by NextRunTime, then
@@ -31,6 +40,7 @@ type readyJob struct {
 func (s *scheduler) init() {
 	s.jobs = make(map[uint64]*oracle.Job)
 	s.watchdogs = make(map[uint64]bool)
+	s.rooms = make(map[uint64]*jobRooms)
 }
 
 func (s *scheduler) put(j *oracle.Job) {
@@ -46,14 +56,16 @@ func (s *scheduler) remove(r uint64) {
 		s.order = slices.Delete(s.order, i, i+1)
 	}
 	delete(s.jobs, r)
+	delete(s.rooms, r)
 }
 
 // apply runs one trigger of the job-transition table on request r's job
 // and carries out its effects. Jobs are values: a transition stores a new
-// job and never changes the old one, so a traced job stays as it was.
+// job and never changes the old one, so a traced job stays as it was
+// until the call (Start or Handle) that traced it returns.
 func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	prev := c.s.jobs[r]
-	o := oracle.Transition(prev, t, c.now)
+	o := c.transition(r, prev, t)
 	if len(o.Rows) == 0 {
 		return o
 	}
@@ -81,6 +93,31 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	}
 	c.settleExecution(r)
 	return o
+}
+
+// transition applies t to request r's job prev. The job after it goes in
+// one of the request's two rooms: the one that does not hold prev, if no
+// transition of this call wrote it (this call's outputs may still point
+// there); otherwise, and for a new job, it is allocated. A job is copied
+// on every selection and every execution's end, and a new one each time
+// was a tenth of the oracle world's bytes.
+func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.Outcome {
+	if prev == nil {
+		return oracle.Transition(nil, t, c.now)
+	}
+	rm := c.s.rooms[r]
+	if rm == nil {
+		rm = &jobRooms{}
+		c.s.rooms[r] = rm
+	}
+	for i := range rm.room {
+		if rm.room[i].Holds(prev) || rm.call[i] == c.calls {
+			continue
+		}
+		rm.call[i] = c.calls
+		return oracle.TransitionIn(&rm.room[i], prev, t, c.now)
+	}
+	return oracle.Transition(prev, t, c.now)
 }
 
 // startLoops is §3.1 step 6: the event processor, the 1 s tick, the health
