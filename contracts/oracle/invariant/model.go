@@ -54,6 +54,12 @@ type Model struct {
 	// model: docNonce below.
 	docAhead  bool
 	heldNonce uint64
+
+	// rooms hold the model job in turns (transition), roomRec the record
+	// each was last written for; scratch is for what-if transitions.
+	rooms   [2]oracle.Room
+	roomRec [2]uint64
+	scratch oracle.Room
 }
 
 // completeJob is the job a Complete(n) meets: the model's, or, when a doc
@@ -210,7 +216,28 @@ func (l *Life) sortedModels() []*Model {
 // checkers need of the outcome: which record set NextRunTime and why, the
 // queued result, an aborted execution.
 func (m *Model) apply(t oracle.Trigger, now time.Time, seq int64, why string) oracle.Outcome {
-	return m.take(oracle.Transition(m.Job, t, now), now, seq, why)
+	return m.take(m.transition(t, now), now, seq, why)
+}
+
+// transition applies t to the model job. The job after it goes in the
+// room that does not hold the model job, unless a transition for the
+// record being judged wrote it (the record's facts may point there);
+// otherwise, and for a new job, it is allocated. A record's facts are all
+// a checker keeps of a model job past its record (as values), so a room
+// two transitions old is free: a new job per transition was a tenth of
+// the oracle world's bytes.
+func (m *Model) transition(t oracle.Trigger, now time.Time) oracle.Outcome {
+	if j := m.Job; j != nil && m.Life != nil && m.Life.rec != nil {
+		rec := *m.Life.rec
+		for i := range m.rooms {
+			if m.rooms[i].Holds(j) || m.roomRec[i] == rec {
+				continue
+			}
+			m.roomRec[i] = rec
+			return oracle.TransitionIn(&m.rooms[i], j, t, now)
+		}
+	}
+	return oracle.Transition(m.Job, t, now)
 }
 
 // take makes o, the outcome of a transition of the model job, the model's.
@@ -290,7 +317,7 @@ func (m *Model) NextStart(self string) (e time.Time, seq int64, why, failure str
 	}
 	e, seq, why, failure = j.NextRunTime, m.ESeq, m.EWhy, m.EFailure
 	if r := m.Result; j.Exec.Status == oracle.ExecCompleted && r != nil && !r.Acked && !r.OnChain && !r.NonAckAt.IsZero() {
-		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
+		o := oracle.TransitionIn(&m.scratch, j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
 		if o.Job != nil && slices.Contains(o.Rows, oracle.RowGaveUp) && o.Job.NextRunTime.Before(e) {
 			e, seq, why, failure = o.Job.NextRunTime, r.FirstNonAckSeq, "submission not acknowledged", "gave up"
 		}

@@ -52,6 +52,8 @@ type State struct {
 	acct     acctView
 
 	enabledAssigned int
+	// records counts the records judged so far.
+	records uint64
 	// LastProc is the time of the last proc record (a start, signal, exit
 	// or trace): the exclusions "across a stop or crash" read it.
 	LastProc time.Time
@@ -101,11 +103,14 @@ type Life struct {
 	FatalSeq int64
 
 	wsFailures int // consecutive failed re-subscription attempts
-	jobs       map[uint64]*Model
-	implicit   bool
-	getsIn     int // GETs in flight
-	bcIn       int // broadcasts in flight
-	conns      map[int64]*conn
+	// rec is the state's count of records judged (its models' rooms read
+	// it).
+	rec      *uint64
+	jobs     map[uint64]*Model
+	implicit bool
+	getsIn   int // GETs in flight
+	bcIn     int // broadcasts in flight
+	conns    map[int64]*conn
 }
 
 // Graceful reports whether the lifetime was asked to stop (SIGTERM,
@@ -288,6 +293,7 @@ type Cur struct {
 }
 
 func (s *State) before(e *history.Event) {
+	s.records++
 	if s.Begin.IsZero() {
 		s.Begin = e.At
 	}
@@ -379,7 +385,7 @@ func (s *State) startLife(id int, at time.Time, seq int64) {
 		id = s.lives + 1
 	}
 	s.lives = id
-	s.life = &Life{ID: id, Start: at, StartSeq: seq, jobs: map[uint64]*Model{}, conns: map[int64]*conn{}}
+	s.life = &Life{ID: id, Start: at, StartSeq: seq, jobs: map[uint64]*Model{}, conns: map[int64]*conn{}, rec: &s.records}
 }
 
 func (s *State) applyProc(e *history.Event) {
