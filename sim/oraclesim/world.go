@@ -255,7 +255,7 @@ func (w *world) output(d Daemon, o core.Output) {
 		w.get(d, o)
 	case core.AbortFetch:
 		w.abortFetch(d, o.ID)
-	case core.Trace:
+	case *core.Trace:
 		w.trace(o)
 	case core.Exit:
 		w.proc(&history.Proc{Action: history.ProcExit, Status: o.Code})
@@ -440,7 +440,7 @@ func (w *world) abortFetch(d Daemon, id core.ID) {
 }
 
 // trace turns the reference's trace points into white records.
-func (w *world) trace(o core.Trace) {
+func (w *world) trace(o *core.Trace) {
 	var x *history.White
 	switch o.Kind {
 	case core.TraceClose:

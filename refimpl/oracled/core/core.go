@@ -54,6 +54,7 @@ type Core struct {
 	exited   bool
 	exitCode int
 	out      []Output
+	traces   []Trace // the block traces are emitted from (see trace)
 
 	nextID   ID
 	calls    uint64             // Start and Handle calls so far
@@ -215,7 +216,17 @@ func (c *Core) log(level slog.Level, msg string, attrs ...slog.Attr) {
 	c.emit(Log{Level: level, Msg: msg, Attrs: attrs})
 }
 
-func (c *Core) trace(t Trace) { c.emit(t) }
+// trace emits t from a block of traces: a Trace in an Output was a heap
+// copy of its own (a trace per job transition and per result handed on:
+// 3 % of the oracle world's allocations). A block is never written again
+// once full, so a trace stays as it was emitted.
+func (c *Core) trace(t Trace) {
+	if len(c.traces) == cap(c.traces) {
+		c.traces = make([]Trace, 0, 32)
+	}
+	c.traces = append(c.traces, t)
+	c.emit(&c.traces[len(c.traces)-1])
+}
 
 // countError counts one error in TotalErrors and logs it.
 func (c *Core) countError(msg string, attrs ...slog.Attr) {

@@ -218,7 +218,7 @@ func (Fetch) isOutput()          {}
 func (AbortFetch) isOutput()     {}
 func (Exit) isOutput()           {}
 func (Log) isOutput()            {}
-func (Trace) isOutput()          {}
+func (*Trace) isOutput()         {} // a trace is emitted by address (see Core.trace)
 
 // ---------------------------------------------------------------------------
 // Inputs: what happened.
