@@ -112,7 +112,7 @@ func TestTransitionCreate(t *testing.T) {
 			name: "3.3.3 create: own submission for doc.nonce + 1 on chain → Completed, now + 24 h (D3)",
 			trig: Create{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true, LastBlockTime: now}, now: now,
 			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
-			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{&ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "3.3.1 create: any status is stored (PAUSED)",
@@ -267,8 +267,8 @@ func TestTransitionExecutionEnd(t *testing.T) {
 			rows: []Row{RowSucceeded},
 			want: ended(ExecCompleted, jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
 			effects: []Effect{
-				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "101.5", Nonce: 6, ExecutedAt: start, Duration: sec(7)}},
-				ArmWatchdog{At: now.Add(24 * time.Hour)},
+				&QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "101.5", Nonce: 6, ExecutedAt: start, Duration: sec(7)}},
+				&ArmWatchdog{At: now.Add(24 * time.Hour)},
 			},
 		},
 		{
@@ -278,8 +278,8 @@ func TestTransitionExecutionEnd(t *testing.T) {
 			rows: []Row{RowSucceeded},
 			want: ended(ExecCompleted, jExecNonce(3), jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
 			effects: []Effect{
-				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "x", Nonce: 4, ExecutedAt: start, Duration: sec(7)}},
-				ArmWatchdog{At: now.Add(24 * time.Hour)},
+				&QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "x", Nonce: 4, ExecutedAt: start, Duration: sec(7)}},
+				&ArmWatchdog{At: now.Add(24 * time.Hour)},
 			},
 		},
 		{
@@ -471,7 +471,7 @@ func TestTransitionReconcile(t *testing.T) {
 			name: "3.8 no job, own submission already on chain → Completed, never re-submitted",
 			trig: Reconcile{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true}, now: now,
 			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
-			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{&ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "3.3.4 no job, unassigned doc → nothing",
@@ -561,7 +561,7 @@ func TestTransitionWatchdog(t *testing.T) {
 			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(5))), Self: self, SelfSubmitted: true}, now: now,
 			rows:    []Row{RowUpdate, RowWatchdogWait},
 			want:    waiting(jNext(now.Add(24*time.Hour)), func(j *Job) { j.UpdatedAt = now }),
-			effects: []Effect{RecheckResults{}, ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{RecheckResults{}, &ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "D13: the fresh doc unassigns self → removed",
@@ -604,7 +604,7 @@ func TestTransitionRoundTrip(t *testing.T) {
 	o = Transition(o.Job, Select{}, t0)
 	require.False(t, Ready(*o.Job, t0.Add(time.Hour)), "an Executing job is never ready")
 	o = Transition(o.Job, ExecutionEnd{Outcome: ExecSucceeded, Data: "3", StartedAt: t0}, at(sec(1)))
-	require.Equal(t, uint64(1), o.Effects[0].(QueueResult).Result.Nonce)
+	require.Equal(t, uint64(1), o.Effects[0].(*QueueResult).Result.Nonce)
 	require.False(t, Ready(*o.Job, at(23*time.Hour)), "a Completed job waits for Complete")
 	o = Transition(o.Job, Complete{Nonce: 1, BlockTime: at(sec(4))}, at(sec(5)))
 	require.False(t, Ready(*o.Job, at(sec(33))))

@@ -264,7 +264,7 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	}
 	for _, ef := range o.Effects {
 		switch ef := ef.(type) {
-		case oracle.QueueResult:
+		case *oracle.QueueResult:
 			m.Result = &Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
 		case oracle.AbortExecution:
 			if m.Exec != nil {

@@ -81,13 +81,13 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	}
 	for _, e := range o.Effects {
 		switch e := e.(type) {
-		case oracle.QueueResult:
+		case *oracle.QueueResult:
 			c.queueResult(e.Result)
 		case oracle.AbortExecution:
 			c.abortExecution(r)
 		case oracle.RecheckResults:
 			c.recheckResults(r)
-		case oracle.ArmWatchdog:
+		case *oracle.ArmWatchdog:
 			// The tick runs the watchdog once WatchdogDue holds.
 		}
 	}
