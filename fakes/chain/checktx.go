@@ -68,6 +68,7 @@ type ownMem struct {
 	own   ownTx
 	stand keys.StandInSigner
 	real  keys.KeySigner
+	msgs  [1]proto.Message
 }
 
 // built returns the tx's bytes, hash and decoded form, building them for
@@ -191,7 +192,9 @@ func (c *Chain) ownTx(origin history.Origin, key keys.PrivKey, a *account, seq u
 	mem.own = ownTx{signer: signer, env: tx.Envelope{ChainID: c.p.ChainID, AccountNumber: a.number, Sequence: seq,
 		GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}}
 	m := &mem.tx
-	*m = memTx{origin: origin, msgs: msgs, signAddr: tx.MsgSigner(msgs[0]), seq: seq, gas: OwnGasLimit,
+	// The messages are copied (one fits here), so that the caller's
+	// variadic list stays on its stack: a slice per peer submission.
+	*m = memTx{origin: origin, msgs: append(mem.msgs[:0], msgs...), signAddr: tx.MsgSigner(msgs[0]), seq: seq, gas: OwnGasLimit,
 		feeCoins: c.ownFeeCoins, own: &mem.own}
 	if c.p.VerifySignatures {
 		m.built() // a real signature is checked at admission
