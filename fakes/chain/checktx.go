@@ -35,8 +35,9 @@ type memTx struct {
 	feeCoins []tx.Coin
 	fee      *big.Int // the Denom amount it offers (feeVal once checked)
 	feeVal   big.Int
-	pubKey   []byte   // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
-	signer   *account // set by the stateful checks
+	feeWords [2]big.Word // feeVal's digits while they fit (see stateless)
+	pubKey   []byte      // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
+	signer   *account    // set by the stateful checks
 
 	// key is the cache key of a decoded tx: the SHA-256 of its bytes. The
 	// chain's own txs are cached by identity (cacheStamp: their cache
@@ -341,8 +342,11 @@ func (c *Chain) stateless(m *memTx) error {
 			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n)
 		}
 	}
-	m.fee = &m.feeVal // no allocation of its own: every tx checked has one
-	m.fee.SetInt64(0)
+	// No allocation of its own: every tx checked has one, and its digits
+	// start in the tx's words (a sum that outgrows them moves to the heap,
+	// as big.Int does).
+	m.fee = &m.feeVal
+	m.fee.SetBits(m.feeWords[:0])
 	for _, coin := range m.feeCoins {
 		if coin.Denom == c.p.Denom {
 			amount, _ := c.parseAmount(coin.Amount) // checked by decode
