@@ -14,7 +14,8 @@ import (
 // watchdog checks in flight.
 type scheduler struct {
 	jobs      map[uint64]*oracle.Job
-	order     []uint64 // the jobs' request ids, ascending
+	order     []uint64      // the jobs' request ids, ascending
+	ordered   []*oracle.Job // the jobs in that order (the tick walks them)
 	tick      *timer
 	watchdogs map[uint64]bool
 	// ready is the tick's scratch (see onTick).
@@ -44,9 +45,12 @@ func (s *scheduler) init() {
 }
 
 func (s *scheduler) put(j *oracle.Job) {
-	if _, ok := s.jobs[j.RequestID]; !ok {
-		i, _ := slices.BinarySearch(s.order, j.RequestID)
+	i, ok := slices.BinarySearch(s.order, j.RequestID)
+	if ok {
+		s.ordered[i] = j
+	} else {
 		s.order = slices.Insert(s.order, i, j.RequestID)
+		s.ordered = slices.Insert(s.ordered, i, j)
 	}
 	s.jobs[j.RequestID] = j
 }
@@ -54,6 +58,7 @@ func (s *scheduler) put(j *oracle.Job) {
 func (s *scheduler) remove(r uint64) {
 	if i, ok := slices.BinarySearch(s.order, r); ok {
 		s.order = slices.Delete(s.order, i, i+1)
+		s.ordered = slices.Delete(s.ordered, i, i+1)
 	}
 	delete(s.jobs, r)
 	delete(s.rooms, r)
@@ -152,9 +157,9 @@ func (c *Core) onTick() {
 	// a tick was a tenth of the daemon's bytes.
 	ready := c.s.ready[:0]
 	c.s.ready = nil // whatever runs below and ticks takes its own
-	for _, r := range c.s.order {
-		if j := c.s.jobs[r]; oracle.Ready(*j, c.now) {
-			ready = append(ready, readyJob{at: j.NextRunTime, r: r})
+	for _, j := range c.s.ordered {
+		if oracle.Ready(*j, c.now) {
+			ready = append(ready, readyJob{at: j.NextRunTime, r: j.RequestID})
 		}
 	}
 	slices.SortFunc(ready, func(a, b readyJob) int {
@@ -170,9 +175,9 @@ func (c *Core) onTick() {
 		}
 	}
 	c.s.ready = ready[:0]
-	for _, r := range c.s.order {
-		if j := c.s.jobs[r]; oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[r] {
-			c.runWatchdog(r)
+	for _, j := range c.s.ordered {
+		if oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
+			c.runWatchdog(j.RequestID)
 		}
 	}
 }
