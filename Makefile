@@ -38,7 +38,7 @@ endif
 # and example fail rather than skip without it; CONVERGE_REQUIRE_PYTHON=0 lets them skip).
 # Three packages at a time, not one per core: the black-box oracle run waits on real
 # time for two and a half minutes and the real tier on its containers, so with one
-# package per core a core sat idle behind them (docs/choices.md, entry 171).
+# package per core a core sat idle behind them (docs/choices.md, entry 172).
 TEST_PACKAGES ?= 3
 tests:
 	eval "$$(bash images/env.sh)"; \

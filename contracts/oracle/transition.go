@@ -143,7 +143,10 @@ func (Watchdog) isTrigger()         {}
 // Effect is something the daemon must do because of a transition, as data.
 type Effect interface{ isEffect() }
 
-// QueueResult: put the result on the result queue for the Submitter.
+// QueueResult: put the result on the result queue for the Submitter. It
+// is an effect by address (*QueueResult), as is ArmWatchdog: a successful
+// execution's end writes both into the memory of the job it returns
+// rather than boxing each on the heap.
 type QueueResult struct{ Result JobResult }
 
 // ArmWatchdog: the job waits for Complete until At, then the watchdog runs
@@ -159,8 +162,8 @@ type AbortExecution struct{}
 // ones, freeing their slots (D12).
 type RecheckResults struct{}
 
-func (QueueResult) isEffect()    {}
-func (ArmWatchdog) isEffect()    {}
+func (*QueueResult) isEffect()   {}
+func (*ArmWatchdog) isEffect()   {}
 func (AbortExecution) isEffect() {}
 func (RecheckResults) isEffect() {}
 
@@ -185,10 +188,60 @@ func (o Outcome) Removed() bool {
 // replaces it: no rule writes into a job's list, an Update sets a copy of
 // the doc's.
 func Transition(job *Job, t Trigger, now time.Time) Outcome {
+	return transition(nil, job, t, now)
+}
+
+// Room is memory for the job a transition returns (TransitionIn): a
+// caller that keeps its jobs can take turns between two rooms instead of
+// a new job per transition (a job is a third of a kilobyte, copied on
+// every tick's selection and every execution's end, in the daemon and
+// again in the checkers' model).
+type Room struct{ n nextJob }
+
+// Holds reports whether j is the job the room holds.
+func (r *Room) Holds(j *Job) bool { return j == &r.n.job }
+
+// TransitionIn is Transition with the job it returns (for an existing
+// job) written into room, which must not hold job; room's earlier job is
+// gone. The outcome's rows are never the room's (a trace may keep them);
+// its effects are, until the room's next transition. A new job (Create,
+// Reconcile on none) is allocated as by Transition.
+func TransitionIn(room *Room, job *Job, t Trigger, now time.Time) Outcome {
+	o := transition(&room.n, job, t, now)
+	o.Rows = sharedRows(o.Rows)
+	return o
+}
+
+// rowSlices are the one-row lists, shared by every outcome of one row.
+var rowSlices = [...][]Row{{RowCreate}, {RowCreateSubmitted}, {RowSelect}, {RowEndSuperseded}, {RowFetchFailed},
+	{RowParseFailed}, {RowSucceeded}, {RowGaveUp}, {RowComplete}, {RowCompleteStale}, {RowUpdate}, {RowRemove},
+	{RowWatchdogRerun}, {RowWatchdogWait}}
+
+// sharedRows is rows in memory no room owns: a shared one-row list, or a
+// copy.
+func sharedRows(rows []Row) []Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	if len(rows) == 1 {
+		for _, s := range rowSlices {
+			if s[0] == rows[0] {
+				return s[:1:1]
+			}
+		}
+	}
+	return slices.Clone(rows)
+}
+
+func transition(room *nextJob, job *Job, t Trigger, now time.Time) Outcome {
 	var cur *Job
 	o := &Outcome{}
+	n := room
 	if job != nil {
-		n := &nextJob{job: *job}
+		if n == nil {
+			n = &nextJob{}
+		}
+		n.job = *job
 		cur = &n.job
 		o.Job, o.Rows, o.Effects = cur, n.rows[:0], n.effects[:0]
 	}
@@ -209,7 +262,7 @@ func Transition(job *Job, t Trigger, now time.Time) Outcome {
 		}
 	case ExecutionEnd:
 		if cur != nil && cur.Exec.Status == ExecExecuting {
-			o.executionEnd(t, now)
+			o.executionEnd(t, now, n)
 		}
 	case SubmissionGaveUp:
 		if cur != nil && cur.Exec.Status == ExecCompleted && !ResultStale(cur, t.Result, t.Self) {
@@ -255,7 +308,7 @@ func Transition(job *Job, t Trigger, now time.Time) Outcome {
 		default:
 			o.Job.NextRunTime = now.Add(CompleteWait)
 			o.Rows = append(o.Rows, RowWatchdogWait)
-			o.Effects = append(o.Effects, ArmWatchdog{At: o.Job.NextRunTime})
+			o.Effects = append(o.Effects, &ArmWatchdog{At: o.Job.NextRunTime})
 		}
 	}
 	if len(o.Rows) == 0 {
@@ -276,6 +329,8 @@ type nextJob struct {
 	job     Job
 	rows    [2]Row
 	effects [2]Effect
+	queued  QueueResult
+	armed   ArmWatchdog
 }
 
 // WatchdogDue reports whether the D13 watchdog should run for the job: it is
@@ -316,7 +371,7 @@ func (o *Outcome) create(doc RequestDoc, self string, submitted bool, lastBT tim
 		j.Exec.Status = ExecCompleted
 		j.NextRunTime = now.Add(CompleteWait)
 		o.Rows = append(o.Rows, RowCreateSubmitted)
-		o.Effects = append(o.Effects, ArmWatchdog{At: j.NextRunTime})
+		o.Effects = append(o.Effects, &ArmWatchdog{At: j.NextRunTime})
 	} else {
 		j.Exec.Status = ExecPending
 		j.NextRunTime = now
@@ -369,7 +424,8 @@ func (o *Outcome) complete(n uint64, bt time.Time, now time.Time) {
 	o.Effects = append(o.Effects, RecheckResults{})
 }
 
-func (o *Outcome) executionEnd(t ExecutionEnd, now time.Time) {
+// executionEnd applies an execution's end to o.Job, which n holds.
+func (o *Outcome) executionEnd(t ExecutionEnd, now time.Time, n *nextJob) {
 	j := o.Job
 	j.Exec.EndedAt = now
 	if !t.StartedAt.IsZero() {
@@ -409,16 +465,16 @@ func (o *Outcome) executionEnd(t ExecutionEnd, now time.Time) {
 			started = j.Exec.StartedAt
 		}
 		o.Rows = append(o.Rows, RowSucceeded)
-		o.Effects = append(o.Effects,
-			QueueResult{Result: JobResult{
-				JobID:      j.ID,
-				RequestID:  j.RequestID,
-				Data:       t.Data,
-				Nonce:      j.Exec.ExecNonce + 1,
-				ExecutedAt: started,
-				Duration:   now.Sub(started),
-			}},
-			ArmWatchdog{At: j.NextRunTime})
+		n.queued = QueueResult{Result: JobResult{
+			JobID:      j.ID,
+			RequestID:  j.RequestID,
+			Data:       t.Data,
+			Nonce:      j.Exec.ExecNonce + 1,
+			ExecutedAt: started,
+			Duration:   now.Sub(started),
+		}}
+		n.armed = ArmWatchdog{At: j.NextRunTime}
+		o.Effects = append(o.Effects, &n.queued, &n.armed)
 	}
 }
 

@@ -33,8 +33,39 @@ func runTransitions(t *testing.T, cases []transitionCase) {
 			require.Equal(t, tc.want, o.Job, "job")
 			require.Equal(t, tc.effects, o.Effects, "effects")
 			require.Equal(t, before, tc.job, "the input job was modified")
+
+			// TransitionIn gives the same outcome, whatever its room held.
+			var room Room
+			TransitionIn(&room, job(jExec(ExecExecuting)), ExecutionEnd{Outcome: ExecSucceeded, Data: "9", StartedAt: t0}, t0)
+			in := TransitionIn(&room, tc.job, tc.trig, tc.now)
+			require.Equal(t, tc.rows, in.Rows, "rows in a room")
+			require.Equal(t, tc.want, in.Job, "job in a room")
+			require.Equal(t, tc.effects, in.Effects, "effects in a room")
+			require.Equal(t, before, tc.job, "the input job was modified")
 		})
 	}
+}
+
+// A room's next transition leaves the rows an earlier outcome returned as
+// they were (a trace keeps them), and every row has its shared list.
+func TestTransitionInRowsAreNotTheRooms(t *testing.T) {
+	var room Room
+	j := job(jExec(ExecPending), jNext(t0))
+	first := TransitionIn(&room, j, Select{}, t0)
+	require.Equal(t, []Row{RowSelect}, first.Rows)
+	require.True(t, room.Holds(first.Job))
+	other := Room{}
+	second := TransitionIn(&other, first.Job, ExecutionEnd{Outcome: ExecFetchFailed, Error: "x", StartedAt: t0}, t0)
+	TransitionIn(&room, second.Job, Select{}, at(time.Hour))
+	require.Equal(t, []Row{RowSelect}, first.Rows)
+	require.Equal(t, []Row{RowFetchFailed}, second.Rows)
+	seen := map[Row]bool{}
+	for _, s := range rowSlices {
+		require.Len(t, s, 1)
+		require.False(t, seen[s[0]], "row %q twice", s[0])
+		seen[s[0]] = true
+	}
+	require.Len(t, seen, 14, "every Row constant has a shared list")
 }
 
 // created is the job a creation at time now gives for doc(opts...).
@@ -81,7 +112,7 @@ func TestTransitionCreate(t *testing.T) {
 			name: "3.3.3 create: own submission for doc.nonce + 1 on chain → Completed, now + 24 h (D3)",
 			trig: Create{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true, LastBlockTime: now}, now: now,
 			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
-			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{&ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "3.3.1 create: any status is stored (PAUSED)",
@@ -236,8 +267,8 @@ func TestTransitionExecutionEnd(t *testing.T) {
 			rows: []Row{RowSucceeded},
 			want: ended(ExecCompleted, jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
 			effects: []Effect{
-				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "101.5", Nonce: 6, ExecutedAt: start, Duration: sec(7)}},
-				ArmWatchdog{At: now.Add(24 * time.Hour)},
+				&QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "101.5", Nonce: 6, ExecutedAt: start, Duration: sec(7)}},
+				&ArmWatchdog{At: now.Add(24 * time.Hour)},
 			},
 		},
 		{
@@ -247,8 +278,8 @@ func TestTransitionExecutionEnd(t *testing.T) {
 			rows: []Row{RowSucceeded},
 			want: ended(ExecCompleted, jExecNonce(3), jNext(now.Add(24*time.Hour)), func(j *Job) { j.RunCount = 1 }),
 			effects: []Effect{
-				QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "x", Nonce: 4, ExecutedAt: start, Duration: sec(7)}},
-				ArmWatchdog{At: now.Add(24 * time.Hour)},
+				&QueueResult{Result: JobResult{JobID: "req_7", RequestID: 7, Data: "x", Nonce: 4, ExecutedAt: start, Duration: sec(7)}},
+				&ArmWatchdog{At: now.Add(24 * time.Hour)},
 			},
 		},
 		{
@@ -440,7 +471,7 @@ func TestTransitionReconcile(t *testing.T) {
 			name: "3.8 no job, own submission already on chain → Completed, never re-submitted",
 			trig: Reconcile{Doc: doc(withNonce(5)), Self: self, SelfSubmitted: true}, now: now,
 			rows: []Row{RowCreateSubmitted}, want: created(now, ExecCompleted, now.Add(24*time.Hour), withNonce(5)),
-			effects: []Effect{ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{&ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "3.3.4 no job, unassigned doc → nothing",
@@ -530,7 +561,7 @@ func TestTransitionWatchdog(t *testing.T) {
 			job:  waiting(), trig: Watchdog{Doc: ptr(doc(withNonce(5))), Self: self, SelfSubmitted: true}, now: now,
 			rows:    []Row{RowUpdate, RowWatchdogWait},
 			want:    waiting(jNext(now.Add(24*time.Hour)), func(j *Job) { j.UpdatedAt = now }),
-			effects: []Effect{RecheckResults{}, ArmWatchdog{At: now.Add(24 * time.Hour)}},
+			effects: []Effect{RecheckResults{}, &ArmWatchdog{At: now.Add(24 * time.Hour)}},
 		},
 		{
 			name: "D13: the fresh doc unassigns self → removed",
@@ -573,7 +604,7 @@ func TestTransitionRoundTrip(t *testing.T) {
 	o = Transition(o.Job, Select{}, t0)
 	require.False(t, Ready(*o.Job, t0.Add(time.Hour)), "an Executing job is never ready")
 	o = Transition(o.Job, ExecutionEnd{Outcome: ExecSucceeded, Data: "3", StartedAt: t0}, at(sec(1)))
-	require.Equal(t, uint64(1), o.Effects[0].(QueueResult).Result.Nonce)
+	require.Equal(t, uint64(1), o.Effects[0].(*QueueResult).Result.Nonce)
 	require.False(t, Ready(*o.Job, at(23*time.Hour)), "a Completed job waits for Complete")
 	o = Transition(o.Job, Complete{Nonce: 1, BlockTime: at(sec(4))}, at(sec(5)))
 	require.False(t, Ready(*o.Job, at(sec(33))))

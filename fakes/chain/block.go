@@ -137,7 +137,7 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 			continue
 		}
 		n := doc.GetNonce() + 1
-		subs := d.rounds[n]
+		subs := d.rounds.get(n)
 		if len(subs) == 0 || uint64(len(subs)) < uint64(doc.GetQuorum()) {
 			continue
 		}
@@ -153,7 +153,7 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 		// Docs copy it), so it changes in place.
 		doc.Nonce = n
 		if keep := c.p.KeepRounds; keep > 0 && n > keep {
-			delete(d.rounds, n-keep)
+			d.rounds.drop(n - keep)
 		}
 		d.data = &oraclev1.DataSet{RequestId: cp.RequestID, Nonce: n, BlockHeight: uint64(height),
 			BlockTime: uint64(cp.BlockTime), RawData: cp.RawData}
@@ -263,12 +263,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
-	if st.rounds == nil {
-		st.rounds = map[uint64][]*oraclev1.SubmitDataSet{}
-	}
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
-	subs, provider := st.rounds[n], ds.GetProvider()
+	subs, provider := st.rounds.get(n), ds.GetProvider()
 	if i, found := findProvider(subs, provider); found {
 		old := subs[i]
 		subs[i] = ds
@@ -276,7 +273,7 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 			return nil, nil // no closure made for the one-message tx
 		}
 		x.onUndo(func() {
-			cur := st.rounds[n]
+			cur := st.rounds.get(n)
 			j, _ := findProvider(cur, provider)
 			cur[j] = old
 		})
@@ -285,16 +282,16 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 			// Room for every provider at once, not grown one by one.
 			subs = make([]*oraclev1.SubmitDataSet, 0, len(st.doc.GetAccountList()))
 		}
-		st.rounds[n] = slices.Insert(subs, i, ds)
+		st.rounds.set(n, slices.Insert(subs, i, ds))
 		if !x.logUndo {
 			return nil, nil
 		}
 		x.onUndo(func() {
-			j, _ := findProvider(st.rounds[n], provider)
-			if rest := slices.Delete(st.rounds[n], j, j+1); len(rest) > 0 {
-				st.rounds[n] = rest
+			j, _ := findProvider(st.rounds.get(n), provider)
+			if rest := slices.Delete(st.rounds.get(n), j, j+1); len(rest) > 0 {
+				st.rounds.set(n, rest)
 			} else {
-				delete(st.rounds, n)
+				st.rounds.drop(n)
 			}
 		})
 	}

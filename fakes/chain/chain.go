@@ -84,8 +84,39 @@ type account struct {
 // round by nonce (each sorted by provider), and the latest aggregate.
 type docState struct {
 	doc    *oraclev1.OracleRequestDoc
-	rounds map[uint64][]*oraclev1.SubmitDataSet
+	rounds rounds
 	data   *oraclev1.DataSet
+}
+
+// rounds are a request's submissions by round: the list of nonce n at
+// n − 1. Nonces are dense (a submission is for the doc's nonce + 1), so a
+// slice index does what a map did, whose lookups (every block asks each
+// request for its next round, every OracleSubmitData query for one) had
+// become 4 % of the oracle world's day as the map grew to every round.
+type rounds struct{ lists [][]*oraclev1.SubmitDataSet }
+
+// get is round n's list (nil when none).
+func (r *rounds) get(n uint64) []*oraclev1.SubmitDataSet {
+	if n == 0 || n > uint64(len(r.lists)) {
+		return nil
+	}
+	return r.lists[n-1]
+}
+
+// set makes subs round n's list (nil: none). n is at most one above
+// the highest nonce set so far, which a submission's is.
+func (r *rounds) set(n uint64, subs []*oraclev1.SubmitDataSet) {
+	for uint64(len(r.lists)) < n {
+		r.lists = append(r.lists, nil)
+	}
+	r.lists[n-1] = subs
+}
+
+// drop forgets round n.
+func (r *rounds) drop(n uint64) {
+	if n > 0 && n <= uint64(len(r.lists)) {
+		r.lists[n-1] = nil
+	}
 }
 
 // New builds a chain at height 0 from cfg.
@@ -234,7 +265,7 @@ func (c *Chain) Submitted(r, n uint64, provider string) bool {
 	if d == nil {
 		return false
 	}
-	_, found := findProvider(d.rounds[n], provider)
+	_, found := findProvider(d.rounds.get(n), provider)
 	return found
 }
 

@@ -58,7 +58,7 @@ func (c *Chain) query(path string, data []byte) ([]byte, *oracle.CodeError) {
 	case *oraclev1.QueryOracleSubmitDataRequest:
 		var subs []*oraclev1.SubmitDataSet
 		if st := c.docState(req.GetRequestId()); st != nil {
-			subs = st.rounds[req.GetNonce()]
+			subs = st.rounds.get(req.GetNonce())
 		}
 		if p := req.GetProvider(); p != "" {
 			i, found := findProvider(subs, p)

@@ -181,8 +181,18 @@ func URL(base string, r uint64, k int) string { return strings.TrimSuffix(base, 
 // ParsePath reads /r/{r}/e/{k} (a URL's path; a query string is ignored).
 func ParsePath(path string) (r uint64, k int, ok bool) {
 	path, _, _ = strings.Cut(path, "?")
-	parts := strings.Split(path, "/")
-	if len(parts) != 5 || parts[0] != "" || parts[1] != "r" || parts[3] != "e" {
+	// The five parts strings.Split(path, "/") would give, without a slice
+	// for them (a path is parsed on every GET).
+	if strings.Count(path, "/") != 4 {
+		return 0, 0, false
+	}
+	var parts [5]string
+	rest := path
+	for i := range 4 {
+		parts[i], rest, _ = strings.Cut(rest, "/")
+	}
+	parts[4] = rest
+	if parts[0] != "" || parts[1] != "r" || parts[3] != "e" {
 		return 0, 0, false
 	}
 	r, err := strconv.ParseUint(parts[2], 10, 64)

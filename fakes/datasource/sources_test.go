@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,43 @@ func TestQuoteIsMarshal(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(b), quote(s), "%q", s)
 	}
+}
+
+// parsePathBySplit is ParsePath as it was, with strings.Split: the
+// reference the split-free one is held to.
+func parsePathBySplit(path string) (r uint64, k int, ok bool) {
+	path, _, _ = strings.Cut(path, "?")
+	parts := strings.Split(path, "/")
+	if len(parts) != 5 || parts[0] != "" || parts[1] != "r" || parts[3] != "e" {
+		return 0, 0, false
+	}
+	r, err := strconv.ParseUint(parts[2], 10, 64)
+	if err != nil || r == 0 {
+		return 0, 0, false
+	}
+	k, err = strconv.Atoi(parts[4])
+	if err != nil || k < 0 || strconv.Itoa(k) != parts[4] || strconv.FormatUint(r, 10) != parts[2] {
+		return 0, 0, false
+	}
+	return r, k, true
+}
+
+func TestParsePathIsTheSplitOne(t *testing.T) {
+	part := rapid.SampledFrom([]string{"", "/", "r", "e", "0", "1", "7", "12", "007", "-1", "x", "?", "?a=1", "//",
+		"18446744073709551615", "18446744073709551616"})
+	rapid.Check(t, func(rt *rapid.T) {
+		var b strings.Builder
+		for _, p := range rapid.SliceOfN(part, 0, 12).Draw(rt, "parts") {
+			b.WriteString(p)
+		}
+		path := b.String()
+		if rapid.Bool().Draw(rt, "shaped") {
+			path = "/r/" + rapid.SampledFrom([]string{"1", "42", "0", "x", "01"}).Draw(rt, "r") + "/e/" +
+				rapid.SampledFrom([]string{"0", "3", "12", "-1", "03", "a/b"}).Draw(rt, "k") +
+				rapid.SampledFrom([]string{"", "?q", "/", "/x"}).Draw(rt, "tail")
+		}
+		wr, wk, wok := parsePathBySplit(path)
+		r, k, ok := ParsePath(path)
+		require.Equal(rt, []any{wr, wk, wok}, []any{r, k, ok}, "%q", path)
+	})
 }

@@ -312,7 +312,7 @@ func (d *daemon) exec(outs []core.Output) {
 			}
 		case core.Log:
 			d.log.LogAttrs(context.Background(), o.Level, o.Msg, o.Attrs...)
-		case core.Trace:
+		case *core.Trace:
 			d.trace(o)
 		case core.Exit:
 			d.exit = &o
@@ -410,7 +410,7 @@ func (d *daemon) fetch(ctx context.Context, o core.Fetch) core.Fetched {
 }
 
 // trace logs a trace point and performs the channel work of §3.7 it marks.
-func (d *daemon) trace(t core.Trace) {
+func (d *daemon) trace(t *core.Trace) {
 	switch t.Kind {
 	case core.TraceClose:
 		d.closeChannel(t.Name)
@@ -496,7 +496,7 @@ func (d *daemon) closeClient() {
 	d.web.Close()
 }
 
-func traceAttrs(t core.Trace) []any {
+func traceAttrs(t *core.Trace) []any {
 	attrs := []any{"kind", t.Kind.String()}
 	if t.Name != "" {
 		attrs = append(attrs, "name", t.Name)

@@ -286,7 +286,7 @@ func waitFor(cond func() bool, within time.Duration) bool {
 
 func containsOutput(outs []core.Output, kind core.TraceKind, name string) bool {
 	for _, o := range outs {
-		if tr, ok := o.(core.Trace); ok && tr.Kind == kind && tr.Name == name {
+		if tr, ok := o.(*core.Trace); ok && tr.Kind == kind && tr.Name == name {
 			return true
 		}
 	}
@@ -305,7 +305,7 @@ var wantShutdown = []string{
 func shutdownTrace(outs []core.Output) []string {
 	var got []string
 	for _, o := range outs {
-		tr, ok := o.(core.Trace)
+		tr, ok := o.(*core.Trace)
 		if !ok {
 			continue
 		}

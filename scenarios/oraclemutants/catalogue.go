@@ -189,12 +189,12 @@ func All() []*Mutant {
 			out: func(_ *bent, outs []core.Output) []core.Output {
 				var out []core.Output
 				for _, o := range outs {
-					t, ok := o.(core.Trace)
+					t, ok := o.(*core.Trace)
 					switch {
 					case ok && t.Kind == core.TraceClose && t.Name == core.ChanResult:
 						continue // already closed, too early
 					case ok && t.Kind == core.TraceStop && t.Name == core.CompWatcher:
-						out = append(out, o, core.Trace{Kind: core.TraceClose, Name: core.ChanResult})
+						out = append(out, o, &core.Trace{Kind: core.TraceClose, Name: core.ChanResult})
 						continue
 					}
 					out = append(out, o)

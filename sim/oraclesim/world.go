@@ -255,7 +255,7 @@ func (w *world) output(d Daemon, o core.Output) {
 		w.get(d, o)
 	case core.AbortFetch:
 		w.abortFetch(d, o.ID)
-	case core.Trace:
+	case *core.Trace:
 		w.trace(o)
 	case core.Exit:
 		w.proc(&history.Proc{Action: history.ProcExit, Status: o.Code})
@@ -357,14 +357,15 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		tx  history.Tx
 	}{}
 	var decoded *tx.Tx
-	mem.tx, decoded = history.DecodeTxFull(o.Tx)
+	var sum [32]byte
+	mem.tx, decoded, sum = history.DecodeTxSummed(o.Tx)
 	mem.rpc = history.RPC{Method: "broadcast_tx_sync", Tx: &mem.tx}
 	call := w.recv(&mem.rpc)
 	if w.f.rpcOutage {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSyncDecoded(o.Tx, decoded)
+	res, rerr := w.chain.BroadcastTxSyncSummed(o.Tx, decoded, sum, mem.tx.Hash)
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
@@ -440,7 +441,7 @@ func (w *world) abortFetch(d Daemon, id core.ID) {
 }
 
 // trace turns the reference's trace points into white records.
-func (w *world) trace(o core.Trace) {
+func (w *world) trace(o *core.Trace) {
 	var x *history.White
 	switch o.Kind {
 	case core.TraceClose:

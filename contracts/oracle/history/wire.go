@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 
@@ -148,11 +149,21 @@ func DecodeTx(b []byte) Tx {
 // bytes do not decode), for a caller that hands it on instead of having
 // the same bytes decoded again.
 func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
+	rec, t, _ := DecodeTxSummed(b)
+	return rec, t
+}
+
+// DecodeTxSummed is DecodeTxFull that also gives the bytes' SHA-256 (the
+// record's Hash is tx.HashOfSum of it), for a caller that hands the tx on
+// to a chain that would hash it again.
+func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) {
+	sum := sha256.Sum256(b)
+	hash := tx.HashOfSum(sum)
 	t, err := tx.Decode(b)
 	if err != nil {
-		return Tx{Hash: tx.Hash(b), Size: len(b), DecodeErr: codeReason(err)}, nil
+		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}
-	return TxOf(t), t
+	return TxOfHashed(t, hash), t, sum
 }
 
 // CheckSig checks a tx's signature against the chain id and the signer's

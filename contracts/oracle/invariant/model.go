@@ -54,6 +54,12 @@ type Model struct {
 	// model: docNonce below.
 	docAhead  bool
 	heldNonce uint64
+
+	// rooms hold the model job in turns (transition), roomRec the record
+	// each was last written for; scratch is for what-if transitions.
+	rooms   [2]oracle.Room
+	roomRec [2]uint64
+	scratch oracle.Room
 }
 
 // completeJob is the job a Complete(n) meets: the model's, or, when a doc
@@ -210,7 +216,28 @@ func (l *Life) sortedModels() []*Model {
 // checkers need of the outcome: which record set NextRunTime and why, the
 // queued result, an aborted execution.
 func (m *Model) apply(t oracle.Trigger, now time.Time, seq int64, why string) oracle.Outcome {
-	return m.take(oracle.Transition(m.Job, t, now), now, seq, why)
+	return m.take(m.transition(t, now), now, seq, why)
+}
+
+// transition applies t to the model job. The job after it goes in the
+// room that does not hold the model job, unless a transition for the
+// record being judged wrote it (the record's facts may point there);
+// otherwise, and for a new job, it is allocated. A record's facts are all
+// a checker keeps of a model job past its record (as values), so a room
+// two transitions old is free: a new job per transition was a tenth of
+// the oracle world's bytes.
+func (m *Model) transition(t oracle.Trigger, now time.Time) oracle.Outcome {
+	if j := m.Job; j != nil && m.Life != nil && m.Life.rec != nil {
+		rec := *m.Life.rec
+		for i := range m.rooms {
+			if m.rooms[i].Holds(j) || m.roomRec[i] == rec {
+				continue
+			}
+			m.roomRec[i] = rec
+			return oracle.TransitionIn(&m.rooms[i], j, t, now)
+		}
+	}
+	return oracle.Transition(m.Job, t, now)
 }
 
 // take makes o, the outcome of a transition of the model job, the model's.
@@ -237,7 +264,7 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	}
 	for _, ef := range o.Effects {
 		switch ef := ef.(type) {
-		case oracle.QueueResult:
+		case *oracle.QueueResult:
 			m.Result = &Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
 		case oracle.AbortExecution:
 			if m.Exec != nil {
@@ -290,7 +317,7 @@ func (m *Model) NextStart(self string) (e time.Time, seq int64, why, failure str
 	}
 	e, seq, why, failure = j.NextRunTime, m.ESeq, m.EWhy, m.EFailure
 	if r := m.Result; j.Exec.Status == oracle.ExecCompleted && r != nil && !r.Acked && !r.OnChain && !r.NonAckAt.IsZero() {
-		o := oracle.Transition(j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
+		o := oracle.TransitionIn(&m.scratch, j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
 		if o.Job != nil && slices.Contains(o.Rows, oracle.RowGaveUp) && o.Job.NextRunTime.Before(e) {
 			e, seq, why, failure = o.Job.NextRunTime, r.FirstNonAckSeq, "submission not acknowledged", "gave up"
 		}
@@ -370,7 +397,8 @@ func (s *State) getFact(e *history.Event) *GetFact {
 	src := e.Src
 	l := s.lifeOf(e)
 	m := l.model(src.RequestID)
-	f := &GetFact{R: src.RequestID, Path: src.Path, Life: l, Model: m}
+	f := &s.facts.get
+	*f = GetFact{R: src.RequestID, Path: src.Path, Life: l, Model: m}
 	if m == nil {
 		f.NewExec, f.Attempt = true, 1
 		return f
@@ -447,7 +475,8 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 	if g == nil {
 		return nil
 	}
-	f := &GetDoneFact{Get: g}
+	f := &s.facts.getDone
+	*f = GetDoneFact{Get: g}
 	src := e.Src
 	f.Fetched = !src.Aborted && src.Status == 200 && src.Class != "reset" && src.Class != "hang"
 	if !f.Fetched {
@@ -589,7 +618,8 @@ type BcastFact struct {
 
 func (s *State) bcastFact(e *history.Event) *BcastFact {
 	l := s.lifeOf(e)
-	f := &BcastFact{Seq: e.Seq, At: e.At, Life: l, Tx: e.RPC.Tx, Msg: submitMsg(e.RPC.Tx)}
+	f := &s.facts.bcast
+	*f = BcastFact{Seq: e.Seq, At: e.At, Life: l, Tx: e.RPC.Tx, Msg: submitMsg(e.RPC.Tx)}
 	if f.Msg == nil {
 		return f
 	}
@@ -607,7 +637,8 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 		f.Group = g
 	}
 	if a, ok := m.Acked[f.N]; ok {
-		f.Acked = &a
+		s.facts.acked = a
+		f.Acked = &s.facts.acked
 	}
 	switch {
 	case m.Exec != nil:
@@ -667,7 +698,8 @@ func (a *AnswerFact) Acked() bool {
 
 func (s *State) answerFact(e *history.Event, c *Call) *AnswerFact {
 	r := e.RPC
-	a := &AnswerFact{Call: c, At: e.At, Seq: e.Seq, Lost: r.Lost || r.Result == nil, NonAckAt: e.At}
+	a := &s.facts.answer
+	*a = AnswerFact{Call: c, At: e.At, Seq: e.Seq, Lost: r.Lost || r.Result == nil, NonAckAt: e.At}
 	if a.Lost {
 		a.NonAckAt = c.At
 	}
@@ -905,7 +937,8 @@ type FrameFact struct {
 
 func (s *State) frameFact(e *history.Event) *FrameFact {
 	fr := e.WS.Frame
-	f := &FrameFact{Life: s.lifeOf(e)}
+	f := &s.facts.frame
+	*f = FrameFact{Life: s.lifeOf(e)}
 	sub, err := oracle.Route(e.WS.Query, fr.Events)
 	if err != nil {
 		return f

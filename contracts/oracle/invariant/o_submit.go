@@ -45,9 +45,10 @@ func (c *submitRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	if f == nil || f.Msg == nil || f.Model == nil {
 		return
 	}
-	sub := subjN(f.R, f.N)
+	// The subject only when flagging: a string per broadcast otherwise.
+	sub := func() string { return subjN(f.R, f.N) }
 	if a := f.Acked; a != nil && (a.ResultAt.IsZero() || f.ExecStart.Before(a.ResultAt.Add(oracle.CompleteWait-s.Tol))) {
-		r.Flag(sub, e.At, fmt.Sprintf("round %d broadcast again after it was acknowledged at %s in this lifetime", f.N, offset(s, a.At)),
+		r.Flag(sub(), e.At, fmt.Sprintf("round %d broadcast again after it was acknowledged at %s in this lifetime", f.N, offset(s, a.At)),
 			a.Seq, e.Seq)
 	}
 	g := f.Group
@@ -57,21 +58,21 @@ func (c *submitRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	k := g.Count // this is retry k
 	switch {
 	case k >= oracle.SubmitAttempts:
-		r.Flag(sub, e.At, fmt.Sprintf("broadcast %d of one result; at most %d", k+1, oracle.SubmitAttempts), g.LastSeq, e.Seq)
+		r.Flag(sub(), e.At, fmt.Sprintf("broadcast %d of one result; at most %d", k+1, oracle.SubmitAttempts), g.LastSeq, e.Seq)
 	case g.Terminal:
-		r.Flag(sub, e.At, fmt.Sprintf("broadcast again after a terminal answer (%s)", g.TerminalMsg), g.TerminalSeq, e.Seq)
+		r.Flag(sub(), e.At, fmt.Sprintf("broadcast again after a terminal answer (%s)", g.TerminalMsg), g.TerminalSeq, e.Seq)
 	case !g.Answered:
-		r.Flag(sub, e.At, "retry sent before the previous broadcast of the result was answered", g.LastSeq, e.Seq)
+		r.Flag(sub(), e.At, "retry sent before the previous broadcast of the result was answered", g.LastSeq, e.Seq)
 	default:
 		base, _ := oracle.SubmitRetryBase(k)
 		lo, _ := oracle.JitterBounds(base)
 		if e.At.Before(g.LastAt.Add(lo - s.Tol)) {
-			r.Flag(sub, e.At, fmt.Sprintf("retry %d sent %s after the previous answer; the backoff is at least %s", k, e.At.Sub(g.LastAt), lo),
+			r.Flag(sub(), e.At, fmt.Sprintf("retry %d sent %s after the previous answer; the backoff is at least %s", k, e.At.Sub(g.LastAt), lo),
 				g.AnswerSeq, e.Seq)
 		}
 	}
 	if g.NeedGas > 0 && f.Tx != nil && f.Tx.GasLimit < g.NeedGas {
-		r.Flag(sub, e.At, fmt.Sprintf("gas_limit %d after code 11; at least %d", f.Tx.GasLimit, g.NeedGas), g.NeedGasSeq, e.Seq)
+		r.Flag(sub(), e.At, fmt.Sprintf("gas_limit %d after code 11; at least %d", f.Tx.GasLimit, g.NeedGas), g.NeedGasSeq, e.Seq)
 	}
 }
 
@@ -105,27 +106,27 @@ func bcastSubject(f *BcastFact) string {
 }
 
 func (c *sequence) judge(s *State, e *history.Event, r *judge.Report, f *BcastFact) {
-	q, sub := f.Tx.Sequence, bcastSubject(f)
+	q, sub := f.Tx.Sequence, func() string { return bcastSubject(f) } // only when flagging
 	if c.evicted || s.faults.Active("F9") {
 		exercise(s, r, c, "F9 active, or the first broadcast after an F13 eviction")
 	}
 	c.evicted = false
 	a := &s.acct
 	if ack, reused := a.Reused(q); reused {
-		r.Flag(sub, e.At, fmt.Sprintf("sequence %d reused: it was acknowledged and no Account answer at or below it came since", q),
+		r.Flag(sub(), e.At, fmt.Sprintf("sequence %d reused: it was acknowledged and no Account answer at or below it came since", q),
 			ack.Seq, e.Seq)
 		return
 	}
 	switch {
 	case !a.AKnown && !a.SKnown:
-		r.Flag(sub, e.At, fmt.Sprintf("broadcast at sequence %d before any Account answer or acknowledgement", q), e.Seq)
+		r.Flag(sub(), e.At, fmt.Sprintf("broadcast at sequence %d before any Account answer or acknowledgement", q), e.Seq)
 	default:
 		bound, ev := a.A, a.ASeq
 		if a.SKnown && a.MaxS+1 > bound {
 			bound, ev = a.MaxS+1, 0
 		}
 		if q > bound {
-			r.Flag(sub, e.At, fmt.Sprintf("sequence %d skips ahead of max(A = %d, 1 + max S = %d)", q, a.A, a.MaxS+1), nonZero(ev, e.Seq)...)
+			r.Flag(sub(), e.At, fmt.Sprintf("sequence %d skips ahead of max(A = %d, 1 + max S = %d)", q, a.A, a.MaxS+1), nonZero(ev, e.Seq)...)
 		}
 	}
 }
@@ -301,17 +302,19 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 	}
 	switch x.Method {
 	case methodQuery:
-		sub := ""
-		if x.Query != nil && x.Query.RequestID != 0 {
-			sub = subj(x.Query.RequestID)
+		sub := func() string { // only when flagging: a string per query otherwise
+			if x.Query != nil && x.Query.RequestID != 0 {
+				return subj(x.Query.RequestID)
+			}
+			return ""
 		}
 		switch {
 		case x.Query == nil:
 			r.Flag("", e.At, "abci_query without params", e.Seq)
 		case !paths[x.Query.Path]:
-			r.Flag(sub, e.At, fmt.Sprintf("abci_query on path %q", x.Query.Path), e.Seq)
+			r.Flag(sub(), e.At, fmt.Sprintf("abci_query on path %q", x.Query.Path), e.Seq)
 		case x.Query.DecodeErr != "":
-			r.Flag(sub, e.At, fmt.Sprintf("abci_query %s with undecodable data: %s", x.Query.Path, x.Query.DecodeErr), e.Seq)
+			r.Flag(sub(), e.At, fmt.Sprintf("abci_query %s with undecodable data: %s", x.Query.Path, x.Query.DecodeErr), e.Seq)
 		}
 	case methodBroadcast:
 		if msg := txProblem(s, x.Tx, s.Cur.Bcast); msg != "" {

@@ -216,7 +216,7 @@ func (w *refRun) act(outs []core.Output) {
 				}
 				w.handle(c, in)
 			})
-		case core.Trace:
+		case *core.Trace:
 			w.trace(o)
 		case core.Exit:
 			w.record(history.Event{Kind: history.KindProc, Proc: &history.Proc{Action: history.ProcExit, Status: o.Code}})
@@ -229,7 +229,7 @@ func (w *refRun) act(outs []core.Output) {
 	}
 }
 
-func (w *refRun) trace(o core.Trace) {
+func (w *refRun) trace(o *core.Trace) {
 	var x *history.White
 	switch o.Kind {
 	case core.TraceClose:

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/keys"
 	basev1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/base/v1beta1"
 	signingv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/signing/v1beta1"
 	txv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/tx/v1beta1"
@@ -30,7 +31,7 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 	if !fastDecode {
 		return nil, false
 	}
-	p := &parts{}
+	p := &parts{src: txBytes}
 	// The re-encodings compared with the bytes are written into one stack
 	// buffer in turn (a daemon's tx fits), not three heap slices.
 	var buf [1024]byte
@@ -64,7 +65,7 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 		t.Msgs = append(t.Msgs, m)
 	}
 	for _, si := range auth.SignerInfos {
-		if si.PublicKey == nil {
+		if si.PublicKey == nil || builtPubKey(si.PublicKey) {
 			continue
 		}
 		if _, err := unpack(si.PublicKey, pubKeyTypes, false); err != nil {
@@ -72,6 +73,16 @@ func decodeCanonical(txBytes []byte) (*Tx, bool) {
 		}
 	}
 	return t, true
+}
+
+// builtPubKey reports whether a signer's key is in the shape Build writes
+// (the eth_secp256k1 type URL, the key field and 33 bytes), which unpack
+// accepts: the strict unmarshal through reflection was a seventh of a
+// fast decode only to say so. TestBuiltPubKeyUnpacks holds it to unpack.
+func builtPubKey(a *anypb.Any) bool {
+	v := a.GetValue()
+	return a.GetTypeUrl() == TypeURLPubKey && len(v) == 2+keys.PubKeySize &&
+		v[0] == byte(fieldPubKeyKey<<3|2) && v[1] == keys.PubKeySize
 }
 
 // parts are the messages of a tx the fast path decodes, allocated
@@ -102,6 +113,11 @@ type parts struct {
 	submit     oraclev1.MsgSubmitOracleData
 	dataSet    oraclev1.SubmitDataSet
 	submitUsed bool
+	// src is the tx's bytes, whole the same as a string (made at the first
+	// string field): a string field is a substring of whole, one
+	// allocation per tx where there were seven.
+	src   []byte
+	whole string
 }
 
 // parseSubmit reads a submission in its canonical bytes (which the strict
@@ -123,7 +139,7 @@ func (p *parts) parseSubmit(b []byte) (*oraclev1.MsgSubmitOracleData, bool) {
 		}
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			m.AuthorityAddress = str(val, &ok)
+			m.AuthorityAddress = p.str(val, &ok)
 		case num == 2 && typ == protowire.BytesType:
 			m.DataSet = ds
 			dr := fieldReader{b: val, ok: true}
@@ -138,11 +154,11 @@ func (p *parts) parseSubmit(b []byte) (*oraclev1.MsgSubmitOracleData, bool) {
 				case num == 2 && typ == protowire.VarintType:
 					ds.Nonce = v
 				case num == 3 && typ == protowire.BytesType:
-					ds.RawData = str(val, &ok)
+					ds.RawData = p.str(val, &ok)
 				case num == 4 && typ == protowire.BytesType:
-					ds.Provider = str(val, &ok)
+					ds.Provider = p.str(val, &ok)
 				case num == 5 && typ == protowire.BytesType:
-					ds.Signature = str(val, &ok)
+					ds.Signature = p.str(val, &ok)
 				default:
 					return nil, false
 				}
@@ -211,10 +227,21 @@ func (r *fieldReader) next() (num protowire.Number, typ protowire.Type, val []by
 	return num, typ, val, v, false
 }
 
-// str is a string field's value, if it is valid UTF-8 (as proto3 wants).
-func str(val []byte, ok *bool) string {
+// str is a string field's value, if it is valid UTF-8 (as proto3 wants):
+// the substring of the tx's bytes it was read from, or a copy of val when
+// val is not found there.
+func (p *parts) str(val []byte, ok *bool) string {
 	if !utf8.Valid(val) {
 		*ok = false
+	}
+	// val was sliced from src: its capacity says where it starts.
+	if off := cap(p.src) - cap(val); off >= 0 && off+len(val) <= len(p.src) && len(val) > 0 {
+		if p.whole == "" {
+			p.whole = string(p.src)
+		}
+		if w := p.whole[off : off+len(val)]; w == string(val) {
+			return w
+		}
 	}
 	return string(val)
 }
@@ -247,10 +274,14 @@ func (p *parts) parseTxRaw(b []byte) (*txv1beta1.TxRaw, bool) {
 }
 
 func (p *parts) parseAny(b []byte) (*anypb.Any, bool) {
-	a := &anypb.Any{}
+	// The literal only when the parts' room is used up: written first and
+	// replaced, it was allocated every time.
+	var a *anypb.Any
 	if p.anys < len(p.any) {
 		a = &p.any[p.anys]
 		p.anys++
+	} else {
+		a = &anypb.Any{}
 	}
 	r := fieldReader{b: b, ok: true}
 	for {
@@ -260,7 +291,7 @@ func (p *parts) parseAny(b []byte) (*anypb.Any, bool) {
 		}
 		switch {
 		case num == fieldAnyTypeURL && typ == protowire.BytesType:
-			a.TypeUrl = str(val, &r.ok)
+			a.TypeUrl = p.str(val, &r.ok)
 		case num == fieldAnyValue && typ == protowire.BytesType:
 			a.Value = val
 		default:
@@ -288,7 +319,7 @@ func (p *parts) parseTxBody(b []byte) (*txv1beta1.TxBody, bool) {
 			}
 			body.Messages = append(body.Messages, a)
 		case num == fieldTxBodyMemo && typ == protowire.BytesType:
-			body.Memo = str(val, &r.ok)
+			body.Memo = p.str(val, &r.ok)
 		case num == fieldTxBodyTimeoutHeight && typ == protowire.VarintType:
 			body.TimeoutHeight = v
 		default: // unordered, timeout_timestamp, extension options, unknown fields: the strict path
@@ -331,9 +362,11 @@ func (p *parts) parseAuthInfo(b []byte) (*txv1beta1.AuthInfo, bool) {
 }
 
 func (p *parts) parseSignerInfo(b []byte) (*txv1beta1.SignerInfo, bool) {
-	si := &txv1beta1.SignerInfo{}
+	var si *txv1beta1.SignerInfo
 	if !p.signerUsed {
 		si, p.signerUsed = &p.signer, true
+	} else {
+		si = &txv1beta1.SignerInfo{}
 	}
 	r := fieldReader{b: b, ok: true}
 	for {
@@ -416,9 +449,11 @@ func (p *parts) parseFee(b []byte) (*txv1beta1.Fee, bool) {
 		}
 		switch {
 		case num == fieldFeeAmount && typ == protowire.BytesType:
-			coin := &basev1beta1.Coin{}
+			var coin *basev1beta1.Coin
 			if !p.coinUsed {
 				coin, p.coinUsed = &p.coin, true
+			} else {
+				coin = &basev1beta1.Coin{}
 			}
 			cr := fieldReader{b: val, ok: true}
 			for {
@@ -428,9 +463,9 @@ func (p *parts) parseFee(b []byte) (*txv1beta1.Fee, bool) {
 				}
 				switch {
 				case num == fieldCoinDenom && typ == protowire.BytesType:
-					coin.Denom = str(val, &cr.ok)
+					coin.Denom = p.str(val, &cr.ok)
 				case num == fieldCoinAmount && typ == protowire.BytesType:
-					coin.Amount = str(val, &cr.ok)
+					coin.Amount = p.str(val, &cr.ok)
 				default:
 					return nil, false
 				}
@@ -445,9 +480,9 @@ func (p *parts) parseFee(b []byte) (*txv1beta1.Fee, bool) {
 		case num == fieldFeeGasLimit && typ == protowire.VarintType:
 			fee.GasLimit = v
 		case num == fieldFeePayer && typ == protowire.BytesType:
-			fee.Payer = str(val, &r.ok)
+			fee.Payer = p.str(val, &r.ok)
 		case num == fieldFeeGranter && typ == protowire.BytesType:
-			fee.Granter = str(val, &r.ok)
+			fee.Granter = p.str(val, &r.ok)
 		default:
 			return nil, false
 		}

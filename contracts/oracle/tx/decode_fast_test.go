@@ -2,10 +2,12 @@ package tx
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -131,4 +133,71 @@ func TestParseSubmitAgreesWithStrict(t *testing.T) {
 		_, again := p.parseSubmit(b)
 		require.False(rt, again, "a tx's parts hold one submission")
 	})
+}
+
+// A string field is a substring of the tx's bytes copied once: str gives
+// string(val) for any slice of them and for a slice from elsewhere, and
+// what it gives does not change when the bytes do.
+func TestPartsStrIsStringOfVal(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		src := []byte(rapid.String().Draw(rt, "src"))
+		other := []byte(rapid.String().Draw(rt, "other"))
+		p := &parts{src: src}
+		var vals [][]byte
+		var want []string
+		for range rapid.IntRange(1, 6).Draw(rt, "fields") {
+			from := other
+			if rapid.Bool().Draw(rt, "from src") {
+				from = src
+			}
+			i := rapid.IntRange(0, len(from)).Draw(rt, "i")
+			j := rapid.IntRange(i, len(from)).Draw(rt, "j")
+			val := from[i:j]
+			if rapid.Bool().Draw(rt, "limit cap") {
+				val = from[i:j:j]
+			}
+			vals = append(vals, val)
+			want = append(want, string(val))
+		}
+		var got []string
+		for _, val := range vals {
+			ok := true
+			got = append(got, p.str(val, &ok))
+			require.Equal(rt, utf8.Valid(val), ok)
+		}
+		require.Equal(rt, want, got)
+		for i := range src {
+			src[i] ^= 0xff
+		}
+		for i := range other {
+			other[i] ^= 0xff
+		}
+		require.Equal(rt, want, got, "the strings do not share the bytes")
+	})
+}
+
+// Whatever builtPubKey takes, unpack accepts: the fast decoder skips the
+// strict unmarshal only for keys it would have let through.
+func TestBuiltPubKeyUnpacks(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var value []byte
+		if rapid.Bool().Draw(rt, "built shape") {
+			value = encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
+			if rapid.Bool().Draw(rt, "spoil") {
+				i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
+				value[i] = rapid.Byte().Draw(rt, "byte")
+			}
+		} else {
+			value = rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
+		}
+		url := rapid.SampledFrom([]string{TypeURLPubKey, TypeURLPubKey + "x", "/cosmos.crypto.secp256k1.PubKey", ""}).Draw(rt, "url")
+		a := &anypb.Any{TypeUrl: url, Value: value}
+		if builtPubKey(a) {
+			_, err := unpack(a, pubKeyTypes, false)
+			require.NoError(rt, err)
+		}
+	})
+	b, err := Build(keys.StandInSigner{Key: keys.PrivKeyFromSeed("built")}, Envelope{ChainID: "c", FeeDenom: "d", FeeAmount: "1"})
+	require.NoError(t, err)
+	require.True(t, builtPubKey(b.Tx.AuthInfo.SignerInfos[0].PublicKey), "Build's key takes the fast path")
 }

@@ -175,6 +175,11 @@ func encodePubKey(key keys.PubKey) []byte {
 // encodeSignDoc writes a SignDoc.
 func encodeSignDoc(bodyBytes, authInfoBytes []byte, chainID string, accountNumber uint64) []byte {
 	b := make([]byte, 0, len(bodyBytes)+len(authInfoBytes)+len(chainID)+24)
+	return appendSignDoc(b, bodyBytes, authInfoBytes, chainID, accountNumber)
+}
+
+// appendSignDoc appends encodeSignDoc's bytes to b.
+func appendSignDoc(b, bodyBytes, authInfoBytes []byte, chainID string, accountNumber uint64) []byte {
 	b = appendBytes(b, fieldSignDocBodyBytes, bodyBytes)
 	b = appendBytes(b, fieldSignDocAuthInfoBytes, authInfoBytes)
 	b = appendString(b, fieldSignDocChainID, chainID)

@@ -59,6 +59,17 @@ func TestEnvelopeEncodingIsTheLibrarys(t *testing.T) {
 		require.NoError(rt, err)
 		require.Equal(rt, pk, b.Tx.AuthInfo.SignerInfos[0].PublicKey.Value)
 		require.Equal(rt, TypeURL(&ethsecp256k1.PubKey{}), b.Tx.AuthInfo.SignerInfos[0].PublicKey.TypeUrl)
+		// The parts share one array: each is capped at its end, so that
+		// appending to one never writes over the next.
+		for _, part := range [][]byte{b.BodyBytes, b.AuthInfoBytes, b.SignBytes, b.TxBytes,
+			b.Tx.AuthInfo.SignerInfos[0].PublicKey.Value} {
+			require.Equal(rt, len(part), cap(part))
+		}
+		for i, m := range msgs {
+			want, err := Pack(m)
+			require.NoError(rt, err)
+			require.True(rt, proto.Equal(want, b.Tx.Body.Messages[i]), "message %d is Pack's", i)
+		}
 		d, err := Decode(b.TxBytes)
 		require.NoError(rt, err, "whatever Build writes decodes")
 		require.True(rt, proto.Equal(d.Body, b.Tx.Body))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -226,4 +227,13 @@ func TestBuiltTxIsTheDecodedTx(t *testing.T) {
 		}
 		require.Equal(t, d.String(), b.Tx.String())
 	}
+}
+
+// HashOfSum is the upper-case hex of the sum, as hex and strings write it.
+func TestHashOfSumIsUpperHex(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var sum [32]byte
+		copy(sum[:], rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(rt, "sum"))
+		require.Equal(rt, strings.ToUpper(hex.EncodeToString(sum[:])), HashOfSum(sum))
+	})
 }

@@ -54,8 +54,10 @@ type Core struct {
 	exited   bool
 	exitCode int
 	out      []Output
+	traces   []Trace // the block traces are emitted from (see trace)
 
 	nextID   ID
+	calls    uint64             // Start and Handle calls so far
 	pending  map[ID]func(Reply) // RPC calls awaiting their Reply
 	timers   timerHeap
 	timerSeq uint64
@@ -135,6 +137,7 @@ func (c *Core) Start(now time.Time) []Output {
 		return nil
 	}
 	c.now = now
+	c.calls++
 	c.phase = phaseConnecting
 	c.connect()
 	c.fireDue()
@@ -143,6 +146,9 @@ func (c *Core) Start(now time.Time) []Output {
 
 // Handle feeds one input at now (never earlier than the previous call's
 // time) and returns what the driver must do. Timers due by now fire first.
+// The returned slice is valid until the next Start or Handle, whose
+// outputs reuse its array: a driver acts on the outputs (or copies them)
+// before it hands the core its next input.
 func (c *Core) Handle(now time.Time, in Input) []Output {
 	if c.phase == phaseNew || c.exited {
 		return nil
@@ -150,6 +156,7 @@ func (c *Core) Handle(now time.Time, in Input) []Output {
 	if now.After(c.now) {
 		c.now = now
 	}
+	c.calls++
 	c.fireDue()
 	if !c.exited {
 		c.dispatch(in)
@@ -179,18 +186,23 @@ func (c *Core) dispatch(in Input) {
 	}
 }
 
+// flush returns the call's outputs (nil when none) and keeps their array
+// for the next call's: a new slice for every call that emitted was 2 % of
+// the oracle world's allocations.
 func (c *Core) flush() []Output {
 	out := c.out
-	c.out = nil
+	if len(out) == 0 {
+		return nil
+	}
+	c.out = out[:0]
 	return out
 }
 
 func (c *Core) emit(o Output) {
 	if c.out == nil {
-		// A call's outputs start with room for a few: most calls emit
-		// several (a trace, a log, a call), and growing from one to four
-		// cost two allocations more per call.
-		c.out = make([]Output, 0, 4)
+		// Room for a few: most calls emit several (a trace, a log, a
+		// call).
+		c.out = make([]Output, 0, 8)
 	}
 	c.out = append(c.out, o)
 }
@@ -204,7 +216,17 @@ func (c *Core) log(level slog.Level, msg string, attrs ...slog.Attr) {
 	c.emit(Log{Level: level, Msg: msg, Attrs: attrs})
 }
 
-func (c *Core) trace(t Trace) { c.emit(t) }
+// trace emits t from a block of traces: a Trace in an Output was a heap
+// copy of its own (a trace per job transition and per result handed on:
+// 3 % of the oracle world's allocations). A block is never written again
+// once full, so a trace stays as it was emitted.
+func (c *Core) trace(t Trace) {
+	if len(c.traces) == cap(c.traces) {
+		c.traces = make([]Trace, 0, 32)
+	}
+	c.traces = append(c.traces, t)
+	c.emit(&c.traces[len(c.traces)-1])
+}
 
 // countError counts one error in TotalErrors and logs it.
 func (c *Core) countError(msg string, attrs ...slog.Attr) {
@@ -222,6 +244,21 @@ func (c *Core) stopping() bool { return c.phase >= phaseStopping }
 func (c *Core) call(o Output, id ID, fn func(Reply)) {
 	c.pending[id] = fn
 	c.emit(o)
+}
+
+// popFront removes and returns the first of a queue, moving the rest to
+// the front of its array: a queue resliced from its front reaches the end
+// of its array and reallocates on the next append (a new array per
+// selected execution and per queued result, 2 % of the oracle world's
+// allocations). The queues are short; their order is the same.
+func popFront[T any](q *[]T) T {
+	s := *q
+	v := s[0]
+	n := copy(s, s[1:])
+	var zero T
+	s[n] = zero
+	*q = s[:n]
+	return v
 }
 
 // rpcTimeout is the reference's timeout for one RPC call (§2.8).

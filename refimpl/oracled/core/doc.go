@@ -51,7 +51,7 @@
 //
 //	CloseConn{Conn}   close that connection; the core ignores what it still delivers
 //	AbortFetch{ID}    abort that GET at once; it is still answered (with an error)
-//	Trace{…}          a white-box trace point (below)
+//	*Trace{…}         a white-box trace point (below), emitted by address
 //	Log{…}            a log line
 //	Exit{Code}        the daemon is done: 0 after Stop, 1 after a fatal condition
 //	                  or a failed start; nothing is handled after it

@@ -19,9 +19,7 @@ type eventProcessor struct {
 // pumpEvents handles queued frames while the processor is free.
 func (c *Core) pumpEvents() {
 	for c.running() && !c.ev.busy && len(c.ev.queue) > 0 {
-		f := c.ev.queue[0]
-		c.ev.queue[0] = Frame{}
-		c.ev.queue = c.ev.queue[1:]
+		f := popFront(&c.ev.queue)
 		c.handleFrame(f)
 	}
 }

@@ -50,8 +50,7 @@ func (c *Core) enqueueExecution(r uint64) {
 // job may no longer run is dropped before any GET (D12, choice 24).
 func (c *Core) pumpExecutor() {
 	for !c.stopping() && c.x.slots < c.cfg.Worker.PoolSize && len(c.x.waiting) > 0 {
-		e := c.x.waiting[0]
-		c.x.waiting = c.x.waiting[1:]
+		e := popFront(&c.x.waiting)
 		e.queued = false
 		j := c.s.jobs[e.req]
 		if !oracle.MayStartExecution(j) {

@@ -193,7 +193,10 @@ const (
 )
 
 // Trace is a white-box trace point of the reference (ORACLE-SPEC 4.10
-// "white"): what the checkers of O15 and the timeline read.
+// "white"): what the checkers of O15 and the timeline read. A TraceJob's
+// Job is the core's memory, as it was after the transition until the call
+// that returned the trace ends (a later transition may write there);
+// Rows stay as they are.
 type Trace struct {
 	Kind      TraceKind
 	Name      string
@@ -215,7 +218,7 @@ func (Fetch) isOutput()          {}
 func (AbortFetch) isOutput()     {}
 func (Exit) isOutput()           {}
 func (Log) isOutput()            {}
-func (Trace) isOutput()          {}
+func (*Trace) isOutput()         {} // a trace is emitted by address (see Core.trace)
 
 // ---------------------------------------------------------------------------
 // Inputs: what happened.

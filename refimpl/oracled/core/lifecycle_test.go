@@ -52,7 +52,7 @@ func TestStartOrder(t *testing.T) {
 			require.Equal(t, w.conn, o.Conn)
 		case core.QueryCall:
 			kinds = append(kinds, o.Path)
-		case core.Trace:
+		case *core.Trace:
 			if o.Kind == core.TraceStep {
 				kinds = append(kinds, "step "+o.Name)
 			}

@@ -14,11 +14,21 @@ import (
 // watchdog checks in flight.
 type scheduler struct {
 	jobs      map[uint64]*oracle.Job
-	order     []uint64 // the jobs' request ids, ascending
+	order     []uint64      // the jobs' request ids, ascending
+	ordered   []*oracle.Job // the jobs in that order (the tick walks them)
 	tick      *timer
 	watchdogs map[uint64]bool
 	// ready is the tick's scratch (see onTick).
 	ready []readyJob
+	// rooms are each job's two rooms (see transition).
+	rooms map[uint64]*jobRooms
+}
+
+// jobRooms are the memory a job's transitions take turns in, each with
+// the call (Start or Handle) it was last written in.
+type jobRooms struct {
+	room [2]oracle.Room
+	call [2]uint64
 }
 
 // readyJob is a ready job as the tick orders it: by NextRunTime, then
@@ -31,12 +41,16 @@ type readyJob struct {
 func (s *scheduler) init() {
 	s.jobs = make(map[uint64]*oracle.Job)
 	s.watchdogs = make(map[uint64]bool)
+	s.rooms = make(map[uint64]*jobRooms)
 }
 
 func (s *scheduler) put(j *oracle.Job) {
-	if _, ok := s.jobs[j.RequestID]; !ok {
-		i, _ := slices.BinarySearch(s.order, j.RequestID)
+	i, ok := slices.BinarySearch(s.order, j.RequestID)
+	if ok {
+		s.ordered[i] = j
+	} else {
 		s.order = slices.Insert(s.order, i, j.RequestID)
+		s.ordered = slices.Insert(s.ordered, i, j)
 	}
 	s.jobs[j.RequestID] = j
 }
@@ -44,16 +58,19 @@ func (s *scheduler) put(j *oracle.Job) {
 func (s *scheduler) remove(r uint64) {
 	if i, ok := slices.BinarySearch(s.order, r); ok {
 		s.order = slices.Delete(s.order, i, i+1)
+		s.ordered = slices.Delete(s.ordered, i, i+1)
 	}
 	delete(s.jobs, r)
+	delete(s.rooms, r)
 }
 
 // apply runs one trigger of the job-transition table on request r's job
 // and carries out its effects. Jobs are values: a transition stores a new
-// job and never changes the old one, so a traced job stays as it was.
+// job and never changes the old one, so a traced job stays as it was
+// until the call (Start or Handle) that traced it returns.
 func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	prev := c.s.jobs[r]
-	o := oracle.Transition(prev, t, c.now)
+	o := c.transition(r, prev, t)
 	if len(o.Rows) == 0 {
 		return o
 	}
@@ -69,18 +86,43 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	}
 	for _, e := range o.Effects {
 		switch e := e.(type) {
-		case oracle.QueueResult:
+		case *oracle.QueueResult:
 			c.queueResult(e.Result)
 		case oracle.AbortExecution:
 			c.abortExecution(r)
 		case oracle.RecheckResults:
 			c.recheckResults(r)
-		case oracle.ArmWatchdog:
+		case *oracle.ArmWatchdog:
 			// The tick runs the watchdog once WatchdogDue holds.
 		}
 	}
 	c.settleExecution(r)
 	return o
+}
+
+// transition applies t to request r's job prev. The job after it goes in
+// one of the request's two rooms: the one that does not hold prev, if no
+// transition of this call wrote it (this call's outputs may still point
+// there); otherwise, and for a new job, it is allocated. A job is copied
+// on every selection and every execution's end, and a new one each time
+// was a tenth of the oracle world's bytes.
+func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.Outcome {
+	if prev == nil {
+		return oracle.Transition(nil, t, c.now)
+	}
+	rm := c.s.rooms[r]
+	if rm == nil {
+		rm = &jobRooms{}
+		c.s.rooms[r] = rm
+	}
+	for i := range rm.room {
+		if rm.room[i].Holds(prev) || rm.call[i] == c.calls {
+			continue
+		}
+		rm.call[i] = c.calls
+		return oracle.TransitionIn(&rm.room[i], prev, t, c.now)
+	}
+	return oracle.Transition(prev, t, c.now)
 }
 
 // startLoops is §3.1 step 6: the event processor, the 1 s tick, the health
@@ -115,9 +157,9 @@ func (c *Core) onTick() {
 	// a tick was a tenth of the daemon's bytes.
 	ready := c.s.ready[:0]
 	c.s.ready = nil // whatever runs below and ticks takes its own
-	for _, r := range c.s.order {
-		if j := c.s.jobs[r]; oracle.Ready(*j, c.now) {
-			ready = append(ready, readyJob{at: j.NextRunTime, r: r})
+	for _, j := range c.s.ordered {
+		if oracle.Ready(*j, c.now) {
+			ready = append(ready, readyJob{at: j.NextRunTime, r: j.RequestID})
 		}
 	}
 	slices.SortFunc(ready, func(a, b readyJob) int {
@@ -133,9 +175,9 @@ func (c *Core) onTick() {
 		}
 	}
 	c.s.ready = ready[:0]
-	for _, r := range c.s.order {
-		if j := c.s.jobs[r]; oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[r] {
-			c.runWatchdog(r)
+	for _, j := range c.s.ordered {
+		if oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
+			c.runWatchdog(j.RequestID)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 // shutdownTrace is the §3.7 trace points in the order they came.
 func shutdownTrace(w *world) []string {
 	var got []string
-	for _, tr := range outputsOf[core.Trace](w) {
+	for _, tr := range outputsOf[*core.Trace](w) {
 		switch tr.Kind {
 		case core.TraceClose, core.TraceStop:
 			got = append(got, tr.Kind.String()+" "+tr.Name)
@@ -156,7 +156,7 @@ func TestHealthCheck(t *testing.T) {
 	require.Empty(t, outputsOf[core.Exit](w))
 
 	var changes []oracle.HealthStatus
-	for _, tr := range outputsOf[core.Trace](w) {
+	for _, tr := range outputsOf[*core.Trace](w) {
 		if tr.Kind == core.TraceHealth {
 			changes = append(changes, tr.Health)
 		}

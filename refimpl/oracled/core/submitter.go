@@ -55,8 +55,7 @@ func (c *Core) stale(s *submission) bool {
 // result that is stale by then is abandoned without a broadcast.
 func (c *Core) pumpSubmitter() {
 	for c.running() && len(c.sub.active) < c.cfg.Worker.PoolSize && len(c.sub.queue) > 0 {
-		s := c.sub.queue[0]
-		c.sub.queue = c.sub.queue[1:]
+		s := popFront(&c.sub.queue)
 		if c.stale(s) {
 			c.traceResult(ResultAbandoned, s.res)
 			continue
@@ -78,8 +77,7 @@ func (c *Core) beginAttempt(s *submission) {
 
 func (c *Core) grantLock() {
 	for c.sub.holder == nil && len(c.sub.lockQ) > 0 && !c.stopping() {
-		s := c.sub.lockQ[0]
-		c.sub.lockQ = c.sub.lockQ[1:]
+		s := popFront(&c.sub.lockQ)
 		c.sub.holder = s
 		c.critical(s)
 	}

@@ -53,7 +53,7 @@ func TestRegisterFrameWithSeveralIDs(t *testing.T) {
 	require.Nil(t, w.job(4), "not assigned")
 	require.NotNil(t, w.job(5))
 	var order []uint64
-	for _, tr := range outputsOf[core.Trace](w) {
+	for _, tr := range outputsOf[*core.Trace](w) {
 		if tr.Kind == core.TraceJob {
 			order = append(order, tr.RequestID)
 		}

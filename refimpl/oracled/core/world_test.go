@@ -415,7 +415,7 @@ func (w *world) queriesOf(path string) []stamped {
 }
 
 func (w *world) traced(kind core.TraceKind, name string) bool {
-	for _, tr := range outputsOf[core.Trace](w) {
+	for _, tr := range outputsOf[*core.Trace](w) {
 		if tr.Kind == kind && tr.Name == name {
 			return true
 		}
@@ -426,7 +426,7 @@ func (w *world) traced(kind core.TraceKind, name string) bool {
 // rows are the transition rows applied to request r, in order.
 func (w *world) rows(r uint64) []oracle.Row {
 	var rows []oracle.Row
-	for _, tr := range outputsOf[core.Trace](w) {
+	for _, tr := range outputsOf[*core.Trace](w) {
 		if tr.Kind == core.TraceJob && tr.RequestID == r {
 			rows = append(rows, tr.Rows...)
 		}
@@ -443,9 +443,9 @@ func (w *world) job(r uint64) *oracle.Job {
 	return nil
 }
 
-func (w *world) results(name string) []core.Trace {
-	var out []core.Trace
-	for _, tr := range outputsOf[core.Trace](w) {
+func (w *world) results(name string) []*core.Trace {
+	var out []*core.Trace
+	for _, tr := range outputsOf[*core.Trace](w) {
 		if tr.Kind == core.TraceResult && tr.Name == name {
 			out = append(out, tr)
 		}
