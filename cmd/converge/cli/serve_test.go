@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/fakes"
+	"github.com/wsconverge/converge/refimpl/dockerprov"
 	"github.com/wsconverge/converge/refimpl/testenv"
 )
 
@@ -444,17 +446,23 @@ func TestServeDev(t *testing.T) {
 	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"dev","image_ref":"`+image+`"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	id := body["id"].(string)
+	engine := devEngine(t, id)
 	require.Eventually(t, func() bool {
 		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
 	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
-	// Clean up the workspace's container and volume on the engine.
+	require.True(t, engine.has(t), "ws-%s is RUNNING but the engine has no such container and volume", id)
+	// Deleting the workspace removes its container and volume from the
+	// engine: the API answers 404 as soon as the row is soft-deleted, and
+	// the coordinator's DELETING operation removes both after that.
 	status, _ = httpDo(t, http.MethodDelete, base+"/api/v1/workspaces/"+id, tok, "")
 	require.Equal(t, http.StatusAccepted, status)
 	require.Eventually(t, func() bool {
 		status, _ = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusNotFound
 	}, 2*time.Minute, 250*time.Millisecond)
+	require.Eventually(t, func() bool { return !engine.has(t) }, 2*time.Minute, 250*time.Millisecond,
+		"ws-%s or its volume is still on the engine after the delete\n%s", id, logs.String())
 	cancel()
 	select {
 	case code := <-done:
@@ -466,3 +474,49 @@ func TestServeDev(t *testing.T) {
 }
 
 func testenvDocker() error { return testenv.DockerErr() }
+
+// devObjects is what `serve --dev` put on the Docker engine for one
+// workspace, seen through a provider of its own with the same managed
+// label.
+type devObjects struct {
+	prov *dockerprov.Provider
+	id   string
+}
+
+// devEngine watches workspace id's container and volume on the engine, and
+// removes both when the test ends, whatever happened: a failed test leaves
+// nothing running (only this workspace's objects, never another dev
+// session's).
+func devEngine(t *testing.T, id string) devObjects {
+	t.Helper()
+	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: "dev"})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := prov.Delete(ctx, id); err != nil {
+			t.Logf("remove ws-%s: %v", id, err)
+		}
+		if err := prov.DeleteVolume(ctx, id); err != nil {
+			t.Logf("remove ws-%s-home: %v", id, err)
+		}
+		prov.Close()
+	})
+	return devObjects{prov: prov, id: id}
+}
+
+// has reports whether the workspace's container or its volume is on the
+// engine.
+func (d devObjects) has(t *testing.T) bool {
+	t.Helper()
+	ctrs, err := d.prov.List(t.Context())
+	require.NoError(t, err)
+	for _, c := range ctrs {
+		if c.WorkspaceID == d.id {
+			return true
+		}
+	}
+	vols, err := d.prov.ListVolumes(t.Context())
+	require.NoError(t, err)
+	return slices.Contains(vols, d.id)
+}
