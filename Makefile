@@ -36,10 +36,9 @@ endif
 # (CONVERGE_REQUIRE_REAL=1: a real test that cannot start its services fails), and
 # Python 3 always is (CONVERGE_REQUIRE_PYTHON=1: the driver protocol's Python client
 # and example fail rather than skip without it; CONVERGE_REQUIRE_PYTHON=0 lets them skip).
-# Three packages at a time, not one per core: the black-box oracle run waits on real
-# time for two and a half minutes and the real tier on its containers, so with one
-# package per core a core sat idle behind them (docs/choices.md, entry 172).
-TEST_PACKAGES ?= 3
+# One package per core, go test's default: more at a time gained nothing measurable
+# (docs/choices.md, entry 172). TEST_PACKAGES=N runs N at a time.
+TEST_PACKAGES ?= 2
 tests:
 	eval "$$(bash images/env.sh)"; \
 	CONVERGE_REQUIRE_REAL=$${CONVERGE_REQUIRE_REAL:-$(HAVE_DOCKER)} \
