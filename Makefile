@@ -38,11 +38,11 @@ endif
 # and example fail rather than skip without it; CONVERGE_REQUIRE_PYTHON=0 lets them skip).
 # One package per core, go test's default: more at a time gained nothing measurable
 # (docs/choices.md, entry 172). TEST_PACKAGES=N runs N at a time.
-TEST_PACKAGES ?= 2
+TEST_PACKAGES ?=
 tests:
 	eval "$$(bash images/env.sh)"; \
 	CONVERGE_REQUIRE_REAL=$${CONVERGE_REQUIRE_REAL:-$(HAVE_DOCKER)} \
-	CONVERGE_REQUIRE_PYTHON=$${CONVERGE_REQUIRE_PYTHON:-1} $(GO) test -count=1 -p $(TEST_PACKAGES) -timeout 45m ./...
+	CONVERGE_REQUIRE_PYTHON=$${CONVERGE_REQUIRE_PYTHON:-1} $(GO) test -count=1 $(if $(TEST_PACKAGES),-p $(TEST_PACKAGES)) -timeout 45m ./...
 	$(MAKE) example
 
 # The worked third-party example: its own module (so ./... above skips it),
