@@ -180,16 +180,7 @@ func TestPartsStrIsStringOfVal(t *testing.T) {
 // strict unmarshal only for keys it would have let through.
 func TestBuiltPubKeyUnpacks(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		var value []byte
-		if rapid.Bool().Draw(rt, "built shape") {
-			value = encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
-			if rapid.Bool().Draw(rt, "spoil") {
-				i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
-				value[i] = rapid.Byte().Draw(rt, "byte")
-			}
-		} else {
-			value = rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
-		}
+		value := drawPubKeyValue(rt)
 		url := rapid.SampledFrom([]string{TypeURLPubKey, TypeURLPubKey + "x", "/cosmos.crypto.secp256k1.PubKey", ""}).Draw(rt, "url")
 		a := &anypb.Any{TypeUrl: url, Value: value}
 		if builtPubKey(a) {

@@ -18,16 +18,7 @@ func TestPubKeyKeyIsUnmarshal(t *testing.T) {
 	built := encodePubKeyValue(make([]byte, 33))
 	require.Len(t, built, 35)
 	rapid.Check(t, func(rt *rapid.T) {
-		var value []byte
-		if rapid.Bool().Draw(rt, "built shape") {
-			value = encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
-			if rapid.Bool().Draw(rt, "spoil") {
-				i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
-				value[i] = rapid.Byte().Draw(rt, "byte")
-			}
-		} else {
-			value = rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
-		}
+		value := drawPubKeyValue(rt)
 		var pk ethsecp256k1.PubKey
 		werr := proto.Unmarshal(value, &pk)
 		got, err := PubKeyKey(value)
@@ -47,4 +38,19 @@ func TestEncodePubKeyIsEncodePubKeyValue(t *testing.T) {
 		k := keys.PrivKeyFromSeed(seed).PubKey()
 		require.Equal(t, encodePubKeyValue(k.Bytes()), encodePubKey(k))
 	}
+}
+
+// drawPubKeyValue draws a public key's encoded value: the shape Build
+// writes (33 key bytes behind their tag and length), sometimes with one
+// byte spoiled, or any short run of bytes.
+func drawPubKeyValue(rt *rapid.T) []byte {
+	if !rapid.Bool().Draw(rt, "built shape") {
+		return rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(rt, "value")
+	}
+	value := encodePubKeyValue(rapid.SliceOfN(rapid.Byte(), 33, 33).Draw(rt, "key"))
+	if rapid.Bool().Draw(rt, "spoil") {
+		i := rapid.IntRange(0, len(value)-1).Draw(rt, "at")
+		value[i] = rapid.Byte().Draw(rt, "byte")
+	}
+	return value
 }
