@@ -114,9 +114,9 @@ func (c *Core) Exited() (code int, ok bool) { return c.exitCode, c.exited }
 // Jobs returns a copy of every job, ascending by request id (for
 // inspection; the core's decisions are its outputs).
 func (c *Core) Jobs() []oracle.Job {
-	jobs := make([]oracle.Job, 0, len(c.s.order))
-	for _, id := range c.s.order {
-		jobs = append(jobs, c.s.jobs[id].Clone())
+	jobs := make([]oracle.Job, 0, len(c.s.ordered))
+	for _, j := range c.s.ordered {
+		jobs = append(jobs, j.Clone())
 	}
 	return jobs
 }

@@ -51,7 +51,7 @@ func (c *Core) checkHealth() {
 		c.log(slog.LevelInfo, "health", slog.String("status", string(status)),
 			slog.Uint64("events_processed", m.EventsProcessed), slog.Uint64("jobs_completed", m.JobsCompleted),
 			slog.Uint64("tx_submitted", m.TxSubmitted), slog.Uint64("total_errors", m.TotalErrors),
-			slog.Int("jobs", len(c.s.order)))
+			slog.Int("jobs", len(c.s.ordered)))
 	})
 }
 

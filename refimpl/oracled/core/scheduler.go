@@ -14,8 +14,7 @@ import (
 // watchdog checks in flight.
 type scheduler struct {
 	jobs      map[uint64]*oracle.Job
-	order     []uint64      // the jobs' request ids, ascending
-	ordered   []*oracle.Job // the jobs in that order (the tick walks them)
+	ordered   []*oracle.Job // the same jobs, ascending by request id (the tick walks them)
 	tick      *timer
 	watchdogs map[uint64]bool
 	// ready is the tick's scratch (see onTick).
@@ -44,20 +43,22 @@ func (s *scheduler) init() {
 	s.rooms = make(map[uint64]*jobRooms)
 }
 
+// at is where request r's job is, or would go, in s.ordered.
+func (s *scheduler) at(r uint64) (int, bool) {
+	return slices.BinarySearchFunc(s.ordered, r, func(j *oracle.Job, r uint64) int { return cmp.Compare(j.RequestID, r) })
+}
+
 func (s *scheduler) put(j *oracle.Job) {
-	i, ok := slices.BinarySearch(s.order, j.RequestID)
-	if ok {
+	if i, ok := s.at(j.RequestID); ok {
 		s.ordered[i] = j
 	} else {
-		s.order = slices.Insert(s.order, i, j.RequestID)
 		s.ordered = slices.Insert(s.ordered, i, j)
 	}
 	s.jobs[j.RequestID] = j
 }
 
 func (s *scheduler) remove(r uint64) {
-	if i, ok := slices.BinarySearch(s.order, r); ok {
-		s.order = slices.Delete(s.order, i, i+1)
+	if i, ok := s.at(r); ok {
 		s.ordered = slices.Delete(s.ordered, i, i+1)
 	}
 	delete(s.jobs, r)
@@ -130,7 +131,7 @@ func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.O
 func (c *Core) startLoops() {
 	c.phase = phaseRunning
 	c.trace(Trace{Kind: TraceStep, Name: StepRunning})
-	c.log(slog.LevelInfo, "oracle daemon running", slog.Int("jobs", len(c.s.order)))
+	c.log(slog.LevelInfo, "oracle daemon running", slog.Int("jobs", len(c.s.ordered)))
 	c.scheduleTick(c.now.Add(oracle.TickInterval))
 	c.startHealth()
 	c.pumpEvents()
