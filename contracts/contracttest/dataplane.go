@@ -44,9 +44,9 @@ type StorageTarget struct {
 	ReadFiles func(t *testing.T, id string) map[string][]byte
 }
 
-// cleanup removes the container and volume of id when t ends (the data
+// CleanupWorkspace removes the container and volume of id when t ends (the data
 // plane may be a real Docker engine shared with other tests).
-func cleanup(t *testing.T, inst ports.Instances, stor ports.Storage, id string) {
+func CleanupWorkspace(t *testing.T, inst ports.Instances, stor ports.Storage, id string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -93,7 +93,7 @@ func Instances(t *testing.T, newInstances func(t *testing.T) InstancesTarget) {
 	t.Run("StartWithoutVolumeFails", func(t *testing.T) {
 		x := newInstances(t)
 		id := randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
 		requireCode(t, x.Instances.Start(t.Context(), id, x.ImageRef), contracts.CodeVolumeNotFound)
 		require.Empty(t, list(t, x, id), "no container was left behind")
 	})
@@ -103,7 +103,7 @@ func Instances(t *testing.T, newInstances func(t *testing.T) InstancesTarget) {
 		ctx := t.Context()
 		a, b := randomID(t), randomID(t)
 		for _, id := range []string{a, b} {
-			cleanup(t, x.Instances, x.Storage, id)
+			CleanupWorkspace(t, x.Instances, x.Storage, id)
 			require.NoError(t, x.Storage.Provision(ctx, id))
 		}
 		require.NoError(t, x.Instances.Delete(ctx, a), "deleting a container that never existed")
@@ -129,7 +129,7 @@ func Instances(t *testing.T, newInstances func(t *testing.T) InstancesTarget) {
 		}
 		ctx := t.Context()
 		id := randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
 		require.NoError(t, x.Storage.Provision(ctx, id))
 		require.NoError(t, x.Instances.Start(ctx, id, x.ImageRef))
 		x.Stop(t, id)
@@ -165,8 +165,8 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		x := newStorage(t)
 		ctx := t.Context()
 		a, b := randomID(t), randomID(t)
-		cleanup(t, x.Instances, x.Storage, a)
-		cleanup(t, x.Instances, x.Storage, b)
+		CleanupWorkspace(t, x.Instances, x.Storage, a)
+		CleanupWorkspace(t, x.Instances, x.Storage, b)
 		require.Empty(t, volumes(t, x, a, b))
 		require.NoError(t, x.Storage.Provision(ctx, a))
 		x.WriteFile(t, a, "keep.txt", []byte("kept"))
@@ -181,7 +181,7 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		x := newStorage(t)
 		ctx := t.Context()
 		id := randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
 		require.NoError(t, x.Storage.DeleteVolume(ctx, id), "deleting a volume that never existed")
 		require.NoError(t, x.Storage.Provision(ctx, id))
 		require.NoError(t, x.Instances.Start(ctx, id, x.ImageRef))
@@ -198,8 +198,8 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		x := newStorage(t)
 		ctx := t.Context()
 		id, other := randomID(t), randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
-		cleanup(t, x.Instances, x.Storage, other)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, other)
 		require.NoError(t, x.Storage.Provision(ctx, id))
 		files := map[string][]byte{
 			"notes.txt":             []byte("hello\n"),
@@ -249,7 +249,7 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		x := newStorage(t)
 		ctx := t.Context()
 		id := randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
 		require.NoError(t, x.Storage.Provision(ctx, id))
 		x.WriteFile(t, id, "a.txt", []byte("first"))
 		op := randomID(t)
@@ -285,7 +285,7 @@ func Storage(t *testing.T, newStorage func(t *testing.T) StorageTarget) {
 		x := newStorage(t)
 		ctx := t.Context()
 		id := randomID(t)
-		cleanup(t, x.Instances, x.Storage, id)
+		CleanupWorkspace(t, x.Instances, x.Storage, id)
 		require.NoError(t, x.Storage.Provision(ctx, id))
 		x.WriteFile(t, id, "data.bin", binaryData(4096))
 		key, err := x.Storage.Archive(ctx, id, randomID(t))

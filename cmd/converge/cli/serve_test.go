@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/contracttest"
 	"github.com/wsconverge/converge/fakes"
 	"github.com/wsconverge/converge/refimpl/dockerprov"
 	"github.com/wsconverge/converge/refimpl/testenv"
@@ -491,17 +492,8 @@ func devEngine(t *testing.T, id string) devObjects {
 	t.Helper()
 	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: "dev"})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := prov.Delete(ctx, id); err != nil {
-			t.Logf("remove ws-%s: %v", id, err)
-		}
-		if err := prov.DeleteVolume(ctx, id); err != nil {
-			t.Logf("remove ws-%s-home: %v", id, err)
-		}
-		prov.Close()
-	})
+	t.Cleanup(func() { prov.Close() })
+	contracttest.CleanupWorkspace(t, prov, prov, id)
 	return devObjects{prov: prov, id: id}
 }
 
