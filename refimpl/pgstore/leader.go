@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -73,10 +74,10 @@ func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease,
 	if err != nil {
 		return nil, false, err
 	}
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, l.s.opts.lockKey).Scan(&got); err != nil {
+	got, err := l.takeLocked(ctx, conn)
+	if err != nil {
 		l.closeLocked()
-		return nil, false, fmt.Errorf("try leader lock: %w", mapErr(err))
+		return nil, false, err
 	}
 	if !got {
 		l.watch.arm()
@@ -100,6 +101,53 @@ func (l *Leadership) tryLocked(ctx context.Context, holder string) (ports.Lease,
 	}
 	return l.lease, true, nil
 }
+
+// defaultSharedWait bounds how long TryAcquire waits for the lock when
+// only shared holders stand in its way (WithSharedWait): vacancy watches
+// (vacancy.go) hold it shared for one round trip when they wake, and a
+// try in that instant must not lose an election nobody else is running.
+const defaultSharedWait = 250 * time.Millisecond
+
+// takeLocked takes the lock on conn without waiting for a leader. A try
+// that fails while no session holds the lock exclusively has met vacancy
+// watches in the instant they hold it shared; it then waits for them (the
+// server grants the exclusive request as they unlock), for at most
+// WithSharedWait's bound, inside a transaction that bounds the wait with lock_timeout
+// (the lock itself is the session's and outlives the transaction).
+func (l *Leadership) takeLocked(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	key := uint64(l.s.opts.lockKey)
+	var got, exclusive bool
+	err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1), EXISTS (
+			SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock'
+			  AND classid = $2::bigint::oid AND objid = $3::bigint::oid AND objsubid = 1)`,
+		l.s.opts.lockKey, int64(key>>32), int64(key&0xffffffff)).Scan(&got, &exclusive)
+	if err != nil {
+		return false, fmt.Errorf("try leader lock: %w", mapErr(err))
+	}
+	if got || exclusive {
+		return got, nil
+	}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, max(l.s.opts.sharedWait.Milliseconds(), 1))); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_lock($1)`, l.s.opts.lockKey)
+		return err
+	})
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &pe) && pe.Code == lockNotAvailable:
+		// A leader took it meanwhile, or a shared holder stayed.
+		return false, nil
+	}
+	return false, fmt.Errorf("wait for shared holders of the leader lock: %w", mapErr(err))
+}
+
+// lockNotAvailable is the SQLSTATE of a lock wait cut by lock_timeout.
+const lockNotAvailable = "55P03"
 
 // Close closes the session (releasing the lock if it is held) and stops
 // watching for a vacancy.

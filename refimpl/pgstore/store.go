@@ -61,6 +61,7 @@ type options struct {
 	lockName           string
 	lockKey            int64
 	checkTimeout       time.Duration
+	sharedWait         time.Duration
 	idleSessionTimeout time.Duration
 	keepIdle           time.Duration
 	keepInterval       time.Duration
@@ -86,6 +87,13 @@ func WithLock(name string, key int64) Option {
 // WithCheckTimeout bounds Lease.Check (default 2 s); a check that does not
 // answer in time counts as a lost lock.
 func WithCheckTimeout(d time.Duration) Option { return func(o *options) { o.checkTimeout = d } }
+
+// WithSharedWait bounds how long a TryAcquire that finds the lock free of
+// leaders but held shared (by a standby's vacancy watch, for the round
+// trip in which it wakes) waits for the shared holders to let go before
+// it counts the election as lost (default 250 ms; a distant server may
+// want more).
+func WithSharedWait(d time.Duration) Option { return func(o *options) { o.sharedWait = d } }
 
 // WithIdleSessionTimeout sets the server-side idle_session_timeout of the
 // leader sessions (default 1 min; 0 turns it off): a leader that stops
@@ -126,6 +134,7 @@ func Open(ctx context.Context, dsn string, clock ports.Clock, opts ...Option) (*
 		lockName:           DefaultLockName,
 		lockKey:            DefaultLockKey,
 		checkTimeout:       defaultCheckTimeout,
+		sharedWait:         defaultSharedWait,
 		idleSessionTimeout: defaultIdleSessionTimeout,
 		keepIdle:           defaultKeepIdle,
 		keepInterval:       defaultKeepInterval,
