@@ -299,14 +299,64 @@ func stepHealthInterval() Step {
 	}}
 }
 
+// lostAnswerTries bounds the F12 step's attempts: one that another
+// broadcast disturbs is undone and the situation set up again.
+const lostAnswerTries = 3
+
+// stepLostAnswer loses the answer to request 2's next admitted broadcast
+// and stalls the chain so that the tx stays in the mempool; a retry of the
+// same bytes then meets the cached tx (code 19). The daemon's other
+// requests run meanwhile, and if one of their broadcasts finds the
+// sequence taken by the held tx (code 32) before request 2's retry, the
+// daemon resyncs to the committed sequence and may rebuild that retry:
+// correct, but the situation is gone. The attempt is then undone (the
+// chain resumes, and the step waits for the daemon to be acknowledged
+// again) and made anew, so the step does not hinge on which of the
+// daemon's timers fires first.
 func stepLostAnswer() Step {
 	return Step{Name: "F12: request 2's next admitted broadcast loses its answer, F15 holds it in the mempool (O1, O5 code 19)",
 		Budget: 60 * time.Second, run: func(ctx context.Context, r *runner) error {
 			defer r.w.Disarm()
-			r.w.LoseNext(reqFetch)
-			return r.await(ctx, r.w.watch.mark(), "the retry of request 2's broadcast meeting the cached tx",
-				onAnswer(func(a answer) bool { return a.R == reqFetch && a.class() == oracle.ClassAlreadyAdmitted }))
+			const what = "the retry of request 2's broadcast meeting the cached tx"
+			for try := 1; ; try++ {
+				r.w.LoseNext(reqFetch)
+				var at lostAnswerTry
+				err := r.await(ctx, r.w.watch.mark(), what, onAnswer(at.see))
+				if err != nil || at.met || try == lostAnswerTries {
+					if err == nil && !at.met {
+						err = &unmet{what: fmt.Sprintf("%s in %d tries: another broadcast disturbed each", what, try)}
+					}
+					return err
+				}
+				// Undo: the chain commits the held tx, and the daemon is
+				// in step again once a broadcast of its is acknowledged.
+				r.log.Info("conform: F12 try disturbed by another broadcast; setting it up again", "try", try)
+				r.w.Disarm()
+				r.w.Resume()
+				if err := r.await(ctx, r.w.watch.mark(), "an acknowledged broadcast after the chain resumed",
+					onAnswer(func(a answer) bool { return a.acked() })); err != nil {
+					return err
+				}
+			}
 		}}
+}
+
+// lostAnswerTry follows one attempt of the F12 step through the daemon's
+// broadcast answers: met once request 2's broadcast meets the cached tx;
+// disturbed if, after its answer was lost, a broadcast finds the sequence
+// taken (code 32) or request 2's submission is admitted anew.
+type lostAnswerTry struct{ lost, met, disturbed bool }
+
+func (t *lostAnswerTry) see(a answer) bool {
+	switch {
+	case a.R == reqFetch && a.class() == oracle.ClassAlreadyAdmitted:
+		t.met = true
+	case !t.lost:
+		t.lost = a.R == reqFetch && a.Lost
+	case a.class() == oracle.ClassSequenceMismatch, a.R == reqFetch && a.class() == oracle.ClassSuccess:
+		t.disturbed = true
+	}
+	return t.met || t.disturbed
 }
 
 func stepCrash() Step {

@@ -49,6 +49,9 @@ type unmet struct {
 }
 
 func (u *unmet) Error() string {
+	if u.budget == 0 {
+		return "no " + u.what
+	}
 	return fmt.Sprintf("waited %s for %s", u.budget.Round(time.Second), u.what)
 }
 

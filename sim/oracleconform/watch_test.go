@@ -73,3 +73,34 @@ func TestAnswerClasses(t *testing.T) {
 }
 
 func ptr(e history.Event) *history.Event { return &e }
+
+// An F12 attempt is met by request 2's retry meeting the cached tx, and
+// disturbed when, after the lost answer, a broadcast meets a taken
+// sequence or request 2's submission is admitted anew; code 32s before
+// the lost answer do not count.
+func TestLostAnswerTry(t *testing.T) {
+	cached := answer{R: reqFetch, ErrCode: -32603, ErrData: "tx already exists in cache"}
+	taken := answer{R: reqPeers, Code: oracle.CodeWrongSequence}
+	lost := answer{R: reqFetch, Lost: true}
+	for _, c := range []struct {
+		name           string
+		answers        []answer
+		met, disturbed bool
+	}{
+		{"the retry meets the cached tx", []answer{taken, {R: reqPeers}, lost, {R: reqPeers}, cached}, true, false},
+		{"another request's broadcast meets the taken sequence", []answer{lost, taken, cached}, false, true},
+		{"request 2's retry rebuilt and admitted", []answer{lost, {R: reqFetch}}, false, true},
+		{"a lost answer of another request", []answer{{R: reqPeers, Lost: true}, taken}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var at lostAnswerTry
+			for _, a := range c.answers {
+				if at.see(a) {
+					break
+				}
+			}
+			require.Equal(t, c.met, at.met)
+			require.Equal(t, c.disturbed, at.disturbed)
+		})
+	}
+}
