@@ -193,7 +193,7 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 	// A one-message tx that fails has changed nothing (a message checks
 	// before it writes), so only longer txs keep an undo log.
 	x := &c.exec // one per chain: deliveries do not nest, and it escapes
-	*x = execution{c: c, logUndo: len(m.msgs) > 1}
+	*x = execution{c: c, logUndo: len(m.msgs) > 1, decoded: m.own == nil}
 	for i, msg := range m.msgs {
 		evs, err := x.exec(msg)
 		if err != nil {
@@ -217,8 +217,12 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 // execution runs a tx's messages with an undo log: a failing message
 // rolls the whole tx's messages back (the SDK's cached context).
 type execution struct {
-	c           *Chain
-	logUndo     bool
+	c       *Chain
+	logUndo bool
+	// decoded: the tx's messages lie in the memory of its decoding (not
+	// one of the chain's own txs), so what the chain keeps of them is
+	// copied out (keptSet).
+	decoded     bool
 	undo        []func()
 	docsWritten []uint64
 }
@@ -263,6 +267,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
+	if x.decoded {
+		ds = x.c.keptSet(ds)
+	}
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
 	subs, provider := st.rounds.get(n), ds.GetProvider()
