@@ -365,7 +365,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSyncSummed(o.Tx, decoded, sum, mem.tx.Hash)
+	res, rerr := w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
