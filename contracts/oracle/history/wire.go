@@ -197,11 +197,12 @@ func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.Pub
 	if len(t.Raw.GetSignatures()) != 1 {
 		return SigInvalid
 	}
-	signDoc, err := tx.SignBytes(t.Raw.GetBodyBytes(), t.Raw.GetAuthInfoBytes(), chainID, accountNumber)
-	if err != nil {
-		return SigInvalid
-	}
-	if bytes.Equal(t.Raw.Signatures[0], keys.StandInSignature(pub, signDoc)) {
+	// The sign doc and the stand-in signature in arrays of this call: the
+	// chain checks every tx of the SUT this way.
+	var docBuf [512]byte
+	signDoc := tx.AppendSignBytes(docBuf[:0], t.Raw.GetBodyBytes(), t.Raw.GetAuthInfoBytes(), chainID, accountNumber)
+	var sigBuf [keys.SignatureSize]byte
+	if bytes.Equal(t.Raw.Signatures[0], keys.AppendStandInSignature(sigBuf[:0], pub, signDoc)) {
 		return SigStandIn
 	}
 	if pub.Verify(signDoc, t.Raw.Signatures[0]) == nil {
