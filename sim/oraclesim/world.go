@@ -351,10 +351,12 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	// The call's record and its tx's in one allocation.
+	// The call's record, its tx's and the chain's answer (handed to the
+	// daemon by address) in one allocation.
 	mem := &struct {
 		rpc history.RPC
 		tx  history.Tx
+		res cometrpc.ResultBroadcastTx
 	}{}
 	var decoded *tx.Tx
 	var sum [32]byte
@@ -365,7 +367,9 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	var rerr *cometrpc.RPCError
+	mem.res, rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	res := &mem.res
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
@@ -391,8 +395,8 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 			w.handle(d, core.Reply{ID: o.ID, RPCError: rerr})
 			return
 		}
-		w.done(call, sent, history.ResultOfBroadcast(res))
-		w.handle(d, core.Reply{ID: o.ID, Broadcast: &res})
+		w.done(call, sent, history.ResultOfBroadcast(*res))
+		w.handle(d, core.Reply{ID: o.ID, Broadcast: res})
 	})
 }
 
