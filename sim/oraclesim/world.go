@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/abciquery"
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -338,13 +339,15 @@ func (w *world) done(call int64, recv time.Time, res *history.RPCResult) {
 }
 
 func (w *world) query(d Daemon, o core.QueryCall) {
-	r := &history.RPC{Method: "abci_query", Query: history.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})}
+	// The request decoded once, for the record and for the chain.
+	req, err := abciquery.DecodeRequest(o.Path, o.Data)
+	r := &history.RPC{Method: "abci_query", Query: history.QueryOfRequest(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
 	w.rpc(d, o.ID, o.Timeout, r, func() (func() *history.RPCResult, core.Reply) {
 		var res cometrpc.ResultABCIQuery
 		if w.f.queryFail {
 			res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
-			res = w.chain.ABCIQuery(o.Path, o.Data)
+			res = w.chain.ABCIQueryDecoded(req, err)
 		}
 		return func() *history.RPCResult { return history.ResultOfQuery(o.Path, res) }, core.Reply{ID: o.ID, Query: &res}
 	})

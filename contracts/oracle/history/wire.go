@@ -213,8 +213,17 @@ func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.Pub
 
 // QueryOf decodes abci_query's params for its path.
 func QueryOf(p cometrpc.ABCIQueryParams) *Query {
-	q := &Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
 	m, err := abciquery.DecodeRequest(p.Path, p.Data)
+	return QueryOfRequest(p, m, err)
+}
+
+// QueryOfRequest is QueryOf for a caller that has decoded the params'
+// data already: m and err must be what abciquery.DecodeRequest(p.Path,
+// p.Data) returned. A simulator that records a query and answers it from
+// a chain decodes the request once for both (the chain's
+// ABCIQueryDecoded).
+func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
+	q := &Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
 	if err != nil {
 		q.DecodeErr = codeReason(err)
 		return q
