@@ -29,10 +29,34 @@ type World[S, E any] interface {
 	Apply(s S, e *E)
 }
 
-// Run replays events through every checker once, in order, with the
-// state w maintains, then runs each Finisher, and returns the report with
-// violations ordered by time. warn names checkers whose violations are
-// warnings (Severity Should).
+// Classes is implemented by a world whose events fall into classes that
+// checkers can declare they read (Reader): Class numbers e's class, in
+// [0, MaxClasses). A world without it has one class.
+type Classes[E any] interface {
+	Class(e *E) int
+}
+
+// MaxClasses bounds the classes of a world's events: a Reader's set is one
+// bit per class.
+const MaxClasses = 64
+
+// Reader is implemented by a checker that reads only some classes of a
+// world's events (Classes): bit c of Reads is set when it reads class c.
+// Its Observe and AfterApply then see only the events of those classes
+// (the world's Before and Apply still see every one, and Finish runs as
+// for any checker). A checker must declare every class whose events it
+// acts on, or whose time it acts at: one that judges deadlines as time
+// passes reads every class, and does not implement Reader. A checker
+// that does not implement Reader, or whose world has no Classes, sees
+// every event.
+type Reader interface {
+	Reads() uint64
+}
+
+// Run replays events through every checker once, in order (a Reader sees
+// only the events of its classes), with the state w maintains, then runs
+// each Finisher, and returns the report with violations ordered by time.
+// warn names checkers whose violations are warnings (Severity Should).
 func Run[S, E any](w World[S, E], s S, events []E, checkers []Checker[S, E], warn ...string) *Report {
 	st := NewStream(w, s, checkers, warn...)
 	for i := range events {
@@ -46,26 +70,43 @@ func Run[S, E any](w World[S, E], s S, events []E, checkers []Checker[S, E], war
 // keeping them all.
 type Stream[S, E any] struct {
 	w        World[S, E]
+	classes  Classes[E] // nil: one class
 	s        S
 	checkers []Checker[S, E]
 	named    []Named // the checkers as Named, converted once
-	after    []int
-	r        *Report
-	done     bool
+	// observe[c] and after[c] are the checkers (indices, in order) that
+	// see class c's events, and those of them that are AfterAppliers.
+	observe [][]int
+	after   [][]int
+	r       *Report
+	done    bool
 }
 
 // NewStream starts judging a history with the state s that w maintains;
 // warn names checkers whose violations are warnings (Severity Should).
 func NewStream[S, E any](w World[S, E], s S, checkers []Checker[S, E], warn ...string) *Stream[S, E] {
 	named := make([]Named, len(checkers))
-	var after []int
 	for i, c := range checkers {
 		named[i] = c
-		if _, ok := c.(AfterApplier[S, E]); ok {
-			after = append(after, i)
+	}
+	st := &Stream[S, E]{w: w, s: s, checkers: checkers, named: named, r: NewReport(named, warn...)}
+	n := 1
+	if cl, ok := w.(Classes[E]); ok {
+		st.classes, n = cl, MaxClasses
+	}
+	st.observe, st.after = make([][]int, n), make([][]int, n)
+	for c := range n {
+		for i, k := range checkers {
+			if rd, ok := k.(Reader); ok && st.classes != nil && rd.Reads()&(1<<c) == 0 {
+				continue
+			}
+			st.observe[c] = append(st.observe[c], i)
+			if _, ok := k.(AfterApplier[S, E]); ok {
+				st.after[c] = append(st.after[c], i)
+			}
 		}
 	}
-	return &Stream[S, E]{w: w, s: s, checkers: checkers, named: named, after: after, r: NewReport(named, warn...)}
+	return st
 }
 
 // Step judges the next event. Steps after Finish are ignored.
@@ -73,13 +114,17 @@ func (st *Stream[S, E]) Step(e *E) {
 	if st.done {
 		return
 	}
+	c := 0
+	if st.classes != nil {
+		c = st.classes.Class(e)
+	}
 	st.w.Before(st.s, e)
-	for i, c := range st.checkers {
-		st.r.As(st.named[i])
-		c.Observe(st.s, e, st.r)
+	for _, k := range st.observe[c] {
+		st.r.As(st.named[k])
+		st.checkers[k].Observe(st.s, e, st.r)
 	}
 	st.w.Apply(st.s, e)
-	for _, k := range st.after {
+	for _, k := range st.after[c] {
 		st.r.As(st.named[k])
 		st.checkers[k].(AfterApplier[S, E]).AfterApply(st.s, e, st.r)
 	}

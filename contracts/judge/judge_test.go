@@ -235,3 +235,71 @@ func TestRecorderKeepsLongHistoriesInOrder(t *testing.T) {
 	require.Len(t, r.Tail(2, nil), 2)
 	require.Equal(t, int64(n), r.Tail(1, nil)[0].seq)
 }
+
+// classedWorld is toyWorld with two classes of events: additions (0) and
+// subtractions (1).
+type classedWorld struct{ toyWorld }
+
+func (classedWorld) Class(e *ev) int {
+	if e.add < 0 {
+		return 1
+	}
+	return 0
+}
+
+// seen notes the events it observes and, after they apply, the counter;
+// reads (when not nil) is the set of classes it reads.
+type seen struct {
+	reads    *uint64
+	observed []int64
+	after    []int
+	finished bool
+}
+
+func (*seen) Name() string     { return "seen" }
+func (*seen) Contract() string { return "T3" }
+func (c *seen) Observe(_ *counter, e *ev, r *Report) {
+	c.observed = append(c.observed, e.seq)
+	r.Exercise()
+}
+func (c *seen) AfterApply(s *counter, _ *ev, _ *Report) {
+	c.after = append(c.after, s.value)
+}
+func (c *seen) Finish(*counter, *Report) { c.finished = true }
+
+// seenReader is seen as a Reader.
+type seenReader struct{ seen }
+
+func (*seenReader) Name() string    { return "seen-reader" }
+func (c *seenReader) Reads() uint64 { return *c.reads }
+
+// A Reader sees only its classes' events (the state still follows every
+// event); a checker that is no Reader, or whose world has no classes,
+// sees them all.
+func TestReadersSeeOnlyTheirClasses(t *testing.T) {
+	subtractions := uint64(1 << 1)
+	evs := events(2, -1, 4, -3, 5)
+	reader, all := &seenReader{seen{reads: &subtractions}}, &seen{}
+	r := Run[*counter, ev](classedWorld{}, &counter{}, evs, []Checker[*counter, ev]{reader, all})
+	require.Equal(t, []int64{2, 4}, reader.observed)
+	require.Equal(t, []int{1, 2}, reader.after, "the counter after each subtraction, the additions applied too")
+	require.True(t, reader.finished)
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, all.observed)
+	require.Equal(t, []int{2, 1, 5, 2, 7}, all.after)
+	require.Equal(t, 2, r.Exercised["seen-reader"])
+	require.Equal(t, 5, r.Exercised["seen"])
+
+	classless := &seenReader{seen{reads: &subtractions}}
+	Run[*counter, ev](toyWorld{}, &counter{}, evs, []Checker[*counter, ev]{classless})
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, classless.observed, "a world without classes shows every event")
+
+	none := uint64(0)
+	deaf := &seenReader{seen{reads: &none}}
+	st := NewStream[*counter, ev](classedWorld{}, &counter{}, []Checker[*counter, ev]{deaf})
+	for i := range evs {
+		st.Step(&evs[i])
+	}
+	require.Equal(t, NotExercised, st.Finish().Verdict("seen-reader"))
+	require.Empty(t, deaf.observed)
+	require.True(t, deaf.finished, "Finish runs for every checker")
+}

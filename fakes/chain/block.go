@@ -193,7 +193,7 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 	// A one-message tx that fails has changed nothing (a message checks
 	// before it writes), so only longer txs keep an undo log.
 	x := &c.exec // one per chain: deliveries do not nest, and it escapes
-	*x = execution{c: c, logUndo: len(m.msgs) > 1}
+	*x = execution{c: c, logUndo: len(m.msgs) > 1, decoded: m.own == nil}
 	for i, msg := range m.msgs {
 		evs, err := x.exec(msg)
 		if err != nil {
@@ -217,8 +217,12 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 // execution runs a tx's messages with an undo log: a failing message
 // rolls the whole tx's messages back (the SDK's cached context).
 type execution struct {
-	c           *Chain
-	logUndo     bool
+	c       *Chain
+	logUndo bool
+	// decoded: the tx's messages lie in the memory of its decoding (not
+	// one of the chain's own txs), so what the chain keeps of them is
+	// copied out (keptSet).
+	decoded     bool
 	undo        []func()
 	docsWritten []uint64
 }
@@ -263,6 +267,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
+	if x.decoded {
+		ds = x.c.keptSet(ds)
+	}
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
 	subs, provider := st.rounds.get(n), ds.GetProvider()
@@ -298,26 +305,51 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 	return nil, nil // its events are derived when a frame needs them (submitEvents)
 }
 
+// submitAttrs are the attributes of a successful MsgSubmitOracleData's
+// events in emission order: its message event (messageEvent's three) and
+// its submit_oracle_data event. submitAttr gives their values.
+var submitAttrs = [...]struct{ typ, key string }{
+	{oracle.EventMessage, "action"}, {oracle.EventMessage, "sender"}, {oracle.EventMessage, "module"},
+	{oracle.EventSubmit, "request_id"}, {oracle.EventSubmit, "nonce"}, {oracle.EventSubmit, "raw_data"},
+	{oracle.EventSubmit, "from_address"},
+}
+
+// submitAttr is the value of a submission's attribute key in its event
+// of type typ; false when that event has no such attribute.
+func submitAttr(msg *oraclev1.MsgSubmitOracleData, typ, key string) (string, bool) {
+	ds := msg.GetDataSet()
+	switch {
+	case typ == oracle.EventMessage && key == "action":
+		return oracle.TypeURLSubmit, true
+	case typ == oracle.EventMessage && key == "sender", typ == oracle.EventSubmit && key == "from_address":
+		return msg.GetAuthorityAddress(), true
+	case typ == oracle.EventMessage && key == "module":
+		return "oracle", true
+	case typ == oracle.EventSubmit && key == "request_id":
+		return strconv.FormatUint(ds.GetRequestId(), 10), true
+	case typ == oracle.EventSubmit && key == "nonce":
+		return strconv.FormatUint(ds.GetNonce(), 10), true
+	case typ == oracle.EventSubmit && key == "raw_data":
+		return ds.GetRawData(), true
+	}
+	return "", false
+}
+
 // submitEvents are the events of a successful MsgSubmitOracleData.
 // The events and their attributes are one allocation (not three): a
-// frame derives them for every submission a block delivers.
+// frame derives them for a submission a subscriber is sent.
 func submitEvents(msg *oraclev1.MsgSubmitOracleData) []cometrpc.ABCIEvent {
-	ds := msg.GetDataSet()
 	mem := &struct {
 		evs   [2]cometrpc.ABCIEvent
-		attrs [7]cometrpc.EventAttribute
+		attrs [len(submitAttrs)]cometrpc.EventAttribute
 	}{}
-	sender := msg.GetAuthorityAddress()
-	mem.attrs = [7]cometrpc.EventAttribute{
-		attr("action", oracle.TypeURLSubmit), attr("sender", sender), attr("module", "oracle"),
-		attr("request_id", strconv.FormatUint(ds.GetRequestId(), 10)),
-		attr("nonce", strconv.FormatUint(ds.GetNonce(), 10)),
-		attr("raw_data", ds.GetRawData()),
-		attr("from_address", sender),
+	for i, a := range submitAttrs {
+		v, _ := submitAttr(msg, a.typ, a.key)
+		mem.attrs[i] = attr(a.key, v)
 	}
 	mem.evs = [2]cometrpc.ABCIEvent{
-		{Type: oracle.EventMessage, Attributes: mem.attrs[0:3:3]}, // messageEvent's
-		{Type: oracle.EventSubmit, Attributes: mem.attrs[3:7:7]},
+		{Type: oracle.EventMessage, Attributes: mem.attrs[0:3:3]},
+		{Type: oracle.EventSubmit, Attributes: mem.attrs[3:len(submitAttrs):len(submitAttrs)]},
 	}
 	return mem.evs[:]
 }

@@ -515,12 +515,16 @@ func TestFrameLookupAgreesWithItsEventsMap(t *testing.T) {
 	queries := []string{oracle.QueryRegister, oracle.QueryUpdate, oracle.QueryComplete,
 		"tm.event='Tx'", "tm.event='NewBlock'", "tx.height='3'", "tx.hash EXISTS", "submit_oracle_data.nonce='1'",
 		"message.sender='" + sutAddr + "'", "message EXISTS", "message.action.x EXISTS", "tx EXISTS",
-		"complete_oracle_data_set.raw_data='1.5'", "submit_oracle_data.raw_data='1' AND tm.event='Tx'"}
+		"complete_oracle_data_set.raw_data='1.5'", "submit_oracle_data.raw_data='1' AND tm.event='Tx'",
+		"message.action='" + oracle.TypeURLSubmit + "'", "message.module='oracle'", "submit_oracle_data.request_id='1'",
+		"submit_oracle_data.from_address='" + sutAddr + "'", "submit_oracle_data.nonce='9'", "submit_oracle_data.sender EXISTS",
+		"submit_oracle_data.raw_data.x EXISTS"}
 	var frames []*Frame
 	for i := 0; i < 4; i++ {
 		_, err := h.c.PeerSubmit(h.peers[0], r, history.PeerDuplicate, "1")
 		require.NoError(t, err)
 		h.submit(r, h.c.Nonce(r)+1, "2")
+		h.submit(r, h.c.Nonce(r)+9, "3") // fails in the block: no events
 		_, err = h.c.BogusNonceUpdate(r, 5)
 		require.NoError(t, err)
 		frames = append(frames, h.block().Frames...)
@@ -537,6 +541,13 @@ func TestFrameLookupAgreesWithItsEventsMap(t *testing.T) {
 		}
 	}
 	require.Greater(t, matched, 20)
+	failed := 0
+	for _, f := range frames {
+		if f.code != 0 {
+			failed++
+		}
+	}
+	require.Positive(t, failed, "a failed submission's frame is looked up too")
 }
 
 // ratAggregate is the definition in rationals, for the property test of

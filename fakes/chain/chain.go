@@ -47,6 +47,8 @@ type Chain struct {
 	// mempool is FIFO from mempool[0].
 	mempool []*memTx
 	cache   *txCache
+	// setSlab is where keptSet's copies come from.
+	setSlab []oraclev1.SubmitDataSet
 	// ownFee is the fee the chain's own txs pay, shared by all (read only).
 	ownFee      string
 	ownFeeCoins []tx.Coin
@@ -111,6 +113,42 @@ func (r *rounds) set(n uint64, subs []*oraclev1.SubmitDataSet) {
 	}
 	r.lists[n-1] = subs
 }
+
+// keptSet is a decoded tx's data set as the chain keeps it in its
+// rounds. The set the decoder gave lies in the decoding of the whole tx
+// (its strings are substrings of one copy of the tx, the set a field of
+// the decoder's parts, which hold the tx's bytes): kept as it is, it would
+// keep the whole tx, about 2 KB, for KeepRounds rounds, and a day of the
+// oracle world's rounds held a few hundred megabytes live that way. The
+// copy is one string for its text (the provider shared with its account
+// when it names one) and a set from a slab. A set with unknown fields is
+// kept as it is, so that a query encodes them as before.
+func (c *Chain) keptSet(ds *oraclev1.SubmitDataSet) *oraclev1.SubmitDataSet {
+	if len(ds.ProtoReflect().GetUnknown()) > 0 {
+		return ds
+	}
+	if len(c.setSlab) == cap(c.setSlab) {
+		c.setSlab = make([]oraclev1.SubmitDataSet, 0, setSlabLen)
+	}
+	c.setSlab = c.setSlab[:len(c.setSlab)+1]
+	k := &c.setSlab[len(c.setSlab)-1]
+	raw, sig, provider := ds.GetRawData(), ds.GetSignature(), ds.GetProvider()
+	k.RequestId, k.Nonce = ds.GetRequestId(), ds.GetNonce()
+	text := raw + sig
+	if a := c.byAddr[provider]; a != nil {
+		k.Provider = a.address
+	} else {
+		text += provider
+		k.Provider = text[len(raw)+len(sig):]
+	}
+	k.RawData, k.Signature = text[:len(raw)], text[len(raw):len(raw)+len(sig)]
+	return k
+}
+
+// setSlabLen is how many kept data sets one slab holds. The sets of a
+// slab were kept at about the same time, so they are dropped at about
+// the same time too (KeepRounds rounds later).
+const setSlabLen = 256
 
 // drop forgets round n.
 func (r *rounds) drop(n uint64) {

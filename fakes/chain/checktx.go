@@ -55,6 +55,9 @@ type memTx struct {
 	buildOnce sync.Once
 
 	rec *history.Tx // the record form, made once
+	// given is the caller's record of a decoded tx's bytes (see
+	// BroadcastTxSyncRecorded): rec is made from it.
+	given *history.Tx
 }
 
 // ownTx is how the chain builds one of its own txs.
@@ -161,9 +164,28 @@ func (c *Chain) BroadcastTxSyncDecoded(txBytes []byte, t *tx.Tx) (cometrpc.Resul
 // record carries the hash), and hashing every broadcast twice was 1 % of
 // the oracle world's day.
 func (c *Chain) BroadcastTxSyncSummed(txBytes []byte, t *tx.Tx, sum [32]byte, hash string) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	return c.broadcastSUT(&memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: hash})
+}
+
+// BroadcastTxSyncRecorded is BroadcastTxSyncSummed for a caller that has
+// made the tx's record too: rec must be what history.DecodeTxSummed gave
+// for the bytes with t and sum (its Hash is the hash). The checktx record
+// (and the deliver record, if the tx is delivered) is a copy of it with
+// the signature check added, not a second record made from t: a
+// simulator records every broadcast it forwards. The chain never writes
+// into rec or the lists it shares with the copies.
+func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: rec.Hash}
+	if t != nil {
+		m.given = rec
+	}
+	return c.broadcastSUT(m)
+}
+
+// broadcastSUT admits one of the SUT's txs.
+func (c *Chain) broadcastSUT(m *memTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: hash}
 	return c.admit(m).Result()
 }
 
@@ -503,7 +525,12 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		m.rec = &rec
 		return rec
 	}
-	rec := history.TxOfHashed(t, hash)
+	var rec history.Tx
+	if m.given != nil {
+		rec = *m.given
+	} else {
+		rec = history.TxOfHashed(t, hash)
+	}
 	if m.origin == history.OriginSUT {
 		if a := c.byAddr[rec.Signer]; a != nil {
 			rec.Sig = history.SigInvalid
@@ -516,11 +543,14 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		}
 	}
 	// A long run keeps many records of few accounts: they share the
-	// accounts' address strings.
+	// accounts' address strings (the lists of a given record are the
+	// caller's, not the chain's to write).
 	rec.Signer = c.intern(rec.Signer)
-	for i := range rec.Msgs {
-		rec.Msgs[i].Signer = c.intern(rec.Msgs[i].Signer)
-		rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
+	if m.given == nil {
+		for i := range rec.Msgs {
+			rec.Msgs[i].Signer = c.intern(rec.Msgs[i].Signer)
+			rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
+		}
 	}
 	m.rec = &rec
 	return rec

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -299,4 +301,38 @@ func TestCheckTxRecordsTheSignatureCheck(t *testing.T) {
 		h.c.BroadcastTxSync(tc.b)
 		require.Equal(t, tc.want, h.lastCheck().Tx.Sig)
 	}
+}
+
+// A tx broadcast with the caller's record gives the records (and the
+// answers) of one the chain records itself, and leaves the given record as
+// it was.
+func TestBroadcastTxSyncRecordedRecordsAsTheChain(t *testing.T) {
+	play := func(t *testing.T, recorded bool) (string, []*oraclev1.SubmitDataSet) {
+		t.Helper()
+		h := newHarness(t)
+		r := h.register(newDoc(1, sutAddr))
+		for i, value := range []string{"1", "2"} {
+			b := sutTx(t, sutEnv(uint64(i)), tx.SubmissionMsg(sutAddr, r, uint64(i+1), value))
+			if !recorded {
+				_, rpcErr := h.c.BroadcastTxSync(b)
+				require.Nil(t, rpcErr)
+			} else {
+				rec, decoded, sum := history.DecodeTxSummed(b)
+				given := rec
+				given.Msgs = slices.Clone(rec.Msgs)
+				_, rpcErr := h.c.BroadcastTxSyncRecorded(b, decoded, sum, &given)
+				require.Nil(t, rpcErr)
+				require.Equal(t, rec, given, "the given record is the caller's")
+			}
+			h.block()
+		}
+		return h.rec.Hash(), h.submissions(r, 1)
+	}
+	hash, subs := play(t, false)
+	hashRec, subsRec := play(t, true)
+	require.Equal(t, hash, hashRec)
+	require.Len(t, subsRec, 1)
+	require.True(t, proto.Equal(subs[0], subsRec[0]))
+	want := tx.SubmissionMsg(sutAddr, 1, 1, "1").GetDataSet()
+	require.True(t, proto.Equal(want, subsRec[0]), "the round keeps what was submitted: %v", subsRec[0])
 }

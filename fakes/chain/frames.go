@@ -2,6 +2,7 @@ package chain
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,6 +107,9 @@ func (f *Frame) Exists(key string) bool {
 // each calls yield with the values of key in the events map, until it
 // returns false.
 func (f *Frame) each(key string, yield func(string) bool) {
+	if f.eachSubmit(key, yield) {
+		return
+	}
 	switch {
 	case key == oracle.KeyTMEvent:
 		yield(f.Type)
@@ -128,6 +132,33 @@ func (f *Frame) each(key string, yield func(string) bool) {
 			}
 		}
 	}
+}
+
+// eachSubmit is each of an ABCI event attribute's key for a Tx frame
+// whose messages are all submissions, without deriving their events: a
+// submission's attributes are known one by one (submitAttr). Every
+// subscription looks up every Tx frame of a block, and most are peers'
+// and the daemon's submissions, which no subscription matches. It
+// reports false, having yielded nothing, for any other frame or key.
+func (f *Frame) eachSubmit(key string, yield func(string) bool) bool {
+	if f.m == nil || key == oracle.KeyTMEvent || key == oracle.KeyTxHash || key == oracle.KeyTxHeight {
+		return false
+	}
+	for _, msg := range f.m.msgs {
+		if _, ok := msg.(*oraclev1.MsgSubmitOracleData); !ok {
+			return false
+		}
+	}
+	typ, attr, ok := strings.Cut(key, ".")
+	if f.code != 0 || !ok {
+		return true // a failed tx emits no events; a key without a type names none
+	}
+	for _, msg := range f.m.msgs {
+		if v, ok := submitAttr(msg.(*oraclev1.MsgSubmitOracleData), typ, attr); ok && !yield(v) {
+			return true
+		}
+	}
+	return true
 }
 
 // Data is the frame's typed data: a NewBlock value with the block's events

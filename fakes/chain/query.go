@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/abciquery"
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
@@ -14,21 +16,30 @@ import (
 // data that does not decode code 18, and a missing doc, submission or
 // aggregate code 18, an unknown account code 22 (choices 27).
 func (c *Chain) ABCIQuery(path string, data []byte) cometrpc.ResultABCIQuery {
+	req, err := abciquery.DecodeRequest(path, data)
+	return c.ABCIQueryDecoded(req, err)
+}
+
+// ABCIQueryDecoded is ABCIQuery for a caller that has decoded the data
+// already: req and decodeErr must be what abciquery.DecodeRequest(path,
+// data) returned (a simulator that records the query decodes it once for
+// the record and the answer). The chain does not keep or change req.
+func (c *Chain) ABCIQueryDecoded(req proto.Message, decodeErr error) cometrpc.ResultABCIQuery {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	value, err := c.query(path, data)
+	value, err := c.query(req, decodeErr)
 	if err != nil {
 		return cometrpc.QueryFailed(err, c.height)
 	}
 	return cometrpc.QueryOK(value, c.height)
 }
 
-func (c *Chain) query(path string, data []byte) ([]byte, *oracle.CodeError) {
-	req, err := abciquery.DecodeRequest(path, data)
-	if err != nil {
-		return nil, asCodeError(err)
+func (c *Chain) query(req proto.Message, decodeErr error) ([]byte, *oracle.CodeError) {
+	if decodeErr != nil {
+		return nil, asCodeError(decodeErr)
 	}
 	var value []byte
+	var err error
 	switch req := req.(type) {
 	case *authv1beta1.QueryAccountRequest:
 		addr := req.GetAddress()

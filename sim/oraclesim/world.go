@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/abciquery"
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -338,23 +339,27 @@ func (w *world) done(call int64, recv time.Time, res *history.RPCResult) {
 }
 
 func (w *world) query(d Daemon, o core.QueryCall) {
-	r := &history.RPC{Method: "abci_query", Query: history.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})}
+	// The request decoded once, for the record and for the chain.
+	req, err := abciquery.DecodeRequest(o.Path, o.Data)
+	r := &history.RPC{Method: "abci_query", Query: history.QueryOfRequest(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
 	w.rpc(d, o.ID, o.Timeout, r, func() (func() *history.RPCResult, core.Reply) {
 		var res cometrpc.ResultABCIQuery
 		if w.f.queryFail {
 			res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
-			res = w.chain.ABCIQuery(o.Path, o.Data)
+			res = w.chain.ABCIQueryDecoded(req, err)
 		}
 		return func() *history.RPCResult { return history.ResultOfQuery(o.Path, res) }, core.Reply{ID: o.ID, Query: &res}
 	})
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	// The call's record and its tx's in one allocation.
+	// The call's record, its tx's and the chain's answer (handed to the
+	// daemon by address) in one allocation.
 	mem := &struct {
 		rpc history.RPC
 		tx  history.Tx
+		res cometrpc.ResultBroadcastTx
 	}{}
 	var decoded *tx.Tx
 	var sum [32]byte
@@ -365,7 +370,9 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	res, rerr := w.chain.BroadcastTxSyncSummed(o.Tx, decoded, sum, mem.tx.Hash)
+	var rerr *cometrpc.RPCError
+	mem.res, rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	res := &mem.res
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
@@ -391,8 +398,8 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 			w.handle(d, core.Reply{ID: o.ID, RPCError: rerr})
 			return
 		}
-		w.done(call, sent, history.ResultOfBroadcast(res))
-		w.handle(d, core.Reply{ID: o.ID, Broadcast: &res})
+		w.done(call, sent, history.ResultOfBroadcast(*res))
+		w.handle(d, core.Reply{ID: o.ID, Broadcast: res})
 	})
 }
 

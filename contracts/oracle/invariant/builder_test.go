@@ -584,7 +584,27 @@ func judgeRun(t *testing.T, p Params, evs []history.Event) *judge.Report {
 	t.Helper()
 	r, err := Check(p, evs)
 	require.NoError(t, err)
+	require.Equal(t, r, checkEveryRecord(t, p, evs), "a checker's report changed when it was shown the classes it does not read")
 	return r
+}
+
+// everyRecord is the oracle world without classes: every checker sees
+// every record.
+type everyRecord struct{}
+
+func (everyRecord) Before(s *State, e *history.Event) { s.before(e) }
+func (everyRecord) Apply(s *State, e *history.Event)  { s.apply(e) }
+
+// checkEveryRecord is Check with every checker shown every record.
+func checkEveryRecord(t *testing.T, p Params, evs []history.Event) *judge.Report {
+	t.Helper()
+	require.NoError(t, p.Validate())
+	p = p.withDefaults()
+	var cs []judge.Checker[*State, history.Event]
+	for _, c := range All() {
+		cs = append(cs, c)
+	}
+	return judge.Run[*State, history.Event](everyRecord{}, newState(p), evs, cs, p.Warnings()...)
 }
 
 // describe renders a report's violations, for failure messages.

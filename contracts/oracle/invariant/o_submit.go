@@ -199,9 +199,11 @@ func (g *gapWatch) call(s *State, e *history.Event, r *judge.Report, bound time.
 }
 
 func (g *gapWatch) check(s *State, r *judge.Report, bound time.Duration, what string) {
+	// The gap's length first: two checkers ask at every record, and it
+	// is almost always short.
 	l := s.life
-	if g.flagged || g.n <= g.skip || l == nil || l.Ended() || !l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) ||
-		s.Now.Sub(g.last) <= bound+s.Tol || s.faults.Touched(g.last, 0, "F2") {
+	if s.Now.Sub(g.last) <= bound+s.Tol || g.flagged || g.n <= g.skip || l == nil || l.Ended() ||
+		!l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) || s.faults.Touched(g.last, 0, "F2") {
 		return
 	}
 	g.flagged = true

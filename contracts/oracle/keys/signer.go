@@ -55,22 +55,28 @@ func (s StandInSigner) Sign(signDoc []byte) ([]byte, error) {
 // StandInSignature is the stand-in signature of signDoc for pub:
 // SHA-256(tag ‖ 0 ‖ pub ‖ signDoc) ‖ SHA-256(tag ‖ 1 ‖ pub ‖ signDoc) ‖ 0.
 func StandInSignature(pub PubKey, signDoc []byte) []byte {
+	return AppendStandInSignature(make([]byte, 0, SignatureSize), pub, signDoc)
+}
+
+// AppendStandInSignature appends StandInSignature(pub, signDoc) to b. A
+// chain that checks a signature against it can compute it into an array
+// of its own, not a new slice per tx.
+func AppendStandInSignature(b []byte, pub PubKey, signDoc []byte) []byte {
 	// Both preimages in one buffer (on the stack for a daemon's SignDoc),
 	// differing in the part byte: every tx is signed with it, and checked
 	// again by the history's decoder.
 	var buf [512]byte
-	b := append(buf[:0], standInTag...)
-	part := len(b)
-	b = append(b, 0)
-	b = pub.AppendBytes(b)
-	b = append(b, signDoc...)
-	sig := make([]byte, 0, SignatureSize)
+	pre := append(buf[:0], standInTag...)
+	part := len(pre)
+	pre = append(pre, 0)
+	pre = pub.AppendBytes(pre)
+	pre = append(pre, signDoc...)
 	for _, p := range []byte{0, 1} {
-		b[part] = p
-		sum := sha256.Sum256(b)
-		sig = append(sig, sum[:]...)
+		pre[part] = p
+		sum := sha256.Sum256(pre)
+		b = append(b, sum[:]...)
 	}
-	return append(sig, 0)
+	return append(b, 0)
 }
 
 const standInTag = "converge stand-in signature"

@@ -293,6 +293,13 @@ func SignBytes(bodyBytes, authInfoBytes []byte, chainID string, accountNumber ui
 	return encodeSignDoc(bodyBytes, authInfoBytes, chainID, accountNumber), nil
 }
 
+// AppendSignBytes appends SignBytes' bytes to b (which it cannot fail to
+// encode): a checker of many signatures encodes each into an array of its
+// own.
+func AppendSignBytes(b, bodyBytes, authInfoBytes []byte, chainID string, accountNumber uint64) []byte {
+	return appendSignDoc(b, bodyBytes, authInfoBytes, chainID, accountNumber)
+}
+
 // Hash is the CometBFT tx hash: the upper-case hex SHA-256 of the TxRaw
 // bytes.
 func Hash(txBytes []byte) string { return HashOfSum(sha256.Sum256(txBytes)) }

@@ -201,13 +201,13 @@ func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 		c.advanceShutdown()
 		return
 	}
-	reason := describeReply(r, class)
 	switch class.Action() {
 	case oracle.ActionDone:
 		c.metrics.TxSubmitted++
 		c.releaseLock(s)
 		c.finishSubmission(s, ResultSubmitted)
 	case oracle.ActionGiveUp:
+		reason := describeReply(r, class)
 		if class == oracle.ClassInsufficientFee {
 			c.log(slog.LevelError, "insufficient fee: raise gas.prices", slog.String("gas.prices", c.cfg.Gas.Prices),
 				slog.Uint64("gas", s.gas), slog.String("reply", reason))
@@ -218,7 +218,7 @@ func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 		if class.AdjustsGas() {
 			s.gas = oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment)
 		}
-		c.attemptFailed(s, reason)
+		c.attemptFailed(s, describeReply(r, class))
 	}
 }
 
