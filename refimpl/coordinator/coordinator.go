@@ -51,6 +51,7 @@ type Coordinator struct {
 		observed []string
 		cids     []string // the container listing's ids, in its order
 		ttl      []contracts.Workspace
+		payload  []byte // a change's JSON, before it is published
 	}
 }
 
