@@ -159,6 +159,13 @@ func (x *Storage) Files(id string) (map[string][]byte, bool) {
 	return out, true
 }
 
+// HasVolume reports whether workspace id has a volume (world method).
+func (x *Storage) HasVolume(id string) bool {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	return x.hasVolumeLocked(id)
+}
+
 // Lose makes the volume vanish behind the coordinator's back (world
 // method).
 func (x *Storage) Lose(id string) {

@@ -180,6 +180,7 @@ func (s *Store) list(ctx context.Context, inst string, f contracts.Filter) ([]co
 		out = make([]contracts.Workspace, 0, len(s.order))
 	case contracts.FilterReconcile:
 		from = s.targets // indexed: the reconciler lists them every pass
+		out = make([]contracts.Workspace, 0, len(s.targets))
 	}
 	for _, row := range from {
 		if f.Match(row) {
