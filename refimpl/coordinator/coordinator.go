@@ -46,7 +46,6 @@ type Coordinator struct {
 	fleet                                      contracts.FleetSummary
 
 	scratch struct {
-		seen     map[string]contracts.Observation
 		updates  []ports.RowUpdate
 		observed []string
 		ttl      []contracts.Workspace
