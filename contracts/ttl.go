@@ -12,12 +12,15 @@ type Activity struct {
 // RUNNING workspace with no operation, no connection and no idle timer,
 // untouched for longer than its standby TTL, should go to STANDBY.
 func StandbyTTLExpired(w *Workspace, a Activity, now time.Time) bool {
+	return standbyTTLPassed(w, now) && a.Connections <= 0 && !a.IdleTimerSet
+}
+
+// standbyTTLPassed is the standby TTL rule's conditions on the row alone.
+func standbyTTLPassed(w *Workspace, now time.Time) bool {
 	return !w.Deleted() &&
 		w.ObservedStatus == ObservedRunning &&
 		w.HealthStatus == HealthOK &&
 		w.Operation == OpNone &&
-		a.Connections <= 0 &&
-		!a.IdleTimerSet &&
 		now.Sub(w.LastAccessAt) > time.Duration(w.StandbyTTLSeconds)*time.Second
 }
 
@@ -30,6 +33,20 @@ func ArchiveTTLExpired(w *Workspace, now time.Time) bool {
 		w.HealthStatus == HealthOK &&
 		w.Operation == OpNone &&
 		now.Sub(w.LastAccessAt) > time.Duration(w.ArchiveTTLSeconds)*time.Second
+}
+
+// TTLDue reports whether TTLDecision(w, a, now) can ask for a change for
+// some activity a: the rules' conditions on the row alone (SPEC 4.4). The
+// activity keys are worth reading only for a workspace it selects; for
+// the others the decision is "no change" whatever they hold.
+func TTLDue(w *Workspace, now time.Time) bool {
+	switch {
+	case standbyTTLPassed(w, now):
+		return w.DesiredState != DesiredStandby && w.DesiredState != DesiredPending
+	case ArchiveTTLExpired(w, now):
+		return w.DesiredState == DesiredStandby
+	}
+	return false
 }
 
 // TTLDecision is the desired state the TTL Manager asks for, if any.

@@ -103,3 +103,33 @@ func TestTTLDecision(t *testing.T) {
 		})
 	}
 }
+
+func TestTTLDueSelectsEveryDecision(t *testing.T) {
+	// TTLDue is TTLDecision without the activity: true whenever some
+	// activity makes TTLDecision ask for a change, false only when none
+	// does.
+	acts := []Activity{{}, {Connections: 1}, {Connections: -1}, {IdleTimerSet: true}, {Connections: 2, IdleTimerSet: true}}
+	for _, o := range AllObserved {
+		for _, h := range []HealthStatus{HealthOK, HealthError} {
+			for _, op := range AllOperations {
+				for _, d := range []DesiredState{DesiredRunning, DesiredStandby, DesiredPending} {
+					for _, del := range []bool{false, true} {
+						for _, after := range []time.Duration{sec(10), sec(300), sec(301), sec(86400), sec(86401)} {
+							w := row(withObserved(o), withHealth(h), withOp(op), withDesired(d))
+							if del {
+								withDeleted()(w)
+							}
+							now := t0.Add(after)
+							some := false
+							for _, a := range acts {
+								_, ok := TTLDecision(w, a, now)
+								some = some || ok
+							}
+							require.Equal(t, some, TTLDue(w, now), "%+v after %s", w, after)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/archive"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -178,6 +180,13 @@ func TestRestoreDataLostCodes(t *testing.T) {
 		{"meta missing", func(w *World, key string) { w.Objects.Remove(contracts.MetaKey(key)) }, contracts.CodeMetaNotFound},
 		{"archive corrupted", func(w *World, key string) { w.Objects.Corrupt(key) }, contracts.CodeChecksumMismatch},
 		{"meta corrupted", func(w *World, key string) { w.Objects.Corrupt(contracts.MetaKey(key)) }, contracts.CodeChecksumMismatch},
+		{"meta declares other counts, with the right checksum", func(w *World, key string) {
+			data, _ := w.Objects.Peek(key)
+			m, err := archive.MetaOf(data)
+			require.NoError(t, err)
+			m.Entries++
+			require.NoError(t, w.Objects.Put(ctx, contracts.MetaKey(key), m.Encode()))
+		}, contracts.CodeChecksumMismatch},
 		{"not a tar.zst", func(w *World, key string) {
 			junk := []byte("this is not zstd")
 			require.NoError(t, w.Objects.Put(ctx, key, junk))
@@ -336,4 +345,34 @@ func TestArchiveJobCrashLeavesTheObjectWithoutItsMeta(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"objects.Put by the storage job, which then crashed", "storage.Archive ", "storage.Archive uploaded " + key}, calls)
+}
+
+// A restore of an archive the world packed takes the files it was packed
+// from: exactly what unpacking the archive gives, for any volume, and for
+// a .meta of the original format too.
+func TestRestoreOfAPackedArchiveIsItsUnpacking(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		w := newWorld(t)
+		ctx := t.Context()
+		require.NoError(rt, w.Storage.Provision(ctx, "a"))
+		paths := rapid.SliceOfDistinct(rapid.SampledFrom([]string{"f", "notes.md", "src/main.go", "src/util.go", "data/x/y.csv", ".bashrc", "scratch/1.txt"}), rapid.ID[string]).Draw(rt, "paths")
+		for _, p := range paths {
+			require.NoError(rt, w.Storage.WriteFile("a", p, rapid.SliceOfN(rapid.Byte(), 0, 600).Draw(rt, "data")))
+		}
+		key, err := w.Storage.Archive(ctx, "a", "op-1")
+		require.NoError(rt, err)
+		if rapid.Bool().Draw(rt, "checksum-only meta") {
+			data, _ := w.Objects.Peek(key)
+			require.NoError(rt, w.Objects.Put(ctx, contracts.MetaKey(key), []byte(archive.Checksum(data))))
+		}
+		require.NoError(rt, w.Storage.WriteFile("a", "later", []byte("after the archive")))
+		_, err = w.Storage.Restore(ctx, "a", key)
+		require.NoError(rt, err)
+		data, _ := w.Objects.Peek(key)
+		want, err := archive.Unpack(data)
+		require.NoError(rt, err)
+		got, ok := w.Storage.Files("a")
+		require.True(rt, ok)
+		require.Equal(rt, want, got)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,45 @@ type Storage struct {
 	// crashJobs is how many of the next uploading archive jobs crash
 	// between the archive object and its .meta (CrashArchiveJobs).
 	crashJobs int
+	// packed are the archives this world's jobs packed, by the hex
+	// SHA-256 of their bytes: the files each was packed from (a copy of
+	// the volume's map; file contents are never changed in place, only
+	// replaced) and its .meta. A restore whose archive has a checksum
+	// among them, and matches its .meta's, takes a copy of those files
+	// instead of unpacking: archive.Pack's bytes unpack to the map they
+	// were packed from.
+	packed map[string]packedArchive
+}
+
+// packedArchive is what an archive job packed.
+type packedArchive struct {
+	files map[string][]byte
+	meta  archive.Meta
+}
+
+// packLocked runs archive.PackMeta on the volume files and remembers
+// them under the archive's checksum.
+func (x *Storage) packLocked(files map[string][]byte) ([]byte, archive.Meta, error) {
+	data, meta, err := archive.PackMeta(files)
+	if err != nil {
+		return nil, meta, err
+	}
+	if x.packed == nil {
+		x.packed = map[string]packedArchive{}
+	}
+	if _, ok := x.packed[meta.SHA256]; !ok {
+		x.packed[meta.SHA256] = packedArchive{files: maps.Clone(files), meta: meta}
+	}
+	return data, meta, nil
+}
+
+// unpackLocked is archive.UnpackWithin(data, Limits{Declared: declared})
+// for archive data whose checksum matches declared's.
+func (x *Storage) unpackLocked(data []byte, declared *archive.Meta) (map[string][]byte, error) {
+	if p, ok := x.packed[declared.SHA256]; ok && (!declared.Sized || declared.Bytes == p.meta.Bytes && declared.Entries == p.meta.Entries) {
+		return maps.Clone(p.files), nil
+	}
+	return archive.UnpackWithin(data, archive.Limits{Declared: declared})
 }
 
 // CodeStorageJobFailed is the code of a storage job that died without
@@ -117,6 +157,13 @@ func (x *Storage) Files(id string) (map[string][]byte, bool) {
 		out[p] = slices.Clone(b)
 	}
 	return out, true
+}
+
+// HasVolume reports whether workspace id has a volume (world method).
+func (x *Storage) HasVolume(id string) bool {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	return x.hasVolumeLocked(id)
 }
 
 // Lose makes the volume vanish behind the coordinator's back (world
@@ -220,7 +267,7 @@ func (x *Storage) archive(ctx context.Context, inst, id, opID string) (string, e
 	)
 	if x.crashJobs > 0 && x.needsUploadLocked(id, key) {
 		x.crashJobs--
-		data, _, perr := archive.PackMeta(x.vols[id])
+		data, _, perr := x.packLocked(x.vols[id])
 		if perr != nil {
 			err = fmt.Errorf("archive job for %s: %w", id, perr)
 		} else {
@@ -270,7 +317,7 @@ func (x *Storage) archiveLocked(id, key string) (_ string, uploaded bool, _ erro
 	if haveArchive && haveMeta {
 		return key, false, nil // the job exits 0 without uploading again
 	}
-	data, meta, err := archive.PackMeta(vol)
+	data, meta, err := x.packLocked(vol)
 	if err != nil {
 		return "", false, fmt.Errorf("archive job for %s: %w", id, err)
 	}
@@ -310,7 +357,7 @@ func (x *Storage) restoreLocked(id, key string) (string, error) {
 	}
 	// As the storage job: bounded by what the .meta declares (the fakes
 	// have no quota of their own).
-	files, err := archive.UnpackWithin(data, archive.Limits{Declared: &declared})
+	files, err := x.unpackLocked(data, &declared)
 	switch {
 	case errors.Is(err, archive.ErrMetaMismatch):
 		return "", providerError(contracts.CodeChecksumMismatch, err.Error())

@@ -351,8 +351,7 @@ func (w *workload) connect(u *userWorkspace) bool {
 	exists, running := w.s.world.Instances.State(u.id)
 	if !running {
 		stopped, pass, stale := w.s.faults.observedStopped(u.id)
-		_, hasVolume := w.s.world.Storage.Files(u.id)
-		if exists && stale && hasVolume && u.staleReported != stopped {
+		if exists && stale && w.s.world.Storage.HasVolume(u.id) && u.staleReported != stopped {
 			u.staleReported = stopped
 			w.note(u, invariant.UserVerify, "", "", fmt.Sprintf(
 				"shown RUNNING and OK, but its container has not run since event #%d, which health pass #%d observed", stopped, pass))
@@ -361,7 +360,7 @@ func (w *workload) connect(u *userWorkspace) bool {
 		}
 		return false
 	}
-	if _, hasVolume := w.s.world.Storage.Files(u.id); !hasVolume {
+	if !w.s.world.Storage.HasVolume(u.id) {
 		// The volume vanished under the running container (lose-volume):
 		// the home is gone until the HealthMonitor flags it (C6) and the
 		// user's data is owed from the archive, not from this container.

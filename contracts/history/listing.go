@@ -55,8 +55,10 @@ func ParseInstanceEntry(s string) (id string, running bool) {
 type Listings struct {
 	mu sync.Mutex
 	// last is each instance's and method's latest entries, as recorded.
-	last map[string]*recordedListing
+	last map[listingKey]*recordedListing
 }
+
+type listingKey struct{ instance, method string }
 
 type recordedListing struct {
 	entries []string
@@ -70,10 +72,10 @@ func (l *Listings) Record(instance, method string, entries []string, record func
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
-		l.last = map[string]*recordedListing{}
+		l.last = map[listingKey]*recordedListing{}
 	}
 	n := strconv.Itoa(len(entries))
-	k := instance + "\x00" + method
+	k := listingKey{instance, method}
 	prev := l.last[k]
 	if prev == nil {
 		prev = &recordedListing{}
@@ -183,7 +185,7 @@ func delta(prev, cur []string, b *strings.Builder) (changed, size int, ascending
 // ListingView reads the Results Listings wrote back into each instance's
 // current listing of each kind (the reader's side of Listings).
 type ListingView struct {
-	sets map[string]*ListingSet
+	sets map[listingKey]*ListingSet
 }
 
 // ListingSet is what an instance's latest successful listing of one kind
@@ -236,9 +238,9 @@ func (v *ListingView) Apply(e *Event) (set *ListingSet, ok bool) {
 		return nil, false
 	}
 	if v.sets == nil {
-		v.sets = map[string]*ListingSet{}
+		v.sets = map[listingKey]*ListingSet{}
 	}
-	k := e.Instance + "\x00" + e.Method
+	k := listingKey{e.Instance, e.Method}
 	if set = v.sets[k]; set != nil {
 		delete(v.sets, k) // put back below once read
 	}

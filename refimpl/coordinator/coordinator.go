@@ -46,11 +46,10 @@ type Coordinator struct {
 	fleet                                      contracts.FleetSummary
 
 	scratch struct {
-		seen     map[string]contracts.Observation
 		updates  []ports.RowUpdate
 		observed []string
-		cids     []string // the container listing's ids, in its order
 		ttl      []contracts.Workspace
+		payload  []byte // a change's JSON, before it is published
 	}
 }
 

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -67,7 +66,8 @@ func (c *Coordinator) resync(ctx context.Context, now time.Time) error {
 }
 
 func (c *Coordinator) publishChange(ctx context.Context, ch ports.Change) error {
-	payload, err := json.Marshal(ch)
+	payload, err := ch.AppendJSON(c.scratch.payload[:0])
+	c.scratch.payload = payload
 	if err != nil {
 		return fmt.Errorf("encode change of %s: %w", ch.WorkspaceID, err)
 	}

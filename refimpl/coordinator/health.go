@@ -26,12 +26,7 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	// The three listings are joined by workspace id: the rows come ordered
 	// by id, and so do the provider listings (ports.Instances.List and
 	// ports.Storage.ListVolumes); they are walked beside the rows.
-	cids := c.scratch.cids[:0]
-	for _, in := range insts {
-		cids = append(cids, in.WorkspaceID)
-	}
-	defer func() { clear(cids); c.scratch.cids = cids[:0] }()
-	j := join{insts: insts, cids: cids, vols: vols}
+	j := join{insts: insts, vols: vols}
 	observe := j.observe
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
@@ -71,42 +66,47 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 }
 
 // join walks the provider listings, sorted by workspace id, beside rows
-// read in id order (cids are the ids of insts, index for index).
+// read in id order.
 type join struct {
-	insts      []ports.InstanceState
-	cids, vols []string
-	ci, vi     int
-	prev       string
+	insts  []ports.InstanceState
+	vols   []string
+	ci, vi int // where the walk stands in insts and vols
+	prev   string
 }
 
 // observe is what the listings show of workspace id.
 func (j *join) observe(id string) contracts.Observation {
-	if id < j.prev { // a row out of order: find its place again
-		j.ci, _ = slices.BinarySearch(j.cids, id)
+	// Usually the row is the next entry of a listing, which also shows
+	// that it comes after the row before (the walks stand past that one).
+	atInst := j.ci < len(j.insts) && j.insts[j.ci].WorkspaceID == id
+	atVol := j.vi < len(j.vols) && j.vols[j.vi] == id
+	if !atInst && !atVol && id < j.prev { // a row out of order: find its place again
+		j.ci, _ = slices.BinarySearchFunc(j.insts, id, byWorkspace)
 		j.vi, _ = slices.BinarySearch(j.vols, id)
 	}
 	j.prev = id
-	var o contracts.Observation
-	var at int
-	at, o.ContainerExists = seek(j.cids, j.ci, id)
-	if o.ContainerExists {
-		o.ContainerRunning = j.insts[at-1].Running
-	}
-	j.ci = at
-	j.vi, o.VolumeExists = seek(j.vols, j.vi, id)
-	return o
-}
-
-// seek walks list, sorted, from position i on to id: it returns where
-// the walk stands for the next, larger id and whether id is listed.
-func seek(list []string, i int, id string) (next int, found bool) {
-	for ; i < len(list); i++ {
-		if c := strings.Compare(list[i], id); c >= 0 {
-			if c == 0 {
-				return i + 1, true
-			}
+	for ; !atInst && j.ci < len(j.insts); j.ci++ {
+		if c := byWorkspace(j.insts[j.ci], id); c >= 0 {
+			atInst = c == 0
 			break
 		}
 	}
-	return i, false
+	for ; !atVol && j.vi < len(j.vols); j.vi++ {
+		if c := strings.Compare(j.vols[j.vi], id); c >= 0 {
+			atVol = c == 0
+			break
+		}
+	}
+	var o contracts.Observation
+	if atInst {
+		o.ContainerExists, o.ContainerRunning = true, j.insts[j.ci].Running
+		j.ci++
+	}
+	if atVol {
+		o.VolumeExists = true
+		j.vi++
+	}
+	return o
 }
+
+func byWorkspace(in ports.InstanceState, id string) int { return strings.Compare(in.WorkspaceID, id) }

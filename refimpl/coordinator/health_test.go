@@ -21,18 +21,16 @@ func TestJoinShowsWhatIsListed(t *testing.T) {
 		}
 		running := map[string]bool{}
 		var insts []ports.InstanceState
-		var cids []string
 		for _, id := range slices.Sorted(slices.Values(distinct("containers"))) {
 			running[id] = rapid.Bool().Draw(t, "running")
 			insts = append(insts, ports.InstanceState{WorkspaceID: id, Running: running[id]})
-			cids = append(cids, id)
 		}
 		vols := slices.Sorted(slices.Values(distinct("volumes")))
 		rows := distinct("rows")
 		if rapid.Bool().Draw(t, "ordered") {
 			slices.Sort(rows)
 		}
-		j := join{insts: insts, cids: cids, vols: vols}
+		j := join{insts: insts, vols: vols}
 		for _, id := range rows {
 			r, exists := running[id]
 			want := contracts.Observation{ContainerExists: exists, ContainerRunning: r, VolumeExists: slices.Contains(vols, id)}

@@ -13,12 +13,18 @@ import (
 // desired-state changes go through the API service layer, conditioned on
 // the desired state read.
 func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
-	// The candidates are read through a cursor into a buffer reused from
-	// pass to pass (most of a quiet fleet is a candidate every minute);
-	// the activity reads and the API's writes come after the scan.
+	// The candidates are read through a cursor. Those no rule can select
+	// whatever the activity keys say (contracts.TTLDue: touched within
+	// their TTL, or with a desired state the rule leaves alone) are
+	// passed over there, so the keys are read only where the decision
+	// depends on them. The others go into a buffer reused from pass to
+	// pass: the activity reads and the API's writes come after the scan.
 	rows := c.scratch.ttl[:0]
 	defer func() { c.scratch.ttl = rows[:0] }()
 	err := c.deps.Store.Scan(ctx, contracts.FilterTTL, func(w *contracts.Workspace) {
+		if !contracts.TTLDue(w, now) {
+			return
+		}
 		rows = append(rows, *w)
 		// The rule reads neither pointer column; keep nothing of the
 		// cursor's buffers.
@@ -55,6 +61,10 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// activity reads the activity keys of workspace id that the standby rule
+// needs: the connection count, then the idle timer only when no
+// connection is open (with one open the rule does not hold whatever the
+// timer says, and IdleTimerSet is left false).
 func (c *Coordinator) activity(ctx context.Context, id string) (contracts.Activity, error) {
 	var a contracts.Activity
 	v, ok, err := c.deps.Bus.Get(ctx, contracts.ConnKey(id))
@@ -67,6 +77,9 @@ func (c *Coordinator) activity(ctx context.Context, id string) (contracts.Activi
 			return a, fmt.Errorf("read %s: %q is not a count", contracts.ConnKey(id), v)
 		}
 		a.Connections = n
+	}
+	if a.Connections > 0 {
+		return a, nil
 	}
 	_, a.IdleTimerSet, err = c.deps.Bus.Get(ctx, contracts.IdleTimerKey(id))
 	if err != nil {
