@@ -12,15 +12,12 @@ type Activity struct {
 // RUNNING workspace with no operation, no connection and no idle timer,
 // untouched for longer than its standby TTL, should go to STANDBY.
 func StandbyTTLExpired(w *Workspace, a Activity, now time.Time) bool {
-	return standbyTTLPassed(w, now) && a.Connections <= 0 && !a.IdleTimerSet
-}
-
-// standbyTTLPassed is the standby TTL rule's conditions on the row alone.
-func standbyTTLPassed(w *Workspace, now time.Time) bool {
 	return !w.Deleted() &&
 		w.ObservedStatus == ObservedRunning &&
 		w.HealthStatus == HealthOK &&
 		w.Operation == OpNone &&
+		a.Connections <= 0 &&
+		!a.IdleTimerSet &&
 		now.Sub(w.LastAccessAt) > time.Duration(w.StandbyTTLSeconds)*time.Second
 }
 
@@ -36,17 +33,14 @@ func ArchiveTTLExpired(w *Workspace, now time.Time) bool {
 }
 
 // TTLDue reports whether TTLDecision(w, a, now) can ask for a change for
-// some activity a: the rules' conditions on the row alone (SPEC 4.4). The
-// activity keys are worth reading only for a workspace it selects; for
-// the others the decision is "no change" whatever they hold.
+// some activity a (SPEC 4.4). No activity is the one every other only
+// restricts (the standby rule asks for no connection and no idle timer;
+// the archive rule reads none), so it is the decision for no activity.
+// The activity keys are worth reading only for a workspace it selects;
+// for the others the decision is "no change" whatever they hold.
 func TTLDue(w *Workspace, now time.Time) bool {
-	switch {
-	case standbyTTLPassed(w, now):
-		return w.DesiredState != DesiredStandby && w.DesiredState != DesiredPending
-	case ArchiveTTLExpired(w, now):
-		return w.DesiredState == DesiredStandby
-	}
-	return false
+	_, ok := TTLDecision(w, Activity{}, now)
+	return ok
 }
 
 // TTLDecision is the desired state the TTL Manager asks for, if any.
