@@ -145,34 +145,19 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // and a cache hit are JSON-RPC errors −32603; everything else is a result
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
-	return c.BroadcastTxSyncDecoded(txBytes, nil)
-}
-
-// BroadcastTxSyncDecoded is BroadcastTxSync for bytes an in-process caller
-// has already decoded: t must be what tx.Decode(txBytes) returned (nil:
-// the chain decodes them itself). A simulator that records the tx it
-// forwards then decodes it once, not twice; the chain's checks are the
-// same, as tx.Decode is a function of the bytes.
-func (c *Chain) BroadcastTxSyncDecoded(txBytes []byte, t *tx.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	sum := sha256.Sum256(txBytes)
-	return c.BroadcastTxSyncSummed(txBytes, t, sum, tx.HashOfSum(sum))
+	return c.broadcastSUT(&memTx{origin: history.OriginSUT, bytes: txBytes, key: sum, hash: tx.HashOfSum(sum)})
 }
 
-// BroadcastTxSyncSummed is BroadcastTxSyncDecoded for a caller that has
-// hashed the bytes too: sum must be their SHA-256 and hash
-// tx.HashOfSum(sum). A simulator that records the tx has both (the
-// record carries the hash), and hashing every broadcast twice was 1 % of
-// the oracle world's day.
-func (c *Chain) BroadcastTxSyncSummed(txBytes []byte, t *tx.Tx, sum [32]byte, hash string) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
-	return c.broadcastSUT(&memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: hash})
-}
-
-// BroadcastTxSyncRecorded is BroadcastTxSyncSummed for a caller that has
-// made the tx's record too: rec must be what history.DecodeTxSummed gave
-// for the bytes with t and sum (its Hash is the hash). The checktx record
-// (and the deliver record, if the tx is delivered) is a copy of it with
-// the signature check added, not a second record made from t: a
-// simulator records every broadcast it forwards. The chain never writes
+// BroadcastTxSyncRecorded is BroadcastTxSync for an in-process caller
+// that has decoded, hashed and recorded the bytes already (a simulator
+// records every broadcast it forwards), so that none of it is done twice:
+// t must be what tx.Decode gave for them (nil: the chain decodes them
+// itself; the checks are the same, as tx.Decode is a function of the
+// bytes), sum their SHA-256, and rec what history.DecodeTxSummed gave
+// with t and sum (its Hash is the hash). The checktx record (and the
+// deliver record, if the tx is delivered) is a copy of rec with the
+// signature check added, not a second record made from t. The chain never writes
 // into rec or the lists it shares with the copies.
 func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: rec.Hash}
