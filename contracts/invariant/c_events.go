@@ -18,6 +18,8 @@ const (
 	MPublish     = "bus.Publish"
 	MListen      = "feed.Listen"
 	MTryAcquire  = "store.TryAcquire"
+	MLockCheck   = "store.Check"
+	MRelease     = "store.Release"
 	FDropMsgs    = "bus.DropMessages"
 	FDropFeed    = "feed.Drop"
 	FBreakFeed   = "feed.Break"

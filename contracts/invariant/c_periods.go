@@ -79,7 +79,7 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 		if c.leader == "" || e.Instance != c.leader {
 			return
 		}
-		if strings.HasPrefix(e.Method, "store.") && (e.Err != "" || e.Method == MTryAcquire || e.Method == "store.Release") {
+		if strings.HasPrefix(e.Method, "store.") && (e.Err != "" || e.Method == MTryAcquire || e.Method == MRelease) {
 			// The DB failed the leader, or it stepped down: its ticks
 			// may have been skipped, its view of the fleet is stale.
 			c.disturb(e.At)

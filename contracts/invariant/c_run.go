@@ -226,8 +226,12 @@ func DiffFiles(want, got map[string][]byte) string {
 // retries: SPEC 4.2.4. At most three attempts, failures at least 30 s
 // apart, and no actuator call within 30 s of a failure: a failure the DB
 // recorded (error_info), or a failed actuator call the same instance saw
-// (an attempt made again at once, before any failure was recorded, is an
-// attempt all the same).
+// in the same leadership (an attempt made again at once, before any
+// failure was recorded, is an attempt all the same). A leadership ends
+// with a new epoch, and also where the instance gave it up: a failed lock
+// check stops every component (SPEC 3.1) and a release hands the lock
+// back, so a later acquisition that finds the lock still held by the
+// instance's own session, under the same epoch, begins afresh.
 type retries struct {
 	base
 	lastFailure map[string]time.Time
@@ -259,6 +263,14 @@ func (*retries) Contract() string { return "4.2.4" }
 func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastFailure == nil {
 		c.lastFailure, c.failedCall = map[string]time.Time{}, map[string]failedCall{}
+	}
+	if e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")) {
+		for id, f := range c.failedCall {
+			if f.instance == e.Instance {
+				delete(c.failedCall, id)
+			}
+		}
+		return
 	}
 	row := s.Row(e.Workspace)
 	if row == nil {

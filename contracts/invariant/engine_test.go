@@ -270,6 +270,32 @@ func TestRetriesTooManyAndTooSoon(t *testing.T) {
 	require.Contains(t, msgs[1], "more than 3 attempts")
 }
 
+// A failed actuator call whose failure record was lost: the same instance
+// may not call again within 30 s in the same leadership. A failed lock
+// check ends that leadership (SPEC 3.1: every component stops), even when
+// the instance's session still held the lock and its next acquisition
+// keeps the epoch (seed 501493, --faults all@2: the release failed too).
+func TestRetriesAfterAFailedCallWithinOneLeadership(t *testing.T) {
+	build := func(between func(tr *trace)) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpProvisioning).
+			call("c1", MProvision, "w", "", "", "PROVIDER_ERROR: boom")
+		between(tr)
+		return tr.at(7*time.Second).call("c1", MProvision, "w", "", "", "")
+	}
+	r := run(t, build(func(*trace) {}), nil, "retry-policy")
+	msgs := messages(r)
+	require.Len(t, msgs, 1)
+	require.Contains(t, msgs[0], "attempted 7s after the failed call")
+
+	r = run(t, build(func(tr *trace) {
+		tr.at(time.Second).call("c1", MLockCheck, "", "c1", "", "unavailable").call("c1", MRelease, "", "c1", "", "unavailable")
+	}), nil, "retry-policy")
+	require.Empty(t, r.Violations, "a failed lock check ends the leadership: the next one resumes afresh")
+
+	r = run(t, build(func(tr *trace) { tr.at(time.Second).call("c1", MLockCheck, "", "c1", "", "") }), nil, "retry-policy")
+	require.Len(t, messages(r), 1, "a lock check that succeeds ends nothing")
+}
+
 func TestTimeoutsNotEnforced(t *testing.T) {
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 		claim("w", contracts.OpProvisioning).
