@@ -334,8 +334,15 @@ type timeouts struct {
 	base
 	running map[string]bool
 	flagged map[string]time.Time
-	// leads is when each instance last acquired leadership.
+	// leads is when each instance last acquired leadership, or resumed
+	// it (see stepped).
 	leads map[string]time.Time
+	// stepped marks the instances that gave leadership up at a failed
+	// lock check or a release (SPEC 3.1: every component stops). An
+	// instance whose own session still held the lock takes it again under
+	// the same epoch, which the history does not record: its next action
+	// is taken as the moment it resumed.
+	stepped map[string]bool
 }
 
 // TimeoutSlack is the grace after an operation's timeout within which the
@@ -346,11 +353,19 @@ func (*timeouts) Name() string     { return "timeouts" }
 func (*timeouts) Contract() string { return "4.2.3" }
 func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 	if c.running == nil {
-		c.running, c.flagged, c.leads = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+		c.running, c.flagged, c.leads, c.stepped = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}, map[string]bool{}
 	}
-	if e.Kind == history.KindLeader && e.Method == "acquire" {
+	switch {
+	case e.Kind == history.KindLeader && e.Method == "acquire":
 		c.leads[e.Instance] = e.At
+		delete(c.stepped, e.Instance)
 		return
+	case e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")):
+		c.stepped[e.Instance] = true
+		return
+	case c.stepped[e.Instance] && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && e.Method != MTryAcquire && e.Method != MLockCheck)):
+		c.leads[e.Instance] = e.At
+		delete(c.stepped, e.Instance)
 	}
 	if !reconcilerWrite(e) {
 		return

@@ -126,6 +126,7 @@ func All() []Checker {
 	return []Checker{
 		&completionObserved{},
 		&observationTruth{},
+		&observedAt{},
 		&singleWriter{},
 		&nonPreemptive{},
 		&oneLevel{},
@@ -143,6 +144,7 @@ func All() []Checker {
 		&claimTimed{},
 		&ttlRules{},
 		&lastAccessForward{},
+		&completionStamp{},
 		&limits{},
 		&events{},
 		&periods{},

@@ -102,7 +102,13 @@ func provisionAndStart(tr *trace) *trace {
 		claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "").
 		at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").
 		claim("w", contracts.OpStarting).call("c1", MStart, "w", "img", "", "").
-		at(4*time.Second).observe("w", contracts.ObservedRunning).complete("w")
+		at(4*time.Second).observe("w", contracts.ObservedRunning).stamp("w").complete("w")
+}
+
+// stamp is the API service layer's stamp of last_access_at before a
+// completion (SPEC 4.2.2).
+func (tr *trace) stamp(id string) *trace {
+	return tr.write(contracts.CompAPI, "c1", 1, id, nil, contracts.Patch{LastAccessAt: contracts.Some(tr.now)})
 }
 
 func TestCleanHistoryPassesEveryChecker(t *testing.T) {
@@ -331,6 +337,27 @@ func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
 	r = run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Equal(t, "x", r.Violations[0].Subject)
+}
+
+// A leader whose lock check fails stops (SPEC 3.1); when its own session
+// still held the lock, it takes it again later under the same epoch, and
+// nothing records that. Its operations went overdue while it was away:
+// its first pass back may end them (seed 600054, --faults all@2).
+func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
+	build := func(away func(tr *trace)) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+			claim("w", contracts.OpStarting)
+		away(tr)
+		return tr.at(7*time.Minute).call("c1", "bus.Subscribe", "", "monitor:trigger", "", "").claim("x", contracts.OpProvisioning)
+	}
+	r := run(t, build(func(tr *trace) {
+		tr.at(time.Minute).call("c1", MLockCheck, "", "c1", "", "unavailable").call("c1", MRelease, "", "c1", "", "unavailable").
+			at(2*time.Minute).call("c1", MTryAcquire, "", "c1", "", "unavailable")
+	}), nil, "timeouts")
+	require.Empty(t, r.Violations, "c1 was away from its failed lock check until its next action")
+
+	r = run(t, build(func(*trace) {}), nil, "timeouts")
+	require.Len(t, messages(r), 1, "without the failed lock check c1 led all along: w is overdue")
 }
 
 func TestDurabilityFinalState(t *testing.T) {

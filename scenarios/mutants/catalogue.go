@@ -54,6 +54,7 @@ var entries = []entry{
 	{"gc-deletes-error-archives", "C9", "the GC deletes archives of workspaces in ERROR", gcDeletesErrorArchives},
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
+	{"no-completion-stamp", "4.2.2", "STARTING, STOPPING and RESTORING complete without the API stamping last_access_at first", noCompletionStamp},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
@@ -62,6 +63,7 @@ var entries = []entry{
 	{"failed-listing-as-empty", "C1", "the HealthMonitor reads a failed container listing as \"no containers\"", failedListingAsEmpty},
 	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
 	{"check-then-write", "4.3", "the API checks the running limits with a read, then writes unguarded: concurrent requests each see room", checkThenWrite},
+	{"observed-at-on-change", "4.1", "the HealthMonitor writes observed_at only on the workspaces whose status it changes", observedAtOnChange},
 	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
 }
 
@@ -675,6 +677,22 @@ func (s storageActuatorHook) Provision(ctx context.Context, id string) error {
 	return s.after(ctx, id, contracts.OpProvisioning, s.Storage.Provision(ctx, id))
 }
 
+// observedAtOnChange: the pass's stamp of the workspaces it observed
+// unchanged (Store.MarkObserved) never reaches the store; the rows whose
+// status changes still get theirs with the change.
+func observedAtOnChange(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Store = unstampedStore{d.Store}
+		return d
+	}
+}
+
+type unstampedStore struct{ ports.Store }
+
+func (unstampedStore) MarkObserved(context.Context, contracts.Writer, []string, time.Time) error {
+	return nil
+}
+
 // ---- C9: the Archive GC --------------------------------------------------
 
 // gcView bends the GC's protection set (the full listing it loads).
@@ -793,6 +811,27 @@ func (s unguardedStore) UpdateWithinLimits(ctx context.Context, w contracts.Writ
 	}
 	if err := s.check(ctx, row.OwnerUserID, id, l); err != nil {
 		return false, err
+	}
+	return s.Store.Update(ctx, w, id, c, p)
+}
+
+// noCompletionStamp: the coordinator's stamp of last_access_at through the
+// API service layer, before it clears a completed operation, never
+// reaches the store (the store answers as if it had).
+func noCompletionStamp(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Store = unstampedCompletions{d.Store}
+		return d
+	}
+}
+
+type unstampedCompletions struct{ ports.Store }
+
+var lastAccessOnly = (&contracts.Patch{LastAccessAt: contracts.Some(time.Time{})}).Mask()
+
+func (s unstampedCompletions) Update(ctx context.Context, w contracts.Writer, id string, c contracts.Cond, p contracts.Patch) (bool, error) {
+	if w.Component == contracts.CompAPI && w.OnBehalf == contracts.CompStateReconciler && p.Mask() == lastAccessOnly {
+		return true, nil
 	}
 	return s.Store.Update(ctx, w, id, c, p)
 }
