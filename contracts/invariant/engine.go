@@ -130,6 +130,7 @@ func All() []Checker {
 		&singleWriter{},
 		&nonPreemptive{},
 		&oneLevel{},
+		&operationChoice{},
 		&containerVolume{},
 		&archiveIdempotent{},
 		&ordering{},

@@ -40,6 +40,7 @@ var entries = []entry{
 	{"no-cas-claim", "C4", "claims are written without compare-and-set on operation = NONE", noCASClaim},
 	{"running-to-pending", "C5", "RUNNING → PENDING is done as one ARCHIVING step", runningToPending},
 	{"restore-without-marker", "C7", "RESTORING completes on observed STANDBY without the restore marker", restoreWithoutMarker},
+	{"soft-delete-skips-archive", "4.2.1", "a soft-deleted STANDBY workspace is deleted at once instead of archived first", softDeleteSkipsArchive},
 	{"no-timeouts", "4.2.3", "operations never time out", noTimeouts},
 	{"fourth-attempt", "4.2.4", "a failing operation gets a fourth attempt", fourthAttempt},
 	{"no-retry-spacing", "4.2.4", "a failed actuator call is retried at once by a client-side retry loop, not 30 s later", noRetrySpacing},
@@ -329,6 +330,21 @@ func fourthAttempt(b *bend) {
 			}
 			*p = contracts.Patch{ErrorCount: contracts.Some(e.ErrorCount), ErrorInfo: contracts.Some(&info), ErrorMessage: contracts.Some(last)}
 		})
+	}
+}
+
+// softDeleteSkipsArchive: the coordinator reads a soft-deleted STANDBY
+// row as if its health were ERROR, so the table sends it to DELETING
+// instead of ARCHIVING: its volume, the user's data, goes unarchived.
+func softDeleteSkipsArchive(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(_ contracts.Filter, rows []contracts.Workspace) {
+			for i := range rows {
+				if w := &rows[i]; w.Deleted() && w.ObservedStatus == contracts.ObservedStandby && w.Operation == contracts.OpNone {
+					w.HealthStatus = contracts.HealthError
+				}
+			}
+		}, nil)
 	}
 }
 
