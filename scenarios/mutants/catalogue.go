@@ -41,6 +41,9 @@ var entries = []entry{
 	{"running-to-pending", "C5", "RUNNING → PENDING is done as one ARCHIVING step", runningToPending},
 	{"restore-without-marker", "C7", "RESTORING completes on observed STANDBY without the restore marker", restoreWithoutMarker},
 	{"soft-delete-skips-archive", "4.2.1", "a soft-deleted STANDBY workspace is deleted at once instead of archived first", softDeleteSkipsArchive},
+	{"early-timeout", "4.2.4", "the reconciler reads op_started_at ten minutes early: operations time out before their time", earlyTimeout},
+	{"retry-exceeded-at-once", "4.2.4", "the reconciler reads error_count as 2 while an operation runs: its first failure is its last", retryExceededAtOnce},
+	{"marker-made-up", "4.2.2", "RESTORING stores a restore marker of its own making instead of the one restore returned", markerMadeUp},
 	{"no-timeouts", "4.2.3", "operations never time out", noTimeouts},
 	{"fourth-attempt", "4.2.4", "a failing operation gets a fourth attempt", fourthAttempt},
 	{"no-retry-spacing", "4.2.4", "a failed actuator call is retried at once by a client-side retry loop, not 30 s later", noRetrySpacing},
@@ -345,6 +348,49 @@ func softDeleteSkipsArchive(b *bend) {
 				}
 			}
 		}, nil)
+	}
+}
+
+// earlyTimeout: the reconciler's view of a running operation's
+// op_started_at is ten minutes older than the row's.
+func earlyTimeout(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(_ contracts.Filter, rows []contracts.Workspace) {
+			for i := range rows {
+				if w := &rows[i]; w.Operation != contracts.OpNone && !w.OpStartedAt.IsZero() {
+					w.OpStartedAt = w.OpStartedAt.Add(-10 * time.Minute)
+				}
+			}
+		}, nil)
+	}
+}
+
+// retryExceededAtOnce: the reconciler's view of a running operation
+// shows two failures already, so its first failure exhausts the attempts.
+func retryExceededAtOnce(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(_ contracts.Filter, rows []contracts.Workspace) {
+			for i := range rows {
+				if w := &rows[i]; w.Operation != contracts.OpNone && w.ErrorCount < contracts.MaxAttempts-1 {
+					w.ErrorCount = contracts.MaxAttempts - 1
+				}
+			}
+		}, nil)
+	}
+}
+
+// markerMadeUp: the restore marker the reconciler stores is not the one
+// restore returned (a version suffix of its own), so no restore ever
+// completes: each runs into its timeout.
+func markerMadeUp(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if p.HomeCtx.Set && p.HomeCtx.V != nil && p.HomeCtx.V.RestoreMarker != "" {
+				hc := *p.HomeCtx.V
+				hc.RestoreMarker += "#v1"
+				p.HomeCtx.V = &hc
+			}
+		})
 	}
 }
 

@@ -1,0 +1,104 @@
+package invariant
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// enterError is the reconciler's ERROR entry for reason, at the trace's now.
+func (tr *trace) enterError(id string, reason contracts.Reason) *trace {
+	info := &contracts.ErrorInfo{Reason: reason, IsTerminal: true, OccurredAt: tr.now}
+	return tr.write(contracts.CompStateReconciler, "c1", 1, id, nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone),
+		OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some(info), PreviousStatus: contracts.Some(contracts.ObservedStandby)})
+}
+
+func TestErrorEntryNeedsItsCause(t *testing.T) {
+	starting := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting)
+	}
+	// Timeout: only past STARTING's 5 minutes.
+	r := run(t, starting().at(5*time.Minute+time.Second).enterError("w", contracts.ReasonTimeout), nil, "error-entry")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("error-entry"))
+	r = run(t, starting().at(4*time.Minute).enterError("w", contracts.ReasonTimeout), nil, "error-entry")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "STARTING entered ERROR (Timeout) 4m0s after it started")
+
+	// RetryExceeded: three failures first, counting failed writes and lost answers.
+	fails := func(tr *trace, n int) *trace {
+		for i := range n {
+			tr.at(time.Duration(i+1) * 31 * time.Second)
+			switch i % 3 {
+			case 0:
+				tr.call("c1", MStart, "w", "img", "", "CONTAINER_START_FAILED: boom")
+			case 1:
+				tr.add(historyLost("c1", "w", MStart))
+			default:
+				tr.add(failedWrite("c1", "w"))
+			}
+		}
+		return tr
+	}
+	r = run(t, fails(starting(), 3).enterError("w", contracts.ReasonRetryExceeded), nil, "error-entry")
+	require.Empty(t, r.Violations)
+	r = run(t, fails(starting(), 1).enterError("w", contracts.ReasonRetryExceeded), nil, "error-entry")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "after 1 failed call(s) on it since its claim")
+
+	// Failures of an earlier operation do not count for the next one.
+	tr := fails(starting(), 3)
+	tr.at(2*time.Minute).complete("w").claim("w", contracts.OpStopping).at(3*time.Minute).enterError("w", contracts.ReasonRetryExceeded)
+	require.Len(t, run(t, tr, nil, "error-entry").Violations, 1)
+
+	// Terminal at once (DataLost): a failed call first.
+	r = run(t, fails(starting(), 1).enterError("w", contracts.ReasonDataLost), nil, "error-entry")
+	require.Empty(t, r.Violations)
+	r = run(t, starting().enterError("w", contracts.ReasonDataLost), nil, "error-entry")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "entered ERROR (DataLost) with no failed call on it since its claim")
+
+	// The ERROR entry of a terminal error the HealthMonitor found is not judged.
+	tr = starting()
+	mismatch := &contracts.ErrorInfo{Reason: contracts.ReasonMismatch, IsTerminal: true, OccurredAt: tr.now}
+	tr.write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(mismatch)}).enterError("w", contracts.ReasonMismatch)
+	require.Empty(t, run(t, tr, nil, "error-entry").Violations)
+}
+
+func TestRestoreMarkerIsTheOneRestoreReturned(t *testing.T) {
+	key := contracts.ArchiveKey("w", "op1")
+	restoring := func(marker string) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpRestoring).
+			call("c1", MProvision, "w", "", "created", "").call("c1", MRestore, "w", key, key, "")
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: marker})})
+	}
+	r := run(t, restoring(key), nil, "restore-marker")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("restore-marker"))
+
+	r = run(t, restoring(key+"#v1"), nil, "restore-marker")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "no restore of the workspace since the claim returned it")
+
+	// A marker written before any restore of this operation returned it.
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpRestoring).
+		call("c1", MRestore, "w", key, "", "CHECKSUM_MISMATCH: bad").
+		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: key})})
+	require.Len(t, run(t, tr, nil, "restore-marker").Violations, 1)
+}
+
+// historyLost is a lost-answer fault: inst's call of method on id
+// succeeded, and inst was told it failed.
+func historyLost(inst, id, method string) history.Event {
+	return history.Event{Kind: history.KindFault, Instance: inst, Workspace: id, Method: FLostResp, Args: method, Err: "injected"}
+}
+
+// failedWrite is a reconciler write of inst on id that the DB failed.
+func failedWrite(inst, id string) history.Event {
+	return history.Event{Kind: history.KindWrite, Component: contracts.CompStateReconciler, Instance: inst, Epoch: 1, Workspace: id,
+		Patch: &contracts.Patch{ErrorCount: contracts.Some(1)}, Err: "store.Update: unavailable"}
+}
