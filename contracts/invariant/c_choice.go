@@ -89,12 +89,14 @@ func TableChoice(w *contracts.Workspace) contracts.Operation {
 		}
 	case contracts.ObservedStandby:
 		switch {
-		case desired == contracts.ObservedStandby:
-			return contracts.OpNone // step 4 comes before the choice
 		case desired == contracts.ObservedPending:
 			return contracts.OpArchiving // row 8 (an unrestored one reuses its op_id)
 		case !restored:
-			return contracts.OpRestoring // the amendment: never started, restored first
+			// The amendment: "for desired STANDBY or RUNNING the
+			// reconciler chooses RESTORING". For desired STANDBY step 4
+			// (observed == desired: nothing) reads otherwise; a reader
+			// may follow either, and not claiming is never judged here.
+			return contracts.OpRestoring
 		case desired == contracts.ObservedRunning:
 			return contracts.OpStarting // row 7
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
 )
 
 // observedFleet is a leader c1 observing workspaces w (STANDBY, created at
@@ -103,4 +104,39 @@ func TestCompletionStampBeforeClearing(t *testing.T) {
 	tr = base().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone), ErrorInfo: contracts.Some(info)})
 	r = run(t, tr, nil, "completion-stamp")
 	require.Empty(t, r.Violations)
+}
+
+func TestTTLRuleAppliedOnceFaultsStop(t *testing.T) {
+	// w RUNNING, untouched since t0, standby TTL 300 s; faults stop at
+	// 10 min. The rule has held since then; the run ends at 10 min +
+	// end.
+	build := func(end time.Duration, applied bool) (*trace, *Final) {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+			write(contracts.CompAPI, "c1", 1, "w", nil, contracts.Patch{LastAccessAt: contracts.Some(t0)}).
+			at(time.Second).observe("w", contracts.ObservedRunning).
+			at(10*time.Minute).fault(FQuiet, "", "")
+		if applied {
+			tr.at(11*time.Minute).add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Args: onBehalfOf + string(contracts.CompTTLManager),
+				Workspace: "w", Patch: &contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}, Applied: true})
+		}
+		tr.at(10*time.Minute + end)
+		return tr, &Final{End: tr.now}
+	}
+	tr, f := build(2*time.Minute, false)
+	require.Empty(t, run(t, tr, f, "ttl").Violations, "two periods are allowed")
+
+	tr, f = build(5*time.Minute, false)
+	r := run(t, tr, f, "ttl")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "the TTL rule for desired STANDBY has held since")
+
+	tr, f = build(5*time.Minute, true)
+	r = run(t, tr, f, "ttl")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("ttl"))
+
+	// An open connection keeps it running.
+	tr, f = build(5*time.Minute, false)
+	tr.events = append(tr.events[:3:3], append([]history.Event{{Kind: history.KindCall, Instance: "proxy", Method: MBusIncr, Args: "ws_conn:w", Result: "1", At: t0, Seq: 99}}, tr.events[3:]...)...)
+	require.Empty(t, run(t, tr, f, "ttl").Violations)
 }

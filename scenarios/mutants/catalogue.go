@@ -59,6 +59,7 @@ var entries = []entry{
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"no-completion-stamp", "4.2.2", "STARTING, STOPPING and RESTORING complete without the API stamping last_access_at first", noCompletionStamp},
+	{"ttl-asleep", "4.4", "the TTL Manager's candidate query finds nothing: no TTL ever expires", ttlAsleep},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
@@ -896,6 +897,31 @@ func (s unstampedCompletions) Update(ctx context.Context, w contracts.Writer, id
 		return true, nil
 	}
 	return s.Store.Update(ctx, w, id, c, p)
+}
+
+// ttlAsleep: the TTL Manager's scan for candidates returns no rows.
+func ttlAsleep(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Store = ttlBlindStore{d.Store}
+		return d
+	}
+}
+
+type ttlBlindStore struct{ ports.Store }
+
+func (s ttlBlindStore) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
+	if f == contracts.FilterTTL {
+		return s.Store.Scan(ctx, f, func(*contracts.Workspace) {})
+	}
+	return s.Store.Scan(ctx, f, fn)
+}
+
+func (s ttlBlindStore) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
+	rows, err := s.Store.List(ctx, f)
+	if f == contracts.FilterTTL {
+		rows = rows[:0]
+	}
+	return rows, err
 }
 
 // ---- 4.6: events -----------------------------------------------------------
