@@ -116,7 +116,7 @@ func TestTTLRuleAppliedOnceFaultsStop(t *testing.T) {
 			at(time.Second).observe("w", contracts.ObservedRunning).
 			at(10*time.Minute).fault(FQuiet, "", "")
 		if applied {
-			tr.at(11*time.Minute).add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Args: onBehalfOf + string(contracts.CompTTLManager),
+			tr.at(11 * time.Minute).add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Args: onBehalfOf + string(contracts.CompTTLManager),
 				Workspace: "w", Patch: &contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}, Applied: true})
 		}
 		tr.at(10*time.Minute + end)
