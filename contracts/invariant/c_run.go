@@ -338,10 +338,13 @@ type timeouts struct {
 	// it (see stepped).
 	leads map[string]time.Time
 	// stepped marks the instances that gave leadership up at a failed
-	// lock check or a release (SPEC 3.1: every component stops). An
-	// instance whose own session still held the lock takes it again under
-	// the same epoch, which the history does not record: its next action
-	// is taken as the moment it resumed.
+	// lock check or a release (SPEC 3.1: every component stops), or took
+	// the lock with the answer lost on the way. An instance whose own
+	// session still held the lock takes it again under the same epoch,
+	// which the history does not record: its next action is taken as the
+	// moment it resumed. A failed DB call of an instance also starts its
+	// grace again (leads): a reconciler whose writes fail cannot end the
+	// operations that go overdue meanwhile.
 	stepped map[string]bool
 }
 
@@ -360,12 +363,20 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		c.leads[e.Instance] = e.At
 		delete(c.stepped, e.Instance)
 		return
-	case e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")):
+	case e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")),
+		e.Kind == history.KindFault && e.Method == FLostResp && e.Args == MTryAcquire:
+		// Stepped down, or took the lock without being told so.
 		c.stepped[e.Instance] = true
 		return
 	case c.stepped[e.Instance] && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && e.Method != MTryAcquire && e.Method != MLockCheck)):
 		c.leads[e.Instance] = e.At
 		delete(c.stepped, e.Instance)
+	}
+	if e.Err != "" && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && strings.HasPrefix(e.Method, "store."))) {
+		// The DB failed the instance: what it could not write was not
+		// its to end; the grace starts again.
+		c.leads[e.Instance] = e.At
+		return
 	}
 	if !reconcilerWrite(e) {
 		return

@@ -358,6 +358,20 @@ func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
 
 	r = run(t, build(func(*trace) {}), nil, "timeouts")
 	require.Len(t, messages(r), 1, "without the failed lock check c1 led all along: w is overdue")
+
+	// The lock taken with its answer lost (seed 1000065): c1 leads
+	// without knowing it until its next action.
+	r = run(t, build(func(tr *trace) {
+		tr.at(time.Minute).add(historyLost("c1", "", MTryAcquire))
+	}), nil, "timeouts")
+	require.Empty(t, r.Violations)
+
+	// The DB failing c1's writes (seed 1000250): the grace starts again
+	// at its last failure.
+	r = run(t, build(func(tr *trace) {
+		tr.at(6*time.Minute + 30*time.Second).add(failedWrite("c1", "w"))
+	}), nil, "timeouts")
+	require.Empty(t, r.Violations)
 }
 
 func TestDurabilityFinalState(t *testing.T) {
