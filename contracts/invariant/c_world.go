@@ -179,7 +179,19 @@ type gcProtection struct {
 	// (or it was written).
 	lastProtected map[string]time.Time
 	byWorkspace   map[string]map[string]bool
+	// undo holds the sightings the latest GC pass counted (their earlier
+	// times), until its protection query is known not to have failed: a
+	// pass whose DB query fails skips its cycle (SPEC 4.5) and saw
+	// nothing.
+	undo     map[string]time.Time
+	undoInst string
+	undoAt   time.Time
 }
+
+// GCQueryWindow is how soon after a GC pass's listing a failed DB call of
+// the same instance is taken for the failure of that pass's protection
+// query.
+const GCQueryWindow = 5 * time.Second
 
 func (*gcProtection) Name() string     { return "c9-gc-protection" }
 func (*gcProtection) Contract() string { return "C9" }
@@ -188,6 +200,9 @@ func (c *gcProtection) refresh(s *State, id string, at time.Time) {
 	row := s.Row(id)
 	for key := range c.byWorkspace[id] {
 		if contracts.Protected(row, key) {
+			if _, kept := c.undo[key]; !kept {
+				c.undo[key] = c.lastProtected[key]
+			}
 			c.lastProtected[key] = at
 		}
 	}
@@ -195,7 +210,18 @@ func (c *gcProtection) refresh(s *State, id string, at time.Time) {
 
 func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastProtected == nil {
-		c.lastProtected, c.byWorkspace = map[string]time.Time{}, map[string]map[string]bool{}
+		c.lastProtected, c.byWorkspace, c.undo = map[string]time.Time{}, map[string]map[string]bool{}, map[string]time.Time{}
+	}
+	if len(c.undo) > 0 {
+		switch {
+		case e.At.Sub(c.undoAt) > GCQueryWindow:
+			clear(c.undo)
+		case e.Kind == history.KindCall && e.Instance == c.undoInst && e.Err != "" && strings.HasPrefix(e.Method, "store."):
+			for key, t := range c.undo { // the pass's protection query failed
+				c.lastProtected[key] = t
+			}
+			clear(c.undo)
+		}
 	}
 	// Objects written by this event are tracked from now on.
 	noteObject := func(key string) {
@@ -230,7 +256,7 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		}
 	case e.Kind == history.KindCall && e.Method == MObjPut && e.Err == "":
 		noteObject(e.Args)
-	case e.Kind == history.KindCall && e.Method == "objects.List" && s.Leader.EpochOf[e.Instance] > 0:
+	case e.Kind == history.KindCall && e.Method == "objects.List" && e.Err == "" && s.Leader.EpochOf[e.Instance] > 0:
 		// A GC pass: count the protected archives it meets.
 		for key := range s.World.Objects {
 			id, _, ok := contracts.ParseArchiveKey(key)
@@ -241,7 +267,10 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		// Orphan time is counted between the GC's sightings (SPEC 4.5: a
 		// timer starts at the first unprotected sighting and is cleared at
 		// a protected one); protection that came and went between two
-		// passes was never seen and does not restart the clock.
+		// passes was never seen and does not restart the clock. A failed
+		// listing sees nothing.
+		clear(c.undo)
+		c.undoInst, c.undoAt = e.Instance, e.At
 		ids := make([]string, 0, len(c.byWorkspace))
 		for id := range c.byWorkspace {
 			ids = append(ids, id)

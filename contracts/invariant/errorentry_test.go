@@ -102,3 +102,36 @@ func failedWrite(inst, id string) history.Event {
 	return history.Event{Kind: history.KindWrite, Component: contracts.CompStateReconciler, Instance: inst, Epoch: 1, Workspace: id,
 		Patch: &contracts.Patch{ErrorCount: contracts.Some(1)}, Err: "store.Update: unavailable"}
 }
+
+// The GC's orphan clock restarts only at a sighting it completed: a
+// failed listing, or a listing whose protection query then failed, saw
+// nothing (SPEC 4.5; seed 2000382: a workspace in ERROR between two
+// failed GC passes, its old archive deleted 2 h after the first sighting).
+func TestC9SightingsOnlyFromCompletedPasses(t *testing.T) {
+	old := contracts.ArchiveKey("w", "op0")
+	build := func(pass func(tr *trace)) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
+			call("c1", MObjPut, "w", old, "", "").
+			at(time.Minute).call("c1", "objects.List", "", "archives/", "", "")
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: tr.now}
+		tr.at(30*time.Minute).write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
+			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
+		tr.at(61 * time.Minute)
+		pass(tr)
+		tr.at(70*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthOK)})
+		return tr.at(121*time.Minute).call("c1", MObjDelete, "w", old, "", "")
+	}
+	seen := func(tr *trace) { tr.call("c1", "objects.List", "", "archives/", "", "") }
+	r := run(t, build(seen), nil, "c9-gc-protection")
+	require.Len(t, r.Violations, 1, "the pass at 61 min saw it protected: 2 h count from there")
+
+	failedList := func(tr *trace) { tr.call("c1", "objects.List", "", "archives/", "", "S3_ACCESS_ERROR: down") }
+	require.Empty(t, run(t, build(failedList), nil, "c9-gc-protection").Violations)
+
+	failedQuery := func(tr *trace) {
+		seen(tr)
+		tr.call("c1", "store.List", "", "", "", "unavailable")
+	}
+	require.Empty(t, run(t, build(failedQuery), nil, "c9-gc-protection").Violations)
+}
