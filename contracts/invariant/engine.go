@@ -148,6 +148,7 @@ func All() []Checker {
 		&ttlRules{},
 		&lastAccessForward{},
 		&completionStamp{},
+		&apiRules{},
 		&limits{},
 		&events{},
 		&periods{},

@@ -34,6 +34,7 @@ func (tr *trace) add(e history.Event) *trace {
 func (tr *trace) insert(id string, desired contracts.DesiredState) *trace {
 	w := contracts.NewWorkspace(id, "u1", "n", "img", tr.now)
 	w.DesiredState = desired
+	w.LastAccessAt = tr.now // POST stamps it (SPEC 4.3)
 	return tr.add(history.Event{Kind: history.KindInsert, Component: contracts.CompAPI, Workspace: id, Row: &w})
 }
 

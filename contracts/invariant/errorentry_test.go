@@ -135,3 +135,41 @@ func TestC9SightingsOnlyFromCompletedPasses(t *testing.T) {
 	}
 	require.Empty(t, run(t, build(failedQuery), nil, "c9-gc-protection").Violations)
 }
+
+func TestAPIRules(t *testing.T) {
+	// Created without its stamp.
+	tr := newTrace().insert("w", contracts.DesiredRunning)
+	r := run(t, tr, nil, "api-rules")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("api-rules"))
+	tr.events[0].Row.LastAccessAt = time.Time{}
+	r = run(t, tr, nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "created with last_access_at never")
+
+	stamped := func() *trace { return newTrace().insert("w", contracts.DesiredRunning) }
+	// Recovery resets the three columns together.
+	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
+	require.Empty(t, r.Violations)
+	partial := contracts.RecoverPatch()
+	partial.ErrorCount = contracts.Opt[int]{}
+	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "reset together")
+
+	// No desired-state change in ERROR; DELETE is allowed, and so is a
+	// change once recovered.
+	inError := func() *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
+		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
+	}
+	toStandby := contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}
+	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "desired_state changed from RUNNING to STANDBY while the workspace is in ERROR")
+	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)), nil, "api-rules")
+	require.Empty(t, r.Violations)
+	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+		write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
+	require.Empty(t, r.Violations)
+}

@@ -85,7 +85,7 @@ func TestCompletionStampBeforeClearing(t *testing.T) {
 
 	r = run(t, base().complete("w"), nil, "completion-stamp")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "STARTING completed with last_access_at never")
+	require.Contains(t, r.Violations[0].Message, "STARTING completed with last_access_at 2026-01-05T00:00:00Z, older than the operation's start")
 
 	// A stamp from before the claim (the previous operation's) is no stamp.
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).stamp("w").

@@ -60,6 +60,9 @@ var entries = []entry{
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
 	{"no-completion-stamp", "4.2.2", "STARTING, STOPPING and RESTORING complete without the API stamping last_access_at first", noCompletionStamp},
 	{"ttl-asleep", "4.4", "the TTL Manager's candidate query finds nothing: no TTL ever expires", ttlAsleep},
+	{"create-without-stamp", "4.3", "POST creates a workspace without stamping last_access_at", createWithoutStamp},
+	{"recover-keeps-count", "4.3", "the administrator's recovery resets error_info but not error_count", recoverKeepsCount},
+	{"desired-in-error", "4.3", "the API accepts a desired-state change on a workspace in ERROR", desiredInError},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
@@ -922,6 +925,62 @@ func (s ttlBlindStore) List(ctx context.Context, f contracts.Filter) ([]contract
 		rows = rows[:0]
 	}
 	return rows, err
+}
+
+// createWithoutStamp: the API's inserts reach the store without
+// last_access_at.
+func createWithoutStamp(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d.Store = unstampedCreates{d.Store}
+		return d
+	}
+}
+
+type unstampedCreates struct{ ports.Store }
+
+func (s unstampedCreates) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {
+	ws.LastAccessAt = time.Time{}
+	return s.Store.Insert(ctx, w, ws)
+}
+
+func (s unstampedCreates) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
+	ws.LastAccessAt = time.Time{}
+	return s.Store.InsertWithinLimits(ctx, w, ws, l)
+}
+
+// recoverKeepsCount: the recovery write loses its error_count reset.
+func recoverKeepsCount(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompAdmin {
+				p.ErrorCount = contracts.Opt[int]{}
+			}
+		})
+	}
+}
+
+// desiredInError: the API reads a workspace in ERROR as healthy, and its
+// desired-state writes lose their not-terminal guard.
+func desiredInError(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d = withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, c *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompAPI && p.DesiredState.Set {
+				c.NotTerminal = false
+			}
+		})
+		d.Store = errorBlindStore{d.Store}
+		return d
+	}
+}
+
+type errorBlindStore struct{ ports.Store }
+
+func (s errorBlindStore) Get(ctx context.Context, id string) (contracts.Workspace, error) {
+	w, err := s.Store.Get(ctx, id)
+	if err == nil && w.Terminal() {
+		w.ErrorInfo, w.HealthStatus = nil, contracts.HealthOK
+	}
+	return w, err
 }
 
 // ---- 4.6: events -----------------------------------------------------------

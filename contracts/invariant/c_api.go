@@ -1,0 +1,62 @@
+package invariant
+
+import (
+	"fmt"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// apiRules: SPEC 4.3, the API's writes.
+//
+//   - POST creates a workspace with last_access_at = now (its TTLs count
+//     from its creation);
+//   - recovery (the administrator's only write) resets error_info,
+//     error_count and error_message in one write;
+//   - a workspace in ERROR (a terminal error_info) takes no desired-state
+//     change until it is recovered (409); DELETE, which also writes
+//     desired PENDING, is allowed.
+//
+// Evidence: inserts and applied writes of the API service layer (for the
+// user, the administrator, or on behalf of the TTL Manager or the proxy),
+// and the row before each.
+type apiRules struct{ base }
+
+func (*apiRules) Name() string     { return "api-rules" }
+func (*apiRules) Contract() string { return "4.3" }
+
+func (*apiRules) Observe(s *State, e *history.Event, r *Report) {
+	switch {
+	case e.Kind == history.KindInsert && e.Err == "" && e.Row != nil:
+		r.Exercise()
+		if d := e.Row.LastAccessAt.Sub(e.At); d < -LastAccessSlack || d > LastAccessSlack {
+			r.Flag(e.Row.ID, e.At, fmt.Sprintf("workspace created with last_access_at %s, not the time of its creation", stamp(e.Row.LastAccessAt)), e.Seq)
+		}
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAdmin:
+		r.Exercise()
+		p := e.Patch
+		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 || !p.ErrorMessage.Set || p.ErrorMessage.V != "" {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info, error_count and error_message are reset together", p.Columns()), e.Seq)
+		}
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DesiredState.Set && !e.Patch.DeletedAt.Set:
+		w := s.Row(e.Workspace)
+		if w == nil {
+			return
+		}
+		r.Exercise()
+		if w.Terminal() && e.Patch.DesiredState.V != w.DesiredState {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("desired_state changed from %s to %s %swhile the workspace is in ERROR (%s, terminal): 409 until it is recovered",
+				w.DesiredState, e.Patch.DesiredState.V, onBehalf(e), w.ErrorInfo.Reason), e.Seq)
+		}
+	}
+}
+
+// onBehalf names whom an API write was made for ("on behalf of
+// ttl_manager "), or "".
+func onBehalf(e *history.Event) string {
+	if e.Args != "" {
+		return e.Args + " "
+	}
+	return ""
+}
+
