@@ -520,7 +520,7 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		if a := c.byAddr[rec.Signer]; a != nil {
 			rec.Sig = history.SigInvalid
 			if pub, ok := a.signingKey(rec.PubKey); ok {
-				rec.Sig = history.CheckSigSigner(t, c.p.ChainID, a.number, pub)
+				rec.Sig = history.CheckSigMemo(t, c.p.ChainID, a.number, pub, c.standIn)
 			}
 			if rec.PubKey == a.sigKeyHex {
 				rec.PubKey = a.sigKeyHex // one copy for all the account's records

@@ -166,7 +166,8 @@ func newWorld(o Options) (*world, error) {
 		w.rec = history.NewRecorder()
 	}
 	c, err := chain.New(chain.Config{Params: chain.DefaultParams(), Genesis: Genesis, Now: w.now, Sink: w.recordChain,
-		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean || o.Discard})
+		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean || o.Discard,
+		StandIn: &w.standIn})
 	if err != nil {
 		return nil, fmt.Errorf("oracle sim: chain: %w", err)
 	}

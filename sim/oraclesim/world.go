@@ -71,6 +71,9 @@ type world struct {
 	scratch history.Event
 	cfg     oracle.Config
 	sut     keys.PrivKey
+	// standIn is the memo the SUT's signer and the chain's check of its
+	// txs share (keys.StandInMemo).
+	standIn keys.StandInMemo
 	self    string
 	err     error
 
@@ -143,7 +146,7 @@ func (w *world) start() {
 		return
 	}
 	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
-	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut}, engine.NewRand(seed))
+	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, engine.NewRand(seed))
 	if err != nil {
 		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
 		return
