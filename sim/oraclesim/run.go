@@ -106,7 +106,8 @@ func (o Options) withDefaults() Options {
 type Result struct {
 	Seed   uint64
 	System string
-	// Hash is the hex SHA-256 of the canonical encoding of every record.
+	// Hash is the hex XXH3-128 of the canonical encoding of every record
+	// (judge.Recorder.Hash).
 	Hash     string
 	Records  int64
 	Report   *judge.Report
