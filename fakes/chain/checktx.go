@@ -40,8 +40,9 @@ type memTx struct {
 	signer   *account    // set by the stateful checks
 
 	// key is the cache key of a decoded tx: the SHA-256 of its bytes. The
-	// chain's own txs are cached by identity (cacheStamp: their cache
-	// entry, 0 when not cached): their bytes are never sent again.
+	// chain's own txs are cached by identity (cacheStamp: the stamp of
+	// their last cache entry, 0 when removed; txCache.cachedOwn): their
+	// bytes are never sent again.
 	key        [32]byte
 	cacheStamp uint64
 
