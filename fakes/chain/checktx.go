@@ -33,7 +33,8 @@ type memTx struct {
 	seq      uint64
 	gas      uint64
 	feeCoins []tx.Coin
-	fee      *big.Int // the Denom amount it offers (feeVal once checked)
+	feeCoin  [1]tx.Coin // a decoded tx's feeCoins when it has one
+	fee      *big.Int   // the Denom amount it offers (feeVal once checked)
 	feeVal   big.Int
 	feeWords [2]big.Word // feeVal's digits while they fit (see stateless)
 	pubKey   []byte      // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
@@ -105,7 +106,7 @@ func (m *memTx) viewOf(t *tx.Tx) {
 	m.signAddr = t.Signer()
 	m.seq, _ = t.Sequence()
 	m.gas = t.GasLimit()
-	m.feeCoins = t.FeeCoins()
+	m.feeCoins = t.AppendFeeCoins(m.feeCoin[:0])
 	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
 		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
 			m.pubKey = key
