@@ -20,7 +20,8 @@ const TailLines = 40
 type Result struct {
 	Seed        uint64
 	SimDuration time.Duration
-	// Hash is the history's SHA-256: the run's determinism fingerprint.
+	// Hash is the history's hash (judge.Recorder.Hash): the run's determinism
+	// fingerprint.
 	Hash string
 	// Events is the number of events recorded (kept or only hashed).
 	Events int

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/refimpl"
 )
@@ -92,7 +93,7 @@ func TestCheckPassesAndSeedsDiffer(t *testing.T) {
 	r1, err := Check(context.Background(), cfg)
 	require.NoError(t, err)
 	require.True(t, r1.OK())
-	require.Len(t, r1.Hash, 64)
+	require.Len(t, r1.Hash, 2*judge.HashSize)
 
 	cfg.Seed = 6
 	r2, err := Run(context.Background(), cfg)

@@ -3,5 +3,5 @@
 // and result, every API call, fault, crash and leadership change. Checkers
 // read only a History (and world snapshots), so they judge any
 // implementation alike. A Recorder also folds every event into a running
-// SHA-256, the run's determinism fingerprint.
+// hash (XXH3-128), the run's determinism fingerprint.
 package history

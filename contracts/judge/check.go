@@ -120,12 +120,12 @@ func (st *Stream[S, E]) Step(e *E) {
 	}
 	st.w.Before(st.s, e)
 	for _, k := range st.observe[c] {
-		st.r.As(st.named[k])
+		st.r.asChecker(k)
 		st.checkers[k].Observe(st.s, e, st.r)
 	}
 	st.w.Apply(st.s, e)
 	for _, k := range st.after[c] {
-		st.r.As(st.named[k])
+		st.r.asChecker(k)
 		st.checkers[k].(AfterApplier[S, E]).AfterApply(st.s, e, st.r)
 	}
 }
@@ -139,11 +139,11 @@ func (st *Stream[S, E]) Finish() *Report {
 	st.done = true
 	for i, c := range st.checkers {
 		if f, ok := c.(Finisher[S]); ok {
-			st.r.As(st.named[i])
+			st.r.asChecker(i)
 			f.Finish(st.s, st.r)
 		}
 	}
-	st.r.current = nil
+	st.r.current, st.r.checkers, st.r.cur = nil, nil, -1 // the report keeps no checker
 	st.r.sortViolations()
 	return st.r
 }

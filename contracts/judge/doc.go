@@ -3,7 +3,7 @@
 // (contracts/oracle/invariant) judge their recorded histories with it.
 //
 // A Recorder keeps a run's events in order, numbers them and folds each
-// one's canonical encoding into a running SHA-256: the run's determinism
+// one's canonical encoding into a running hash (XXH3-128): the run's determinism
 // fingerprint. Run replays a history through a set of checkers, each
 // seeing every event (or every event of the classes it declares it reads)
 // with the world's state just before it; a checker flags violations (with

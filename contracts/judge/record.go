@@ -1,18 +1,19 @@
 package judge
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"iter"
 	"sync"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Recorder collects a run's events of type E, numbers them and folds
-// each one's canonical encoding into a running SHA-256: two runs with the
-// same hash recorded the same history. It is safe for concurrent use.
+// each one's canonical encoding into a running hash (XXH3-128, see
+// HashSize): two runs with the same hash recorded the same history. It
+// is safe for concurrent use.
 //
 // Every event is hashed; Keep (optional) decides which are also kept for
 // the checkers (a world may fold bulky events it never judges into the
@@ -26,7 +27,7 @@ type Recorder[E any] struct {
 	kept   int
 	seq    int64
 	folded int64
-	h      hash.Hash
+	h      *xxh3.Hasher
 	buf    []byte
 
 	encode func(b []byte, e *E) []byte
@@ -40,7 +41,7 @@ type Recorder[E any] struct {
 // encoding (its sequence number included) to b; setSeq stamps an event's
 // sequence number; keep (nil: keep all) says whether an event is kept.
 func NewRecorder[E any](encode func(b []byte, e *E) []byte, setSeq func(e *E, seq int64), keep func(e *E) bool) *Recorder[E] {
-	return &Recorder[E]{h: sha256.New(), encode: encode, setSeq: setSeq, keep: keep}
+	return &Recorder[E]{h: xxh3.New(), encode: encode, setSeq: setSeq, keep: keep}
 }
 
 // chunkLen is the number of events in one chunk of a Recorder's store.
@@ -144,11 +145,31 @@ func (r *Recorder[E]) Len() int {
 	return r.kept
 }
 
-// Hash is the hex SHA-256 of every event added so far.
+// Hash is the hex XXH3-128 of every event's encoding added so far
+// (HashSize bytes, 2×HashSize hex digits).
 func (r *Recorder[E]) Hash() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return hex.EncodeToString(r.h.Sum(nil))
+	sum := r.h.Sum128().Bytes()
+	return hex.EncodeToString(sum[:])
+}
+
+// HashSize is the size in bytes of a Recorder's hash. The hash only tells
+// one history from another (the determinism fingerprint, a replay file's
+// check): nobody forges a history against it, so it need not be
+// cryptographic, and XXH3-128 costs less than a tenth of the SHA-256 it
+// replaced.
+const HashSize = 16
+
+// OldHash reports whether h has the form of the SHA-256 history hash of a
+// converge before the history hash became XXH3-128 (64 hex digits): a
+// replay file that carries one cannot be compared with a run of this one.
+func OldHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
 }
 
 // Canonical encoding helpers for a world's encode function.

@@ -80,14 +80,20 @@ type Report struct {
 	// fail (e.g. how long two instances believed they led), keyed
 	// "checker.figure" and summed over the run.
 	Figures map[string]float64
-	current Named
-	counts  map[string]int
+	// The running checker: current when set by As, else checkers[cur]
+	// when cur ≥ 0 (set by a Stream, which switches checkers for every
+	// event: an index costs no write barrier where an interface did).
+	current  Named
+	checkers []Named
+	cur      int
+	counts   map[string]int
 }
 
 // NewReport returns an empty report over checkers (each listed as
 // exercised zero times); warn names those whose violations are warnings.
 func NewReport(checkers []Named, warn ...string) *Report {
-	r := &Report{Exercised: map[string]int{}, Warnings: map[string]bool{}, counts: map[string]int{}}
+	r := &Report{Exercised: map[string]int{}, Warnings: map[string]bool{}, counts: map[string]int{}, checkers: checkers,
+		cur: -1}
 	for _, c := range checkers {
 		r.Exercised[c.Name()] += 0
 	}
@@ -100,9 +106,22 @@ func NewReport(checkers []Named, warn ...string) *Report {
 // As makes c the running checker: Flag and Exercise count for it.
 func (r *Report) As(c Named) { r.current = c }
 
+// asChecker makes the i-th of the checkers the report was made over the
+// running checker (As of it).
+func (r *Report) asChecker(i int) { r.current, r.cur = nil, i }
+
+// running is the running checker.
+func (r *Report) running() Named {
+	if r.current != nil || r.cur < 0 {
+		return r.current
+	}
+	return r.checkers[r.cur]
+}
+
 // Flag records a violation by the running checker.
 func (r *Report) Flag(subject string, at time.Time, msg string, evidence ...int64) {
-	name := r.current.Name()
+	running := r.running()
+	name := running.Name()
 	if r.counts == nil {
 		r.counts = map[string]int{}
 	}
@@ -115,7 +134,7 @@ func (r *Report) Flag(subject string, at time.Time, msg string, evidence ...int6
 		sev = Should
 	}
 	r.Violations = append(r.Violations, Violation{
-		Checker: name, Contract: r.current.Contract(), Subject: subject, At: at, Message: msg,
+		Checker: name, Contract: running.Contract(), Subject: subject, At: at, Message: msg,
 		Evidence: evidence, Severity: sev,
 	})
 }
@@ -125,11 +144,11 @@ func (r *Report) Figure(name string, v float64) {
 	if r.Figures == nil {
 		r.Figures = map[string]float64{}
 	}
-	r.Figures[r.current.Name()+"."+name] += v
+	r.Figures[r.running().Name()+"."+name] += v
 }
 
 // Exercise counts one occurrence of the running checker's situation.
-func (r *Report) Exercise() { r.Exercised[r.current.Name()]++ }
+func (r *Report) Exercise() { r.Exercised[r.running().Name()]++ }
 
 // Verdict is a checker's outcome in r.
 func (r *Report) Verdict(name string) Verdict {

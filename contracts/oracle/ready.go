@@ -8,8 +8,9 @@ import (
 
 // Ready is the tick's readiness rule (ORACLE-SPEC 3.3.2): the request is
 // ENABLED, the job is not Executing, Retrying or Completed, and its
-// NextRunTime has come.
-func Ready(j Job, now time.Time) bool {
+// NextRunTime has come. The job is read by address: a tick asks it of
+// every job every second.
+func Ready(j *Job, now time.Time) bool {
 	return j.Status == StatusEnabled && j.Exec.Status.Selectable() && !j.NextRunTime.After(now)
 }
 
@@ -19,7 +20,7 @@ func Ready(j Job, now time.Time) bool {
 func ReadyOrder(jobs []Job, now time.Time) []Job {
 	var ready []Job
 	for _, j := range jobs {
-		if Ready(j, now) {
+		if Ready(&j, now) {
 			ready = append(ready, j)
 		}
 	}

@@ -30,7 +30,7 @@ func TestReady(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.ready, Ready(*tc.job, now))
+			require.Equal(t, tc.ready, Ready(tc.job, now))
 		})
 	}
 }

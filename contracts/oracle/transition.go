@@ -253,7 +253,7 @@ func transition(room *nextJob, job *Job, t Trigger, now time.Time) Outcome {
 			o.create(t.Doc, t.Self, t.SelfSubmitted, t.LastBlockTime, now)
 		}
 	case Select:
-		if cur != nil && Ready(*cur, now) {
+		if cur != nil && Ready(cur, now) {
 			cur.Exec.Status = ExecExecuting
 			cur.Exec.ExecNonce = cur.Nonce
 			cur.Exec.StartedAt = now

@@ -600,15 +600,15 @@ func TestWatchdogDue(t *testing.T) {
 // the next round waits for bt + Period.
 func TestTransitionRoundTrip(t *testing.T) {
 	o := Transition(nil, Create{Doc: doc(), Self: self}, t0)
-	require.True(t, Ready(*o.Job, t0))
+	require.True(t, Ready(o.Job, t0))
 	o = Transition(o.Job, Select{}, t0)
-	require.False(t, Ready(*o.Job, t0.Add(time.Hour)), "an Executing job is never ready")
+	require.False(t, Ready(o.Job, t0.Add(time.Hour)), "an Executing job is never ready")
 	o = Transition(o.Job, ExecutionEnd{Outcome: ExecSucceeded, Data: "3", StartedAt: t0}, at(sec(1)))
 	require.Equal(t, uint64(1), o.Effects[0].(*QueueResult).Result.Nonce)
-	require.False(t, Ready(*o.Job, at(23*time.Hour)), "a Completed job waits for Complete")
+	require.False(t, Ready(o.Job, at(23*time.Hour)), "a Completed job waits for Complete")
 	o = Transition(o.Job, Complete{Nonce: 1, BlockTime: at(sec(4))}, at(sec(5)))
-	require.False(t, Ready(*o.Job, at(sec(33))))
-	require.True(t, Ready(*o.Job, at(sec(34))))
+	require.False(t, Ready(o.Job, at(sec(33))))
+	require.True(t, Ready(o.Job, at(sec(34))))
 	o = Transition(o.Job, Select{}, at(sec(34)))
 	require.Equal(t, uint64(1), o.Job.Exec.ExecNonce)
 }

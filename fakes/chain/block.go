@@ -143,7 +143,16 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 		}
 		cp := history.Complete{RequestID: doc.GetRequestId(), Nonce: n, BlockHeight: height, BlockTime: bt.Unix(),
 			Rule: int32(doc.GetAggregationRule())}
-		both := make([]string, 2*len(subs)) // the two lists in one allocation
+		// The two lists and the stored DataSet in one allocation (a round
+		// has at most a few providers).
+		var both []string
+		var data *oraclev1.DataSet
+		if len(subs) <= completeMemLists {
+			mem := &completeMem{}
+			both, data = mem.lists[:2*len(subs)], &mem.data
+		} else {
+			both, data = make([]string, 2*len(subs)), &oraclev1.DataSet{}
+		}
 		cp.Providers, cp.Values = both[:len(subs):len(subs)], both[len(subs):]
 		for i, s := range subs {
 			cp.Providers[i], cp.Values[i] = s.GetProvider(), s.GetRawData()
@@ -155,11 +164,22 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 		if keep := c.p.KeepRounds; keep > 0 && n > keep {
 			d.rounds.drop(n - keep)
 		}
-		d.data = &oraclev1.DataSet{RequestId: cp.RequestID, Nonce: n, BlockHeight: uint64(height),
-			BlockTime: uint64(cp.BlockTime), RawData: cp.RawData}
+		data.RequestId, data.Nonce, data.BlockHeight, data.BlockTime, data.RawData =
+			cp.RequestID, n, uint64(height), uint64(cp.BlockTime), cp.RawData
+		d.data = data
 		out = append(out, cp)
 	}
 	return out
+}
+
+// completeMemLists is the most providers a round's lists share an
+// allocation with its DataSet for (completeMem).
+const completeMemLists = 4
+
+// completeMem is a round's provider and value lists and its DataSet.
+type completeMem struct {
+	data  oraclev1.DataSet
+	lists [2 * completeMemLists]string
 }
 
 // deliver executes one included tx (ORACLE-SPEC 4.4): the ante handler

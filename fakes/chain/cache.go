@@ -1,17 +1,27 @@
 package chain
 
+import (
+	"cmp"
+	"slices"
+)
+
 // txCache is CometBFT's mempool cache: an LRU set of tx hashes of a fixed
 // capacity. A hash enters when CheckTx starts on a tx and leaves when the
 // tx is rejected, fails in a block or is evicted, or when it is the least
 // recently used and room is needed.
 //
 // It is a map from hash to the stamp of its last use and a queue of
-// entries in use order; an entry whose stamp is not its hash's current one
-// is stale and skipped. The chain's own txs are never looked up by
-// content (their bytes are built only when read, and nobody re-sends
-// them), so they take a place in the queue and in the count without a map
-// entry: the tx keeps the stamp of its entry (0 when not cached). Every
-// operation is amortised O(1) and the queue's array is reused.
+// entries in use order (so in stamp order). An entry that a later use of
+// its hash superseded, or whose hash was removed, is marked dead where it
+// lies (found by its stamp); eviction skips dead entries, and they are
+// dropped once they outnumber the live ones. The chain's own txs are never
+// looked up by content (their bytes are built only when read, and nobody
+// re-sends them), so they take a place in the queue and in the count
+// without a map entry: the tx keeps the stamp of its last entry, and is
+// cached while that entry has not been evicted (cachedOwn). The queue
+// holds no pointer, so eviction never reads an old tx and the collector
+// never scans the queue. Every operation is amortised O(1) but a removal
+// or a repeated use, O(log n), and the queue's array is reused.
 type txCache struct {
 	size   int
 	stamps map[[32]byte]uint64
@@ -24,7 +34,8 @@ type txCache struct {
 type cacheEntry struct {
 	key   [32]byte // a hash's entry
 	stamp uint64
-	own   *memTx // an own tx's entry (key unused)
+	own   bool // one of the chain's own txs (key unused)
+	dead  bool // superseded or removed
 }
 
 func newTxCache(size int) *txCache {
@@ -34,8 +45,10 @@ func newTxCache(size int) *txCache {
 // push adds key as the most recently used; false (and key refreshed) if it
 // was already there.
 func (c *txCache) push(key [32]byte) bool {
-	_, had := c.stamps[key]
-	if !had {
+	stamp, had := c.stamps[key]
+	if had {
+		c.kill(stamp)
+	} else {
 		c.makeRoom()
 	}
 	c.next++
@@ -47,14 +60,34 @@ func (c *txCache) push(key [32]byte) bool {
 
 // pushOwn adds one of the chain's own txs as the most recently used.
 func (c *txCache) pushOwn(m *memTx) {
-	if m.cacheStamp == 0 {
+	if c.cachedOwn(m) {
+		c.kill(m.cacheStamp)
+	} else {
 		c.makeRoom()
 		c.own++
 	}
 	c.next++
 	m.cacheStamp = c.next
-	c.add(cacheEntry{stamp: c.next, own: m})
+	c.add(cacheEntry{stamp: c.next, own: true})
 	c.compact()
+}
+
+// cachedOwn reports whether one of the chain's own txs is cached: its last
+// entry was neither removed (stamp 0) nor evicted (older than every entry
+// left; entries are in stamp order and only dead ones are dropped
+// otherwise).
+func (c *txCache) cachedOwn(m *memTx) bool {
+	return m.cacheStamp != 0 && c.head < len(c.queue) && m.cacheStamp >= c.queue[c.head].stamp
+}
+
+// kill marks the live entry of stamp dead.
+func (c *txCache) kill(stamp uint64) {
+	live := c.queue[c.head:]
+	if i, ok := slices.BinarySearchFunc(live, stamp, func(e cacheEntry, s uint64) int {
+		return cmp.Compare(e.stamp, s)
+	}); ok {
+		live[i].dead = true
+	}
 }
 
 // add appends e to the queue. When the array is full and at least half of
@@ -65,7 +98,6 @@ func (c *txCache) pushOwn(m *memTx) {
 func (c *txCache) add(e cacheEntry) {
 	if len(c.queue) == cap(c.queue) && c.head > 0 && 2*c.head >= len(c.queue) {
 		n := copy(c.queue, c.queue[c.head:])
-		clear(c.queue[n:])
 		c.queue, c.head = c.queue[:n], 0
 	}
 	c.queue = append(c.queue, e)
@@ -80,54 +112,48 @@ func (c *txCache) makeRoom() {
 // evictOldest drops the least recently used entry.
 func (c *txCache) evictOldest() {
 	for c.head < len(c.queue) {
-		e := c.queue[c.head]
-		c.queue[c.head] = cacheEntry{}
+		e := &c.queue[c.head]
 		c.head++
-		if c.live(e) {
-			c.drop(e)
+		switch {
+		case e.dead:
+		case e.own:
+			c.own--
+			return
+		default:
+			delete(c.stamps, e.key)
 			return
 		}
 	}
 }
 
-func (c *txCache) live(e cacheEntry) bool {
-	if e.own != nil {
-		return e.own.cacheStamp == e.stamp
-	}
-	return c.stamps[e.key] == e.stamp
-}
-
-func (c *txCache) drop(e cacheEntry) {
-	if e.own != nil {
-		c.removeOwn(e.own)
-		return
-	}
-	delete(c.stamps, e.key)
-}
-
-// compact drops stale entries once they outnumber the live ones.
+// compact drops dead entries once they outnumber the live ones.
 func (c *txCache) compact() {
 	if len(c.queue)-c.head <= 2*c.len()+64 {
 		return
 	}
 	live := c.queue[:0]
 	for _, e := range c.queue[c.head:] {
-		if c.live(e) {
+		if !e.dead {
 			live = append(live, e)
 		}
 	}
-	clear(c.queue[len(live):])
 	c.queue, c.head = live, 0
 }
 
-func (c *txCache) remove(key [32]byte) { delete(c.stamps, key) }
+func (c *txCache) remove(key [32]byte) {
+	if stamp, ok := c.stamps[key]; ok {
+		c.kill(stamp)
+		delete(c.stamps, key)
+	}
+}
 
 // removeOwn forgets one of the chain's own txs.
 func (c *txCache) removeOwn(m *memTx) {
-	if m.cacheStamp != 0 {
-		m.cacheStamp = 0
+	if c.cachedOwn(m) {
+		c.kill(m.cacheStamp)
 		c.own--
 	}
+	m.cacheStamp = 0
 }
 
 func (c *txCache) has(key [32]byte) bool {

@@ -55,7 +55,7 @@ func TestTxCacheIsAnLRU(t *testing.T) {
 			}
 			require.Equal(rt, len(model), c.len())
 			for j, m := range own {
-				require.Equal(rt, slices.Contains(model, 10+j), m.cacheStamp != 0)
+				require.Equal(rt, slices.Contains(model, 10+j), c.cachedOwn(m))
 			}
 			require.LessOrEqual(rt, len(c.queue)-c.head, 2*c.len()+64+1, "stale entries are dropped")
 		}

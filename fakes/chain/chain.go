@@ -29,6 +29,7 @@ type Chain struct {
 	now         func() time.Time
 	sink        func(history.Event)
 	omitRoutine bool
+	standIn     *keys.StandInMemo
 	genesis     time.Time
 
 	// Accounts in account-number order, and by address.
@@ -172,6 +173,7 @@ func New(cfg Config) (*Chain, error) {
 		now:         cfg.Now,
 		sink:        cfg.Sink,
 		omitRoutine: cfg.OmitRoutine,
+		standIn:     cfg.StandIn,
 		genesis:     cfg.Genesis.UTC(),
 		blockTime:   cfg.Genesis.UTC(),
 		byAddr:      map[string]*account{},

@@ -33,15 +33,17 @@ type memTx struct {
 	seq      uint64
 	gas      uint64
 	feeCoins []tx.Coin
-	fee      *big.Int // the Denom amount it offers (feeVal once checked)
+	feeCoin  [1]tx.Coin // a decoded tx's feeCoins when it has one
+	fee      *big.Int   // the Denom amount it offers (feeVal once checked)
 	feeVal   big.Int
 	feeWords [2]big.Word // feeVal's digits while they fit (see stateless)
 	pubKey   []byte      // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
 	signer   *account    // set by the stateful checks
 
 	// key is the cache key of a decoded tx: the SHA-256 of its bytes. The
-	// chain's own txs are cached by identity (cacheStamp: their cache
-	// entry, 0 when not cached): their bytes are never sent again.
+	// chain's own txs are cached by identity (cacheStamp: the stamp of
+	// their last cache entry, 0 when removed; txCache.cachedOwn): their
+	// bytes are never sent again.
 	key        [32]byte
 	cacheStamp uint64
 
@@ -104,7 +106,7 @@ func (m *memTx) viewOf(t *tx.Tx) {
 	m.signAddr = t.Signer()
 	m.seq, _ = t.Sequence()
 	m.gas = t.GasLimit()
-	m.feeCoins = t.FeeCoins()
+	m.feeCoins = t.AppendFeeCoins(m.feeCoin[:0])
 	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
 		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
 			m.pubKey = key
@@ -520,7 +522,7 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		if a := c.byAddr[rec.Signer]; a != nil {
 			rec.Sig = history.SigInvalid
 			if pub, ok := a.signingKey(rec.PubKey); ok {
-				rec.Sig = history.CheckSigSigner(t, c.p.ChainID, a.number, pub)
+				rec.Sig = history.CheckSigMemo(t, c.p.ChainID, a.number, pub, c.standIn)
 			}
 			if rec.PubKey == a.sigKeyHex {
 				rec.PubKey = a.sigKeyHex // one copy for all the account's records

@@ -118,4 +118,9 @@ type Config struct {
 	// Accounts exist from genesis, numbered 1, 2, … in order (the SUT's
 	// among them).
 	Accounts []Funding
+	// StandIn (optional) is the memo of the SUT's stand-in signer when it
+	// runs in the caller's process (keys.StandInMemo): the check of a SUT
+	// tx's signature finds the signature just made there instead of
+	// hashing its sign doc again. The check is the same.
+	StandIn *keys.StandInMemo
 }

@@ -143,7 +143,12 @@ func (c *Chain) PeerSubmit(p *Peer, r uint64, behaviour history.PeerBehaviour, v
 	default:
 		return nil, fmt.Errorf("peer %s: unknown behaviour %q", p.Address, behaviour)
 	}
-	txs := make([]*memTx, count)
+	var buf [2]*memTx // a duplicate is the most a behaviour sends
+	txs := buf[:0]
+	if count > len(buf) {
+		txs = make([]*memTx, 0, count)
+	}
+	txs = txs[:count]
 	probe := history.Peer{Behaviour: behaviour}
 	omit := c.omitRoutine && history.Routine(&history.Event{Kind: history.KindPeer, Peer: &probe})
 	var rec *history.Peer

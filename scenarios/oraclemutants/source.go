@@ -108,9 +108,9 @@ func Sources() []*SourceMutant {
 		{name: "select-leaves-job-pending", Kills: []string{o3}, Options: oraclesim.Options{Requests: 20, PoolSize: 2, Faults: 60},
 			Bug: "the tick leaves a selected job Pending; its task marks it Executing when it starts",
 			Edits: []Edit{
-				{File: fileTransition, Old: `		if cur != nil && Ready(*cur, now) {
+				{File: fileTransition, Old: `		if cur != nil && Ready(cur, now) {
 			cur.Exec.Status = ExecExecuting
-`, New: `		if cur != nil && Ready(*cur, now) {
+`, New: `		if cur != nil && Ready(cur, now) {
 `},
 				{File: fileReady, Old: "\treturn j != nil && j.Exec.Status == ExecExecuting && !j.Exec.Superseded",
 					New: "\treturn j != nil && (j.Exec.Status == ExecExecuting || j.Exec.Status.Selectable()) && !j.Exec.Superseded"},

@@ -58,13 +58,12 @@ func (q *Queue[P]) Peek() (e *Item[P], ok bool) {
 // Pop removes and returns the next item.
 func (q *Queue[P]) Pop() Item[P] {
 	n := len(q.items) - 1
-	top := q.items[0]
-	q.items[0] = q.items[n]
+	top, last := q.items[0], q.items[n]
 	var zero Item[P]
 	q.items[n] = zero // drop references held by the vacated slot
 	q.items = q.items[:n]
 	if n > 0 {
-		q.down(0)
+		q.siftDown(0, last)
 	}
 	return top
 }
@@ -72,32 +71,40 @@ func (q *Queue[P]) Pop() Item[P] {
 // Len is the number of items queued.
 func (q *Queue[P]) Len() int { return len(q.items) }
 
+// up and siftDown move an item through a hole rather than swapping it
+// with each parent or child: every step writes one item, not two (an
+// item holds a pointer, so each write costs a write barrier while the
+// collector marks). The heap they leave is the one swapping leaves.
 func (q *Queue[P]) up(i int) {
+	x := q.items[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !q.items[i].before(&q.items[p]) {
-			return
+		if !x.before(&q.items[p]) {
+			break
 		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
+		q.items[i] = q.items[p]
 		i = p
 	}
+	q.items[i] = x
 }
 
-func (q *Queue[P]) down(i int) {
+// siftDown places x at hole i or below it.
+func (q *Queue[P]) siftDown(i int, x Item[P]) {
 	n := len(q.items)
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
 		m := l
 		if r := l + 1; r < n && q.items[r].before(&q.items[l]) {
 			m = r
 		}
-		if !q.items[m].before(&q.items[i]) {
-			return
+		if !q.items[m].before(&x) {
+			break
 		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
+		q.items[i] = q.items[m]
 		i = m
 	}
+	q.items[i] = x
 }

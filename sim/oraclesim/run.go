@@ -106,7 +106,8 @@ func (o Options) withDefaults() Options {
 type Result struct {
 	Seed   uint64
 	System string
-	// Hash is the hex SHA-256 of the canonical encoding of every record.
+	// Hash is the hex XXH3-128 of the canonical encoding of every record
+	// (judge.Recorder.Hash).
 	Hash     string
 	Records  int64
 	Report   *judge.Report
@@ -166,7 +167,8 @@ func newWorld(o Options) (*world, error) {
 		w.rec = history.NewRecorder()
 	}
 	c, err := chain.New(chain.Config{Params: chain.DefaultParams(), Genesis: Genesis, Now: w.now, Sink: w.recordChain,
-		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean || o.Discard})
+		Moderator: modKey, Accounts: []chain.Funding{{Address: SelfAddress}}, OmitRoutine: o.Lean || o.Discard,
+		StandIn: &w.standIn})
 	if err != nil {
 		return nil, fmt.Errorf("oracle sim: chain: %w", err)
 	}

@@ -71,6 +71,9 @@ type world struct {
 	scratch history.Event
 	cfg     oracle.Config
 	sut     keys.PrivKey
+	// standIn is the memo the SUT's signer and the chain's check of its
+	// txs share (keys.StandInMemo).
+	standIn keys.StandInMemo
 	self    string
 	err     error
 
@@ -143,7 +146,7 @@ func (w *world) start() {
 		return
 	}
 	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
-	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut}, engine.NewRand(seed))
+	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, engine.NewRand(seed))
 	if err != nil {
 		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
 		return
@@ -244,9 +247,9 @@ func (w *world) output(d Daemon, o core.Output) {
 			w.conn, w.subs = 0, nil
 		}
 	case core.StatusCall:
-		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (func() *history.RPCResult, core.Reply) {
+		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (*history.RPCResult, core.Reply) {
 			res := w.chain.Status()
-			return func() *history.RPCResult { return history.ResultOfStatus(res) }, core.Reply{ID: o.ID, Status: &res}
+			return history.ResultOfStatus(res), core.Reply{ID: o.ID, Status: &res}
 		})
 	case core.QueryCall:
 		w.query(d, o)
@@ -298,10 +301,11 @@ func (w *world) subscribe(d Daemon, o core.Subscribe) {
 }
 
 // rpc carries out one HTTP JSON-RPC call: its recv record now; then, unless
-// F2 holds the server, serve gives the answer (built now, delivered and
-// recorded rpcLat later). Under F2 the call hangs: the daemon is told at
-// its timeout and the record says the answer was lost.
-func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (func() *history.RPCResult, core.Reply)) {
+// F2 holds the server, serve gives the answer and its record's result
+// (built now, delivered and recorded rpcLat later). Under F2 the call
+// hangs: the daemon is told at its timeout and the record says the answer
+// was lost.
+func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, core.Reply)) {
 	call := w.recv(r)
 	if w.f.rpcOutage {
 		w.lose(d, id, call, timeout)
@@ -310,7 +314,7 @@ func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC,
 	res, reply := serve()
 	sent := w.now()
 	w.at(sent.Add(rpcLat), func() {
-		w.done(call, sent, res())
+		w.done(call, sent, res)
 		w.handle(d, reply)
 	})
 }
@@ -342,14 +346,14 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 	// The request decoded once, for the record and for the chain.
 	req, err := abciquery.DecodeRequest(o.Path, o.Data)
 	r := &history.RPC{Method: "abci_query", Query: history.QueryOfRequest(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
-	w.rpc(d, o.ID, o.Timeout, r, func() (func() *history.RPCResult, core.Reply) {
+	w.rpc(d, o.ID, o.Timeout, r, func() (*history.RPCResult, core.Reply) {
 		var res cometrpc.ResultABCIQuery
 		if w.f.queryFail {
 			res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
 			res = w.chain.ABCIQueryDecoded(req, err)
 		}
-		return func() *history.RPCResult { return history.ResultOfQuery(o.Path, res) }, core.Reply{ID: o.ID, Query: &res}
+		return history.ResultOfQuery(o.Path, res), core.Reply{ID: o.ID, Query: &res}
 	})
 }
 

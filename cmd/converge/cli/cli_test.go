@@ -302,6 +302,7 @@ func TestMutantViolationReplayRoundTrip(t *testing.T) {
 	code, rout, _ = invoke(t, nil, "replay", path)
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, rout, "HASH DIFFERS")
+	require.Contains(t, rout, oldHashNote, "a hash of 64 hex digits is an older converge's SHA-256")
 }
 
 // acme is a third party's system: here the reference under another name.

@@ -450,6 +450,9 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 			fmt.Fprintln(c.stdout, "reproduced")
 		} else {
 			fmt.Fprintln(c.stdout, "NOT REPRODUCED")
+			if judge.OldHash(f.Hash) {
+				fmt.Fprintln(c.stdout, oldHashNote)
+			}
 		}
 		for _, v := range res.Report.Violations {
 			fmt.Fprintf(c.stdout, "%s\n", v.String())

@@ -5,11 +5,13 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/sim/engine"
 )
 
@@ -39,7 +41,7 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 	for i, r := range rep.Runs {
 		require.Equal(t, uint64(i+1), r.Seed)
 		require.True(t, r.Pass)
-		require.Len(t, r.Hash, 64)
+		require.Len(t, r.Hash, 2*judge.HashSize)
 	}
 	require.Equal(t, "pass", rep.Verdicts["o17-wire"])
 	raw, err := os.ReadFile(junit)
@@ -120,6 +122,14 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	code, out, _ := invoke(t, nil, "oracle", "replay", edit("hash.json", `"hash": "`, `"hash": "00`))
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, out, "NOT REPRODUCED")
+	require.NotContains(t, out, oldHashNote)
+	// A file written before history hashes became XXH3-128 says so.
+	old := filepath.Join(dir, "old.json")
+	require.NoError(t, os.WriteFile(old, regexp.MustCompile(`"hash": "[0-9a-f]+"`).ReplaceAll(raw,
+		[]byte(`"hash": "`+strings.Repeat("ab", 32)+`"`)), 0o644))
+	code, out, _ = invoke(t, nil, "oracle", "replay", old)
+	require.Equal(t, ExitFailed, code)
+	require.Contains(t, out, oldHashNote)
 }
 
 // oracleMutantsReport is the --json report of converge oracle mutants.

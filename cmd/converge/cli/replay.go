@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/sim"
 	"github.com/wsconverge/converge/sim/driver"
@@ -134,6 +135,12 @@ func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, h
 	return nil
 }
 
+// oldHashNote says why a replay file's hash cannot match: it was written
+// before history hashes became XXH3-128 (judge.OldHash).
+const oldHashNote = "the file's hash is a SHA-256 history hash, written by a converge before history hashes " +
+	"became XXH3-128: no run of this converge can match it (the run itself may well be the same); " +
+	"write the file again to compare"
+
 func writeReplay(w io.Writer, rep *replayReport, f *sim.Replay) {
 	fmt.Fprintf(w, "replay %s: system %s, seed %d, %d workspaces, %s of faults + %s quiet, %d coordinators\n",
 		rep.File, rep.System, rep.Seed, f.Workspaces, f.Duration, f.Quiet, f.Coordinators)
@@ -141,6 +148,9 @@ func writeReplay(w io.Writer, rep *replayReport, f *sim.Replay) {
 		fmt.Fprintf(w, "hash %.16s… matches the recorded run\n", rep.Hash)
 	} else {
 		fmt.Fprintf(w, "HASH DIFFERS: %.16s… now, %.16s… recorded (the code changed since the file was written?)\n", rep.Hash, rep.RecordedHash)
+		if judge.OldHash(rep.RecordedHash) {
+			fmt.Fprintln(w, oldHashNote)
+		}
 	}
 	fmt.Fprintf(w, "plan (%d actions):\n", len(rep.Plan))
 	for _, a := range rep.Plan {

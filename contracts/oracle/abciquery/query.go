@@ -182,11 +182,20 @@ func DecodeDocResponse(value []byte) (oracle.RequestDoc, error) {
 
 // SubmitDataResponse is the value of an OracleSubmitData answer.
 func SubmitDataResponse(sets []*oraclev1.SubmitDataSet) ([]byte, error) {
+	if len(sets) == 0 {
+		// The empty message's encoding (what Marshal gives, without the
+		// message on the heap): most of a daemon's on-chain checks, before
+		// it submits a round, find nothing.
+		return []byte{}, nil
+	}
 	return encode(&oraclev1.QueryOracleSubmitDataResponse{SubmitDatas: sets})
 }
 
 // DecodeSubmitDataResponse reads an OracleSubmitData answer.
 func DecodeSubmitDataResponse(value []byte) ([]*oraclev1.SubmitDataSet, error) {
+	if len(value) == 0 {
+		return nil, nil // the empty message: no submission (Unmarshal's answer, without the message on the heap)
+	}
 	var r oraclev1.QueryOracleSubmitDataResponse
 	if err := proto.Unmarshal(value, &r); err != nil {
 		return nil, fmt.Errorf("submit data response: %w", err)

@@ -157,6 +157,27 @@ func TestSubmitDataAndDataResponses(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestEmptySubmitDataIsTheLibrarys: the shortcuts for no submission give
+// what the marshaller and the unmarshaller give.
+func TestEmptySubmitDataIsTheLibrarys(t *testing.T) {
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(&oraclev1.QueryOracleSubmitDataResponse{})
+	require.NoError(t, err)
+	for _, sets := range [][]*oraclev1.SubmitDataSet{nil, {}} {
+		v, err := SubmitDataResponse(sets)
+		require.NoError(t, err)
+		require.Equal(t, want, v)
+		require.NotNil(t, v)
+	}
+	var r oraclev1.QueryOracleSubmitDataResponse
+	require.NoError(t, proto.Unmarshal([]byte{}, &r))
+	for _, v := range [][]byte{nil, {}} {
+		got, err := DecodeSubmitDataResponse(v)
+		require.NoError(t, err)
+		require.Equal(t, r.GetSubmitDatas(), got)
+	}
+	require.Zero(t, testing.AllocsPerRun(10, func() { _, _ = DecodeSubmitDataResponse(nil) }))
+}
+
 func TestNotFoundLogs(t *testing.T) {
 	require.Equal(t, "not exist RequestDoc(req_id: 7): invalid request", DocNotFound(7).Log())
 	require.Equal(t, uint32(18), SubmitDataNotFound(7, 2, "guru1a").Code)

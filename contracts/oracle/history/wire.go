@@ -194,6 +194,13 @@ func CheckSigKey(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey
 // signer's (it checked the address once for many txs): only the signature
 // over the sign doc is checked.
 func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) SigCheck {
+	return CheckSigMemo(t, chainID, accountNumber, pub, nil)
+}
+
+// CheckSigMemo is CheckSigSigner with the stand-in signature expected of
+// the sign doc taken from memo when it holds that key and sign doc (the
+// signer just made it; keys.StandInMemo), computed otherwise.
+func CheckSigMemo(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey, memo *keys.StandInMemo) SigCheck {
 	if len(t.Raw.GetSignatures()) != 1 {
 		return SigInvalid
 	}
@@ -202,7 +209,7 @@ func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.Pub
 	var docBuf [512]byte
 	signDoc := tx.AppendSignBytes(docBuf[:0], t.Raw.GetBodyBytes(), t.Raw.GetAuthInfoBytes(), chainID, accountNumber)
 	var sigBuf [keys.SignatureSize]byte
-	if bytes.Equal(t.Raw.Signatures[0], keys.AppendStandInSignature(sigBuf[:0], pub, signDoc)) {
+	if bytes.Equal(t.Raw.Signatures[0], memo.AppendSignature(sigBuf[:0], pub, signDoc)) {
 		return SigStandIn
 	}
 	if pub.Verify(signDoc, t.Raw.Signatures[0]) == nil {

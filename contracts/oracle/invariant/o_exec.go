@@ -164,7 +164,7 @@ func (c *concurrency) Observe(s *State, e *history.Event, r *judge.Report) {
 // while the task group is full.
 func (c *concurrency) moreReady(s *State, l *Life, except uint64, t time.Time) bool {
 	for _, m := range l.sortedModels() {
-		if m.R != except && m.Job != nil && oracle.Ready(*m.Job, t) {
+		if m.R != except && m.Job != nil && oracle.Ready(m.Job, t) {
 			return true
 		}
 	}

@@ -184,6 +184,34 @@ func TestSigners(t *testing.T) {
 	require.ErrorIs(t, standIn.PubKey().Verify(doc, ss), ErrBadSignature, "D26: the verifying mode rejects the stand-in")
 }
 
+// TestStandInMemo: a memo gives the stand-in signature of exactly the key
+// and SignDoc asked for, whatever it remembers.
+func TestStandInMemo(t *testing.T) {
+	k, other := PrivKeyFromSeed("provider-0"), PrivKeyFromSeed("provider-1")
+	var memo StandInMemo
+	signer := StandInSigner{Key: k, Memo: &memo}
+	doc := []byte("sign doc")
+	sig, err := signer.Sign(doc)
+	require.NoError(t, err)
+	require.Equal(t, StandInSignature(k.PubKey(), doc), sig)
+	for _, c := range []struct {
+		pub PubKey
+		doc string
+	}{
+		{k.PubKey(), "sign doc"},     // remembered
+		{k.PubKey(), "sign doc 2"},   // another doc
+		{k.PubKey(), "sign do"},      // a prefix
+		{other.PubKey(), "sign doc"}, // another key
+		{k.PubKey(), "sign doc"},     // remembered again after the others
+	} {
+		require.Equal(t, StandInSignature(c.pub, []byte(c.doc)), memo.AppendSignature(nil, c.pub, []byte(c.doc)), "%s", c.doc)
+	}
+	doc[0] = 'S' // the signer's bytes change after signing: the memo kept its own copy
+	require.Equal(t, StandInSignature(k.PubKey(), doc), memo.AppendSignature(nil, k.PubKey(), doc))
+	var none *StandInMemo
+	require.Equal(t, sig, none.AppendSignature(nil, k.PubKey(), []byte("sign doc")), "a nil memo computes")
+}
+
 func BenchmarkSign(b *testing.B) {
 	k, doc := PrivKeyFromSeed("bench"), make([]byte, 300)
 	b.Run("secp256k1", func(b *testing.B) {

@@ -1,8 +1,10 @@
 package keys
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
+	"sync"
 )
 
 // ErrNoKey is returned by a signer without a key.
@@ -39,7 +41,12 @@ func (s KeySigner) Sign(signDoc []byte) ([]byte, error) {
 // deterministic and distinct per tx, but costs about a microsecond instead of
 // a curve multiplication. The simulated chain does not verify signatures by
 // default; its verifying mode (and a real chain) reject these.
-type StandInSigner struct{ Key PrivKey }
+type StandInSigner struct {
+	Key PrivKey
+	// Memo (optional) keeps the last signature made, for a checker in the
+	// same process (StandInMemo).
+	Memo *StandInMemo
+}
 
 // PubKey implements Signer.
 func (s StandInSigner) PubKey() PubKey { return s.Key.PubKey() }
@@ -49,7 +56,42 @@ func (s StandInSigner) Sign(signDoc []byte) ([]byte, error) {
 	if s.Key.IsZero() {
 		return nil, ErrNoKey
 	}
-	return StandInSignature(s.Key.PubKey(), signDoc), nil
+	return s.Memo.AppendSignature(make([]byte, 0, SignatureSize), s.Key.PubKey(), signDoc), nil
+}
+
+// StandInMemo remembers the last stand-in signature computed through it:
+// the public key, the SignDoc bytes and the signature. A simulator gives
+// one to the SUT's signer and to the chain that checks the SUT's txs: the
+// check of a tx just signed then finds its expected signature here rather
+// than hashing the same SignDoc again. It is a cache of a pure function:
+// only a key and SignDoc equal byte for byte to the remembered ones give
+// the remembered signature, anything else is computed, so a tx signed
+// over other bytes than the ones it carries fails the check as before. A
+// nil memo computes every time. It is safe for concurrent use.
+type StandInMemo struct {
+	mu  sync.Mutex
+	ok  bool
+	pub [PubKeySize]byte
+	doc []byte
+	sig [SignatureSize]byte
+}
+
+// AppendSignature appends StandInSignature(pub, signDoc) to b, from the
+// memo when it holds that key and SignDoc, and remembers it otherwise.
+func (m *StandInMemo) AppendSignature(b []byte, pub PubKey, signDoc []byte) []byte {
+	if m == nil || pub.IsZero() {
+		return AppendStandInSignature(b, pub, signDoc)
+	}
+	var key [PubKeySize]byte
+	pub.AppendBytes(key[:0])
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ok && key == m.pub && bytes.Equal(signDoc, m.doc) {
+		return append(b, m.sig[:]...)
+	}
+	AppendStandInSignature(m.sig[:0], pub, signDoc)
+	m.ok, m.pub, m.doc = true, key, append(m.doc[:0], signDoc...)
+	return append(b, m.sig[:]...)
 }
 
 // StandInSignature is the stand-in signature of signDoc for pub:

@@ -338,12 +338,15 @@ func (t *Tx) Sequence() (seq uint64, ok bool) {
 func (t *Tx) GasLimit() uint64 { return t.AuthInfo.GetFee().GetGasLimit() }
 
 // FeeCoins are fee.amount as "amount+denom" pairs, in order.
-func (t *Tx) FeeCoins() []Coin {
-	var out []Coin
+func (t *Tx) FeeCoins() []Coin { return t.AppendFeeCoins(nil) }
+
+// AppendFeeCoins appends FeeCoins to dst: a reader of many txs keeps their
+// one coin in memory of its own.
+func (t *Tx) AppendFeeCoins(dst []Coin) []Coin {
 	for _, c := range t.AuthInfo.GetFee().GetAmount() {
-		out = append(out, Coin{Denom: c.GetDenom(), Amount: c.GetAmount()})
+		dst = append(dst, Coin{Denom: c.GetDenom(), Amount: c.GetAmount()})
 	}
-	return out
+	return dst
 }
 
 // Coin is one fee coin.

@@ -159,7 +159,7 @@ func (c *Core) onTick() {
 	ready := c.s.ready[:0]
 	c.s.ready = nil // whatever runs below and ticks takes its own
 	for _, j := range c.s.ordered {
-		if oracle.Ready(*j, c.now) {
+		if oracle.Ready(j, c.now) {
 			ready = append(ready, readyJob{at: j.NextRunTime, r: j.RequestID})
 		}
 	}
