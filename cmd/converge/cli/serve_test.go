@@ -295,15 +295,21 @@ func TestServeFakeAnswersAndStops(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "last: %v", body)
 	require.Equal(t, "test-1", fb.world.Store.Holder())
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/metrics", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	metrics, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Contains(t, string(metrics), "\nconverge_coordinator_leader 1\n")
-	require.Contains(t, string(metrics), "\nconverge_operations_completed_total{operation=\"STARTING\"} 1\n")
+	// The completion's metric is counted once its write has returned,
+	// which the API may show a moment before: wait for it.
+	var metrics string
+	require.Eventually(t, func() bool {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/metrics", nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		metrics = string(b)
+		return strings.Contains(metrics, "\nconverge_operations_completed_total{operation=\"STARTING\"} 1\n")
+	}, 10*time.Second, 50*time.Millisecond, "STARTING's completion never counted: %s", metrics)
+	require.Contains(t, metrics, "\nconverge_coordinator_leader 1\n")
 
 	// An open event stream does not hold up the shutdown.
 	sctx, scancel := context.WithCancel(t.Context())
