@@ -15,7 +15,9 @@ import (
 //     error_count and error_message in one write;
 //   - a workspace in ERROR (a terminal error_info) takes no desired-state
 //     change until it is recovered (409); DELETE, which also writes
-//     desired PENDING, is allowed.
+//     desired PENDING, is allowed;
+//   - DELETE is a soft delete: deleted_at = now and desired_state =
+//     PENDING, in one write.
 //
 // Evidence: inserts and applied writes of the API service layer (for the
 // user, the administrator, or on behalf of the TTL Manager or the proxy),
@@ -38,7 +40,14 @@ func (*apiRules) Observe(s *State, e *history.Event, r *Report) {
 		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 || !p.ErrorMessage.Set || p.ErrorMessage.V != "" {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info, error_count and error_message are reset together", p.Columns()), e.Seq)
 		}
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DesiredState.Set && !e.Patch.DeletedAt.Set:
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DeletedAt.Set:
+		r.Exercise()
+		p := e.Patch
+		if !p.DesiredState.Set || p.DesiredState.V != contracts.DesiredPending || p.DeletedAt.V.IsZero() {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("DELETE wrote %v (deleted_at %s): a soft delete sets deleted_at = now and desired_state = PENDING in one write",
+				p.Columns(), stamp(p.DeletedAt.V)), e.Seq)
+		}
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DesiredState.Set:
 		w := s.Row(e.Workspace)
 		if w == nil {
 			return

@@ -136,6 +136,7 @@ func All() []Checker {
 		&restoreMarker{},
 		&ordering{},
 		&gcProtection{},
+		&gcPairs{},
 		&singleLeader{},
 		&fencing{},
 		&errorSkip{},

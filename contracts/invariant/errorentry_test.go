@@ -173,3 +173,42 @@ func TestAPIRules(t *testing.T) {
 		write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
 	require.Empty(t, r.Violations)
 }
+
+func TestSoftDeleteIsOneWrite(t *testing.T) {
+	tr := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0))
+	r := run(t, tr, nil, "api-rules")
+	require.Empty(t, r.Violations)
+	tr = newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DeletedAt: contracts.Some(t0)})
+	r = run(t, tr, nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "a soft delete sets deleted_at = now and desired_state = PENDING in one write")
+}
+
+func TestGCDeletesTheMetaWithItsArchive(t *testing.T) {
+	key := contracts.ArchiveKey("w", "op0")
+	meta := contracts.MetaKey(key)
+	build := func(cycle func(tr *trace)) (*trace, *Final) {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
+			call("c1", MObjPut, "w", key, "", "").call("c1", MObjPut, "w", meta, "", "").
+			at(3*time.Hour).call("c1", "objects.List", "", "archives/", "", "").
+			call("c1", MObjDelete, "w", key, "", "")
+		cycle(tr)
+		tr.at(4*time.Hour).call("c1", "objects.List", "", "archives/", "", "")
+		return tr, &Final{End: tr.now}
+	}
+	tr, f := build(func(tr *trace) { tr.call("c1", MObjDelete, "w", meta, "", "") })
+	r := run(t, tr, f, "gc-meta-with-archive")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("gc-meta-with-archive"))
+
+	tr, f = build(func(tr *trace) { tr.call("c1", MObjDelete, "w", meta, "", "S3_ACCESS_ERROR: down") })
+	require.Empty(t, run(t, tr, f, "gc-meta-with-archive").Violations, "a failed delete is an attempt")
+
+	tr, f = build(func(tr *trace) { tr.add(history.Event{Kind: history.KindCrash, Instance: "c1"}) })
+	require.Empty(t, run(t, tr, f, "gc-meta-with-archive").Violations, "a GC that crashed mid-cycle owes nothing")
+
+	tr, f = build(func(*trace) {})
+	r = run(t, tr, f, "gc-meta-with-archive")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "but not "+meta+" in the same GC cycle")
+}

@@ -55,6 +55,7 @@ var entries = []entry{
 	{"gc-no-delay", "C9", "the GC deletes an orphan at first sighting, without the 2 h delay", gcNoDelay},
 	{"complete-on-actuator", "C1", "an operation completes when its actuator returns, not when observed", completeOnActuator},
 	{"start-without-volume-check", "C6", "a container without its volume is not flagged ERROR", startWithoutVolumeCheck},
+	{"gc-leaves-meta", "C9", "the GC deletes an orphaned archive but leaves its .meta", gcLeavesMeta},
 	{"gc-deletes-error-archives", "C9", "the GC deletes archives of workspaces in ERROR", gcDeletesErrorArchives},
 	{"ttl-ignores-activity", "4.4", "the standby TTL stops workspaces with open connections or a running idle timer", ttlIgnoresActivity},
 	{"never-stops", "C12", "the decision table misses RUNNING → STANDBY: a workspace asked to stand by keeps running", neverStops},
@@ -63,6 +64,7 @@ var entries = []entry{
 	{"create-without-stamp", "4.3", "POST creates a workspace without stamping last_access_at", createWithoutStamp},
 	{"recover-keeps-count", "4.3", "the administrator's recovery resets error_info but not error_count", recoverKeepsCount},
 	{"desired-in-error", "4.3", "the API accepts a desired-state change on a workspace in ERROR", desiredInError},
+	{"delete-keeps-desired", "4.3", "DELETE sets deleted_at but leaves desired_state as it was", deleteKeepsDesired},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
@@ -810,6 +812,24 @@ func gcNoDelay(b *bend) {
 	}
 }
 
+// gcLeavesMeta: the coordinator's deletes of .meta objects answer
+// success and do nothing.
+func gcLeavesMeta(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Objects = metaKeepingObjects{d.Objects}
+		return d
+	}
+}
+
+type metaKeepingObjects struct{ ports.Objects }
+
+func (o metaKeepingObjects) Delete(ctx context.Context, key string) error {
+	if contracts.IsMetaKey(key) {
+		return nil
+	}
+	return o.Objects.Delete(ctx, key)
+}
+
 // ---- 4.4, 4.3: the TTL Manager and the API --------------------------------
 
 // ttlIgnoresActivity: connection counts and idle timers read as absent.
@@ -981,6 +1001,17 @@ func (s errorBlindStore) Get(ctx context.Context, id string) (contracts.Workspac
 		w.ErrorInfo, w.HealthStatus = nil, contracts.HealthOK
 	}
 	return w, err
+}
+
+// deleteKeepsDesired: the soft delete's write loses its desired PENDING.
+func deleteKeepsDesired(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompAPI && p.DeletedAt.Set {
+				p.DesiredState = contracts.Opt[contracts.DesiredState]{}
+			}
+		})
+	}
 }
 
 // ---- 4.6: events -----------------------------------------------------------
