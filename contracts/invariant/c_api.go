@@ -68,4 +68,3 @@ func onBehalf(e *history.Event) string {
 	}
 	return ""
 }
-
