@@ -11,8 +11,10 @@ import (
 //
 //   - POST creates a workspace with last_access_at = now (its TTLs count
 //     from its creation);
-//   - recovery (the administrator's only write) resets error_info,
-//     error_count and error_message in one write;
+//   - recovery (the administrator's only write) resets error_info and
+//     error_count in one write (the endpoint's row of the table; the rules
+//     below it add error_message, which the row leaves out, so it is not
+//     asked for);
 //   - a workspace in ERROR (a terminal error_info) takes no desired-state
 //     change until it is recovered (409); DELETE, which also writes
 //     desired PENDING, is allowed;
@@ -37,8 +39,8 @@ func (*apiRules) Observe(s *State, e *history.Event, r *Report) {
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAdmin:
 		r.Exercise()
 		p := e.Patch
-		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 || !p.ErrorMessage.Set || p.ErrorMessage.V != "" {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info, error_count and error_message are reset together", p.Columns()), e.Seq)
+		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info = null and error_count = 0 are reset together", p.Columns()), e.Seq)
 		}
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DeletedAt.Set:
 		r.Exercise()

@@ -148,14 +148,15 @@ func TestAPIRules(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "created with last_access_at never")
 
 	stamped := func() *trace { return newTrace().insert("w", contracts.DesiredRunning) }
-	// Recovery resets the three columns together.
+	// Recovery resets error_info and error_count together (error_message
+	// too, as the reference does, but SPEC's table leaves it out).
 	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
 	partial := contracts.RecoverPatch()
 	partial.ErrorCount = contracts.Opt[int]{}
 	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "reset together")
+	require.Contains(t, r.Violations[0].Message, "error_info = null and error_count = 0 are reset together")
 
 	// No desired-state change in ERROR; DELETE is allowed, and so is a
 	// change once recovered.
