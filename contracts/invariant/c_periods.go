@@ -28,9 +28,13 @@ var PeriodNotice = contracts.PeriodIdle + PeriodTolerance(contracts.PeriodIdle)
 // (its instances.List calls, failed ones included) come at most every 2 s
 // (plus tolerance) while a
 // workspace has had an operation in progress, every 5 s while a healthy,
-// non-deleted workspace has had desired ≠ observed (the idle 30 s is not
-// judged: nothing in a history tells a coordinator that slept from a
-// harness that moved the clock on) — "has had" meaning continuously since at least PeriodNotice
+// non-deleted workspace has had desired ≠ observed, and no more often than
+// every PeriodIdle/2 while the fleet has had neither and no monitor:trigger
+// was published (the idle 30 s is not judged as an upper bound: nothing in
+// a history tells a coordinator that slept from a harness that moved the
+// clock on; as a lower bound it catches a coordinator stuck on a short
+// period; listings less than a second apart are one pass) — "has had"
+// meaning continuously since at least PeriodNotice
 // before the previous pass, so that a coordinator that was idle has had a
 // pass in which to notice. Judged on the history: instances.List calls by
 // the lock holder, the rows replayed from the writes; a gap that spans a
@@ -49,7 +53,14 @@ type periods struct {
 	// busySince and divergedSince: since when each workspace has had an
 	// operation in progress, or has diverged (contracts.FleetSummary).
 	busySince, divergedSince map[string]time.Time
+	// idleSince is since when no workspace has been busy or diverged
+	// (zero: not idle); trigger is the last monitor:trigger published.
+	idleSince, trigger time.Time
 }
+
+// SamePass is how close two listings of the leader are taken for one
+// observation pass.
+const SamePass = time.Second
 
 func (*periods) Name() string     { return "adaptive-periods" }
 func (*periods) Contract() string { return "3" }
@@ -58,6 +69,9 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 	if !c.init {
 		c.init = true
 		c.busySince, c.divergedSince = map[string]time.Time{}, map[string]time.Time{}
+	}
+	if e.Kind == history.KindCall && e.Method == MPublish && strings.HasPrefix(e.Args, contracts.MonitorTriggerChannel) {
+		c.trigger = e.At
 	}
 	switch e.Kind {
 	case history.KindLeader:
@@ -113,9 +127,18 @@ func (c *periods) judge(e *history.Event, r *Report) {
 	} else if w, ok := earliest(c.divergedSince, since); ok && !c.disturbed.After(since) {
 		period, why, id = contracts.PeriodDiverged, "a workspace's desired state differs from the observed one", w
 	} else {
-		// The idle period is not judged: a harness may move the clock
-		// on by hours over an idle fleet without running anyone (the
-		// real tier's GC scenario), and nothing in the history says so.
+		// The idle period is judged as a lower bound only: a harness
+		// may move the clock on by hours over an idle fleet without
+		// running anyone (the real tier's GC scenario), and nothing in
+		// the history says so.
+		gap := e.At.Sub(c.last)
+		if c.idleSince.IsZero() || c.idleSince.After(since) || c.disturbed.After(since) || c.trigger.After(since) || gap < SamePass {
+			return
+		}
+		r.Exercise()
+		if gap < contracts.PeriodIdle/2 {
+			r.Flag("", e.At, fmt.Sprintf("%s between two observation passes of the leader while the fleet was idle (period %s)", gap, contracts.PeriodIdle), c.lastSeq, e.Seq)
+		}
 		return
 	}
 	r.Exercise()
@@ -147,6 +170,12 @@ func (c *periods) AfterApply(s *State, e *history.Event, _ *Report) {
 	}
 	track(c.busySince, e.Workspace, f.OperationsInProgress > 0, e.At)
 	track(c.divergedSince, e.Workspace, f.Diverged > 0, e.At)
+	switch idle := len(c.busySince) == 0 && len(c.divergedSince) == 0; {
+	case !idle:
+		c.idleSince = time.Time{}
+	case c.idleSince.IsZero():
+		c.idleSince = e.At
+	}
 }
 
 func track(m map[string]time.Time, id string, on bool, at time.Time) {

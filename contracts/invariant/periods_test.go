@@ -60,9 +60,45 @@ func TestPeriodsGiveTimeToNoticeAndExcuseDBFailures(t *testing.T) {
 	}), nil, "adaptive-periods")
 	require.Empty(t, r.Violations)
 
-	// The idle period is not judged.
+	// The idle period is not judged as an upper bound.
 	idle := newTrace().leader("c1", 1).call("c1", MInstancesList, "", "", "0", "").
 		at(time.Hour).call("c1", MInstancesList, "", "", "0", "")
 	r = run(t, idle, nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+}
+
+// idleFleet: w was provisioned and started and has been at rest since 10 s;
+// c1 observes every `every` from 2 min to 4 min.
+func idleFleet(every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
+	tr := provisionAndStart(newTrace())
+	for at := 2 * time.Minute; at <= 4*time.Minute; at += every {
+		tr.at(at).call("c1", MInstancesList, "", "", "1", "")
+		if extra != nil {
+			extra(tr, at)
+		}
+	}
+	return tr
+}
+
+func TestPeriodsIdleFleetIsNotPolledFast(t *testing.T) {
+	r := run(t, idleFleet(30*time.Second, nil), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+	require.Positive(t, r.Exercised["adaptive-periods"])
+
+	r = run(t, idleFleet(2*time.Second, nil), nil, "adaptive-periods")
+	require.NotEmpty(t, r.Violations, "a busy period kept over an idle fleet")
+	require.Contains(t, r.Violations[0].Message, "2s between two observation passes of the leader while the fleet was idle (period 30s)")
+
+	// A monitor:trigger asks for a pass now.
+	r = run(t, idleFleet(30*time.Second, func(tr *trace, at time.Duration) {
+		tr.at(at+5*time.Second).call("api", MPublish, "", contracts.MonitorTriggerChannel, "w", "").
+			call("c1", MInstancesList, "", "", "1", "")
+	}), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// Two listings within a second are one pass.
+	r = run(t, idleFleet(30*time.Second, func(tr *trace, at time.Duration) {
+		tr.at(at+500*time.Millisecond).call("c1", MInstancesList, "", "", "1", "")
+	}), nil, "adaptive-periods")
 	require.Empty(t, r.Violations)
 }

@@ -74,6 +74,7 @@ var entries = []entry{
 	{"no-event-listener", "4.6", "no EventListener: change notifications are never forwarded to the bus", noEventListener},
 	{"check-then-write", "4.3", "the API checks the running limits with a read, then writes unguarded: concurrent requests each see room", checkThenWrite},
 	{"observed-at-on-change", "4.1", "the HealthMonitor writes observed_at only on the workspaces whose status it changes", observedAtOnChange},
+	{"busy-poll", "3", "the HealthMonitor counts every workspace as busy: it observes every 2 s whatever the fleet's state", busyPoll},
 	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
 }
 
@@ -1068,4 +1069,22 @@ func (c fixedPollCoord) Step(ctx context.Context) (time.Time, error) {
 		return next, err
 	}
 	return c.clock.Now().Add(contracts.PeriodIdle), nil
+}
+
+// busyPoll: the HealthMonitor's scan shows every idle workspace with an
+// operation in progress, so the pass's fleet summary (and the period it
+// sets) is always the busy one.
+func busyPoll(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(f contracts.Filter, rows []contracts.Workspace) {
+			if f != contracts.FilterActive {
+				return
+			}
+			for i := range rows {
+				if rows[i].Operation == contracts.OpNone {
+					rows[i].Operation = contracts.OpStarting
+				}
+			}
+		}, nil)
+	}
 }
