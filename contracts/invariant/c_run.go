@@ -372,7 +372,9 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		c.leads[e.Instance] = e.At
 		delete(c.stepped, e.Instance)
 	}
-	if e.Err != "" && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && strings.HasPrefix(e.Method, "store."))) {
+	dbFailed := e.Err != "" && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && strings.HasPrefix(e.Method, "store.")))
+	lostRead := e.Kind == history.KindFault && e.Method == FLostResp && strings.HasPrefix(e.Args, "store.")
+	if dbFailed || lostRead {
 		// The DB failed the instance: what it could not write was not
 		// its to end; the grace starts again.
 		c.leads[e.Instance] = e.At

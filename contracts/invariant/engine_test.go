@@ -367,6 +367,13 @@ func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
 	}), nil, "timeouts")
 	require.Empty(t, r.Violations)
 
+	// A DB answer lost on its way to c1 (seed 4000573: its reads of the
+	// rows to reconcile) is a failure too.
+	r = run(t, build(func(tr *trace) {
+		tr.at(6*time.Minute + 30*time.Second).add(historyLost("c1", "", "store.List"))
+	}), nil, "timeouts")
+	require.Empty(t, r.Violations)
+
 	// The DB failing c1's writes (seed 1000250): the grace starts again
 	// at its last failure.
 	r = run(t, build(func(tr *trace) {
