@@ -285,6 +285,11 @@ func (w *workload) wake(u *userWorkspace) {
 		// A request through the proxy auto-wakes a STANDBY workspace.
 		err = w.s.api.Wake(w.s.ctx, u.id)
 	} else {
+		// The user's request reaches the proxy first, which wakes only
+		// a STANDBY workspace (SPEC 4.4: an ARCHIVED or PENDING one
+		// gets a page saying a restore or a start is needed); the
+		// user then asks the API.
+		_ = w.s.api.Wake(w.s.ctx, u.id)
 		running := string(contracts.DesiredRunning)
 		_, err = w.s.api.Patch(w.s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: &running})
 	}

@@ -2,6 +2,7 @@ package invariant
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
@@ -19,17 +20,35 @@ import (
 //     change until it is recovered (409); DELETE, which also writes
 //     desired PENDING, is allowed;
 //   - DELETE is a soft delete: deleted_at = now and desired_state =
-//     PENDING, in one write.
+//     PENDING, in one write;
+//   - the proxy's auto-wake (4.4) sets desired RUNNING on a STANDBY
+//     workspace only (an ARCHIVED, PENDING or ERROR one gets a 502 page):
+//     the row is observed STANDBY at the write, or stopped being so less
+//     than EventDeliveryBound before it (the proxy read it a moment
+//     earlier).
 //
 // Evidence: inserts and applied writes of the API service layer (for the
 // user, the administrator, or on behalf of the TTL Manager or the proxy),
 // and the row before each.
-type apiRules struct{ base }
+type apiRules struct {
+	base
+	// standbyUntil: when each workspace last stopped being observed
+	// STANDBY.
+	standbyUntil map[string]time.Time
+}
 
 func (*apiRules) Name() string     { return "api-rules" }
 func (*apiRules) Contract() string { return "4.3" }
 
-func (*apiRules) Observe(s *State, e *history.Event, r *Report) {
+func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
+	if c.standbyUntil == nil {
+		c.standbyUntil = map[string]time.Time{}
+	}
+	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set && e.Patch.ObservedStatus.V != contracts.ObservedStandby {
+		if w := s.Row(e.Workspace); w != nil && w.ObservedStatus == contracts.ObservedStandby {
+			c.standbyUntil[e.Workspace] = e.At
+		}
+	}
 	switch {
 	case e.Kind == history.KindInsert && e.Err == "" && e.Row != nil:
 		r.Exercise()
@@ -55,6 +74,13 @@ func (*apiRules) Observe(s *State, e *history.Event, r *Report) {
 			return
 		}
 		r.Exercise()
+		if e.Args == onBehalfOf+string(contracts.CompProxy) {
+			standby := w.ObservedStatus == contracts.ObservedStandby || e.At.Sub(c.standbyUntil[e.Workspace]) < EventDeliveryBound
+			if e.Patch.DesiredState.V != contracts.DesiredRunning || !standby || w.Deleted() {
+				r.Flag(e.Workspace, e.At, fmt.Sprintf("the proxy's auto-wake set desired %s on a workspace observed %s (deleted %t): only a STANDBY one is woken, to RUNNING",
+					e.Patch.DesiredState.V, w.ObservedStatus, w.Deleted()), e.Seq)
+			}
+		}
 		if w.Terminal() && e.Patch.DesiredState.V != w.DesiredState {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("desired_state changed from %s to %s %swhile the workspace is in ERROR (%s, terminal): 409 until it is recovered",
 				w.DesiredState, e.Patch.DesiredState.V, onBehalf(e), w.ErrorInfo.Reason), e.Seq)

@@ -213,3 +213,21 @@ func TestGCDeletesTheMetaWithItsArchive(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "but not "+meta+" in the same GC cycle")
 }
+
+func TestProxyWakesOnlyStandby(t *testing.T) {
+	wake := history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Args: onBehalfOf + string(contracts.CompProxy), Workspace: "w",
+		Patch: &contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}, Applied: true}
+	standby := newTrace().insert("w", contracts.DesiredStandby).observe("w", contracts.ObservedStandby)
+	r := run(t, standby.at(time.Minute).add(wake), nil, "api-rules")
+	require.Empty(t, r.Violations)
+
+	archived := newTrace().insert("w", contracts.DesiredPending)
+	r = run(t, archived.at(time.Minute).add(wake), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "auto-wake set desired RUNNING on a workspace observed PENDING")
+
+	// Read STANDBY a moment before its volume was found gone.
+	tr := newTrace().insert("w", contracts.DesiredStandby).observe("w", contracts.ObservedStandby).
+		at(time.Minute).observe("w", contracts.ObservedPending).at(time.Minute + time.Second).add(wake)
+	require.Empty(t, run(t, tr, nil, "api-rules").Violations)
+}

@@ -65,6 +65,7 @@ var entries = []entry{
 	{"recover-keeps-count", "4.3", "the administrator's recovery resets error_info but not error_count", recoverKeepsCount},
 	{"desired-in-error", "4.3", "the API accepts a desired-state change on a workspace in ERROR", desiredInError},
 	{"delete-keeps-desired", "4.3", "DELETE sets deleted_at but leaves desired_state as it was", deleteKeepsDesired},
+	{"wake-any-state", "4.4", "the proxy's auto-wake sets desired RUNNING on an ARCHIVED or PENDING workspace too", wakeAnyState},
 	{"ignore-limits", "4.3", "the API accepts desired RUNNING over the per-user and global running limits", ignoreLimits},
 	{"claim-without-op-started-at", "4.2.3", "claims set the operation but not op_started_at, so no timeout covers them", claimWithoutOpStartedAt},
 	{"stale-last-access", "4.4", "last_access_at is stamped with a time read ten minutes earlier", staleLastAccess},
@@ -1087,4 +1088,23 @@ func busyPoll(b *bend) {
 			}
 		}, nil)
 	}
+}
+
+// wakeAnyState: the API reads every live PENDING workspace as STANDBY, so
+// the proxy's auto-wake, which wakes STANDBY ones only, wakes them too.
+func wakeAnyState(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		d.Store = pendingAsStandby{d.Store}
+		return d
+	}
+}
+
+type pendingAsStandby struct{ ports.Store }
+
+func (s pendingAsStandby) Get(ctx context.Context, id string) (contracts.Workspace, error) {
+	w, err := s.Store.Get(ctx, id)
+	if err == nil && !w.Deleted() && w.ObservedStatus == contracts.ObservedPending {
+		w.ObservedStatus = contracts.ObservedStandby
+	}
+	return w, err
 }
