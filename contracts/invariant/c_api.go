@@ -30,6 +30,12 @@ import (
 // Evidence: inserts and applied writes of the API service layer (for the
 // user, the administrator, or on behalf of the TTL Manager or the proxy),
 // and the row before each.
+// CreateStampSlack is how long before its insert is recorded a new
+// workspace's last_access_at may have been stamped: the API stamps it,
+// then waits for the store (on real services a slow insert, or one
+// queued behind the running-limit lock).
+const CreateStampSlack = 30 * time.Second
+
 type apiRules struct {
 	base
 	// standbyUntil: when each workspace last stopped being observed
@@ -52,7 +58,7 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 	switch {
 	case e.Kind == history.KindInsert && e.Err == "" && e.Row != nil:
 		r.Exercise()
-		if d := e.Row.LastAccessAt.Sub(e.At); d < -LastAccessSlack || d > LastAccessSlack {
+		if d := e.Row.LastAccessAt.Sub(e.At); d < -CreateStampSlack || d > LastAccessSlack {
 			r.Flag(e.Row.ID, e.At, fmt.Sprintf("workspace created with last_access_at %s, not the time of its creation", stamp(e.Row.LastAccessAt)), e.Seq)
 		}
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAdmin:

@@ -29,8 +29,9 @@ var PeriodNotice = contracts.PeriodIdle + PeriodTolerance(contracts.PeriodIdle)
 // (plus tolerance) while a
 // workspace has had an operation in progress, every 5 s while a healthy,
 // non-deleted workspace has had desired ≠ observed, and no more often than
-// every PeriodIdle/2 while the fleet has had neither and no monitor:trigger
-// was published (the idle 30 s is not judged as an upper bound: nothing in
+// every PeriodIdle/2 while the fleet has had neither, no monitor:trigger
+// was published and none of the leader's calls failed (a failed
+// observation may be tried again sooner; the idle 30 s is not judged as an upper bound: nothing in
 // a history tells a coordinator that slept from a harness that moved the
 // clock on; as a lower bound it catches a coordinator stuck on a short
 // period; listings less than a second apart are one pass) — "has had"
@@ -54,8 +55,10 @@ type periods struct {
 	// operation in progress, or has diverged (contracts.FleetSummary).
 	busySince, divergedSince map[string]time.Time
 	// idleSince is since when no workspace has been busy or diverged
-	// (zero: not idle); trigger is the last monitor:trigger published.
-	idleSince, trigger time.Time
+	// (zero: not idle); trigger is the last monitor:trigger published;
+	// failed is the leader's last failed call (an observation that fails
+	// may be tried again at once).
+	idleSince, trigger, failed time.Time
 }
 
 // SamePass is how close two listings of the leader are taken for one
@@ -92,6 +95,9 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 	case history.KindCall:
 		if c.leader == "" || e.Instance != c.leader {
 			return
+		}
+		if e.Err != "" {
+			c.failed = e.At
 		}
 		if strings.HasPrefix(e.Method, "store.") && (e.Err != "" || e.Method == MTryAcquire || e.Method == MRelease) {
 			// The DB failed the leader, or it stepped down: its ticks
@@ -132,7 +138,7 @@ func (c *periods) judge(e *history.Event, r *Report) {
 		// running anyone (the real tier's GC scenario), and nothing in
 		// the history says so.
 		gap := e.At.Sub(c.last)
-		if c.idleSince.IsZero() || c.idleSince.After(since) || c.disturbed.After(since) || c.trigger.After(since) || gap < SamePass {
+		if c.idleSince.IsZero() || c.idleSince.After(since) || c.disturbed.After(since) || c.trigger.After(since) || !c.failed.Before(since) || gap < SamePass {
 			return
 		}
 		r.Exercise()
