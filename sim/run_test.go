@@ -242,3 +242,20 @@ func TestWorkloadUsersAreRoundRobinOwners(t *testing.T) {
 	sort.Strings(names)
 	require.Equal(t, []string{"user-1=3", "user-2=2", "user-3=2"}, names)
 }
+
+// Seed 900060 (--faults all@2, 20 workspaces, 6 h) once left the
+// reference waiting on a STARTING it had claimed itself: the answers of
+// the completion before it and of the claim were lost, and its record of
+// invoked actuator calls, kept per workspace, still held PROVISIONING's,
+// so it never started the container and the operation timed out. Its
+// record is now per operation (claim), and the timeouts checker asks
+// that a leader invoke an operation's calls before letting it time out.
+func TestReferenceInvokesAnOperationWhoseClaimAnswerWasLost(t *testing.T) {
+	faults, err := ParseFaultMix("all@2")
+	require.NoError(t, err)
+	r, err := Run(context.Background(), Config{Seed: 900060, Workspaces: 20, Duration: 6 * time.Hour, Quiet: DefaultQuiet,
+		Faults: faults, System: refimpl.NewSystem()})
+	require.NoError(t, err)
+	require.Empty(t, r.Failures)
+	require.Positive(t, r.Report.Exercised["timeouts"])
+}

@@ -346,6 +346,11 @@ type timeouts struct {
 	// grace again (leads): a reconciler whose writes fail cannot end the
 	// operations that go overdue meanwhile.
 	stepped map[string]bool
+	// acted: workspace → instance → its last actuator call on it; began:
+	// when each instance's leadership began (leads without the restarts
+	// of its DB failures).
+	acted map[string]map[string]time.Time
+	began map[string]time.Time
 }
 
 // TimeoutSlack is the grace after an operation's timeout within which the
@@ -357,10 +362,11 @@ func (*timeouts) Contract() string { return "4.2.3" }
 func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 	if c.running == nil {
 		c.running, c.flagged, c.leads, c.stepped = map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}, map[string]bool{}
+		c.acted, c.began = map[string]map[string]time.Time{}, map[string]time.Time{}
 	}
 	switch {
 	case e.Kind == history.KindLeader && e.Method == "acquire":
-		c.leads[e.Instance] = e.At
+		c.leads[e.Instance], c.began[e.Instance] = e.At, e.At
 		delete(c.stepped, e.Instance)
 		return
 	case e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")),
@@ -369,7 +375,7 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		c.stepped[e.Instance] = true
 		return
 	case c.stepped[e.Instance] && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && e.Method != MTryAcquire && e.Method != MLockCheck)):
-		c.leads[e.Instance] = e.At
+		c.leads[e.Instance], c.began[e.Instance] = e.At, e.At
 		delete(c.stepped, e.Instance)
 	}
 	dbFailed := e.Err != "" && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && strings.HasPrefix(e.Method, "store.")))
@@ -380,12 +386,20 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		c.leads[e.Instance] = e.At
 		return
 	}
+	if e.Kind == history.KindCall && Actuator(e.Method) {
+		if c.acted[e.Workspace] == nil {
+			c.acted[e.Workspace] = map[string]time.Time{}
+		}
+		c.acted[e.Workspace][e.Instance] = e.At
+		return
+	}
 	if !reconcilerWrite(e) {
 		return
 	}
 	since := c.leads[e.Instance]
 	if row := s.Row(e.Workspace); row != nil && classify(row, e.Patch) == tError && e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
 		r.Exercise()
+		c.resumed(row, e, c.began[e.Instance], since, r)
 	}
 	// The reconciler is alive: every operation past its deadline is late.
 	ids := make([]string, 0, len(c.running))
@@ -408,6 +422,44 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 			r.Flag(id, e.At, fmt.Sprintf("%s started %s still in progress %s later (timeout %s)", w.Operation, w.OpStartedAt.UTC().Format(time.RFC3339), e.At.Sub(w.OpStartedAt), contracts.Timeout(w.Operation)), e.Seq)
 		}
 	}
+}
+
+// ResumeGrace is how long a leader has, after it takes over an operation
+// in progress, to resume it (SPEC 4.2.2: its first passes invoke the
+// operation's actuator calls again).
+const ResumeGrace = 2 * contracts.PeriodIdle
+
+// resumed judges a Timeout entry (e, on row) by a leader whose leadership
+// began at began and whose grace (after its last DB failure) at since:
+// SPEC 4.2.2, "Resuming after a crash or failover: a leader that has not
+// itself invoked the actuator calls of an in-progress operation since it
+// became leader invokes them". A leader that had ResumeGrace of working
+// DB before the deadline and never called an actuator on the workspace
+// for this operation (since the later of its leadership and the claim)
+// let it time out instead: it took the operation over and never resumed
+// it, or never learnt that its own claim had landed. STARTING on a
+// workspace observed without its volume is not resumed (C6).
+func (c *timeouts) resumed(row *contracts.Workspace, e *history.Event, began, since time.Time, r *Report) {
+	op := row.Operation
+	deadline := row.OpStartedAt.Add(contracts.Timeout(op))
+	from := later(began, row.OpStartedAt) // its calls for this operation
+	if row.OpStartedAt.IsZero() || deadline.Sub(later(since, row.OpStartedAt)) < ResumeGrace ||
+		(op == contracts.OpStarting && row.ObservedStatus == contracts.ObservedPending) {
+		return
+	}
+	if t, ok := c.acted[e.Workspace][e.Instance]; ok && !t.Before(from) {
+		return
+	}
+	r.Flag(e.Workspace, e.At, fmt.Sprintf("%s started %s timed out under %s, which led from %s and never invoked its actuator calls (no call on the workspace since %s, %s before the deadline)",
+		op, stamp(row.OpStartedAt), e.Instance, stamp(began), stamp(from), deadline.Sub(from).Round(time.Second)), e.Seq)
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (c *timeouts) AfterApply(s *State, e *history.Event, _ *Report) {

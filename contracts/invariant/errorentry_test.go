@@ -231,3 +231,24 @@ func TestProxyWakesOnlyStandby(t *testing.T) {
 		at(time.Minute).observe("w", contracts.ObservedPending).at(time.Minute + time.Second).add(wake)
 	require.Empty(t, run(t, tr, nil, "api-rules").Violations)
 }
+
+// SPEC 4.2.2, "Resuming": a leader invokes the actuator calls of an
+// operation in progress it has not itself invoked since it became leader,
+// rather than waiting for it to time out.
+func TestTimeoutsAskThatALeaderResumes(t *testing.T) {
+	build := func(resume bool) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpProvisioning).
+			at(time.Minute).leader("c2", 2)
+		if resume {
+			tr.at(61*time.Second).call("c2", MProvision, "w", "", "", "")
+		}
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0.Add(6 * time.Minute)}
+		return tr.at(6*time.Minute).write(contracts.CompStateReconciler, "c2", 2, "w", nil, contracts.Patch{Operation: contracts.Some(contracts.OpNone),
+			OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some(info), PreviousStatus: contracts.Some(contracts.ObservedPending)})
+	}
+	require.Empty(t, run(t, build(true), nil, "timeouts").Violations)
+	r := run(t, build(false), nil, "timeouts")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "timed out under c2, which led from")
+	require.Contains(t, r.Violations[0].Message, "never invoked its actuator calls")
+}

@@ -39,8 +39,11 @@ type Coordinator struct {
 	// republished, for resynchronising after a lost feed.
 	lastEventAt time.Time
 	// invoked is when this leader last invoked each workspace's
-	// operation's actuator calls (SPEC 4.2.2, "Resuming").
-	invoked map[string]time.Time
+	// operation's actuator calls (SPEC 4.2.2, "Resuming"), for the
+	// operation it invoked them for: a claim, a completion or an ERROR
+	// entry whose answer was lost leaves an entry behind that must not
+	// pass for an invocation of the next operation.
+	invoked map[string]invocation
 
 	nextHealth, nextReconcile, nextTTL, nextGC time.Time
 	fleet                                      contracts.FleetSummary
@@ -157,7 +160,7 @@ func (c *Coordinator) acquire(ctx context.Context, now time.Time) error {
 		return err
 	}
 	c.lease, c.epoch, c.leader = lease, lease.Epoch(), true
-	c.invoked = map[string]time.Time{}
+	c.invoked = map[string]invocation{}
 	c.nextHealth, c.nextReconcile, c.nextTTL, c.nextGC = now, now, now, now
 	c.log.Info("became leader", "epoch", c.epoch)
 	sub, err := c.deps.Bus.Subscribe(ctx, contracts.MonitorTriggerChannel)

@@ -33,7 +33,7 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 }
 
 func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	s := contracts.ReconcileStep(w, now, c.invoked[w.ID])
+	s := contracts.ReconcileStep(w, now, c.invokedFor(w))
 	switch s.Kind {
 	case contracts.StepClaim:
 		return c.claim(ctx, w, s.Op, now)
@@ -47,6 +47,25 @@ func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, 
 		return c.execute(ctx, w, now)
 	}
 	return nil
+}
+
+// invocation is when this leader invoked the actuator calls of one
+// operation (its claim's operation and op_started_at).
+type invocation struct {
+	op      contracts.Operation
+	started time.Time
+	at      time.Time
+}
+
+// invokedFor is when this leader last invoked the actuator calls of w's
+// operation in progress, or zero: an invocation recorded for another
+// operation (or another claim of the same one) does not count.
+func (c *Coordinator) invokedFor(w *contracts.Workspace) time.Time {
+	inv, ok := c.invoked[w.ID]
+	if !ok || inv.op != w.Operation || !inv.started.Equal(w.OpStartedAt) {
+		return time.Time{}
+	}
+	return inv.at
 }
 
 // write applies p to w under cond as the StateReconciler, and mirrors it
@@ -113,7 +132,7 @@ func (c *Coordinator) enterError(ctx context.Context, w *contracts.Workspace, in
 // the lock before each. A failed call is recorded as a retryable or
 // terminal error (4.2.4).
 func (c *Coordinator) execute(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	c.invoked[w.ID] = now
+	c.invoked[w.ID] = invocation{op: w.Operation, started: w.OpStartedAt, at: now}
 	err := c.actuate(ctx, w, now)
 	if err == nil || fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
 		return err

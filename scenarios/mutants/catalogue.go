@@ -44,6 +44,7 @@ var entries = []entry{
 	{"early-timeout", "4.2.4", "the reconciler reads op_started_at ten minutes early: operations time out before their time", earlyTimeout},
 	{"retry-exceeded-at-once", "4.2.4", "the reconciler reads error_count as 2 while an operation runs: its first failure is its last", retryExceededAtOnce},
 	{"marker-made-up", "4.2.2", "RESTORING stores a restore marker of its own making instead of the one restore returned", markerMadeUp},
+	{"no-resume", "4.2.2", "a new leader waits for the operations it took over to complete instead of invoking their actuator calls again", noResume},
 	{"no-timeouts", "4.2.3", "operations never time out", noTimeouts},
 	{"fourth-attempt", "4.2.4", "a failing operation gets a fourth attempt", fourthAttempt},
 	{"no-retry-spacing", "4.2.4", "a failed actuator call is retried at once by a client-side retry loop, not 30 s later", noRetrySpacing},
@@ -1107,4 +1108,95 @@ func (s pendingAsStandby) Get(ctx context.Context, id string) (contracts.Workspa
 		w.ObservedStatus = contracts.ObservedStandby
 	}
 	return w, err
+}
+
+// noResume: the actuator calls a coordinator makes for an operation
+// claimed before its leadership began answer success and do nothing, so
+// an operation it took over is only ever waited for.
+func noResume(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		st := &resumeSkip{store: d.Store, clock: d.Clock}
+		d.Leadership = beganLeadership{Leadership: d.Leadership, st: st}
+		d.Instances = skipInstances{Instances: d.Instances, st: st}
+		d.Storage = skipStorage{Storage: d.Storage, st: st}
+		return d
+	}
+}
+
+type resumeSkip struct {
+	store ports.Store
+	clock ports.Clock
+	began time.Time
+}
+
+// skip reports whether id's operation in progress was claimed before this
+// instance's leadership began.
+func (r *resumeSkip) skip(ctx context.Context, id string) bool {
+	w, err := r.store.Get(ctx, id)
+	return err == nil && w.Operation != contracts.OpNone && !w.OpStartedAt.IsZero() && w.OpStartedAt.Before(r.began)
+}
+
+type beganLeadership struct {
+	ports.Leadership
+	st *resumeSkip
+}
+
+func (l beganLeadership) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	lease, ok, err := l.Leadership.TryAcquire(ctx, holder)
+	if ok && err == nil {
+		l.st.began = l.st.clock.Now()
+	}
+	return lease, ok, err
+}
+
+type skipInstances struct {
+	ports.Instances
+	st *resumeSkip
+}
+
+func (i skipInstances) Start(ctx context.Context, id, imageRef string) error {
+	if i.st.skip(ctx, id) {
+		return nil
+	}
+	return i.Instances.Start(ctx, id, imageRef)
+}
+
+func (i skipInstances) Delete(ctx context.Context, id string) error {
+	if i.st.skip(ctx, id) {
+		return nil
+	}
+	return i.Instances.Delete(ctx, id)
+}
+
+type skipStorage struct {
+	ports.Storage
+	st *resumeSkip
+}
+
+func (s skipStorage) Provision(ctx context.Context, id string) error {
+	if s.st.skip(ctx, id) {
+		return nil
+	}
+	return s.Storage.Provision(ctx, id)
+}
+
+func (s skipStorage) Restore(ctx context.Context, id, key string) (string, error) {
+	if s.st.skip(ctx, id) {
+		return key, nil
+	}
+	return s.Storage.Restore(ctx, id, key)
+}
+
+func (s skipStorage) Archive(ctx context.Context, id, opID string) (string, error) {
+	if s.st.skip(ctx, id) {
+		return contracts.ArchiveKey(id, opID), nil
+	}
+	return s.Storage.Archive(ctx, id, opID)
+}
+
+func (s skipStorage) DeleteVolume(ctx context.Context, id string) error {
+	if s.st.skip(ctx, id) {
+		return nil
+	}
+	return s.Storage.DeleteVolume(ctx, id)
 }
