@@ -182,7 +182,8 @@ type gcProtection struct {
 	// undo holds the sightings the latest GC pass counted (their earlier
 	// times), until its protection query is known not to have failed: a
 	// pass whose DB query fails skips its cycle (SPEC 4.5) and saw
-	// nothing.
+	// nothing; one that cannot read or clear an archive's timer skips
+	// that archive.
 	undo     map[string]time.Time
 	undoInst string
 	undoAt   time.Time
@@ -221,6 +222,18 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 				c.lastProtected[key] = t
 			}
 			clear(c.undo)
+		case e.Kind == history.KindCall && e.Instance == c.undoInst && e.Err != "" && strings.HasPrefix(e.Method, "bus."):
+			// The pass could not read or clear one archive's timer: it
+			// skipped that archive (SPEC 4.5), and its sighting with it.
+			timer, _, _ := strings.Cut(e.Args, "=")
+			if key, ok := strings.CutPrefix(timer, contracts.OrphanTimerKey("")); ok {
+				for _, k := range []string{key, contracts.MetaKey(key)} {
+					if t, kept := c.undo[k]; kept {
+						c.lastProtected[k] = t
+						delete(c.undo, k)
+					}
+				}
+			}
 		}
 	}
 	// Objects written by this event are tracked from now on.

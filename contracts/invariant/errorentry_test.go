@@ -134,6 +134,14 @@ func TestC9SightingsOnlyFromCompletedPasses(t *testing.T) {
 		tr.call("c1", "store.List", "", "", "", "unavailable")
 	}
 	require.Empty(t, run(t, build(failedQuery), nil, "c9-gc-protection").Violations)
+
+	// The pass could not read the archive's timer (seed 7000587): it
+	// skipped the archive, and the timer from before ran on.
+	failedTimer := func(tr *trace) {
+		seen(tr)
+		tr.call("c1", "bus.Get", "", contracts.OrphanTimerKey(old), "", "unavailable")
+	}
+	require.Empty(t, run(t, build(failedTimer), nil, "c9-gc-protection").Violations)
 }
 
 func TestAPIRules(t *testing.T) {
