@@ -182,6 +182,7 @@ func All() []Checker {
 		newRecovery(),
 		&wire{},
 		&healthProbe{},
+		&resubscribe{},
 	}
 }
 

@@ -500,6 +500,15 @@ func refusals(b *hb, at time.Duration, n int) {
 	}
 }
 
+// refusalsBackoff is refusals spaced as ORACLE-SPEC 3.2 spaces attempts:
+// after k failures in a row, min(2^k s, 10 s) (O19).
+func refusalsBackoff(b *hb, at time.Duration, n int) {
+	for i := range n {
+		b.ws(at, &history.WS{Conn: int64(100 + i), Action: history.WSRefuse})
+		at += min(time.Second<<(i+1), 10*time.Second)
+	}
+}
+
 func crashOnly() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -737,7 +746,7 @@ func cases() []tcase {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.goroutines(at+ms(60), GoroutinesFinal, 9) })
 		}, judge.Violated, "9 goroutines after the stop"},
 		{"exit status 1 after the attempts ran out", nameShutdown, func() (Params, []history.Event) {
-			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 4) })
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusalsBackoff(b, at-sec(20), 4) })
 		}, judge.Pass, ""},
 		{"exit status 1 after three refusals", nameShutdown, func() (Params, []history.Event) {
 			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 3) })
@@ -812,6 +821,14 @@ func cases() []tcase {
 		{"too short to judge", nameHealthProbe, probesShort, notEx, ""},
 		{"no health check after the start's probe", nameHealthProbe, func() (Params, []history.Event) { return probes(30 * time.Second) }, judge.Violated, "no status call for more than"},
 		{"the start's probe only", nameHealthProbe, probesNone, judge.Violated, "no status call for more than"},
+
+		{"waits 1 s, 2 s, 4 s", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, 2*time.Second, 4*time.Second) }, judge.Pass, ""},
+		{"jitter 10 % short", nameResubscribe, func() (Params, []history.Event) { return redial(ms(900), ms(1800)) }, judge.Pass, ""},
+		{"redial at once", nameResubscribe, func() (Params, []history.Event) { return redial(ms(5)) }, judge.Violated, "waits at least 900ms"},
+		{"second wait not doubled", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, time.Second) }, judge.Violated, "waits at least 1.8s"},
+		{"fatal after 4 refusals", nameResubscribe, func() (Params, []history.Event) { return giveUp(4) }, judge.Pass, ""},
+		{"fatal after 1 refusal", nameResubscribe, func() (Params, []history.Event) { return giveUp(1) }, judge.Violated, "only 1 re-subscription attempts in a row failed"},
+		{"no disconnect", nameResubscribe, baseTwo, notEx, ""},
 	}
 }
 
@@ -858,4 +875,46 @@ func TestCheckers(t *testing.T) {
 		require.True(t, covered[n][judge.Pass] && covered[n][bad] && covered[n][judge.NotExercised],
 			"%s needs a passing, a violating and a not-exercised history", n)
 	}
+}
+
+// ---- O19 ----
+
+// redial: request 1 for three rounds; during the first, the server
+// closes the WebSocket and the daemon's connection attempts follow after
+// gaps (each refused but the last, which connects and re-subscribes).
+func redial(gaps ...time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	for i, g := range gaps {
+		t += g
+		if i < len(gaps)-1 {
+			b.ws(t, &history.WS{Action: history.WSRefuse})
+			continue
+		}
+		b.connect(t, 2)
+	}
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// giveUp: as redial, but the daemon's attempts are refused refusals times,
+// each after its full backoff, and it exits with status 1 before its next
+// round (no quiet phase: the run ends there).
+func giveUp(refusals int) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	for k := 0; k < refusals; k++ {
+		t += min(time.Second<<k, 10*time.Second)
+		b.ws(t, &history.WS{Action: history.WSRefuse})
+	}
+	end := b.steady(tl+sec(0.5), 2, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end-time.Second)
+	b.exit(end-time.Second, 1)
+	return Params{Self: self}, b.build()
 }
