@@ -36,9 +36,10 @@ func (m *SourceMutant) Name() string { return m.name }
 
 // The checkers only source mutants need.
 const (
-	o3 = "o3-execution-timing"
-	o4 = "o4-fetch-retries"
-	o6 = "o6-update-keeps-nonce"
+	o3  = "o3-execution-timing"
+	o4  = "o4-fetch-retries"
+	o6  = "o6-update-keeps-nonce"
+	o19 = "o19-resubscribe"
 )
 
 // The files the source mutants edit.
@@ -50,6 +51,7 @@ const (
 	fileEvents     = "refimpl/oracled/core/events.go"
 	fileExecutor   = "refimpl/oracled/core/executor.go"
 	fileSubmitter  = "refimpl/oracled/core/submitter.go"
+	fileWatcher    = "refimpl/oracled/core/watcher.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -158,6 +160,13 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSubmitter,
 				Old: "\ts.wait = c.after(wait, func() {\n",
 				New: "\ts.wait = c.after(0, func() { // the chain is there: try again now\n"}}},
+		// F1 drops the WebSocket and refuses the redials for a while: the
+		// mutant redials at once, each refusal straight after the last.
+		{name: "resubscribe-without-backoff", Kills: []string{o19}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "after a drop or a refused attempt the watcher redials at once, with no backoff",
+			Edits: []Edit{{File: fileWatcher,
+				Old: "\tc.w.retry = c.after(wait, func() {\n",
+				New: "\t_ = wait // the node is back soon: redial now\n\tc.w.retry = c.after(0, func() {\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i
