@@ -183,6 +183,7 @@ func All() []Checker {
 		&wire{},
 		&healthProbe{},
 		&resubscribe{},
+		newGaveUpRearmed(),
 	}
 }
 

@@ -829,6 +829,11 @@ func cases() []tcase {
 		{"fatal after 4 refusals", nameResubscribe, func() (Params, []history.Event) { return giveUp(4) }, judge.Pass, ""},
 		{"fatal after 1 refusal", nameResubscribe, func() (Params, []history.Event) { return giveUp(1) }, judge.Violated, "only 1 re-subscription attempts in a row failed"},
 		{"no disconnect", nameResubscribe, baseTwo, notEx, ""},
+
+		{"re-run 1 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(time.Minute + sec(0.5)) }, judge.Pass, ""},
+		{"no re-run after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(0) }, judge.Violated, "no execution of request 1 started"},
+		{"re-run 5 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(5 * time.Minute) }, judge.Violated, "after the submission gave up"},
+		{"no give-up", nameGaveUp, baseTwo, notEx, ""},
 	}
 }
 
@@ -916,5 +921,30 @@ func giveUp(refusals int) (Params, []history.Event) {
 	end := b.steady(tl+sec(0.5), 2, map[uint64]int{1: 0}, nil)
 	b.periodic(0, end-time.Second)
 	b.exit(end-time.Second, 1)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O20 ----
+
+// feeRefused: request 1 runs a round, then its next broadcast meets code
+// 13 (insufficient fee) and the submission gives up; the job re-runs
+// rerun after the answer (0: never), and a round completes. No quiet
+// phase: the round the fee held up is not O16's question.
+func feeRefused(rerun time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	at := bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 2, false)
+	b.bcast(at+ms(40), b.submitTx(1, 2, b.q, 70000, v), code(13))
+	end := at + 2*time.Minute
+	if rerun > 0 {
+		bt = b.round(at+ms(41)+rerun, 1, 0)
+		end = bt + sec(5)
+	}
+	b.periodic(0, end)
+	b.stop(end)
 	return Params{Self: self}, b.build()
 }
