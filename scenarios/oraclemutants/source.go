@@ -40,6 +40,7 @@ const (
 	o4  = "o4-fetch-retries"
 	o6  = "o6-update-keeps-nonce"
 	o19 = "o19-resubscribe"
+	o20 = "o20-gave-up-rearmed"
 )
 
 // The files the source mutants edit.
@@ -167,6 +168,18 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileWatcher,
 				Old: "\tc.w.retry = c.after(wait, func() {\n",
 				New: "\t_ = wait // the node is back soon: redial now\n\tc.w.retry = c.after(0, func() {\n"}}},
+		// F11 refuses broadcasts with code 13 (and other terminal codes):
+		// the mutant's job then waits for a Complete its own missing
+		// submission holds up, until the 24 h watchdog.
+		{name: "gave-up-leaves-job-completed", Kills: []string{o20}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a submission that gives up leaves its job Completed: no Failed, no re-run 1 min later",
+			Edits: []Edit{{File: fileTransition, Old: `			cur.Exec.Status = ExecFailed
+			cur.Exec.Error = t.Reason
+			cur.LastError = t.Reason
+			cur.NextRunTime = now.Add(SubmissionGaveUpRetry)
+`, New: `			cur.Exec.Error = t.Reason // the round stays ours: wait for its Complete
+			cur.LastError = t.Reason
+`}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i
