@@ -668,6 +668,7 @@ func cases() []tcase {
 
 		{"retries spaced 1 s and 2 s", nameFetchRetries, func() (Params, []history.Event) { return retries(time.Second, 2*time.Second) }, judge.Pass, ""},
 		{"retry after 200 ms", nameFetchRetries, func() (Params, []history.Event) { return retries(ms(200)) }, judge.Violated, "the wait is 1s"},
+		{"a new execution after a pause in the wait", nameFetchRetries, pausedInWait, judge.Pass, ""},
 		{"a 5th GET", nameFetchRetries, func() (Params, []history.Event) {
 			return retries(time.Second, 2*time.Second, 4*time.Second, 5*time.Second)
 		}, judge.Violated, "a 5th GET"},
@@ -944,6 +945,32 @@ func feeRefused(rerun time.Duration) (Params, []history.Event) {
 		bt = b.round(at+ms(41)+rerun, 1, 0)
 		end = bt + sec(5)
 	}
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// pausedInWait: request 1's execution fails its first GET; while it waits
+// for the second attempt an Update pauses the request and another enables
+// it again, so the daemon ends that execution without a GET (3.3.3,
+// D12) and starts a new one on its next tick, whose second attempt comes
+// 1 s after its first. Its GETs are a new execution's, not attempts 2 and
+// 3 of the old one.
+func pausedInWait() (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(0.5)
+	b.get(at, ms(20), 1, path(1, 0), failed())
+	paused := d
+	paused.Status = int32(oracle.StatusPaused)
+	b.txFrame(at+ms(300), true, 1)
+	b.docAnswer(at+ms(301), paused)
+	b.txFrame(at+ms(600), true, 1)
+	b.docAnswer(at+ms(601), d)
+	b.get(at+sec(1.5), ms(20), 1, path(1, 0), failed())
+	b.get(at+sec(2.52), ms(20), 1, path(1, 0), failed())
+	end := at + sec(4)
 	b.periodic(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
