@@ -184,6 +184,7 @@ func All() []Checker {
 		&healthProbe{},
 		&resubscribe{},
 		newGaveUpRearmed(),
+		&resynced{},
 	}
 }
 

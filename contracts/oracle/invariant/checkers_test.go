@@ -835,6 +835,15 @@ func cases() []tcase {
 		{"no re-run after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(0) }, judge.Violated, "no execution of request 1 started"},
 		{"re-run 5 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(5 * time.Minute) }, judge.Violated, "after the submission gave up"},
 		{"no give-up", nameGaveUp, baseTwo, notEx, ""},
+
+		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
+		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
+		{"no broadcast", nameResynced, func() (Params, []history.Event) {
+			b := newHB()
+			b.boot(0, doc(1, 10, []string{self, peer}, 1))
+			b.stop(sec(0.4))
+			return std(b)
+		}, notEx, ""},
 	}
 }
 
@@ -972,6 +981,37 @@ func pausedInWait() (Params, []history.Event) {
 	b.get(at+sec(2.52), ms(20), 1, path(1, 0), failed())
 	end := at + sec(4)
 	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O21 ----
+
+// resyncAfterEviction: request 1's round-1 tx (sequence 0) is acknowledged
+// and then evicted (F13); a resync then says 0; the next round's
+// broadcast uses want (0 by ORACLE-SPEC 3.5; 1 for a daemon whose resync
+// never moves the sequence down).
+func resyncAfterEviction(want uint64) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	tx := b.submitTx(1, 1, 0, 70000, v)
+	b.bcast(at+ms(40), tx, code(0))
+	b.add(at+ms(500), history.Event{Kind: history.KindEvict, Evict: &history.Evict{Cause: history.EvictFault, Hash: tx.Hash,
+		Origin: history.OriginSUT, Signer: self, Sequence: 0}})
+	bt := ceilSec(at+sec(1)) + time.Second
+	b.complete(bt, 1, 1, peer, other)
+	b.account(at+sec(3), 0)
+	again := bt + sec(10.5)
+	res2, v2 := b.okValue()
+	b.get(again, ms(20), 1, path(1, 0), res2)
+	b.onChain(again+ms(30), 1, 2, false)
+	b.bcast(again+ms(40), b.submitTx(1, 2, want, 70000, v2), code(0))
+	end := again + sec(5)
+	b.statusEvery(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
 }
