@@ -41,6 +41,7 @@ const (
 	o6  = "o6-update-keeps-nonce"
 	o19 = "o19-resubscribe"
 	o20 = "o20-gave-up-rearmed"
+	o21 = "o21-sequence-resynced"
 )
 
 // The files the source mutants edit.
@@ -53,6 +54,7 @@ const (
 	fileExecutor   = "refimpl/oracled/core/executor.go"
 	fileSubmitter  = "refimpl/oracled/core/submitter.go"
 	fileWatcher    = "refimpl/oracled/core/watcher.go"
+	fileSequence   = "refimpl/oracled/core/sequence.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -180,6 +182,13 @@ func Sources() []*SourceMutant {
 `, New: `			cur.Exec.Error = t.Reason // the round stays ours: wait for its Complete
 			cur.LastError = t.Reason
 `}}},
+		// F13 evicts an acknowledged tx of the daemon: the chain's sequence
+		// falls back, the mutant's L does not.
+		{name: "resync-never-lowers-sequence", Kills: []string{o21}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a resync only ever raises the sequence: after an eviction every broadcast meets code 32",
+			Edits: []Edit{{File: fileSequence,
+				Old: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, acc.Sequence\n",
+				New: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, max(acc.Sequence, c.seq.l) // never go back\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i
