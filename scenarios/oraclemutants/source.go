@@ -36,9 +36,12 @@ func (m *SourceMutant) Name() string { return m.name }
 
 // The checkers only source mutants need.
 const (
-	o3 = "o3-execution-timing"
-	o4 = "o4-fetch-retries"
-	o6 = "o6-update-keeps-nonce"
+	o3  = "o3-execution-timing"
+	o4  = "o4-fetch-retries"
+	o6  = "o6-update-keeps-nonce"
+	o19 = "o19-resubscribe"
+	o20 = "o20-gave-up-rearmed"
+	o21 = "o21-sequence-resynced"
 )
 
 // The files the source mutants edit.
@@ -50,6 +53,8 @@ const (
 	fileEvents     = "refimpl/oracled/core/events.go"
 	fileExecutor   = "refimpl/oracled/core/executor.go"
 	fileSubmitter  = "refimpl/oracled/core/submitter.go"
+	fileWatcher    = "refimpl/oracled/core/watcher.go"
+	fileSequence   = "refimpl/oracled/core/sequence.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -158,6 +163,32 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSubmitter,
 				Old: "\ts.wait = c.after(wait, func() {\n",
 				New: "\ts.wait = c.after(0, func() { // the chain is there: try again now\n"}}},
+		// F1 drops the WebSocket and refuses the redials for a while: the
+		// mutant redials at once, each refusal straight after the last.
+		{name: "resubscribe-without-backoff", Kills: []string{o19}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "after a drop or a refused attempt the watcher redials at once, with no backoff",
+			Edits: []Edit{{File: fileWatcher,
+				Old: "\tc.w.retry = c.after(wait, func() {\n",
+				New: "\t_ = wait // the node is back soon: redial now\n\tc.w.retry = c.after(0, func() {\n"}}},
+		// F11 refuses broadcasts with code 13 (and other terminal codes):
+		// the mutant's job then waits for a Complete its own missing
+		// submission holds up, until the 24 h watchdog.
+		{name: "gave-up-leaves-job-completed", Kills: []string{o20}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a submission that gives up leaves its job Completed: no Failed, no re-run 1 min later",
+			Edits: []Edit{{File: fileTransition, Old: `			cur.Exec.Status = ExecFailed
+			cur.Exec.Error = t.Reason
+			cur.LastError = t.Reason
+			cur.NextRunTime = now.Add(SubmissionGaveUpRetry)
+`, New: `			cur.Exec.Error = t.Reason // the round stays ours: wait for its Complete
+			cur.LastError = t.Reason
+`}}},
+		// F13 evicts an acknowledged tx of the daemon: the chain's sequence
+		// falls back, the mutant's L does not.
+		{name: "resync-never-lowers-sequence", Kills: []string{o21}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a resync only ever raises the sequence: after an eviction every broadcast meets code 32",
+			Edits: []Edit{{File: fileSequence,
+				Old: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, acc.Sequence\n",
+				New: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, max(acc.Sequence, c.seq.l) // never go back\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

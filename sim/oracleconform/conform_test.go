@@ -91,11 +91,20 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	require.Empty(t, res.Report.Violations)
 	require.False(t, res.Report.Failed())
 	require.Empty(t, res.Unmet, "every wait of the script was met")
-	// Every checker but the white-box O15 meets its situation in the
-	// default script, and passes.
+	// Every checker but the white-box O15 and O20 meets its situation in
+	// the default script, and passes. O20 needs a give-up whose round no
+	// peer completes and a minute's wait for the re-run: the script's code
+	// 13 lets the peers complete the round (the Complete re-arms the job),
+	// and a minute more of wall time is not worth it here; the simulator's
+	// runs exercise O20 (and the gave-up-leaves-job-completed mutant shows
+	// it can fail).
 	for _, n := range invariant.Names() {
 		if n == "o15-shutdown-order" {
 			require.Equal(t, judge.NotExercised, res.Report.Verdict(n), "an external daemon has no white-box trace")
+			continue
+		}
+		if n == "o20-gave-up-rearmed" {
+			require.NotEqual(t, judge.Violated, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])
 			continue
 		}
 		require.Equal(t, judge.Pass, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,10 @@ type hb struct {
 	life                      int
 	hash                      int
 	q                         uint64 // the SUT's next sequence
+	// seqs are the sequence facts in the order written: each Account
+	// answer's value, and after each acknowledged broadcast its sequence
+	// + 1 (periodic's Account answers report the sequence as of their time).
+	seqs []seqAt
 	// the chain: completed nonces, pending blocks
 	C      map[uint64]uint64
 	blocks map[time.Duration]*blk
@@ -58,6 +63,23 @@ type hb struct {
 	drop map[time.Duration]bool
 	// value numbers the data-source answers
 	value int
+}
+
+type seqAt struct {
+	at  time.Duration
+	seq uint64
+}
+
+// seqBy is the account's sequence as the facts written give it at at.
+func (b *hb) seqBy(at time.Duration) uint64 {
+	var q uint64
+	var last time.Duration = -1
+	for _, f := range b.seqs {
+		if f.at < at && f.at >= last {
+			q, last = f.seq, f.at
+		}
+	}
+	return q
 }
 
 type blk struct {
@@ -274,6 +296,7 @@ func (b *hb) status(at time.Duration) {
 }
 
 func (b *hb) account(at time.Duration, seq uint64) {
+	b.seqs = append(b.seqs, seqAt{at + ms(1), seq})
 	b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: pathAccount, Address: self},
 		nil, &history.RPCResult{Value: &history.QueryValue{Account: &history.Account{Address: self, AccountNumber: 7, Sequence: seq}}})
 }
@@ -381,6 +404,9 @@ func (b *hb) bcast(at time.Duration, tx history.Tx, a answer) {
 	}
 	t := tx
 	b.rpc(at, at+ms(1), methodBroadcast, nil, &t, res)
+	if !a.lost && (a.rpc == "" && (a.code == 0 || a.code == oracle.CodeTxInMempoolCache) || strings.Contains(a.rpc, oracle.RPCErrTxInCache)) {
+		b.seqs = append(b.seqs, seqAt{at + ms(1), tx.Sequence + 1})
+	}
 	ct := &history.CheckTx{Origin: history.OriginSUT, Tx: tx, Code: a.code}
 	if a.rpc != "" {
 		ct.RPCError = a.rpc
@@ -500,7 +526,7 @@ func (b *hb) periodic(from, to time.Duration) {
 		b.status(t)
 	}
 	for t := from + 5*time.Minute; t < to; t += 5 * time.Minute {
-		b.account(t+ms(2), b.q)
+		b.account(t+ms(2), b.seqBy(t+ms(2)))
 	}
 }
 

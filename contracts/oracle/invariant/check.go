@@ -182,6 +182,9 @@ func All() []Checker {
 		newRecovery(),
 		&wire{},
 		&healthProbe{},
+		&resubscribe{},
+		newGaveUpRearmed(),
+		&resynced{},
 	}
 }
 

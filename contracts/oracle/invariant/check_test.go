@@ -50,7 +50,7 @@ func TestDefaultsAndTolerance(t *testing.T) {
 
 func TestNamesAndContracts(t *testing.T) {
 	names := Names()
-	require.Len(t, names, 21)
+	require.Len(t, names, 24)
 	seen := map[string]bool{}
 	for _, n := range names {
 		require.False(t, seen[n], "duplicate name %s", n)
@@ -64,7 +64,7 @@ func TestNamesAndContracts(t *testing.T) {
 		}
 	}
 	want := []string{"O1", "O2", "O3", "O3b", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11", "O12", "O13", "O14", "O15", "O16",
-		"O16b", "O17", "O18"}
+		"O16b", "O17", "O18", "O19", "O20", "O21"}
 	require.Equal(t, want, contracts, "one checker per contract (O14 has two), in report order")
 }
 

@@ -500,6 +500,15 @@ func refusals(b *hb, at time.Duration, n int) {
 	}
 }
 
+// refusalsBackoff is refusals spaced as ORACLE-SPEC 3.2 spaces attempts:
+// after k failures in a row, min(2^k s, 10 s) (O19).
+func refusalsBackoff(b *hb, at time.Duration, n int) {
+	for i := range n {
+		b.ws(at, &history.WS{Conn: int64(100 + i), Action: history.WSRefuse})
+		at += min(time.Second<<(i+1), 10*time.Second)
+	}
+}
+
 func crashOnly() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -659,6 +668,7 @@ func cases() []tcase {
 
 		{"retries spaced 1 s and 2 s", nameFetchRetries, func() (Params, []history.Event) { return retries(time.Second, 2*time.Second) }, judge.Pass, ""},
 		{"retry after 200 ms", nameFetchRetries, func() (Params, []history.Event) { return retries(ms(200)) }, judge.Violated, "the wait is 1s"},
+		{"a new execution after a pause in the wait", nameFetchRetries, pausedInWait, judge.Pass, ""},
 		{"a 5th GET", nameFetchRetries, func() (Params, []history.Event) {
 			return retries(time.Second, 2*time.Second, 4*time.Second, 5*time.Second)
 		}, judge.Violated, "a 5th GET"},
@@ -737,7 +747,7 @@ func cases() []tcase {
 			return stopDuring(0, ms(100), false, func(b *hb, at time.Duration) { b.goroutines(at+ms(60), GoroutinesFinal, 9) })
 		}, judge.Violated, "9 goroutines after the stop"},
 		{"exit status 1 after the attempts ran out", nameShutdown, func() (Params, []history.Event) {
-			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 4) })
+			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusalsBackoff(b, at-sec(20), 4) })
 		}, judge.Pass, ""},
 		{"exit status 1 after three refusals", nameShutdown, func() (Params, []history.Event) {
 			return stopDuring(1, ms(100), false, func(b *hb, at time.Duration) { refusals(b, at-sec(20), 3) })
@@ -812,6 +822,28 @@ func cases() []tcase {
 		{"too short to judge", nameHealthProbe, probesShort, notEx, ""},
 		{"no health check after the start's probe", nameHealthProbe, func() (Params, []history.Event) { return probes(30 * time.Second) }, judge.Violated, "no status call for more than"},
 		{"the start's probe only", nameHealthProbe, probesNone, judge.Violated, "no status call for more than"},
+
+		{"waits 1 s, 2 s, 4 s", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, 2*time.Second, 4*time.Second) }, judge.Pass, ""},
+		{"jitter 10 % short", nameResubscribe, func() (Params, []history.Event) { return redial(ms(900), ms(1800)) }, judge.Pass, ""},
+		{"redial at once", nameResubscribe, func() (Params, []history.Event) { return redial(ms(5)) }, judge.Violated, "waits at least 900ms"},
+		{"second wait not doubled", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, time.Second) }, judge.Violated, "waits at least 1.8s"},
+		{"fatal after 4 refusals", nameResubscribe, func() (Params, []history.Event) { return giveUp(4) }, judge.Pass, ""},
+		{"fatal after 1 refusal", nameResubscribe, func() (Params, []history.Event) { return giveUp(1) }, judge.Violated, "only 1 re-subscription attempts in a row failed"},
+		{"no disconnect", nameResubscribe, baseTwo, notEx, ""},
+
+		{"re-run 1 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(time.Minute + sec(0.5)) }, judge.Pass, ""},
+		{"no re-run after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(0) }, judge.Violated, "no execution of request 1 started"},
+		{"re-run 5 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(5 * time.Minute) }, judge.Violated, "after the submission gave up"},
+		{"no give-up", nameGaveUp, baseTwo, notEx, ""},
+
+		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
+		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
+		{"no broadcast", nameResynced, func() (Params, []history.Event) {
+			b := newHB()
+			b.boot(0, doc(1, 10, []string{self, peer}, 1))
+			b.stop(sec(0.4))
+			return std(b)
+		}, notEx, ""},
 	}
 }
 
@@ -858,4 +890,128 @@ func TestCheckers(t *testing.T) {
 		require.True(t, covered[n][judge.Pass] && covered[n][bad] && covered[n][judge.NotExercised],
 			"%s needs a passing, a violating and a not-exercised history", n)
 	}
+}
+
+// ---- O19 ----
+
+// redial: request 1 for three rounds; during the first, the server
+// closes the WebSocket and the daemon's connection attempts follow after
+// gaps (each refused but the last, which connects and re-subscribes).
+func redial(gaps ...time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	for i, g := range gaps {
+		t += g
+		if i < len(gaps)-1 {
+			b.ws(t, &history.WS{Action: history.WSRefuse})
+			continue
+		}
+		b.connect(t, 2)
+	}
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// giveUp: as redial, but the daemon's attempts are refused refusals times,
+// each after its full backoff, and it exits with status 1 before its next
+// round (no quiet phase: the run ends there).
+func giveUp(refusals int) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	for k := 0; k < refusals; k++ {
+		t += min(time.Second<<k, 10*time.Second)
+		b.ws(t, &history.WS{Action: history.WSRefuse})
+	}
+	end := b.steady(tl+sec(0.5), 2, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end-time.Second)
+	b.exit(end-time.Second, 1)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O20 ----
+
+// feeRefused: request 1 runs a round, then its next broadcast meets code
+// 13 (insufficient fee) and the submission gives up; the job re-runs
+// rerun after the answer (0: never), and a round completes. No quiet
+// phase: the round the fee held up is not O16's question.
+func feeRefused(rerun time.Duration) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	at := bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 2, false)
+	b.bcast(at+ms(40), b.submitTx(1, 2, b.q, 70000, v), code(13))
+	end := at + 2*time.Minute
+	if rerun > 0 {
+		bt = b.round(at+ms(41)+rerun, 1, 0)
+		end = bt + sec(5)
+	}
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// pausedInWait: request 1's execution fails its first GET; while it waits
+// for the second attempt an Update pauses the request and another enables
+// it again, so the daemon ends that execution without a GET (3.3.3,
+// D12) and starts a new one on its next tick, whose second attempt comes
+// 1 s after its first. Its GETs are a new execution's, not attempts 2 and
+// 3 of the old one.
+func pausedInWait() (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(0.5)
+	b.get(at, ms(20), 1, path(1, 0), failed())
+	paused := d
+	paused.Status = int32(oracle.StatusPaused)
+	b.txFrame(at+ms(300), true, 1)
+	b.docAnswer(at+ms(301), paused)
+	b.txFrame(at+ms(600), true, 1)
+	b.docAnswer(at+ms(601), d)
+	b.get(at+sec(1.5), ms(20), 1, path(1, 0), failed())
+	b.get(at+sec(2.52), ms(20), 1, path(1, 0), failed())
+	end := at + sec(4)
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O21 ----
+
+// resyncAfterEviction: request 1's round-1 tx (sequence 0) is acknowledged
+// and then evicted (F13); a resync then says 0; the next round's
+// broadcast uses want (0 by ORACLE-SPEC 3.5; 1 for a daemon whose resync
+// never moves the sequence down).
+func resyncAfterEviction(want uint64) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	tx := b.submitTx(1, 1, 0, 70000, v)
+	b.bcast(at+ms(40), tx, code(0))
+	b.add(at+ms(500), history.Event{Kind: history.KindEvict, Evict: &history.Evict{Cause: history.EvictFault, Hash: tx.Hash,
+		Origin: history.OriginSUT, Signer: self, Sequence: 0}})
+	bt := ceilSec(at+sec(1)) + time.Second
+	b.complete(bt, 1, 1, peer, other)
+	b.account(at+sec(3), 0)
+	again := bt + sec(10.5)
+	res2, v2 := b.okValue()
+	b.get(again, ms(20), 1, path(1, 0), res2)
+	b.onChain(again+ms(30), 1, 2, false)
+	b.bcast(again+ms(40), b.submitTx(1, 2, want, 70000, v2), code(0))
+	end := again + sec(5)
+	b.statusEvery(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
 }

@@ -1,5 +1,8 @@
 // Package invariant holds the checkers of the oracle daemon's contracts
-// O1–O18 (ORACLE-SPEC 5). They read only a recorded history (package
+// O1–O18 (ORACLE-SPEC 5), and O19 (the re-subscription rule of 3.2 and the
+// fatal condition of 3.7), O20 (a give-up re-arms the job, 3.3.3, D4, D7)
+// and O21 (a resync sets the sequence, 3.5), which the spec states but 5.2
+// did not list. They read only a recorded history (package
 // contracts/oracle/history), so they judge the reference daemon, a mutant
 // and an external binary alike, in the simulator or black-box.
 //

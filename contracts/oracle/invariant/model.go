@@ -272,6 +272,18 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 			}
 		}
 	}
+	if j := m.Job; j != nil && j.Status != oracle.StatusEnabled && j.Exec.Status == oracle.ExecExecuting &&
+		m.Exec != nil && m.Exec.InFlight == nil && m.Exec.Attempts > 0 {
+		// The request stopped while its execution waits between attempts:
+		// the daemon ends that execution when the wait ends, without a GET
+		// (3.3.3 "execution ends, superseded: Status ≠ ENABLED", D12). The
+		// model ends it now, so that a GET after the request runs again
+		// starts a new execution, not attempt k + 1 of the old one (O4
+		// would judge its spacing; docs/choices.md).
+		x := m.Exec
+		m.take(m.transition(oracle.ExecutionEnd{Outcome: oracle.ExecDropped}, now), now, seq, why)
+		m.endExec(x, now, seq)
+	}
 	return o
 }
 
@@ -786,7 +798,7 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			m.Acked = map[uint64]Ack{}
 		}
 		ack := Ack{At: e.At, Seq: e.Seq}
-		if res != nil && res.Res.Nonce == n {
+		if m.answers(res, n) {
 			res.Acked = true
 			ack.ResultAt = res.At
 		}
@@ -798,9 +810,20 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		}
 		return
 	}
-	if res != nil && res.Res.Nonce == n {
+	if m.answers(res, n) {
 		res.nonAck(a.NonAckAt, e.Seq)
 	}
+}
+
+// answers reports whether a broadcast of round n is the submission of
+// result res: its round, or, while a doc answer holds the model's nonce
+// ahead (docAhead), the round a daemon applying the Update rule still
+// submits (heldNonce + 1; D10 keeps its nonce). That daemon's give-up then
+// re-arms its job at the answer + 1 min as the model's would (D7): without
+// this the model saw no answer to its own result and held E at the 24 h
+// watchdog (docs/choices.md).
+func (m *Model) answers(res *Result, n uint64) bool {
+	return res != nil && (res.Res.Nonce == n || m.docAhead && n == m.heldNonce+1)
 }
 
 func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {

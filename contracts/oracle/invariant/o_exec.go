@@ -108,7 +108,11 @@ func (c *restartPeriod) Observe(s *State, e *history.Event, r *judge.Report) {
 
 // fetchRetries: O4. Within one execution at most 4 GETs, attempt k+1
 // starting ≥ t_done(k) + 2^(k−1) s − tol; after 4 failed attempts the next
-// GET is a new execution and waits for its E.
+// GET is a new execution and waits for its E. Neither is judged while F2 or
+// F14 may hold frames back: a Complete delivered earlier but handled only
+// once a doc query gives up ends an execution in its retry wait (D12), and
+// the daemon's next GET then starts a new execution the model, which
+// applied the Complete at its delivery, takes for attempt k+1.
 type fetchRetries struct{}
 
 func (*fetchRetries) Name() string     { return nameFetchRetries }
@@ -122,7 +126,8 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 		return
 	}
 	switch {
-	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)):
+	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)) &&
+		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // a held Complete may have ended the execution in its wait (D12)
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
 			f.Attempt, f.R, e.At.Sub(f.PrevDone), f.Attempt-1, f.Wait), f.PrevDoneSeq, e.Seq)
 	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)) &&
