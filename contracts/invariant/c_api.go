@@ -88,17 +88,8 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 			}
 		}
 		if w.Terminal() && e.Patch.DesiredState.V != w.DesiredState {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("desired_state changed from %s to %s %swhile the workspace is in ERROR (%s, terminal): 409 until it is recovered",
-				w.DesiredState, e.Patch.DesiredState.V, onBehalf(e), w.ErrorInfo.Reason), e.Seq)
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("desired_state changed from %s to %s while the workspace is in ERROR (%s, terminal; written by %s): 409 until it is recovered",
+				w.DesiredState, e.Patch.DesiredState.V, w.ErrorInfo.Reason, writerOf(e)), e.Seq)
 		}
 	}
-}
-
-// onBehalf names whom an API write was made for ("on behalf of
-// ttl_manager "), or "".
-func onBehalf(e *history.Event) string {
-	if e.Args != "" {
-		return e.Args + " "
-	}
-	return ""
 }

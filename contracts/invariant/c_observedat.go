@@ -28,7 +28,6 @@ import (
 // by workspace, without a listing, leaves the rule not exercised.
 type observedAt struct {
 	base
-	leader string
 	// passes are the leader's undisturbed listings, latest last (at most
 	// ObservedAtPasses kept).
 	passes []observedPass
@@ -46,21 +45,17 @@ const ObservedAtPasses = 4
 func (*observedAt) Name() string     { return "observed-at" }
 func (*observedAt) Contract() string { return "4.1" }
 
-func (c *observedAt) Observe(_ *State, e *history.Event, _ *Report) {
+func (c *observedAt) Observe(s *State, e *history.Event, _ *Report) {
+	leader := s.Leader.Holder // the lock holder before e
 	switch e.Kind {
 	case history.KindLeader:
-		if e.Method == "acquire" {
-			c.leader = e.Instance
-		} else if e.Instance == c.leader {
-			c.leader = ""
-		}
 		c.passes = c.passes[:0]
 	case history.KindCrash, history.KindFault:
-		if e.Instance != "" && e.Instance == c.leader {
+		if e.Instance != "" && e.Instance == leader {
 			c.passes = c.passes[:0]
 		}
 	case history.KindCall:
-		if c.leader == "" || e.Instance != c.leader {
+		if leader == "" || e.Instance != leader {
 			return
 		}
 		if e.Err != "" {

@@ -264,7 +264,7 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastFailure == nil {
 		c.lastFailure, c.failedCall = map[string]time.Time{}, map[string]failedCall{}
 	}
-	if e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")) {
+	if leftLead(e) {
 		for id, f := range c.failedCall {
 			if f.instance == e.Instance {
 				delete(c.failedCall, id)
@@ -369,9 +369,7 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		c.leads[e.Instance], c.began[e.Instance] = e.At, e.At
 		delete(c.stepped, e.Instance)
 		return
-	case e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")),
-		e.Kind == history.KindFault && e.Method == FLostResp && e.Args == MTryAcquire:
-		// Stepped down, or took the lock without being told so.
+	case leftLead(e), tookLeadUnawares(e):
 		c.stepped[e.Instance] = true
 		return
 	case c.stepped[e.Instance] && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && e.Method != MTryAcquire && e.Method != MLockCheck)):

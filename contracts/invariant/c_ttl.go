@@ -120,8 +120,7 @@ func (c *ttlRules) follow(e *history.Event) {
 			}
 		}
 	case e.Kind == history.KindFault && e.Method == FFlushBus, e.Kind == history.KindLeader, e.Kind == history.KindCrash,
-		e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != "")),
-		e.Kind == history.KindFault && e.Method == FLostResp && e.Args == MTryAcquire:
+		leftLead(e), tookLeadUnawares(e):
 		c.calm = e.At
 	}
 }

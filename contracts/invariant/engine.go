@@ -190,6 +190,21 @@ type base struct{}
 
 func (base) Finish(*State, *Final, *Report) {}
 
+// leftLead reports whether e shows its instance giving its leadership
+// up: a failed lock check stops every component (SPEC 3.1), a release
+// hands the lock back. Its session may still hold the lock, and its next
+// try then takes it again under the same epoch, unrecorded.
+func leftLead(e *history.Event) bool {
+	return e.Kind == history.KindCall && (e.Method == MRelease || (e.Method == MLockCheck && e.Err != ""))
+}
+
+// tookLeadUnawares reports whether e is a lock try whose success a fault
+// hid from its instance: it leads without knowing it until a later try
+// returns the held lease.
+func tookLeadUnawares(e *history.Event) bool {
+	return e.Kind == history.KindFault && e.Method == FLostResp && e.Args == MTryAcquire
+}
+
 // reconcilerWrite reports whether e is an applied coordinator write of the
 // StateReconciler.
 func reconcilerWrite(e *history.Event) bool {

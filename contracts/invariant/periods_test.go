@@ -9,17 +9,23 @@ import (
 	"github.com/wsconverge/converge/contracts"
 )
 
-// busyFleet: c1 leads; w's STARTING is claimed at 0 and is still in
-// progress; c1 observes every `every` from 1 min to 3 min.
-func busyFleet(every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
-	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting)
-	for at := time.Minute; at <= 3*time.Minute; at += every {
+// observeEvery has c1 list the containers every `every` from `from` to
+// `to`, running extra (when set) after each listing.
+func observeEvery(tr *trace, from, to, every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
+	for at := from; at <= to; at += every {
 		tr.at(at).call("c1", MInstancesList, "", "", "1", "")
 		if extra != nil {
 			extra(tr, at)
 		}
 	}
 	return tr
+}
+
+// busyFleet: c1 leads; w's STARTING is claimed at 0 and is still in
+// progress; c1 observes every `every` from 1 min to 3 min.
+func busyFleet(every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting)
+	return observeEvery(tr, time.Minute, 3*time.Minute, every, extra)
 }
 
 func TestPeriodsBusyFleetIsObservedEvery2s(t *testing.T) {
@@ -70,14 +76,7 @@ func TestPeriodsGiveTimeToNoticeAndExcuseDBFailures(t *testing.T) {
 // idleFleet: w was provisioned and started and has been at rest since 10 s;
 // c1 observes every `every` from 2 min to 4 min.
 func idleFleet(every time.Duration, extra func(tr *trace, at time.Duration)) *trace {
-	tr := provisionAndStart(newTrace())
-	for at := 2 * time.Minute; at <= 4*time.Minute; at += every {
-		tr.at(at).call("c1", MInstancesList, "", "", "1", "")
-		if extra != nil {
-			extra(tr, at)
-		}
-	}
-	return tr
+	return observeEvery(provisionAndStart(newTrace()), 2*time.Minute, 4*time.Minute, every, extra)
 }
 
 func TestPeriodsIdleFleetIsNotPolledFast(t *testing.T) {
