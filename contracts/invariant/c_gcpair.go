@@ -50,7 +50,7 @@ func (c *gcPairs) Observe(s *State, e *history.Event, r *Report) {
 	switch {
 	case e.Kind == history.KindCrash, e.Kind == history.KindLeader:
 		c.forgive(e.Instance)
-	case e.Kind == history.KindCall && e.Method == "objects.List" && s.Leader.EpochOf[e.Instance] > 0:
+	case e.Kind == history.KindCall && e.Method == MObjList && s.Leader.EpochOf[e.Instance] > 0:
 		c.settle(e.At, r)
 	case e.Kind == history.KindCall && e.Method == MObjDelete && s.Leader.EpochOf[e.Instance] > 0:
 		key := e.Args

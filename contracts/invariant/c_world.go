@@ -269,7 +269,7 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		}
 	case e.Kind == history.KindCall && e.Method == MObjPut && e.Err == "":
 		noteObject(e.Args)
-	case e.Kind == history.KindCall && e.Method == "objects.List" && e.Err == "" && s.Leader.EpochOf[e.Instance] > 0:
+	case e.Kind == history.KindCall && e.Method == MObjList && e.Err == "" && s.Leader.EpochOf[e.Instance] > 0:
 		// A GC pass: count the protected archives it meets.
 		for key := range s.World.Objects {
 			id, _, ok := contracts.ParseArchiveKey(key)

@@ -137,6 +137,7 @@ func All() []Checker {
 		&ordering{},
 		&gcProtection{},
 		&gcPairs{},
+		&gcOrphans{},
 		&singleLeader{},
 		&fencing{},
 		&errorSkip{},
