@@ -140,3 +140,36 @@ func TestTTLRuleAppliedOnceFaultsStop(t *testing.T) {
 	tr.events = append(tr.events[:3:3], append([]history.Event{{Kind: history.KindCall, Instance: "proxy", Method: MBusIncr, Args: "ws_conn:w", Result: "1", At: t0, Seq: 99}}, tr.events[3:]...)...)
 	require.Empty(t, run(t, tr, f, "ttl").Violations)
 }
+
+// SPEC 4.2.2: ARCHIVING completes with op_id = null, and every completion
+// with op_started_at, error_count and error_info cleared.
+func TestCompletionClearsWhatTheTableSays(t *testing.T) {
+	key := contracts.ArchiveKey("w", "op1")
+	archived := func(writes ...contracts.Patch) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).observe("w", contracts.ObservedStandby).
+			claim("w", contracts.OpArchiving).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{OpID: contracts.Some("op1")}).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.ArchiveCommitPatch(key)).
+			at(time.Minute).observe("w", contracts.ObservedPending)
+		for _, p := range writes {
+			tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, p)
+		}
+		return tr
+	}
+	done := contracts.CompletePatch(&contracts.Workspace{Operation: contracts.OpArchiving})
+	r := run(t, archived(done), nil, "completion-stamp")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("completion-stamp"))
+
+	kept := done
+	kept.OpID = contracts.Opt[string]{}
+	r = run(t, archived(kept), nil, "completion-stamp")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "ARCHIVING completed leaving op_id op1")
+
+	counted := done
+	counted.ErrorCount = contracts.Opt[int]{}
+	r = run(t, archived(contracts.Patch{ErrorCount: contracts.Some(1)}, counted), nil, "completion-stamp")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "leaving error_count 1")
+}
