@@ -2,6 +2,8 @@ package invariant
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -11,7 +13,10 @@ import (
 // apiRules: SPEC 4.3, the API's writes.
 //
 //   - POST creates a workspace with last_access_at = now (its TTLs count
-//     from its creation);
+//     from its creation), the desired_state and TTLs it was asked for, and
+//     for those it was not, desired RUNNING (4.3: "optional desired_state
+//     default RUNNING") and the TTLs' column defaults (table 1.1: 300 s
+//     and 86400 s);
 //   - recovery (the administrator's only write) resets error_info and
 //     error_count in one write (the endpoint's row of the table; the rules
 //     below it add error_message, which the row leaves out, so it is not
@@ -29,7 +34,8 @@ import (
 //
 // Evidence: inserts and applied writes of the API service layer (for the
 // user, the administrator, or on behalf of the TTL Manager or the proxy),
-// and the row before each.
+// and the row before each; the harness's record of each successful POST
+// (the fields it sent, history.KindAPI "api.Create").
 // CreateStampSlack is how long before its insert is recorded a new
 // workspace's last_access_at may have been stamped: the API stamps it,
 // then waits for the store (on real services a slow insert, or one
@@ -41,6 +47,9 @@ type apiRules struct {
 	// standbyUntil: when each workspace last stopped being observed
 	// STANDBY.
 	standbyUntil map[string]time.Time
+	// inserted: each workspace's row as inserted, until the POST that
+	// created it is judged.
+	inserted map[string]contracts.Workspace
 }
 
 func (*apiRules) Name() string     { return "api-rules" }
@@ -48,7 +57,7 @@ func (*apiRules) Contract() string { return "4.3" }
 
 func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 	if c.standbyUntil == nil {
-		c.standbyUntil = map[string]time.Time{}
+		c.standbyUntil, c.inserted = map[string]time.Time{}, map[string]contracts.Workspace{}
 	}
 	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set && e.Patch.ObservedStatus.V != contracts.ObservedStandby {
 		if w := s.Row(e.Workspace); w != nil && w.ObservedStatus == contracts.ObservedStandby {
@@ -60,6 +69,13 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 		r.Exercise()
 		if d := e.Row.LastAccessAt.Sub(e.At); d < -CreateStampSlack || d > LastAccessSlack {
 			r.Flag(e.Row.ID, e.At, fmt.Sprintf("workspace created with last_access_at %s, not the time of its creation", stamp(e.Row.LastAccessAt)), e.Seq)
+		}
+		c.inserted[e.Row.ID] = *e.Row
+	case e.Kind == history.KindAPI && e.Method == MAPICreate:
+		row, ok := c.inserted[e.Workspace]
+		delete(c.inserted, e.Workspace)
+		if ok && e.Err == "" {
+			c.judgeCreate(&row, e, r)
 		}
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAdmin:
 		r.Exercise()
@@ -91,5 +107,35 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("desired_state changed from %s to %s while the workspace is in ERROR (%s, terminal; written by %s): 409 until it is recovered",
 				w.DesiredState, e.Patch.DesiredState.V, w.ErrorInfo.Reason, writerOf(e)), e.Seq)
 		}
+	}
+}
+
+// MAPICreate is the harness's record of a POST /workspaces; its Args
+// list the fields sent, as "desired=S", "standby_ttl=N", "archive_ttl=N"
+// among others (sim's recorded API).
+const MAPICreate = "api.Create"
+
+// judgeCreate compares the row a POST inserted with the fields the POST
+// sent, and with the defaults for those it left out.
+func (c *apiRules) judgeCreate(row *contracts.Workspace, e *history.Event, r *Report) {
+	want := struct {
+		desired                string
+		standbyTTL, archiveTTL string
+	}{string(contracts.DesiredRunning), strconv.Itoa(contracts.DefaultStandbyTTLSeconds), strconv.Itoa(contracts.DefaultArchiveTTLSeconds)}
+	for _, field := range strings.Fields(e.Args) {
+		name, value, _ := strings.Cut(field, "=")
+		switch name {
+		case "desired":
+			want.desired = value
+		case "standby_ttl":
+			want.standbyTTL = value
+		case "archive_ttl":
+			want.archiveTTL = value
+		}
+	}
+	got := []string{string(row.DesiredState), strconv.Itoa(row.StandbyTTLSeconds), strconv.Itoa(row.ArchiveTTLSeconds)}
+	if got[0] != want.desired || got[1] != want.standbyTTL || got[2] != want.archiveTTL {
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("POST (%s) created desired %s, standby_ttl %s, archive_ttl %s: it asked for (or left to the defaults) desired %s, standby_ttl %s, archive_ttl %s",
+			e.Args, got[0], got[1], got[2], want.desired, want.standbyTTL, want.archiveTTL), e.Seq)
 	}
 }

@@ -260,3 +260,25 @@ func TestTimeoutsAskThatALeaderResumes(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "timed out under c2, which led from")
 	require.Contains(t, r.Violations[0].Message, "never invoked its actuator calls")
 }
+
+// SPEC 4.3: POST creates what it was asked for, desired RUNNING and the
+// column defaults for what it left out.
+func TestAPIRulesCreateAsAsked(t *testing.T) {
+	post := func(desired contracts.DesiredState, args string) *trace {
+		tr := newTrace().insert("w", desired)
+		return tr.add(history.Event{Kind: history.KindAPI, Method: MAPICreate, Workspace: "w", Args: "user=u1 name=n image=img" + args})
+	}
+	require.Empty(t, run(t, post(contracts.DesiredRunning, ""), nil, "api-rules").Violations)
+	require.Empty(t, run(t, post(contracts.DesiredStandby, " desired=STANDBY"), nil, "api-rules").Violations)
+
+	r := run(t, post(contracts.DesiredStandby, ""), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "created desired STANDBY, standby_ttl 300, archive_ttl 86400: it asked for (or left to the defaults) desired RUNNING")
+
+	r = run(t, post(contracts.DesiredRunning, " standby_ttl=600"), nil, "api-rules")
+	require.Len(t, r.Violations, 1, "the TTL asked for is not the one stored")
+
+	// A POST that failed created nothing to judge.
+	tr := newTrace().add(history.Event{Kind: history.KindAPI, Method: MAPICreate, Args: "user=u1", Err: "429 LIMIT_EXCEEDED"})
+	require.Empty(t, run(t, tr, nil, "api-rules").Violations)
+}
