@@ -33,6 +33,10 @@ const (
 	// actRecover: an administrator recovers the workspace from ERROR (the
 	// user asked for help after giving up on it).
 	actRecover
+	// actRecoverAgain: the administrator, unsure the recovery took,
+	// recovers the workspace again once it no longer shows ERROR (SPEC
+	// 4.3: 409 unless its health is ERROR).
+	actRecoverAgain
 )
 
 // proxyInstance names the proxy (WebSocket activity) in the history.
@@ -41,7 +45,7 @@ const proxyInstance = "proxy"
 // adminUser is the administrator who recovers workspaces.
 const adminUser = "admin"
 
-var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete", "recover"}
+var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete", "recover", "recover-again"}
 
 func (a action) String() string { return actionNames[a] }
 
@@ -55,6 +59,7 @@ const (
 	recoverMin, recoverMax   = 20 * time.Minute, 4 * time.Hour
 	recoverPercent           = 70
 	recoveredPatience        = 2 * time.Minute
+	recoverAgainAfter        = 10 * time.Minute
 	wakeGiveUp               = 30 * time.Minute
 	standbyTTLMin, ttlMaxSby = 300, 1800
 	archiveTTLMin, ttlMaxArc = 3600, 12 * 3600
@@ -164,7 +169,7 @@ func (w *workload) note(u *userWorkspace, method, args, result, errText string) 
 }
 
 func (w *workload) act(u *userWorkspace, a action, session int) {
-	if u.state == stGone && a != actRecover || w.quiet {
+	if u.state == stGone && a != actRecover && a != actRecoverAgain || w.quiet {
 		return
 	}
 	switch a {
@@ -193,6 +198,11 @@ func (w *workload) act(u *userWorkspace, a action, session int) {
 		u.recoverPending = false
 		if !u.deleted {
 			w.recover(u)
+		}
+	case actRecoverAgain:
+		if !u.deleted {
+			// Answered 409 unless the workspace is in ERROR again.
+			_ = w.s.api.Recover(w.s.ctx, adminUser, u.id)
 		}
 	}
 }
@@ -330,6 +340,7 @@ func (w *workload) recover(u *userWorkspace) {
 		return
 	}
 	u.recoveredAt = w.s.clock.Now()
+	w.at(u, recoverAgainAfter, actRecoverAgain)
 	if !u.scripted && (u.state == stIdle || u.state == stWaking) {
 		// The user, told, comes back to work at once.
 		u.state, u.wakeSince = stWaking, u.recoveredAt

@@ -20,7 +20,10 @@ import (
 //   - recovery (the administrator's only write) resets error_info and
 //     error_count in one write (the endpoint's row of the table; the rules
 //     below it add error_message, which the row leaves out, so it is not
-//     asked for);
+//     asked for), and only on a workspace in ERROR ("409 if health is not
+//     ERROR"): its health_status is ERROR or its error_info terminal at
+//     the write, or was less than EventDeliveryBound before it (the API
+//     read the row a moment earlier);
 //   - a workspace in ERROR (a terminal error_info) takes no desired-state
 //     change until it is recovered (409); DELETE, which also writes
 //     desired PENDING, is allowed;
@@ -50,6 +53,14 @@ type apiRules struct {
 	// inserted: each workspace's row as inserted, until the POST that
 	// created it is judged.
 	inserted map[string]contracts.Workspace
+	// errorUntil: when each workspace last stopped being in ERROR.
+	errorUntil map[string]time.Time
+}
+
+// inError reports whether w is in ERROR as the API may judge it: health
+// ERROR, or a terminal error_info (4.3).
+func inError(w *contracts.Workspace) bool {
+	return w.HealthStatus == contracts.HealthError || w.Terminal()
 }
 
 func (*apiRules) Name() string     { return "api-rules" }
@@ -57,7 +68,16 @@ func (*apiRules) Contract() string { return "4.3" }
 
 func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 	if c.standbyUntil == nil {
-		c.standbyUntil, c.inserted = map[string]time.Time{}, map[string]contracts.Workspace{}
+		c.standbyUntil, c.inserted, c.errorUntil = map[string]time.Time{}, map[string]contracts.Workspace{}, map[string]time.Time{}
+	}
+	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil {
+		if w := s.Row(e.Workspace); w != nil && inError(w) {
+			after := *w
+			e.Patch.Apply(&after, e.At)
+			if !inError(&after) {
+				c.errorUntil[e.Workspace] = e.At
+			}
+		}
 	}
 	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set && e.Patch.ObservedStatus.V != contracts.ObservedStandby {
 		if w := s.Row(e.Workspace); w != nil && w.ObservedStatus == contracts.ObservedStandby {
@@ -82,6 +102,10 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 		p := e.Patch
 		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info = null and error_count = 0 are reset together", p.Columns()), e.Seq)
+		}
+		if w := s.Row(e.Workspace); w != nil && !inError(w) && e.At.Sub(c.errorUntil[e.Workspace]) >= EventDeliveryBound {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery applied to a workspace not in ERROR (health %s, error_info %s): 409 if health is not ERROR",
+				w.HealthStatus, describeInfo(w.ErrorInfo)), e.Seq)
 		}
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DeletedAt.Set:
 		r.Exercise()
@@ -138,4 +162,16 @@ func (c *apiRules) judgeCreate(row *contracts.Workspace, e *history.Event, r *Re
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("POST (%s) created desired %s, standby_ttl %s, archive_ttl %s: it asked for (or left to the defaults) desired %s, standby_ttl %s, archive_ttl %s",
 			e.Args, got[0], got[1], got[2], want.desired, want.standbyTTL, want.archiveTTL), e.Seq)
 	}
+}
+
+// describeInfo names an error_info for a message: null, or its reason and
+// whether it is terminal.
+func describeInfo(info *contracts.ErrorInfo) string {
+	switch {
+	case info == nil:
+		return "null"
+	case info.IsTerminal:
+		return string(info.Reason) + ", terminal"
+	}
+	return string(info.Reason)
 }

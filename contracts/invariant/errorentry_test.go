@@ -156,22 +156,22 @@ func TestAPIRules(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "created with last_access_at never")
 
 	stamped := func() *trace { return newTrace().insert("w", contracts.DesiredRunning) }
+	inError := func() *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
+		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
+	}
 	// Recovery resets error_info and error_count together (error_message
 	// too, as the reference does, but SPEC's table leaves it out).
-	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
+	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
 	partial := contracts.RecoverPatch()
 	partial.ErrorCount = contracts.Opt[int]{}
-	r = run(t, stamped().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
+	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "error_info = null and error_count = 0 are reset together")
 
 	// No desired-state change in ERROR; DELETE is allowed, and so is a
 	// change once recovered.
-	inError := func() *trace {
-		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
-		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
-	}
 	toStandby := contracts.Patch{DesiredState: contracts.Some(contracts.DesiredStandby)}
 	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
@@ -281,4 +281,33 @@ func TestAPIRulesCreateAsAsked(t *testing.T) {
 	// A POST that failed created nothing to judge.
 	tr := newTrace().add(history.Event{Kind: history.KindAPI, Method: MAPICreate, Args: "user=u1", Err: "429 LIMIT_EXCEEDED"})
 	require.Empty(t, run(t, tr, nil, "api-rules").Violations)
+}
+
+// SPEC 4.3: recovery only of a workspace in ERROR ("409 if health is not
+// ERROR"); a recovery the API granted a moment before the HealthMonitor
+// cleared the health is no violation.
+func TestAPIRulesRecoverOnlyInError(t *testing.T) {
+	recovered := func(between func(tr *trace)) *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
+		tr := newTrace().insert("w", contracts.DesiredRunning).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
+			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
+		between(tr)
+		return tr.write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
+	}
+	require.Empty(t, run(t, recovered(func(*trace) {}), nil, "api-rules").Violations)
+	cleared := func(d time.Duration) func(tr *trace) {
+		return func(tr *trace) {
+			tr.at(time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+				at(2*time.Minute).write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthOK)}).
+				at(2*time.Minute + d)
+		}
+	}
+	require.Empty(t, run(t, recovered(cleared(time.Second)), nil, "api-rules").Violations, "the API read the row before the HealthMonitor's write")
+	r := run(t, recovered(cleared(10*time.Minute)), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "recovery applied to a workspace not in ERROR (health OK, error_info null)")
+
+	never := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
+	require.Len(t, run(t, never, nil, "api-rules").Violations, 1)
 }
