@@ -78,6 +78,10 @@ var entries = []entry{
 	{"observed-at-on-change", "4.1", "the HealthMonitor writes observed_at only on the workspaces whose status it changes", observedAtOnChange},
 	{"busy-poll", "3", "the HealthMonitor counts every workspace as busy: it observes every 2 s whatever the fleet's state", busyPoll},
 	{"fixed-30s-poll", "3", "the leader polls every 30 s whatever the fleet's state, instead of adaptive periods", fixedPoll},
+	{"gc-timer-forgotten", "4.5", "the GC never finds the orphan timers it started, so it never deletes an orphan", gcTimerForgotten},
+	{"archiving-keeps-op-id", "4.2.2", "ARCHIVING completes without clearing op_id", archivingKeepsOpID},
+	{"create-defaults-standby", "4.3", "POST without desired_state creates the workspace desired STANDBY, not RUNNING", createDefaultsStandby},
+	{"recover-any-health", "4.3", "the recovery endpoint resets any workspace, not only one in ERROR", recoverAnyHealth},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -815,6 +819,22 @@ func gcNoDelay(b *bend) {
 	}
 }
 
+// gcTimerForgotten: the GC's reads of its orphan timers find nothing; its
+// SETNX then keeps the first timer, which it never reads.
+func gcTimerForgotten(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		inner := d.Bus
+		d.Bus = busHook{Bus: inner, get: func(ctx context.Context, key string) (string, bool, error) {
+			v, ok, err := inner.Get(ctx, key)
+			if err == nil && strings.HasPrefix(key, contracts.OrphanTimerKey("")) {
+				return "", false, nil
+			}
+			return v, ok, err
+		}}
+		return d
+	}
+}
+
 // gcLeavesMeta: the coordinator's deletes of .meta objects answer
 // success and do nothing.
 func gcLeavesMeta(b *bend) {
@@ -969,6 +989,54 @@ func (s unstampedCreates) Insert(ctx context.Context, w contracts.Writer, ws con
 func (s unstampedCreates) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
 	ws.LastAccessAt = time.Time{}
 	return s.Store.InsertWithinLimits(ctx, w, ws, l)
+}
+
+// archivingKeepsOpID: the completion write of ARCHIVING loses its op_id
+// reset.
+func archivingKeepsOpID(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompStateReconciler && p.Operation.Set && p.Operation.V == contracts.OpNone &&
+				p.OpID.Set && p.OpID.V == "" && (!p.ErrorInfo.Set || p.ErrorInfo.V == nil) {
+				p.OpID = contracts.Opt[string]{}
+			}
+		})
+	}
+}
+
+// createDefaultsStandby: a POST that names no desired_state reaches the
+// service asking for STANDBY.
+func createDefaultsStandby(b *bend) {
+	b.wrapAPI = func(api ports.API, _ ports.Deps) ports.API { return standbyByDefault{api} }
+}
+
+type standbyByDefault struct{ ports.API }
+
+func (a standbyByDefault) Create(ctx context.Context, user string, req ports.CreateRequest) (contracts.Workspace, error) {
+	if req.DesiredState == nil {
+		standby := string(contracts.DesiredStandby)
+		req.DesiredState = &standby
+	}
+	return a.API.Create(ctx, user, req)
+}
+
+// recoverAnyHealth: the recovery endpoint writes the reset without looking
+// at the workspace's health.
+func recoverAnyHealth(b *bend) {
+	b.wrapAPI = func(api ports.API, d ports.Deps) ports.API { return blindRecovery{API: api, deps: d} }
+}
+
+type blindRecovery struct {
+	ports.API
+	deps ports.Deps
+}
+
+func (a blindRecovery) Recover(ctx context.Context, admin, id string) error {
+	wr := contracts.Writer{Component: contracts.CompAdmin, Instance: a.deps.Instance}
+	if _, err := a.deps.Store.Update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch()); err != nil {
+		return fmt.Errorf("recover %s: %w", id, err)
+	}
+	return nil
 }
 
 // recoverKeepsCount: the recovery write loses its error_count reset.

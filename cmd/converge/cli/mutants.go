@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -395,18 +394,14 @@ func killTimes(ms []mutantReport) (median, most float64) {
 	return median, ts[len(ts)-1]
 }
 
-var checkerNumber = regexp.MustCompile(`^c[0-9]+$`)
-
-// abbrev shortens a checker name for the matrix's header: "c8",
-// "c12.con", "retry".
+// abbrev shortens a checker name for the matrix's header: its first word
+// ("c8", "retry"), with the start of the next when other names share it
+// ("c12.con", "gc.met").
 func abbrev(name string, all []string) string {
 	parts := strings.SplitN(name, "-", 2)
-	if !checkerNumber.MatchString(parts[0]) {
-		return parts[0]
-	}
 	shared := 0
 	for _, n := range all {
-		if strings.HasPrefix(n, parts[0]+"-") {
+		if strings.HasPrefix(n, parts[0]+"-") || n == parts[0] {
 			shared++
 		}
 	}
