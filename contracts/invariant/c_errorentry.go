@@ -2,6 +2,8 @@ package invariant
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -22,7 +24,11 @@ import (
 //     failed since its claim ("at most three attempts in all", and no
 //     fewer);
 //   - any other reason (DataLost, the administrator-only codes): a call
-//     on the workspace failed since its claim.
+//     on the workspace failed since its claim with a provider code that
+//     1.5 makes terminal at once (its error begins with the code), or
+//     MaxAttempts calls failed (a last error recorded under its own
+//     reason rather than RetryExceeded is a naming matter, not an early
+//     give-up).
 //
 // Failed calls are counted from the history: port calls and DB writes on
 // the workspace by coordinator instances, whoever made them, that failed
@@ -35,8 +41,23 @@ import (
 type errorEntry struct {
 	base
 	// failed counts, per workspace with an operation, the failed calls
-	// on it since its claim.
+	// on it since its claim; atOnce notes whether one of them failed with
+	// a code that is terminal at once.
 	failed map[string]int
+	atOnce map[string]bool
+}
+
+// terminalAtOnce reports whether a failed call's error names a provider
+// code that SPEC 1.5 makes terminal at once (DataLost, and the codes that
+// need an administrator).
+func terminalAtOnce(err string) bool {
+	code, _, _ := strings.Cut(err, ":")
+	code = strings.TrimSpace(code)
+	if !slices.Contains(contracts.AllErrorCodes, contracts.ErrorCode(code)) {
+		return false
+	}
+	_, terminal := contracts.Classify(contracts.ErrorCode(code))
+	return terminal
 }
 
 func (*errorEntry) Name() string     { return "error-entry" }
@@ -44,12 +65,15 @@ func (*errorEntry) Contract() string { return "4.2.4" }
 
 func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 	if c.failed == nil {
-		c.failed = map[string]int{}
+		c.failed, c.atOnce = map[string]int{}, map[string]bool{}
 	}
 	broke := (e.Kind == history.KindCall || e.Kind == history.KindWrite) && e.Err != ""
 	lostAnswer := e.Kind == history.KindFault && e.Method == FLostResp // the caller saw a failure
 	if (broke || lostAnswer) && e.Workspace != "" && s.Leader.EpochOf[e.Instance] > 0 {
 		c.failed[e.Workspace]++
+		if broke && terminalAtOnce(e.Err) {
+			c.atOnce[e.Workspace] = true
+		}
 		return
 	}
 	if !reconcilerWrite(e) {
@@ -61,6 +85,7 @@ func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 	}
 	if classify(row, p) == tClaim {
 		c.failed[e.Workspace] = 0
+		delete(c.atOnce, e.Workspace)
 		return
 	}
 	if !p.ErrorInfo.Set || p.ErrorInfo.V == nil || !p.ErrorInfo.V.IsTerminal || row.Operation == contracts.OpNone || row.Terminal() {
@@ -82,8 +107,12 @@ func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (RetryExceeded) after %d failed call(s) on it since its claim: %d attempts are due first", op, failed, contracts.MaxAttempts), e.Seq)
 		}
 	default:
-		if failed == 0 {
+		switch {
+		case failed == 0:
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (%s) with no failed call on it since its claim", op, info.Reason), e.Seq)
+		case !c.atOnce[e.Workspace] && failed < contracts.MaxAttempts:
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (%s) after %d failed call(s) on it since its claim, none with a code that is terminal at once (SPEC 1.5): %d attempts are due first",
+				op, info.Reason, failed, contracts.MaxAttempts), e.Seq)
 		}
 	}
 }

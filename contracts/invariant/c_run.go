@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,10 +233,21 @@ func DiffFiles(want, got map[string][]byte) string {
 // check stops every component (SPEC 3.1) and a release hands the lock
 // back, so a later acquisition that finds the lock still held by the
 // instance's own session, under the same epoch, begins afresh.
+//
+// The third failure is the last whatever error_count says: the checker
+// counts the failures recorded since the claim itself, each a failure
+// write (a non-null error_info) that follows a failed actuator call, or
+// one whose answer a fault replaced, since the previous one counted (so a
+// failure written again after a lost answer counts once), and the one
+// that makes MaxAttempts must be terminal.
 type retries struct {
 	base
 	lastFailure map[string]time.Time
 	failedCall  map[string]failedCall
+	// attempts counts the failures recorded on each workspace since its
+	// claim; freshFailure notes a failed actuator call since the last.
+	attempts     map[string]int
+	freshFailure map[string]bool
 }
 
 // failedCall is the latest failed actuator call on a workspace, by an
@@ -263,6 +275,11 @@ func (*retries) Contract() string { return "4.2.4" }
 func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastFailure == nil {
 		c.lastFailure, c.failedCall = map[string]time.Time{}, map[string]failedCall{}
+		c.attempts, c.freshFailure = map[string]int{}, map[string]bool{}
+	}
+	if e.Workspace != "" && ((e.Kind == history.KindCall && Actuator(e.Method) && e.Err != "") ||
+		(e.Kind == history.KindFault && e.Method == FLostResp && Actuator(e.Args))) {
+		c.freshFailure[e.Workspace] = true
 	}
 	if leftLead(e) {
 		for id, f := range c.failedCall {
@@ -283,7 +300,17 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 		case tClaim, tComplete:
 			delete(c.lastFailure, e.Workspace)
 			delete(c.failedCall, e.Workspace)
+			delete(c.attempts, e.Workspace)
+			delete(c.freshFailure, e.Workspace)
 			return
+		}
+		if p.ErrorInfo.Set && p.ErrorInfo.V != nil && row.Operation != contracts.OpNone && c.freshFailure[e.Workspace] {
+			delete(c.freshFailure, e.Workspace)
+			c.attempts[e.Workspace]++
+			if n := c.attempts[e.Workspace]; n >= contracts.MaxAttempts && !p.ErrorInfo.V.IsTerminal {
+				r.Flag(e.Workspace, e.At, fmt.Sprintf("failure %d of %s since its claim recorded as retryable (error_count %s): at most %d attempts in all",
+					n, row.Operation, countOf(p), contracts.MaxAttempts), e.Seq)
+			}
 		}
 		if !p.ErrorInfo.Set || p.ErrorInfo.V == nil || !p.ErrorCount.Set || p.ErrorCount.V == 0 {
 			if p.Operation.Set && p.Operation.V == contracts.OpNone {
@@ -321,6 +348,14 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 			c.failedCall[e.Workspace] = failedCall{instance: e.Instance, epoch: s.Leader.EpochOf[e.Instance], at: e.At, seq: e.Seq}
 		}
 	}
+}
+
+// countOf renders the error_count a write sets, or "unchanged".
+func countOf(p *contracts.Patch) string {
+	if !p.ErrorCount.Set {
+		return "unchanged"
+	}
+	return strconv.Itoa(p.ErrorCount.V)
 }
 
 // timeouts: SPEC 4.2.3. No operation stays in progress past its timeout

@@ -277,6 +277,33 @@ func TestRetriesTooManyAndTooSoon(t *testing.T) {
 	require.Contains(t, msgs[1], "more than 3 attempts")
 }
 
+// The third recorded failure is terminal whatever error_count says: a
+// coordinator that never increments it is counted by the checker, and a
+// failure written again after a lost answer counts once.
+func TestRetriesCountTheFailuresThemselves(t *testing.T) {
+	failure := func(tr *trace, count int, call bool) *trace {
+		if call {
+			tr.call("c1", MProvision, "w", "", "", "VOLUME_CREATE_FAILED: boom")
+		}
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, ErrorCount: count, OccurredAt: tr.now}
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorCount: contracts.Some(count), ErrorInfo: contracts.Some(info)})
+	}
+	build := func(counts []int, calls []bool) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpProvisioning)
+		for i, n := range counts {
+			tr.at(time.Duration(i+1) * 40 * time.Second)
+			failure(tr, n, calls[i])
+		}
+		return tr
+	}
+	r := run(t, build([]int{1, 1, 1}, []bool{true, true, true}), nil, "retry-policy")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "failure 3 of PROVISIONING since its claim recorded as retryable (error_count 1)")
+
+	r = run(t, build([]int{1, 1, 2}, []bool{true, false, true}), nil, "retry-policy")
+	require.Empty(t, r.Violations, "the second write records no new failed call")
+}
+
 // A failed actuator call whose failure record was lost: the same instance
 // may not call again within 30 s in the same leadership. A failed lock
 // check ends that leadership (SPEC 3.1: every component stops), even when

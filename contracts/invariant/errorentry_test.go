@@ -55,9 +55,18 @@ func TestErrorEntryNeedsItsCause(t *testing.T) {
 	tr.at(2*time.Minute).complete("w").claim("w", contracts.OpStopping).at(3*time.Minute).enterError("w", contracts.ReasonRetryExceeded)
 	require.Len(t, run(t, tr, nil, "error-entry").Violations, 1)
 
-	// Terminal at once (DataLost): a failed call first.
-	r = run(t, fails(starting(), 1).enterError("w", contracts.ReasonDataLost), nil, "error-entry")
+	// Terminal at once (DataLost, the administrator's codes): a call that
+	// failed with such a code first (SPEC 1.5), not a retryable one.
+	lost := starting().at(31*time.Second).call("c1", MRestore, "w", "key", "", "CHECKSUM_MISMATCH: archive damaged")
+	r = run(t, lost.enterError("w", contracts.ReasonDataLost), nil, "error-entry")
 	require.Empty(t, r.Violations)
+	full := starting().at(31*time.Second).call("c1", MStart, "w", "img", "", "DISK_FULL: no space")
+	require.Empty(t, run(t, full.enterError("w", contracts.ReasonActionFailed), nil, "error-entry").Violations)
+	r = run(t, fails(starting(), 1).enterError("w", contracts.ReasonActionFailed), nil, "error-entry")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "none with a code that is terminal at once")
+	r = run(t, fails(starting(), 3).enterError("w", contracts.ReasonActionFailed), nil, "error-entry")
+	require.Empty(t, r.Violations, "the last of three failures, named by its own reason")
 	r = run(t, starting().enterError("w", contracts.ReasonDataLost), nil, "error-entry")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "entered ERROR (DataLost) with no failed call on it since its claim")
