@@ -82,6 +82,8 @@ var entries = []entry{
 	{"archiving-keeps-op-id", "4.2.2", "ARCHIVING completes without clearing op_id", archivingKeepsOpID},
 	{"create-defaults-standby", "4.3", "POST without desired_state creates the workspace desired STANDBY, not RUNNING", createDefaultsStandby},
 	{"recover-any-health", "4.3", "the recovery endpoint resets any workspace, not only one in ERROR", recoverAnyHealth},
+	{"unreachable-terminal-at-once", "1.5", "an unreachable Docker is taken for a failed container create: ERROR at the first failure instead of three attempts", unreachableTerminalAtOnce},
+	{"error-count-frozen", "4.2.4", "the reconciler reads error_count as 0: every failure is its first, and it never gives up", errorCountFrozen},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -989,6 +991,48 @@ func (s unstampedCreates) Insert(ctx context.Context, w contracts.Writer, ws con
 func (s unstampedCreates) InsertWithinLimits(ctx context.Context, w contracts.Writer, ws contracts.Workspace, l contracts.Limits) error {
 	ws.LastAccessAt = time.Time{}
 	return s.Store.InsertWithinLimits(ctx, w, ws, l)
+}
+
+// unreachableTerminalAtOnce: the coordinator's container calls report
+// DOCKER_UNREACHABLE as CONTAINER_CREATE_FAILED, which 1.5 makes terminal
+// at once (the history keeps the error the world returned).
+func unreachableTerminalAtOnce(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Instances = unreachableAsCreate{d.Instances}
+		return d
+	}
+}
+
+type unreachableAsCreate struct{ ports.Instances }
+
+func asCreateFailure(err error) error {
+	var pe *contracts.ProviderError
+	if errors.As(err, &pe) && pe.Code == contracts.CodeDockerUnreachable {
+		return &contracts.ProviderError{Code: contracts.CodeContainerCreate, Message: pe.Message, Context: pe.Context}
+	}
+	return err
+}
+
+func (i unreachableAsCreate) Start(ctx context.Context, id, imageRef string) error {
+	return asCreateFailure(i.Instances.Start(ctx, id, imageRef))
+}
+
+func (i unreachableAsCreate) Delete(ctx context.Context, id string) error {
+	return asCreateFailure(i.Instances.Delete(ctx, id))
+}
+
+// errorCountFrozen: the reconciler's rows read error_count 0 while an
+// operation runs, so each failure it records is its first.
+func errorCountFrozen(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		return withStore(d, func(_ contracts.Filter, rows []contracts.Workspace) {
+			for i := range rows {
+				if w := &rows[i]; w.Operation != contracts.OpNone {
+					w.ErrorCount = 0
+				}
+			}
+		}, nil)
+	}
 }
 
 // archivingKeepsOpID: the completion write of ARCHIVING loses its op_id
