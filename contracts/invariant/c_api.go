@@ -145,7 +145,7 @@ func (c *apiRules) judgeCreate(row *contracts.Workspace, e *history.Event, r *Re
 	want := struct {
 		desired                string
 		standbyTTL, archiveTTL string
-	}{string(contracts.DesiredRunning), strconv.Itoa(contracts.DefaultStandbyTTLSeconds), strconv.Itoa(contracts.DefaultArchiveTTLSeconds)}
+	}{string(contracts.DesiredRunning), strconv.Itoa(specDefaultStandbyTTL), strconv.Itoa(specDefaultArchiveTTL)}
 	for _, field := range strings.Fields(e.Args) {
 		name, value, _ := strings.Cut(field, "=")
 		switch name {

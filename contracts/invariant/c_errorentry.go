@@ -2,8 +2,6 @@ package invariant
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -47,19 +45,6 @@ type errorEntry struct {
 	atOnce map[string]bool
 }
 
-// terminalAtOnce reports whether a failed call's error names a provider
-// code that SPEC 1.5 makes terminal at once (DataLost, and the codes that
-// need an administrator).
-func terminalAtOnce(err string) bool {
-	code, _, _ := strings.Cut(err, ":")
-	code = strings.TrimSpace(code)
-	if !slices.Contains(contracts.AllErrorCodes, contracts.ErrorCode(code)) {
-		return false
-	}
-	_, terminal := contracts.Classify(contracts.ErrorCode(code))
-	return terminal
-}
-
 func (*errorEntry) Name() string     { return "error-entry" }
 func (*errorEntry) Contract() string { return "4.2.4" }
 
@@ -71,7 +56,7 @@ func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 	lostAnswer := e.Kind == history.KindFault && e.Method == FLostResp // the caller saw a failure
 	if (broke || lostAnswer) && e.Workspace != "" && s.Leader.EpochOf[e.Instance] > 0 {
 		c.failed[e.Workspace]++
-		if broke && terminalAtOnce(e.Err) {
+		if broke && specTerminalAtOnce(e.Err) {
 			c.atOnce[e.Workspace] = true
 		}
 		return
@@ -98,21 +83,21 @@ func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 		if row.OpStartedAt.IsZero() {
 			return // claim-op-started-at's to judge
 		}
-		if ran := e.At.Sub(row.OpStartedAt); ran <= contracts.Timeout(op) {
+		if ran := e.At.Sub(row.OpStartedAt); ran <= specTimeout(op) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (Timeout) %s after it started at %s: its timeout is %s", op, ran.Round(time.Millisecond),
-				stamp(row.OpStartedAt), contracts.Timeout(op)), e.Seq)
+				stamp(row.OpStartedAt), specTimeout(op)), e.Seq)
 		}
 	case contracts.ReasonRetryExceeded:
-		if failed < contracts.MaxAttempts {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (RetryExceeded) after %d failed call(s) on it since its claim: %d attempts are due first", op, failed, contracts.MaxAttempts), e.Seq)
+		if failed < specMaxAttempts {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (RetryExceeded) after %d failed call(s) on it since its claim: %d attempts are due first", op, failed, specMaxAttempts), e.Seq)
 		}
 	default:
 		switch {
 		case failed == 0:
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (%s) with no failed call on it since its claim", op, info.Reason), e.Seq)
-		case !c.atOnce[e.Workspace] && failed < contracts.MaxAttempts:
+		case !c.atOnce[e.Workspace] && failed < specMaxAttempts:
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (%s) after %d failed call(s) on it since its claim, none with a code that is terminal at once (SPEC 1.5): %d attempts are due first",
-				op, info.Reason, failed, contracts.MaxAttempts), e.Seq)
+				op, info.Reason, failed, specMaxAttempts), e.Seq)
 		}
 	}
 }

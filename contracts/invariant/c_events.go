@@ -39,7 +39,7 @@ const EventDeliveryBound = 2 * time.Second
 // forwarder" rule waits before it applies: an instance that lost the lock
 // learns it at its next lease check, and may forward what it already
 // polled until then.
-const ForwarderGrace = contracts.PeriodIdle
+const ForwarderGrace = specPeriodIdle
 
 // events: SPEC 4.6's delivery bound. While a leader's EventListener holds
 // its DB session and no bus, feed or DB fault is active, (1) every
@@ -155,7 +155,7 @@ func (c *events) settle(now time.Time, all bool, r *Report) {
 		}
 		switch {
 		case !d.delivered:
-			r.Flag(d.id, d.at, fmt.Sprintf("%s was not published on %s within %s", what, contracts.WorkspaceChannel(d.id), EventDeliveryBound), d.seq)
+			r.Flag(d.id, d.at, fmt.Sprintf("%s was not published on %s within %s", what, specChannel(d.id), EventDeliveryBound), d.seq)
 		case d.one && len(d.by) > 1:
 			r.Flag(d.id, d.at, fmt.Sprintf("%s was published by %d coordinator instances (%s), not exactly one", what, len(d.by), strings.Join(sortedKeys(d.by), ", ")), d.seq)
 		}
@@ -243,7 +243,7 @@ func (c *events) call(e *history.Event) {
 		c.listened[inst] = true
 		delete(c.awayAt, inst)
 	case MPublish:
-		id, ok := strings.CutPrefix(e.Args, contracts.WorkspaceChannel(""))
+		id, ok := strings.CutPrefix(e.Args, specChannel(""))
 		if !ok {
 			return
 		}

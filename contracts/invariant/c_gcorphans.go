@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 )
 
@@ -14,7 +13,7 @@ import (
 // begins with one (SPEC 4.5: "List archives/ in the bucket").
 const MObjList = "objects.List"
 
-// GCDueSlack is how much longer than contracts.OrphanDelay an object must
+// GCDueSlack is how much longer than specOrphanDelay an object must
 // have been seen orphaned before the pass that sees it owes its deletion:
 // timers kept in whole seconds, and a GC that deletes once its timer is
 // strictly older than 2 h, both pass.
@@ -124,11 +123,11 @@ func (c *gcOrphans) begin(s *State, e *history.Event) {
 		if !strings.HasPrefix(key, e.Args) {
 			continue
 		}
-		id, _, ok := contracts.ParseArchiveKey(key)
+		id, _, ok := specParseArchiveKey(key)
 		if !ok {
 			continue
 		}
-		p.objects = append(p.objects, gcSeen{key: key, workspace: id, protected: contracts.Protected(s.Row(id), key)})
+		p.objects = append(p.objects, gcSeen{key: key, workspace: id, protected: specProtected(s.Row(id), key)})
 	}
 	sort.Slice(p.objects, func(i, j int) bool { return p.objects[i].key < p.objects[j].key })
 	c.pass = p
@@ -158,14 +157,14 @@ func (c *gcOrphans) settle(s *State, r *Report) {
 	listed := make(map[string]bool, len(p.objects))
 	for _, o := range p.objects {
 		listed[o.key] = true
-		if o.protected || p.written[o.workspace] || contracts.Protected(s.Row(o.workspace), o.key) {
+		if o.protected || p.written[o.workspace] || specProtected(s.Row(o.workspace), o.key) {
 			delete(c.since, o.key)
 			delete(c.owed, o.key)
 			continue
 		}
 		if owed, ok := c.owed[o.key]; ok && p.at.Sub(owed.at) >= GCNextPass {
 			r.Flag(o.workspace, p.at, fmt.Sprintf("%s, orphaned since the GC pass at %s, is still there at the pass at %s: the pass at %s, %s after it was first seen orphaned, should have deleted it (a timer older than %s)",
-				o.key, stamp(owed.since), stamp(p.at), stamp(owed.at), owed.at.Sub(owed.since), contracts.OrphanDelay), p.seq)
+				o.key, stamp(owed.since), stamp(p.at), stamp(owed.at), owed.at.Sub(owed.since), specOrphanDelay), p.seq)
 			delete(c.owed, o.key)
 			delete(c.since, o.key)
 			continue
@@ -175,7 +174,7 @@ func (c *gcOrphans) settle(s *State, r *Report) {
 			c.since[o.key] = p.at
 			continue
 		}
-		if _, ok := c.owed[o.key]; !ok && p.at.Sub(first) > contracts.OrphanDelay+GCDueSlack {
+		if _, ok := c.owed[o.key]; !ok && p.at.Sub(first) > specOrphanDelay+GCDueSlack {
 			r.Exercise()
 			c.owed[o.key] = gcOwed{at: p.at, since: first}
 		}

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 )
 
@@ -37,10 +36,10 @@ func (*gcPairs) Contract() string { return "C9" }
 // pairOf is the other object of key's pair: the .meta of an archive, the
 // archive of a .meta.
 func pairOf(key string) string {
-	if contracts.IsMetaKey(key) {
-		return contracts.ArchiveOfMeta(key)
+	if specIsMetaKey(key) {
+		return specArchiveOfMeta(key)
 	}
-	return contracts.MetaKey(key)
+	return specMetaKey(key)
 }
 
 func (c *gcPairs) Observe(s *State, e *history.Event, r *Report) {
@@ -58,7 +57,7 @@ func (c *gcPairs) Observe(s *State, e *history.Event, r *Report) {
 		if e.Err != "" {
 			return
 		}
-		if _, _, ok := contracts.ParseArchiveKey(contracts.ArchiveOfMeta(key)); !ok {
+		if _, _, ok := specParseArchiveKey(specArchiveOfMeta(key)); !ok {
 			return
 		}
 		partner := pairOf(key)
@@ -87,7 +86,7 @@ func (c *gcPairs) settle(at time.Time, r *Report) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		o := c.owed[key]
-		id, _, _ := contracts.ParseArchiveKey(contracts.ArchiveOfMeta(key))
+		id, _, _ := specParseArchiveKey(specArchiveOfMeta(key))
 		r.Flag(id, at, fmt.Sprintf("%s deleted %s but not %s in the same GC cycle", o.instance, o.partner, key), o.seq)
 		delete(c.owed, key)
 	}

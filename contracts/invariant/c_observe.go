@@ -96,7 +96,7 @@ func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
 	r.Exercise()
 	hasC, running := li.set.Container(e.Workspace)
 	o := contracts.Observation{ContainerExists: hasC, ContainerRunning: running, VolumeExists: lv.set.Has(e.Workspace)}
-	want := contracts.ObserveStatus(row.Deleted(), o)
+	want := specObserveStatus(row.Deleted(), o)
 	if wrote == want || (want == contracts.ObservedDeleted && wrote == contracts.ObservedPending) {
 		return
 	}

@@ -22,7 +22,7 @@ func (*completionObserved) Observe(s *State, e *history.Event, r *Report) {
 		return
 	}
 	r.Exercise()
-	if !contracts.Completed(before) {
+	if !specCompleted(before) {
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s completed but the last observation (observed %s, archive_key %q, restore_marker %q) does not satisfy it",
 			before.Operation, before.ObservedStatus, before.ArchiveKey, before.RestoreMarker()), e.Seq)
 	}
@@ -47,7 +47,7 @@ func (*singleWriter) Observe(s *State, e *history.Event, r *Report) {
 	}
 	r.Exercise()
 	w := contracts.Writer{Component: e.Component, Instance: e.Instance, Epoch: e.Epoch}
-	if ok, col := contracts.WriteAllowed(w, s.Row(e.Workspace), e.Patch); !ok {
+	if ok, col := specWriteAllowed(w, s.Row(e.Workspace), e.Patch); !ok {
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s wrote %s, which it does not own", e.Component, col), e.Seq)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 )
 
@@ -22,7 +21,7 @@ func PeriodTolerance(period time.Duration) time.Duration { return period/2 + tim
 // PeriodNotice is how long a fleet state must have lasted before a pass
 // is expected to follow it: an idle coordinator polls every PeriodIdle, so
 // it may learn of a new operation or divergence only that late.
-var PeriodNotice = contracts.PeriodIdle + PeriodTolerance(contracts.PeriodIdle)
+var PeriodNotice = specPeriodIdle + PeriodTolerance(specPeriodIdle)
 
 // periods: SPEC 3's adaptive periods. The leader's observation passes
 // (its instances.List calls, failed ones included) come at most every 2 s
@@ -52,7 +51,7 @@ type periods struct {
 	// fleet: a failed DB call, a lost DB answer, a leadership change.
 	disturbed time.Time
 	// busySince and divergedSince: since when each workspace has had an
-	// operation in progress, or has diverged (contracts.FleetSummary).
+	// operation in progress, or has diverged (specFleet).
 	busySince, divergedSince map[string]time.Time
 	// idleSince is since when no workspace has been busy or diverged
 	// (zero: not idle); trigger is the last monitor:trigger published;
@@ -73,7 +72,7 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 		c.init = true
 		c.busySince, c.divergedSince = map[string]time.Time{}, map[string]time.Time{}
 	}
-	if e.Kind == history.KindCall && e.Method == MPublish && strings.HasPrefix(e.Args, contracts.MonitorTriggerChannel) {
+	if e.Kind == history.KindCall && e.Method == MPublish && strings.HasPrefix(e.Args, specMonitorTrigger) {
 		c.trigger = e.At
 	}
 	switch e.Kind {
@@ -129,9 +128,9 @@ func (c *periods) judge(e *history.Event, r *Report) {
 		why, id string
 	)
 	if w, ok := earliest(c.busySince, since); ok && !c.disturbed.After(since) {
-		period, why, id = contracts.PeriodBusy, "an operation is in progress", w
+		period, why, id = specPeriodBusy, "an operation is in progress", w
 	} else if w, ok := earliest(c.divergedSince, since); ok && !c.disturbed.After(since) {
-		period, why, id = contracts.PeriodDiverged, "a workspace's desired state differs from the observed one", w
+		period, why, id = specPeriodDiverged, "a workspace's desired state differs from the observed one", w
 	} else {
 		// The idle period is judged as a lower bound only: a harness
 		// may move the clock on by hours over an idle fleet without
@@ -142,8 +141,8 @@ func (c *periods) judge(e *history.Event, r *Report) {
 			return
 		}
 		r.Exercise()
-		if gap < contracts.PeriodIdle/2 {
-			r.Flag("", e.At, fmt.Sprintf("%s between two observation passes of the leader while the fleet was idle (period %s)", gap, contracts.PeriodIdle), c.lastSeq, e.Seq)
+		if gap < specPeriodIdle/2 {
+			r.Flag("", e.At, fmt.Sprintf("%s between two observation passes of the leader while the fleet was idle (period %s)", gap, specPeriodIdle), c.lastSeq, e.Seq)
 		}
 		return
 	}
@@ -170,12 +169,12 @@ func (c *periods) AfterApply(s *State, e *history.Event, _ *Report) {
 		return
 	}
 	w := s.Row(e.Workspace)
-	var f contracts.FleetSummary
+	var f specFleet
 	if w != nil {
-		f.Add(w)
+		f.add(w)
 	}
-	track(c.busySince, e.Workspace, f.OperationsInProgress > 0, e.At)
-	track(c.divergedSince, e.Workspace, f.Diverged > 0, e.At)
+	track(c.busySince, e.Workspace, f.busy > 0, e.At)
+	track(c.divergedSince, e.Workspace, f.diverged > 0, e.At)
 	switch idle := len(c.busySince) == 0 && len(c.divergedSince) == 0; {
 	case !idle:
 		c.idleSince = time.Time{}

@@ -65,7 +65,7 @@ type convergence struct {
 // chain of operations a desired change can need (deletion from RUNNING:
 // STOPPING, ARCHIVING, DELETING) at their SPEC timeouts, twice, plus the
 // slowest period.
-var ConvergeBound = 2*(contracts.Timeout(contracts.OpStopping)+contracts.Timeout(contracts.OpArchiving)+contracts.Timeout(contracts.OpDeleting)) + 2*contracts.PeriodIdle
+var ConvergeBound = 2*(specTimeout(contracts.OpStopping)+specTimeout(contracts.OpArchiving)+specTimeout(contracts.OpDeleting)) + 2*specPeriodIdle
 
 func (*convergence) Name() string     { return "c12-convergence" }
 func (*convergence) Contract() string { return "C12" }
@@ -172,7 +172,7 @@ func (*durability) Finish(s *State, f *Final, r *Report) {
 			continue // mid-operation: judged by convergence, not here
 		}
 		r.Exercise()
-		if files, has := f.Volumes[w.ID]; has && !contracts.Unrestored(w) {
+		if files, has := f.Volumes[w.ID]; has && !specUnrestored(w) {
 			if diff := DiffFiles(want, files); diff != "" {
 				r.Flag(w.ID, f.End, "volume does not hold the user's last data: "+diff)
 			}
@@ -307,9 +307,9 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 		if p.ErrorInfo.Set && p.ErrorInfo.V != nil && row.Operation != contracts.OpNone && c.freshFailure[e.Workspace] {
 			delete(c.freshFailure, e.Workspace)
 			c.attempts[e.Workspace]++
-			if n := c.attempts[e.Workspace]; n >= contracts.MaxAttempts && !p.ErrorInfo.V.IsTerminal {
+			if n := c.attempts[e.Workspace]; n >= specMaxAttempts && !p.ErrorInfo.V.IsTerminal {
 				r.Flag(e.Workspace, e.At, fmt.Sprintf("failure %d of %s since its claim recorded as retryable (error_count %s): at most %d attempts in all",
-					n, row.Operation, countOf(p), contracts.MaxAttempts), e.Seq)
+					n, row.Operation, countOf(p), specMaxAttempts), e.Seq)
 			}
 		}
 		if !p.ErrorInfo.Set || p.ErrorInfo.V == nil || !p.ErrorCount.Set || p.ErrorCount.V == 0 {
@@ -321,14 +321,14 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 		}
 		info := p.ErrorInfo.V
 		r.Exercise()
-		if !info.IsTerminal && p.ErrorCount.V >= contracts.MaxAttempts {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("failure %d of %s recorded as retryable: more than %d attempts allowed", p.ErrorCount.V, row.Operation, contracts.MaxAttempts), e.Seq)
+		if !info.IsTerminal && p.ErrorCount.V >= specMaxAttempts {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("failure %d of %s recorded as retryable: more than %d attempts allowed", p.ErrorCount.V, row.Operation, specMaxAttempts), e.Seq)
 		}
-		if p.ErrorCount.V > contracts.MaxAttempts {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("error_count reached %d (max %d attempts)", p.ErrorCount.V, contracts.MaxAttempts), e.Seq)
+		if p.ErrorCount.V > specMaxAttempts {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("error_count reached %d (max %d attempts)", p.ErrorCount.V, specMaxAttempts), e.Seq)
 		}
-		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < contracts.RetryInterval {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("attempts only %s apart (min %s)", e.At.Sub(prev), contracts.RetryInterval), e.Seq)
+		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < specRetryInterval {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("attempts only %s apart (min %s)", e.At.Sub(prev), specRetryInterval), e.Seq)
 		}
 		c.lastFailure[e.Workspace] = e.At
 		delete(c.failedCall, e.Workspace)
@@ -336,11 +336,11 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 			delete(c.lastFailure, e.Workspace)
 		}
 	case e.Kind == history.KindCall && Actuator(e.Method) && s.Leader.EpochOf[e.Instance] > 0:
-		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < contracts.RetryInterval && e.At.After(prev) {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s retried %s after a failure (min %s)", e.Method, e.At.Sub(prev), contracts.RetryInterval), e.Seq)
+		if prev, ok := c.lastFailure[e.Workspace]; ok && e.At.Sub(prev) < specRetryInterval && e.At.After(prev) {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s retried %s after a failure (min %s)", e.Method, e.At.Sub(prev), specRetryInterval), e.Seq)
 			delete(c.lastFailure, e.Workspace)
-		} else if f, ok := c.failedCall[e.Workspace]; ok && f.instance == e.Instance && f.epoch == s.Leader.EpochOf[e.Instance] && e.At.Sub(f.at) < contracts.RetryInterval {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s attempted %s after the failed call #%d by the same instance (min %s)", e.Method, e.At.Sub(f.at), f.seq, contracts.RetryInterval), f.seq, e.Seq)
+		} else if f, ok := c.failedCall[e.Workspace]; ok && f.instance == e.Instance && f.epoch == s.Leader.EpochOf[e.Instance] && e.At.Sub(f.at) < specRetryInterval {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s attempted %s after the failed call #%d by the same instance (min %s)", e.Method, e.At.Sub(f.at), f.seq, specRetryInterval), f.seq, e.Seq)
 			delete(c.failedCall, e.Workspace)
 			return
 		}
@@ -390,7 +390,7 @@ type timeouts struct {
 
 // TimeoutSlack is the grace after an operation's timeout within which the
 // reconciler must have ended it.
-const TimeoutSlack = 2 * contracts.PeriodIdle
+const TimeoutSlack = 2 * specPeriodIdle
 
 func (*timeouts) Name() string     { return "timeouts" }
 func (*timeouts) Contract() string { return "4.2.3" }
@@ -445,14 +445,14 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 		if w == nil || w.Operation == contracts.OpNone || w.OpStartedAt.IsZero() || id == e.Workspace {
 			continue
 		}
-		deadline := w.OpStartedAt.Add(contracts.Timeout(w.Operation))
+		deadline := w.OpStartedAt.Add(specTimeout(w.Operation))
 		if since.After(deadline) {
 			deadline = since
 		}
 		deadline = deadline.Add(TimeoutSlack)
 		if e.At.After(deadline) && !c.flagged[id].Equal(w.OpStartedAt) {
 			c.flagged[id] = w.OpStartedAt
-			r.Flag(id, e.At, fmt.Sprintf("%s started %s still in progress %s later (timeout %s)", w.Operation, w.OpStartedAt.UTC().Format(time.RFC3339), e.At.Sub(w.OpStartedAt), contracts.Timeout(w.Operation)), e.Seq)
+			r.Flag(id, e.At, fmt.Sprintf("%s started %s still in progress %s later (timeout %s)", w.Operation, w.OpStartedAt.UTC().Format(time.RFC3339), e.At.Sub(w.OpStartedAt), specTimeout(w.Operation)), e.Seq)
 		}
 	}
 }
@@ -460,7 +460,7 @@ func (c *timeouts) Observe(s *State, e *history.Event, r *Report) {
 // ResumeGrace is how long a leader has, after it takes over an operation
 // in progress, to resume it (SPEC 4.2.2: its first passes invoke the
 // operation's actuator calls again).
-const ResumeGrace = 2 * contracts.PeriodIdle
+const ResumeGrace = 2 * specPeriodIdle
 
 // resumed judges a Timeout entry (e, on row) by a leader whose leadership
 // began at began and whose grace (after its last DB failure) at since:
@@ -474,7 +474,7 @@ const ResumeGrace = 2 * contracts.PeriodIdle
 // workspace observed without its volume is not resumed (C6).
 func (c *timeouts) resumed(row *contracts.Workspace, e *history.Event, began, since time.Time, r *Report) {
 	op := row.Operation
-	deadline := row.OpStartedAt.Add(contracts.Timeout(op))
+	deadline := row.OpStartedAt.Add(specTimeout(op))
 	from := later(began, row.OpStartedAt) // its calls for this operation
 	if row.OpStartedAt.IsZero() || deadline.Sub(later(since, row.OpStartedAt)) < ResumeGrace ||
 		(op == contracts.OpStarting && row.ObservedStatus == contracts.ObservedPending) {
@@ -542,7 +542,7 @@ func (c *limits) AfterApply(s *State, e *history.Event, _ *Report) {
 		delete(c.owner, id)
 		c.all--
 	}
-	if w := s.Row(id); w != nil && contracts.CountsRunning(w) {
+	if w := s.Row(id); w != nil && specCountsRunning(w) {
 		ids := c.counting[w.OwnerUserID]
 		if ids == nil {
 			ids = map[string]struct{}{}
@@ -554,7 +554,8 @@ func (c *limits) AfterApply(s *State, e *history.Event, _ *Report) {
 	}
 }
 
-// others is contracts.RunningOthers over the rows counted so far.
+// others counts, over the rows counted so far, the owner's workspaces
+// (their ids) and the fleet's that count toward the limits, id aside.
 func (c *limits) others(owner, id string) (mine []string, all int) {
 	all = c.all
 	if _, ok := c.owner[id]; ok {
@@ -594,13 +595,12 @@ func (c *limits) Observe(s *State, e *history.Event, r *Report) {
 		return
 	}
 	mine, all := c.others(owner, e.Workspace)
-	le := contracts.CheckLimits(c.Limits, mine, all)
+	l := specLimits(c.Limits)
 	switch {
-	case le == nil:
-	case le.LimitType == contracts.LimitPerUser:
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the owner already at %d of %d counting toward the limit", le.Current, le.Max), e.Seq)
-	default:
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the fleet already at %d of %d counting toward the limit", le.Current, le.Max), e.Seq)
+	case len(mine) >= l.MaxRunningPerUser:
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the owner already at %d of %d counting toward the limit", len(mine), l.MaxRunningPerUser), e.Seq)
+	case all >= l.MaxRunningGlobal:
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("desired RUNNING accepted with the fleet already at %d of %d counting toward the limit", all, l.MaxRunningGlobal), e.Seq)
 	}
 }
 

@@ -63,7 +63,7 @@ func (*completionStamp) Observe(s *State, e *history.Event, r *Report) {
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s completed leaving %s: a completion clears them (op_id too, for ARCHIVING)",
 			row.Operation, strings.Join(left, ", ")), e.Seq)
 	}
-	if !contracts.StampsLastAccess(row.Operation) || row.OpStartedAt.IsZero() {
+	if !specStampsLastAccess(row.Operation) || row.OpStartedAt.IsZero() {
 		return
 	}
 	if after.LastAccessAt.Before(row.OpStartedAt.Add(-LastAccessSlack)) {

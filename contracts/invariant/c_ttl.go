@@ -97,7 +97,7 @@ func (c *ttlRules) Observe(s *State, e *history.Event, r *Report) {
 		if exp, ok := c.idle[w.ID]; ok && e.At.Before(exp) {
 			act.IdleTimerSet = true
 		}
-		want, ok := contracts.TTLDecision(w, act, e.At)
+		want, ok := specTTL(w, act, e.At)
 		if !ok || want != e.Patch.DesiredState.V {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("TTL set desired %s although the rule does not hold (observed %s, health %s, operation %s, desired %s, %s since last access, %d connection(s), idle timer %v)",
 				e.Patch.DesiredState.V, w.ObservedStatus, w.HealthStatus, w.Operation, w.DesiredState, e.At.Sub(w.LastAccessAt), act.Connections, act.IdleTimerSet), e.Seq)
@@ -135,7 +135,7 @@ func (c *ttlRules) Finish(s *State, f *Final, r *Report) {
 		if timer && f.End.Before(exp) {
 			act.IdleTimerSet = true
 		}
-		want, ok := contracts.TTLDecision(w, act, f.End)
+		want, ok := specTTL(w, act, f.End)
 		if !ok {
 			continue
 		}

@@ -107,11 +107,11 @@ func (c *archiveIdempotent) Observe(s *State, e *history.Event, r *Report) {
 		} else if k, ok := cutPrefix(key, ArchiveDone); ok {
 			key = k
 		}
-		if row.OpID == "" || key != contracts.ArchiveKey(row.ID, row.OpID) {
+		if row.OpID == "" || key != specArchiveKey(row.ID, row.OpID) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("archive produced key %q, not the expected key of op_id %q", key, row.OpID), e.Seq)
 		}
 		_, hasA := s.World.Objects[key]
-		_, hasM := s.World.Objects[contracts.MetaKey(key)]
+		_, hasM := s.World.Objects[specMetaKey(key)]
 		if uploaded && hasA && hasM {
 			r.Flag(e.Workspace, e.At, "a complete archive (object and .meta) was uploaded again: "+key, e.Seq)
 		}
@@ -124,7 +124,7 @@ func (c *archiveIdempotent) Observe(s *State, e *history.Event, r *Report) {
 		}
 		if p.ArchiveKey.Set && p.ArchiveKey.V != "" {
 			a := after(row, p, e.At)
-			if a.OpID == "" || p.ArchiveKey.V != contracts.ArchiveKey(a.ID, a.OpID) {
+			if a.OpID == "" || p.ArchiveKey.V != specArchiveKey(a.ID, a.OpID) {
 				r.Flag(e.Workspace, e.At, fmt.Sprintf("archive_key %q committed, not the expected key of op_id %q", p.ArchiveKey.V, a.OpID), e.Seq)
 			}
 		}
@@ -162,7 +162,7 @@ func (*ordering) Observe(s *State, e *history.Event, r *Report) {
 	}
 	if row.Operation == contracts.OpArchiving {
 		r.Exercise()
-		if row.OpID == "" || row.ArchiveKey != contracts.ArchiveKey(row.ID, row.OpID) {
+		if row.OpID == "" || row.ArchiveKey != specArchiveKey(row.ID, row.OpID) {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("volume deletion attempted before archive_key was committed (archive_key %q, op_id %q)", row.ArchiveKey, row.OpID), e.Seq)
 		}
 	}
@@ -200,7 +200,7 @@ func (*gcProtection) Contract() string { return "C9" }
 func (c *gcProtection) refresh(s *State, id string, at time.Time) {
 	row := s.Row(id)
 	for key := range c.byWorkspace[id] {
-		if contracts.Protected(row, key) {
+		if specProtected(row, key) {
 			if _, kept := c.undo[key]; !kept {
 				c.undo[key] = c.lastProtected[key]
 			}
@@ -225,20 +225,28 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		case e.Kind == history.KindCall && e.Instance == c.undoInst && e.Err != "" && strings.HasPrefix(e.Method, "bus."):
 			// The pass could not read or clear one archive's timer: it
 			// skipped that archive (SPEC 4.5), and its sighting with it.
+			// SPEC names no timer key; one key per archive names the
+			// archive, so the archive is the one the key contains, and
+			// every one the pass saw when none is named.
 			timer, _, _ := strings.Cut(e.Args, "=")
-			if key, ok := strings.CutPrefix(timer, contracts.OrphanTimerKey("")); ok {
-				for _, k := range []string{key, contracts.MetaKey(key)} {
-					if t, kept := c.undo[k]; kept {
-						c.lastProtected[k] = t
-						delete(c.undo, k)
-					}
+			named := false
+			for key := range c.undo {
+				if !specIsMetaKey(key) && strings.Contains(timer, key) {
+					named = true
+					c.restore(key)
+					c.restore(specMetaKey(key))
+				}
+			}
+			if !named {
+				for key := range c.undo {
+					c.restore(key)
 				}
 			}
 		}
 	}
 	// Objects written by this event are tracked from now on.
 	noteObject := func(key string) {
-		id, _, ok := contracts.ParseArchiveKey(key)
+		id, _, ok := specParseArchiveKey(key)
 		if !ok {
 			return
 		}
@@ -260,11 +268,11 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 	case e.Kind == history.KindCall && e.Method == MArchive && e.Err == "":
 		if key, ok := cutPrefix(e.Result, ArchiveUploaded); ok {
 			noteObject(key)
-			noteObject(contracts.MetaKey(key))
+			noteObject(specMetaKey(key))
 		} else if key, ok := cutPrefix(e.Result, ArchiveDone); ok {
 			if _, had := s.World.Objects[key]; !had {
 				noteObject(key)
-				noteObject(contracts.MetaKey(key))
+				noteObject(specMetaKey(key))
 			}
 		}
 	case e.Kind == history.KindCall && e.Method == MObjPut && e.Err == "":
@@ -272,8 +280,8 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 	case e.Kind == history.KindCall && e.Method == MObjList && e.Err == "" && s.Leader.EpochOf[e.Instance] > 0:
 		// A GC pass: count the protected archives it meets.
 		for key := range s.World.Objects {
-			id, _, ok := contracts.ParseArchiveKey(key)
-			if ok && !contracts.IsMetaKey(key) && contracts.Protected(s.Row(id), key) {
+			id, _, ok := specParseArchiveKey(key)
+			if ok && !specIsMetaKey(key) && specProtected(s.Row(id), key) {
 				r.Exercise()
 			}
 		}
@@ -294,12 +302,12 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 		}
 	case e.Kind == history.KindCall && e.Method == MObjDelete:
 		key := e.Args
-		id, _, _ := contracts.ParseArchiveKey(key)
+		id, _, _ := specParseArchiveKey(key)
 		row := s.Row(id)
-		if contracts.Protected(row, key) {
+		if specProtected(row, key) {
 			r.Flag(id, e.At, "deleted protected object "+key+" ("+protectionWhy(row, key)+")", e.Seq)
-		} else if last, ok := c.orphanSince(key); ok && e.At.Sub(last) < contracts.OrphanDelay {
-			r.Flag(id, e.At, fmt.Sprintf("deleted %s after only %s orphaned (needs %s)", key, e.At.Sub(last), contracts.OrphanDelay), e.Seq)
+		} else if last, ok := c.orphanSince(key); ok && e.At.Sub(last) < specOrphanDelay {
+			r.Flag(id, e.At, fmt.Sprintf("deleted %s after only %s orphaned (needs %s)", key, e.At.Sub(last), specOrphanDelay), e.Seq)
 		} else {
 			r.Exercise()
 		}
@@ -309,13 +317,21 @@ func (c *gcProtection) Observe(s *State, e *history.Event, r *Report) {
 	}
 }
 
+// restore takes back the sighting of key the latest pass counted.
+func (c *gcProtection) restore(key string) {
+	if t, kept := c.undo[key]; kept {
+		c.lastProtected[key] = t
+		delete(c.undo, key)
+	}
+}
+
 // orphanSince is when key was last protected. A .meta goes with its
 // archive (SPEC 4.5: the timer is the archive's): it is judged by its
 // archive's time when the archive is known, its own otherwise (a .meta
 // without its archive is an orphan of its own).
 func (c *gcProtection) orphanSince(key string) (time.Time, bool) {
-	if contracts.IsMetaKey(key) {
-		if last, ok := c.lastProtected[contracts.ArchiveOfMeta(key)]; ok {
+	if specIsMetaKey(key) {
+		if last, ok := c.lastProtected[specArchiveOfMeta(key)]; ok {
 			return last, true
 		}
 	}
@@ -329,7 +345,7 @@ func protectionWhy(row *contracts.Workspace, key string) string {
 		return "no row"
 	case row.ArchiveKey != "" && strings.HasPrefix(key, row.ArchiveKey):
 		return "it is the archive_key"
-	case row.OpID != "" && strings.HasPrefix(key, contracts.OpPrefix(row.ID, row.OpID)):
+	case row.OpID != "" && strings.HasPrefix(key, specOpPrefix(row.ID, row.OpID)):
 		return "op_id " + row.OpID + " is set"
 	}
 	return "the workspace is in ERROR"

@@ -153,9 +153,9 @@ func (s *State) applyCall(e *history.Event) {
 	case MArchive:
 		if key, ok := cutPrefix(e.Result, ArchiveUploaded); ok {
 			w.Objects[key] = e.At
-			w.Objects[contracts.MetaKey(key)] = e.At
+			w.Objects[specMetaKey(key)] = e.At
 		} else if key, ok := cutPrefix(e.Result, ArchiveDone); ok {
-			for _, k := range []string{key, contracts.MetaKey(key)} {
+			for _, k := range []string{key, specMetaKey(key)} {
 				if _, had := w.Objects[k]; !had {
 					w.Objects[k] = e.At
 				}
