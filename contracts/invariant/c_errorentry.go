@@ -21,7 +21,9 @@ import (
 //   - reason RetryExceeded: at least MaxAttempts calls on the workspace
 //     failed since its claim ("at most three attempts in all", and no
 //     fewer);
-//   - any other reason (DataLost, the administrator-only codes): a call
+//   - any other reason (DataLost, the administrator-only codes), unless
+//     the workspace's health is ERROR (step 2's entry, whose cause is the
+//     health): a call
 //     on the workspace failed since its claim with a provider code that
 //     1.5 makes terminal at once (its error begins with the code), or
 //     MaxAttempts calls failed (a last error recorded under its own
@@ -93,6 +95,11 @@ func (c *errorEntry) Observe(s *State, e *history.Event, r *Report) {
 		}
 	default:
 		switch {
+		case row.HealthStatus == contracts.HealthError:
+			// SPEC 4.2 step 2: health ERROR with an operation in
+			// progress enters ERROR; its cause is the health (the
+			// HealthMonitor's Mismatch, which it could not write over
+			// a retryable error_info), not a call.
 		case failed == 0:
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("%s entered ERROR (%s) with no failed call on it since its claim", op, info.Reason), e.Seq)
 		case !c.atOnce[e.Workspace] && failed < specMaxAttempts:

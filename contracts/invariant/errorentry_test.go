@@ -320,3 +320,15 @@ func TestAPIRulesRecoverOnlyInError(t *testing.T) {
 	never := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
 	require.Len(t, run(t, never, nil, "api-rules").Violations, 1)
 }
+
+// SPEC 4.2 step 2: a workspace whose health the HealthMonitor set to
+// ERROR enters ERROR with its operation, after no failed call at all, or
+// after a retryable one whose error_info kept the HealthMonitor from
+// writing its Mismatch (seed 15000364, --faults all@2).
+func TestErrorEntryOfAnUnhealthyWorkspace(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).claim("w", contracts.OpStopping).
+		at(31*time.Second).call("c1", MDelete, "w", "", "", "DOCKER_UNREACHABLE: down").
+		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}).
+		enterError("w", contracts.ReasonMismatch)
+	require.Empty(t, run(t, tr, nil, "error-entry").Violations)
+}
