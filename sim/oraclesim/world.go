@@ -74,6 +74,9 @@ type world struct {
 	// standIn is the memo the SUT's signer and the chain's check of its
 	// txs share (keys.StandInMemo).
 	standIn keys.StandInMemo
+	// txMemo is the memo the SUT's signer and the world's decoding of its
+	// broadcasts share (tx.Memo).
+	txMemo tx.Memo
 	self    string
 	err     error
 
@@ -146,7 +149,7 @@ func (w *world) start() {
 		return
 	}
 	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
-	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, engine.NewRand(seed))
+	d, err := w.o.System.New(w.cfg, tx.MemoSigner{Signer: keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, Memo: &w.txMemo}, engine.NewRand(seed))
 	if err != nil {
 		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
 		return
@@ -367,7 +370,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 	}{}
 	var decoded *tx.Tx
 	var sum [32]byte
-	mem.tx, decoded, sum = history.DecodeTxSummed(o.Tx)
+	mem.tx, decoded, sum = history.DecodeTxMemo(o.Tx, &w.txMemo)
 	mem.rpc = history.RPC{Method: "broadcast_tx_sync", Tx: &mem.tx}
 	call := w.recv(&mem.rpc)
 	if w.f.rpcOutage {

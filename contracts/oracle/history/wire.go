@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 
@@ -156,10 +155,14 @@ func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 // DecodeTxSummed is DecodeTxFull that also gives the bytes' SHA-256 (the
 // record's Hash is tx.HashOfSum of it), for a caller that hands the tx on
 // to a chain that would hash it again.
-func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) {
-	sum := sha256.Sum256(b)
+func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, nil) }
+
+// DecodeTxMemo is DecodeTxSummed through m (nil: none): the tx the SUT
+// just built through m's signer comes back from m, not parsed and hashed
+// a second time (tx.Memo).
+func DecodeTxMemo(b []byte, m *tx.Memo) (Tx, *tx.Tx, [32]byte) {
+	t, sum, err := m.DecodeSummed(b)
 	hash := tx.HashOfSum(sum)
-	t, err := tx.Decode(b)
 	if err != nil {
 		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}
