@@ -77,8 +77,8 @@ type world struct {
 	// txMemo is the memo the SUT's signer and the world's decoding of its
 	// broadcasts share (tx.Memo).
 	txMemo tx.Memo
-	self    string
-	err     error
+	self   string
+	err    error
 
 	// the daemon's lifetime
 	d      Daemon
