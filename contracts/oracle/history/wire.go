@@ -161,8 +161,7 @@ func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, ni
 // just built through m's signer comes back from m, not parsed and hashed
 // a second time (tx.Memo).
 func DecodeTxMemo(b []byte, m *tx.Memo) (Tx, *tx.Tx, [32]byte) {
-	t, sum, err := m.DecodeSummed(b)
-	hash := tx.HashOfSum(sum)
+	t, sum, hash, err := m.DecodeSummed(b)
 	if err != nil {
 		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}

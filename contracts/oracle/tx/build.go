@@ -246,7 +246,7 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
 	b.Tx = &p.tx
 	if ms, ok := signer.(MemoSigner); ok && submission {
-		ms.Memo.remember(b.Tx, sum)
+		ms.Memo.remember(b.Tx, sum, b.Hash)
 	}
 	return b, nil
 }

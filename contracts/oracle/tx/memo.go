@@ -18,9 +18,10 @@ import (
 // so a caller never gets a tx that another caller holds. A nil memo
 // decodes every time. It is safe for concurrent use.
 type Memo struct {
-	mu  sync.Mutex
-	t   *Tx
-	sum [32]byte
+	mu   sync.Mutex
+	t    *Tx
+	sum  [32]byte
+	hash string
 }
 
 // MemoSigner is a signer whose builds Build remembers in Memo (nil: none).
@@ -29,32 +30,32 @@ type MemoSigner struct {
 	Memo *Memo
 }
 
-// remember keeps t, built as Build builds a single submission, and sum,
-// its bytes' SHA-256.
-func (m *Memo) remember(t *Tx, sum [32]byte) {
+// remember keeps t, built as Build builds a single submission, sum, its
+// bytes' SHA-256, and hash, HashOfSum(sum).
+func (m *Memo) remember(t *Tx, sum [32]byte, hash string) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
-	m.t, m.sum = t, sum
+	m.t, m.sum, m.hash = t, sum, hash
 	m.mu.Unlock()
 }
 
-// DecodeSummed is Decode(txBytes) with the bytes' SHA-256: the
-// remembered tx when txBytes are its bytes (it is then forgotten), a
-// decoding of txBytes otherwise.
-func (m *Memo) DecodeSummed(txBytes []byte) (*Tx, [32]byte, error) {
+// DecodeSummed is Decode(txBytes) with the bytes' SHA-256 and their tx
+// hash (HashOfSum): the remembered tx when txBytes are its bytes (it is
+// then forgotten), a decoding of txBytes otherwise.
+func (m *Memo) DecodeSummed(txBytes []byte) (t *Tx, sum [32]byte, hash string, err error) {
 	if m != nil {
 		m.mu.Lock()
-		t, sum := m.t, m.sum
-		if t != nil && bytes.Equal(t.Bytes, txBytes) {
-			m.t = nil
+		if m.t != nil && bytes.Equal(m.t.Bytes, txBytes) {
+			t, sum, hash = m.t, m.sum, m.hash
+			m.t, m.hash = nil, ""
 			m.mu.Unlock()
-			return t, sum, nil
+			return t, sum, hash, nil
 		}
 		m.mu.Unlock()
 	}
-	sum := sha256.Sum256(txBytes)
-	t, err := Decode(txBytes)
-	return t, sum, err
+	sum = sha256.Sum256(txBytes)
+	t, err = Decode(txBytes)
+	return t, sum, HashOfSum(sum), err
 }

@@ -42,8 +42,9 @@ func TestMemoGivesWhatDecodeGives(t *testing.T) {
 		}
 		want, wantErr := Decode(sent)
 		for i := range 2 { // the second take decodes
-			got, sum, err := memo.DecodeSummed(sent)
+			got, sum, hash, err := memo.DecodeSummed(sent)
 			require.Equal(rt, sha256.Sum256(sent), sum)
+			require.Equal(rt, Hash(sent), hash)
 			if wantErr != nil {
 				require.EqualError(rt, err, wantErr.Error())
 				continue
@@ -65,8 +66,9 @@ func TestNilMemoDecodes(t *testing.T) {
 	b, err := Build(keys.StandInSigner{Key: key}, Envelope{ChainID: "c"}, SubmissionMsg(key.PubKey().Address(), 1, 2, "3"))
 	require.NoError(t, err)
 	var m *Memo
-	got, sum, err := m.DecodeSummed(b.TxBytes)
+	got, sum, hash, err := m.DecodeSummed(b.TxBytes)
 	require.NoError(t, err)
 	require.Equal(t, sha256.Sum256(b.TxBytes), sum)
+	require.Equal(t, b.Hash, hash)
 	requireSameTx(t, b.Tx, got)
 }
