@@ -727,7 +727,9 @@ func (x *seenNonce) by(t time.Time) (uint64, int64) {
 			x.hi, x.hiSeq = x.recent[i].n, x.recent[i].seq
 		}
 	}
-	x.recent = x.recent[i:]
+	// The rest moves to the front, so that the next add appends in place
+	// (resliced from the front, the list reallocated at every add).
+	x.recent = x.recent[:copy(x.recent, x.recent[i:])]
 	return x.hi, x.hiSeq
 }
 
