@@ -39,6 +39,9 @@ type State struct {
 		frame   FrameFact
 	}
 
+	// body is getDoneFact's scratch copy of a fetched body.
+	body []byte
+
 	life  *Life
 	lives int
 
