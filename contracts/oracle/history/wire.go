@@ -232,7 +232,13 @@ func QueryOf(p cometrpc.ABCIQueryParams) *Query {
 // a chain decodes the request once for both (the chain's
 // ABCIQueryDecoded).
 func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
-	q := &Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
+	return QueryOfRequestIn(&Query{}, p, m, err)
+}
+
+// QueryOfRequestIn is QueryOfRequest written into q (a caller that keeps
+// the record with other memory of its own), which it returns.
+func QueryOfRequestIn(q *Query, p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
+	*q = Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
 	if err != nil {
 		q.DecodeErr = codeReason(err)
 		return q
