@@ -182,10 +182,10 @@ func (l *Life) model(r uint64) *Model {
 	if l.jobs == nil {
 		return nil
 	}
-	m := l.jobs[r]
+	m := l.jobs.get(r)
 	if m == nil {
 		m = &Model{R: r, Life: l}
-		l.jobs[r] = m
+		l.jobs.set(r, m)
 	}
 	return m
 }
@@ -195,21 +195,15 @@ func (l *Life) Model(r uint64) *Model {
 	if l == nil || l.jobs == nil {
 		return nil
 	}
-	return l.jobs[r]
+	return l.jobs.get(r)
 }
 
 // sortedModels lists the lifetime's models by request id.
 func (l *Life) sortedModels() []*Model {
-	ids := make([]uint64, 0, len(l.jobs))
-	for r := range l.jobs {
-		ids = append(ids, r)
+	if l.jobs == nil {
+		return nil
 	}
-	slices.Sort(ids)
-	out := make([]*Model, len(ids))
-	for i, r := range ids {
-		out[i] = l.jobs[r]
-	}
-	return out
+	return l.jobs.sorted()
 }
 
 // apply runs the transition table on the model job and keeps what the
@@ -539,7 +533,7 @@ func docOf(m *Model) *Doc {
 }
 
 func (s *State) chainDoc(r uint64) *Doc {
-	if q := s.reqs[r]; q != nil {
+	if q := s.reqs.get(r); q != nil {
 		return q.Doc
 	}
 	return nil
