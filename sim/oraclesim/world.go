@@ -482,6 +482,8 @@ type bcastMem struct {
 	res  cometrpc.ResultBroadcastTx
 	rerr *cometrpc.RPCError
 	done history.RPC
+	// result is the done record's result (a successful answer's).
+	result history.RPCResult
 }
 
 func (m *bcastMem) fire() {
@@ -491,7 +493,7 @@ func (m *bcastMem) fire() {
 		w.handle(m.d, core.Reply{ID: m.id, RPCError: m.rerr})
 		return
 	}
-	w.doneIn(&m.done, m.call, m.sent, history.ResultOfBroadcast(m.res))
+	w.doneIn(&m.done, m.call, m.sent, history.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
 	w.handle(m.d, core.Reply{ID: m.id, Broadcast: &m.res})
 }
 

@@ -326,7 +326,33 @@ func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *RPCResult {
 
 // ResultOfBroadcast summarises a broadcast_tx_sync answer.
 func ResultOfBroadcast(r cometrpc.ResultBroadcastTx) *RPCResult {
-	return &RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: r.Hash.String()}
+	return ResultOfBroadcastIn(&RPCResult{}, r, "")
+}
+
+// ResultOfBroadcastIn is ResultOfBroadcast written into out, which it
+// returns. txHash is the hash of the tx broadcast (tx.Hash, upper-case
+// hex): when the answer's hash is those bytes, as a chain's answer is,
+// the record takes that string rather than making it again.
+func ResultOfBroadcastIn(out *RPCResult, r cometrpc.ResultBroadcastTx, txHash string) *RPCResult {
+	*out = RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: txHash}
+	if !upperHexOf(r.Hash, txHash) {
+		out.Hash = r.Hash.String()
+	}
+	return out
+}
+
+// upperHexOf reports whether s is the upper-case hex of b (HexBytes.String).
+func upperHexOf(b []byte, s string) bool {
+	const digits = "0123456789ABCDEF"
+	if len(s) != 2*len(b) {
+		return false
+	}
+	for i, c := range b {
+		if s[2*i] != digits[c>>4] || s[2*i+1] != digits[c&15] {
+			return false
+		}
+	}
+	return true
 }
 
 // ResultOfStatus summarises a status answer.

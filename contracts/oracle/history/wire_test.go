@@ -158,6 +158,13 @@ func TestResultSummaries(t *testing.T) {
 
 	br := ResultOfBroadcast(cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")))
 	require.Equal(t, &RPCResult{Code: 32, Log: "x: incorrect account sequence", Codespace: "sdk", Hash: "ABCD"}, br)
+	// The tx's own hash is taken when the answer's is its bytes, and only then.
+	for _, known := range []string{"ABCD", "abcd", "ABCE", "ABC", ""} {
+		var in RPCResult
+		got := ResultOfBroadcastIn(&in, cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")), known)
+		require.Same(t, &in, got)
+		require.Equal(t, br, got, known)
+	}
 
 	bt := time.Date(2030, 1, 1, 0, 0, 57, 0, time.UTC)
 	st := ResultOfStatus(cometrpc.NewStatus(oracle.DefaultChainID, 57, bt, bt))
