@@ -246,7 +246,8 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
 	b.Tx = &p.tx
 	if ms, ok := signer.(MemoSigner); ok && submission {
-		ms.Memo.remember(b.Tx, sum, b.Hash)
+		p.memo = memoEntry{t: b.Tx, sum: sum, hash: b.Hash}
+		ms.Memo.remember(&p.memo)
 	}
 	return b, nil
 }
@@ -294,6 +295,7 @@ type builtParts struct {
 	raw        txv1beta1.TxRaw
 	sigs       [1][]byte
 	tx         Tx
+	memo       memoEntry // the build as a Memo remembers it
 }
 
 // SignBytes is the canonical SignDoc that SIGN_MODE_DIRECT signs. It

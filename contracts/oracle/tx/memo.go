@@ -3,7 +3,7 @@ package tx
 import (
 	"bytes"
 	"crypto/sha256"
-	"sync"
+	"sync/atomic"
 
 	"github.com/wsconverge/converge/contracts/oracle/keys"
 )
@@ -18,7 +18,14 @@ import (
 // so a caller never gets a tx that another caller holds. A nil memo
 // decodes every time. It is safe for concurrent use.
 type Memo struct {
-	mu   sync.Mutex
+	// last is the remembered build (in the build's own memory): swapped
+	// atomically, as two mutex operations a round were measurable.
+	last atomic.Pointer[memoEntry]
+}
+
+// memoEntry is a build as a Memo remembers it: the tx, the SHA-256 of its
+// bytes and their tx hash (HashOfSum).
+type memoEntry struct {
 	t    *Tx
 	sum  [32]byte
 	hash string
@@ -30,15 +37,11 @@ type MemoSigner struct {
 	Memo *Memo
 }
 
-// remember keeps t, built as Build builds a single submission, sum, its
-// bytes' SHA-256, and hash, HashOfSum(sum).
-func (m *Memo) remember(t *Tx, sum [32]byte, hash string) {
-	if m == nil {
-		return
+// remember keeps e, a single submission Build made.
+func (m *Memo) remember(e *memoEntry) {
+	if m != nil {
+		m.last.Store(e)
 	}
-	m.mu.Lock()
-	m.t, m.sum, m.hash = t, sum, hash
-	m.mu.Unlock()
 }
 
 // DecodeSummed is Decode(txBytes) with the bytes' SHA-256 and their tx
@@ -46,14 +49,9 @@ func (m *Memo) remember(t *Tx, sum [32]byte, hash string) {
 // then forgotten), a decoding of txBytes otherwise.
 func (m *Memo) DecodeSummed(txBytes []byte) (t *Tx, sum [32]byte, hash string, err error) {
 	if m != nil {
-		m.mu.Lock()
-		if m.t != nil && bytes.Equal(m.t.Bytes, txBytes) {
-			t, sum, hash = m.t, m.sum, m.hash
-			m.t, m.hash = nil, ""
-			m.mu.Unlock()
-			return t, sum, hash, nil
+		if e := m.last.Load(); e != nil && bytes.Equal(e.t.Bytes, txBytes) && m.last.CompareAndSwap(e, nil) {
+			return e.t, e.sum, e.hash, nil
 		}
-		m.mu.Unlock()
 	}
 	sum = sha256.Sum256(txBytes)
 	t, err = Decode(txBytes)
