@@ -104,6 +104,10 @@ type Execution struct {
 	OK      bool // the value was extracted
 	EndAt   time.Time
 	EndSeq  int64
+
+	// first is the memory of the execution's first GET (applyGet): one
+	// allocation for both, as most executions make one GET.
+	first Get
 }
 
 // Fetch is the time from the execution's first GET to its successful
@@ -440,7 +444,13 @@ func (s *State) getFact(e *history.Event) *GetFact {
 
 func (s *State) applyGet(e *history.Event) {
 	f := s.Cur.Get
-	g := &Get{Exchange: e.Src.Exchange, Seq: e.Seq, At: e.At, Life: f.Life, R: f.R, Path: f.Path}
+	var g *Get
+	if f.NewExec && f.Exec != nil {
+		g = &f.Exec.first // an execution's first GET comes with it
+	} else {
+		g = &Get{}
+	}
+	*g = Get{Exchange: e.Src.Exchange, Seq: e.Seq, At: e.At, Life: f.Life, R: f.R, Path: f.Path}
 	s.gets[g.Exchange] = g
 	f.Life.getsIn++
 	m := f.Model
