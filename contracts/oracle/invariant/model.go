@@ -238,6 +238,27 @@ func (m *Model) transition(t oracle.Trigger, now time.Time) oracle.Outcome {
 	return oracle.Transition(m.Job, t, now)
 }
 
+// factTransition is oracle.Transition of j (the model's job, or a copy
+// of it) for a fact of the record being judged, written into a room that
+// holds neither j nor the model's job and that no transition of this
+// record wrote; both rooms are then spent for the record, so the fact's
+// jobs stay as they are while it is judged and applied (a Complete
+// delivered was a new job per round). Without such a room the job is
+// allocated as by Transition.
+func (m *Model) factTransition(j *oracle.Job, t oracle.Trigger, now time.Time) oracle.Outcome {
+	if m.Life != nil && m.Life.rec != nil {
+		rec := *m.Life.rec
+		for i := range m.rooms {
+			if m.rooms[i].Holds(j) || (m.Job != nil && m.rooms[i].Holds(m.Job)) || m.roomRec[i] == rec {
+				continue
+			}
+			m.roomRec[0], m.roomRec[1] = rec, rec
+			return oracle.TransitionIn(&m.rooms[i], j, t, now)
+		}
+	}
+	return oracle.Transition(j, t, now)
+}
+
 // take makes o, the outcome of a transition of the model job, the model's.
 func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) oracle.Outcome {
 	before := m.Job
@@ -998,7 +1019,7 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 			}
 			j = m.completeJob(j, c.Nonce)
 			f.Before[i] = j
-			f.After[i] = oracle.Transition(j, oracle.Complete{Nonce: c.Nonce, BlockTime: c.BlockTime}, e.At)
+			f.After[i] = m.factTransition(j, oracle.Complete{Nonce: c.Nonce, BlockTime: c.BlockTime}, e.At)
 			if len(f.After[i].Rows) > 0 {
 				if cur == nil {
 					cur = map[uint64]*oracle.Job{}
