@@ -414,10 +414,12 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 	// The call's record, its query's, the chain's answer (handed to the
 	// daemon by address) and its delivery in one allocation.
 	mem := &struct {
-		ans rpcAnswer
-		rpc history.RPC
-		q   history.Query
-		res cometrpc.ResultABCIQuery
+		ans    rpcAnswer
+		rpc    history.RPC
+		q      history.Query
+		res    cometrpc.ResultABCIQuery
+		result history.RPCResult
+		value  history.QueryValue
 	}{}
 	mem.rpc = history.RPC{Method: "abci_query",
 		Query: history.QueryOfRequestIn(&mem.q, cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
@@ -427,7 +429,7 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 		} else {
 			mem.res = w.chain.ABCIQueryDecoded(req, err)
 		}
-		return history.ResultOfQuery(o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
+		return history.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
 	})
 }
 

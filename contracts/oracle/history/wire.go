@@ -260,8 +260,11 @@ func QueryOfRequestIn(q *Query, p cometrpc.ABCIQueryParams, m proto.Message, err
 
 // ValueOf decodes a successful query answer's value for its path (nil
 // for an unknown path).
-func ValueOf(path string, value []byte) *QueryValue {
-	v := &QueryValue{}
+func ValueOf(path string, value []byte) *QueryValue { return valueIn(&QueryValue{}, path, value) }
+
+// valueIn is ValueOf written into v (nil is returned for an unknown path).
+func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
+	*v = QueryValue{}
 	var err error
 	switch path {
 	case abciquery.PathAccount:
@@ -316,10 +319,17 @@ func SubmissionFromProto(s *oraclev1.SubmitDataSet) Submission {
 // ResultOfQuery summarises an abci_query answer, decoding a successful
 // value for the path.
 func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *RPCResult {
-	out := &RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
+	return ResultOfQueryIn(&RPCResult{}, &QueryValue{}, path, r)
+}
+
+// ResultOfQueryIn is ResultOfQuery written into out, a successful value
+// into v (memory the caller keeps with its other records); it returns
+// out.
+func ResultOfQueryIn(out *RPCResult, v *QueryValue, path string, r cometrpc.ResultABCIQuery) *RPCResult {
+	*out = RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
 		Codespace: r.Response.Codespace}
 	if r.Response.Code == 0 {
-		out.Value = ValueOf(path, r.Response.Value)
+		out.Value = valueIn(v, path, r.Response.Value)
 	}
 	return out
 }

@@ -148,9 +148,18 @@ func TestResultSummaries(t *testing.T) {
 	require.NoError(t, err)
 	ok := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryOK(v, 12))
 	require.Equal(t, int64(12), ok.Height)
+	var okIn RPCResult
+	var okValue QueryValue
+	require.Equal(t, ok, ResultOfQueryIn(&okIn, &okValue, abciquery.PathDoc, cometrpc.QueryOK(v, 12)))
+	require.Same(t, &okValue, okIn.Value)
 	require.Equal(t, uint64(7), ok.Value.Doc.RequestID)
 
+	var in RPCResult
+	var qv QueryValue
+	same := ResultOfQueryIn(&in, &qv, abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
+	require.Same(t, &in, same)
 	failed := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
+	require.Equal(t, failed, same)
 	require.Equal(t, uint32(18), failed.Code)
 	require.Equal(t, "not exist RequestDoc(req_id: 9): invalid request", failed.Log)
 	require.Equal(t, "sdk", failed.Codespace)
