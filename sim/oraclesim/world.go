@@ -98,9 +98,9 @@ type world struct {
 	// standIn is the memo the SUT's signer and the chain's check of its
 	// txs share (keys.StandInMemo).
 	standIn keys.StandInMemo
-	// txMemo is the memo the SUT's signer and the world's decoding of its
-	// broadcasts share (tx.Memo).
-	txMemo tx.Memo
+	// txMemo holds the memo the SUT's signer and the world's decoding of
+	// its broadcasts share (tx.Memo) and what their records repeat.
+	txMemo history.TxMemo
 	self   string
 	err    error
 
@@ -187,7 +187,7 @@ func (w *world) start() {
 		return
 	}
 	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
-	d, err := w.o.System.New(w.cfg, tx.MemoSigner{Signer: keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, Memo: &w.txMemo}, engine.NewRand(seed))
+	d, err := w.o.System.New(w.cfg, tx.MemoSigner{Signer: keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, Memo: &w.txMemo.Tx}, engine.NewRand(seed))
 	if err != nil {
 		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
 		return

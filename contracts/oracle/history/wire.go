@@ -93,7 +93,10 @@ func MsgOf(m proto.Message) Msg {
 func TxOf(t *tx.Tx) Tx { return TxOfHashed(t, t.Hash()) }
 
 // TxOfHashed is TxOf for a tx whose hash the caller has already computed.
-func TxOfHashed(t *tx.Tx, hash string) Tx {
+func TxOfHashed(t *tx.Tx, hash string) Tx { return txOf(t, hash, nil) }
+
+// txOf is TxOfHashed with the public key's hex from m (nil: made anew).
+func txOf(t *tx.Tx, hash string, m *TxMemo) Tx {
 	out := Tx{
 		Hash:          hash,
 		Size:          len(t.Bytes),
@@ -110,7 +113,7 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 		// The key's bytes as sent; parsing the point would cost a square
 		// root on the curve per tx.
 		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
-			out.PubKey = hexString(key)
+			out.PubKey = m.keyHex(key)
 		}
 	}
 	// The common tx, one fee coin and one message, takes both lists from
@@ -158,14 +161,41 @@ func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, nil) }
 
 // DecodeTxMemo is DecodeTxSummed through m (nil: none): the tx the SUT
-// just built through m's signer comes back from m, not parsed and hashed
-// a second time (tx.Memo).
-func DecodeTxMemo(b []byte, m *tx.Memo) (Tx, *tx.Tx, [32]byte) {
-	t, sum, hash, err := m.DecodeSummed(b)
+// just built through m's signer comes back from m.Tx, not parsed and
+// hashed a second time (tx.Memo), and the record shares the hex of the
+// key the SUT's txs repeat.
+func DecodeTxMemo(b []byte, m *TxMemo) (Tx, *tx.Tx, [32]byte) {
+	var tm *tx.Memo
+	if m != nil {
+		tm = &m.Tx
+	}
+	t, sum, hash, err := tm.DecodeSummed(b)
 	if err != nil {
 		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}
-	return TxOfHashed(t, hash), t, sum
+	return txOf(t, hash, m), t, sum
+}
+
+// TxMemo is what a simulator keeps to record the SUT's broadcasts: the
+// tx.Memo the SUT's signer shares (Tx), and the last public key a record
+// showed with its hex (the SUT signs every tx with one key; its hex was a
+// string per broadcast). Unlike its Tx it is not safe for concurrent
+// use: one world records through it.
+type TxMemo struct {
+	Tx  tx.Memo
+	key []byte
+	hex string
+}
+
+// keyHex is hexString(key), the last one again when key is the same.
+func (m *TxMemo) keyHex(key []byte) string {
+	if m == nil {
+		return hexString(key)
+	}
+	if m.hex == "" || !bytes.Equal(key, m.key) {
+		m.key, m.hex = append(m.key[:0], key...), hexString(key)
+	}
+	return m.hex
 }
 
 // CheckSig checks a tx's signature against the chain id and the signer's

@@ -182,3 +182,24 @@ func TestResultSummaries(t *testing.T) {
 	require.Equal(t, &RPCResult{ErrCode: -32603, ErrMessage: "Internal error", ErrData: oracle.RPCErrMempoolFull},
 		ResultOfError(cometrpc.ErrInternal(oracle.RPCErrMempoolFull)))
 }
+
+// A TxMemo gives the records DecodeTxSummed gives: the SUT's build back
+// from its tx.Memo, the key's hex shared while the key is the same.
+func TestDecodeTxMemoIsDecodeTxSummed(t *testing.T) {
+	var m TxMemo
+	other := keys.PrivKeyFromSeed("other")
+	for i, key := range []keys.PrivKey{testKey, testKey, other, testKey} {
+		signer := tx.MemoSigner{Signer: keys.StandInSigner{Key: key}, Memo: &m.Tx}
+		b, err := tx.Build(signer, testEnv, tx.SubmissionMsg(key.PubKey().Address(), 7, uint64(i+1), "101.5"))
+		require.NoError(t, err)
+		wantRec, want, wantSum := DecodeTxSummed(b.TxBytes)
+		rec, got, sum := DecodeTxMemo(b.TxBytes, &m)
+		require.Equal(t, wantRec, rec)
+		require.Equal(t, wantSum, sum)
+		require.Same(t, b.Tx, got, "the build comes back")
+		require.Equal(t, want.Bytes, got.Bytes)
+	}
+	rec, got, _ := DecodeTxMemo([]byte{0xff}, &m)
+	require.Nil(t, got)
+	require.NotEmpty(t, rec.DecodeErr)
+}
