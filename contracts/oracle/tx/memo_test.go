@@ -18,15 +18,11 @@ import (
 func TestMemoGivesWhatDecodeGives(t *testing.T) {
 	key := keys.PrivKeyFromSeed("memo")
 	self := key.PubKey().Address()
-	str := rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.]{1,12}`))
-	num := rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64Range(1, 1000), rapid.Uint64())
 	rapid.Check(t, func(rt *rapid.T) {
 		var memo Memo
 		signer := MemoSigner{Signer: keys.StandInSigner{Key: key}, Memo: &memo}
-		env := Envelope{ChainID: str.Draw(rt, "chain"), AccountNumber: num.Draw(rt, "acc"), Sequence: num.Draw(rt, "seq"),
-			GasLimit: num.Draw(rt, "gas"), FeeAmount: str.Draw(rt, "fee"), FeeDenom: str.Draw(rt, "denom"),
-			Memo: str.Draw(rt, "memo")}
-		msgs := []proto.Message{SubmissionMsg(self, num.Draw(rt, "r"), num.Draw(rt, "n"), str.Draw(rt, "raw"))}
+		env := drawEnvelope(rt)
+		msgs := []proto.Message{SubmissionMsg(self, drawnNum.Draw(rt, "r"), drawnNum.Draw(rt, "n"), drawnStr.Draw(rt, "raw"))}
 		if rapid.Bool().Draw(rt, "update") {
 			msgs = append(msgs, UpdateMsg(self, &oraclev1.OracleRequestDoc{RequestId: 1}, "why"))
 		}
