@@ -778,12 +778,24 @@ func (f *faultView) setOverPool(over bool, at time.Time) {
 }
 
 // Active reports whether a window of fault id is open.
-func (f *faultView) Active(id string) bool { return f.open[id] > 0 }
+func (f *faultView) Active(id string) bool { return f.seenKind(id) && f.open[id] > 0 }
+
+// seenKind reports whether a fault of kind id was seen: only then can a
+// window of it be open or have ended. The checkers ask about kinds on
+// many records, mostly of kinds a run never shows, and a look in the
+// short sorted list costs less than in the maps.
+func (f *faultView) seenKind(id string) bool {
+	_, found := slices.BinarySearch(f.ever, id)
+	return found
+}
 
 // Touched reports whether a fault of one of ids was active at some time
 // in [since, now], counting each window as lasting margin past its end.
 func (f *faultView) Touched(since time.Time, margin time.Duration, ids ...string) bool {
 	for _, id := range ids {
+		if !f.seenKind(id) {
+			continue
+		}
 		if f.open[id] > 0 {
 			return true
 		}
