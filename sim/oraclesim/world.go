@@ -398,11 +398,8 @@ func (w *world) recv(r *history.RPC) int64 {
 	return w.calls
 }
 
-func (w *world) done(call int64, recv time.Time, res *history.RPCResult) {
-	w.doneIn(&history.RPC{}, call, recv, res)
-}
-
-// doneIn is done with the record's payload in r.
+// doneIn records the done record of call (received at recv) with result
+// res, its payload in r (the memory of the exchange's event).
 func (w *world) doneIn(r *history.RPC, call int64, recv time.Time, res *history.RPCResult) {
 	*r = history.RPC{Call: call, Phase: history.PhaseDone, Result: res, TRecv: recv, TDelivered: w.now()}
 	w.record(history.Event{Kind: history.KindRPC, RPC: r})
