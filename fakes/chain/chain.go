@@ -23,6 +23,8 @@ import (
 type Chain struct {
 	exec execution // the delivery in progress (deliver)
 	mu   sync.Mutex
+	// completes is beginBlock's scratch list of the block's Completes.
+	completes []history.Complete
 
 	p           Params
 	minGasPrice *big.Rat

@@ -66,6 +66,9 @@ type memTx struct {
 type ownTx struct {
 	signer keys.Signer
 	env    tx.Envelope
+	// adm is room for a peer submission's one admission (PeerSubmit's
+	// answer, without a slice of its own).
+	adm [1]Admission
 }
 
 // ownMem is what ownTx allocates for one of the chain's own txs.

@@ -168,7 +168,12 @@ func (c *Chain) PeerSubmit(p *Peer, r uint64, behaviour history.PeerBehaviour, v
 	if !omit {
 		c.record(c.now(), history.Event{Kind: history.KindPeer, Peer: rec})
 	}
-	out := make([]Admission, count)
+	var out []Admission
+	if count == 1 {
+		out = txs[0].own.adm[:] // the common answer lives with its tx
+	} else {
+		out = make([]Admission, count)
+	}
 	for i, m := range txs {
 		out[i] = c.admit(m)
 	}

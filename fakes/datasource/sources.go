@@ -90,6 +90,10 @@ type Sources struct {
 	gets     map[endpointKey]uint64 // GETs so far, by endpoint
 	exchange int64
 	sink     func(history.Event)
+	// headers and sorted are the last headers a GET came with and their
+	// sorted copy, which its record holds: a client sends the same ones
+	// every time, and records are never written to, so they share it.
+	headers, sorted []history.Header
 	// HangFor is how long a hang lasts before the server drops the
 	// connection; set it before the first GET.
 	HangFor time.Duration
@@ -173,7 +177,30 @@ func (sc *Script) path() string {
 }
 
 // Path is the URL path of endpoint k of request r.
-func Path(r uint64, k int) string { return "/r/" + strconv.FormatUint(r, 10) + "/e/" + strconv.Itoa(k) }
+func Path(r uint64, k int) string { return string(appendPath(nil, r, k)) }
+
+// appendPath appends Path(r, k) to b.
+func appendPath(b []byte, r uint64, k int) []byte {
+	b = strconv.AppendUint(append(b, "/r/"...), r, 10)
+	return strconv.AppendInt(append(b, "/e/"...), int64(k), 10)
+}
+
+// sortedHeaders is headers sorted by name, then value (stably), for a
+// record: the copy made for the last GET when they are the same.
+func (s *Sources) sortedHeaders(headers []history.Header) []history.Header {
+	if s.sorted != nil && slices.Equal(headers, s.headers) {
+		return s.sorted
+	}
+	sorted := slices.Clone(headers)
+	slices.SortStableFunc(sorted, func(a, b history.Header) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	s.headers, s.sorted = slices.Clone(headers), sorted
+	return sorted
+}
 
 // URL is endpoint k of request r on a server at base ("http://127.0.0.1:8080").
 func URL(base string, r uint64, k int) string { return strings.TrimSuffix(base, "/") + Path(r, k) }
@@ -219,6 +246,8 @@ type Outcome struct {
 	// the connection reset, or (a hang) the server gives up.
 	Arrived time.Time
 	DoneAt  time.Time
+	// path is the GET's path when it is Path(RequestID, Endpoint).
+	path string
 }
 
 // Answered reports whether the outcome is an HTTP answer (not a reset or
@@ -245,15 +274,12 @@ func (s *Sources) Get(at time.Time, url string, headers []history.Header) Outcom
 	o := Outcome{Exchange: s.exchange, Arrived: at, DoneAt: at}
 	r, k, ok := ParsePath(path)
 	o.RequestID, o.Endpoint = r, k
-	sorted := slices.Clone(headers)
-	slices.SortStableFunc(sorted, func(a, b history.Header) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Value, b.Value)
-	})
+	var canon [48]byte
+	if string(appendPath(canon[:0], r, k)) == path {
+		o.path = path // the done record's path, not formatted again
+	}
 	s.record(at, &history.Src{Exchange: o.Exchange, Phase: history.PhaseRecv, RequestID: r, Endpoint: k, Path: path,
-		Headers: sorted, TRecv: at})
+		Headers: s.sortedHeaders(headers), TRecv: at})
 	sc := s.scripts[r]
 	if !ok || sc == nil {
 		o.Class, o.Status, o.Body = ClassUnknown, 404, []byte(`{"error":"no such endpoint"}`)
@@ -277,7 +303,8 @@ func (s *Sources) Get(at time.Time, url string, headers []history.Header) Outcom
 		o.Body = []byte(`{"error":"` + strings.ToLower(statusText(o.Status)) + `"}`)
 	default:
 		o.Status = 200
-		o.Body = Body(o.Class, sc.path(), s.Value(r, k, at), at)
+		var value [40]byte
+		o.Body = appendBody(nil, o.Class, sc.path(), s.appendValue(value[:0], r, k, at), at)
 	}
 	return o
 }
@@ -292,8 +319,12 @@ func (s *Sources) Abort(o Outcome, at time.Time) { s.finish(o, at, true) }
 func (s *Sources) finish(o Outcome, at time.Time, aborted bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	path := o.path
+	if path == "" {
+		path = Path(o.RequestID, o.Endpoint)
+	}
 	rec := &history.Src{Exchange: o.Exchange, Phase: history.PhaseDone, RequestID: o.RequestID, Endpoint: o.Endpoint,
-		Path: Path(o.RequestID, o.Endpoint), Class: string(o.Class), Status: o.Status, TRecv: o.Arrived, Aborted: aborted}
+		Path: path, Class: string(o.Class), Status: o.Status, TRecv: o.Arrived, Aborted: aborted}
 	if !aborted {
 		rec.Body = string(o.Body)
 	}
@@ -345,6 +376,12 @@ func (s *Sources) drawLatency(sc *Script, r uint64, k int, n uint64) time.Durati
 // is exact as a double and renders back to the same text (ORACLE-SPEC
 // 3.4), so a daemon's submission can be compared with what it was served.
 func (s *Sources) Value(r uint64, k int, t time.Time) string {
+	var buf [40]byte
+	return string(s.appendValue(buf[:0], r, k, t))
+}
+
+// appendValue appends Value(r, k, t) to b.
+func (s *Sources) appendValue(b []byte, r uint64, k int, t time.Time) []byte {
 	base := 1_000_000_000 + engine.SubSeed(s.seed, r, 0, 0, 3)%90_000_000_000 // micro-units, [1000, 91000)
 	sec := uint64(t.Unix())
 	period := 600 + engine.SubSeed(s.seed, r, 0, 0, 4)%600 // a slow triangle wave of 10-20 min
@@ -358,33 +395,38 @@ func (s *Sources) Value(r uint64, k int, t time.Time) string {
 	if micro%10 == 0 {
 		micro++
 	}
-	// One string, no formatter: a value is drawn for every GET.
-	var buf [40]byte
-	b := strconv.AppendUint(buf[:0], micro/1_000_000, 10)
+	// No formatter, and no string for a GET's body (appendBody).
+	b = strconv.AppendUint(b, micro/1_000_000, 10)
 	b = append(b, '.')
 	frac := micro % 1_000_000
 	for p := uint64(100_000); p > 0; p /= 10 { // %06d
 		b = append(b, byte('0'+frac/p%10))
 	}
-	return string(b)
+	return b
 }
 
 // Body is the body of a 200 answer of class c with value at the dot path,
 // served at t: the value nested in objects along the path, beside a
 // sibling at each level and a timestamp; or the class's defect in that
 // shape.
-func Body(c Class, path, value string, t time.Time) []byte {
+func Body(c Class, path, value string, t time.Time) []byte { return appendBody(nil, c, path, value, t) }
+
+// appendBody appends Body(c, path, value, t) to b (nil: a buffer of its
+// size); a GET's value comes as the bytes appendValue wrote.
+func appendBody[V string | []byte](b []byte, c Class, path string, value V, t time.Time) []byte {
 	// Written front to back into one buffer (a body is built on every GET):
 	// the keys down the path, the leaf object, then each level's sibling
 	// and closing brace, the outermost level's with the timestamp.
-	leaf := value
+	leaf := string(value) // not kept: a conversion for append's sake only
 	switch c {
 	case ClassNull:
 		leaf = "null"
 	case ClassEmpty:
 		leaf = `""`
 	}
-	b := make([]byte, 0, 2*len(path)+len(leaf)+64+32*strings.Count(path, "."))
+	if b == nil {
+		b = make([]byte, 0, 2*len(path)+len(leaf)+64+32*strings.Count(path, "."))
+	}
 	if c == ClassArray {
 		b = append(b, '[')
 	}

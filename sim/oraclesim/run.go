@@ -156,7 +156,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 func newWorld(o Options) (*world, error) {
 	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, sut: sutKey, self: SelfAddress}
 	w.loop.Clock = &w.clk
-	w.loop.Dispatch = func(it *engine.Item[func()]) { it.P() }
+	w.loop.Dispatch = func(it *engine.Item[event]) { it.P.fire() }
 	switch {
 	case o.Discard:
 		w.rec = judge.NewRecorder(history.AppendEvent, func(e *history.Event, seq int64) { e.Seq = seq },

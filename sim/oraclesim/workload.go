@@ -276,6 +276,14 @@ func (w *world) planRound(r *request, n uint64, wait time.Duration) {
 	if w.quiet {
 		mix = chain.HealthyPeers()
 	}
+	// The round's turns in one allocation (a misbehaving peer has two),
+	// with the value every peer submits for it.
+	turns := make([]peerTurn, 0, 2*len(r.peers))
+	v := value(r.id, n)
+	turn := func(at time.Time, p int, b history.PeerBehaviour) {
+		turns = append(turns, peerTurn{w: w, r: r, n: n, p: p, b: b, value: v})
+		w.atEvent(at, &turns[len(turns)-1])
+	}
 	for _, p := range r.peers {
 		plan := mix.Plan(engine.SubSeed(w.o.Seed, streamPeers), p, r.id, n)
 		open := w.now().Add(wait)
@@ -283,19 +291,30 @@ func (w *world) planRound(r *request, n uint64, wait time.Duration) {
 		case history.PeerAbsent, history.PeerWrongNonce:
 			// The chain records the misbehaviour (an absent peer's record
 			// has no tx), so a checker sees why the round is slow.
-			w.at(open.Add(plan.Delay), func() { w.peerSubmit(r, n, p, plan.Behaviour) })
-			late := 45*time.Second + time.Duration(n%16)*time.Second
-			w.at(open.Add(late), func() { w.peerSubmit(r, n, p, history.PeerLate) })
+			turn(open.Add(plan.Delay), p, plan.Behaviour)
+			turn(open.Add(45*time.Second+time.Duration(n%16)*time.Second), p, history.PeerLate)
 		default:
-			w.at(open.Add(plan.Delay), func() { w.peerSubmit(r, n, p, plan.Behaviour) })
+			turn(open.Add(plan.Delay), p, plan.Behaviour)
 		}
 	}
 }
 
-// peerSubmit is peer p's submission for round n of r, if that round is
+// peerTurn is peer p's turn to submit value for round n of r (an event).
+type peerTurn struct {
+	w     *world
+	r     *request
+	n     uint64
+	p     int
+	b     history.PeerBehaviour
+	value string
+}
+
+func (t *peerTurn) fire() { t.w.peerSubmit(t.r, t.n, t.p, t.b, t.value) }
+
+// peerSubmit is peer p's submission of v for round n of r, if that round is
 // still open, r is ENABLED, p still a provider, and p has not sent one. A
 // submission the mempool refuses is tried again 2 s later.
-func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour) {
+func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour, v string) {
 	if w.chain.Nonce(r.id)+1 != n || w.sent(r.id, n, p) {
 		return
 	}
@@ -307,7 +326,7 @@ func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour)
 	if !provider {
 		return
 	}
-	adm, err := w.chain.PeerSubmit(w.peers[p], r.id, b, value(r.id, n))
+	adm, err := w.chain.PeerSubmit(w.peers[p], r.id, b, v)
 	if err != nil {
 		w.fail(fmt.Errorf("peer %d, request %d round %d: %w", p, r.id, n, err))
 		return
@@ -317,7 +336,7 @@ func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour)
 	}
 	for _, a := range adm {
 		if a.RPCError != nil || a.Code != oracle.CodeOK {
-			w.at(w.now().Add(2*time.Second), func() { w.peerSubmit(r, n, p, history.PeerLate) })
+			w.at(w.now().Add(2*time.Second), func() { w.peerSubmit(r, n, p, history.PeerLate, v) })
 			return
 		}
 	}

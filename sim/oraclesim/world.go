@@ -50,11 +50,35 @@ type sub struct {
 	q     *cometrpc.Query
 }
 
-// fetch is a GET in flight.
+// fetch is a GET in flight, and the event that ends it: the answer at
+// out.DoneAt, or the client's timeout.
 type fetch struct {
-	out   datasource.Outcome
-	d     Daemon
-	ended bool
+	w       *world
+	id      core.ID
+	out     datasource.Outcome
+	d       Daemon
+	ended   bool
+	timeout bool
+}
+
+func (f *fetch) fire() {
+	if f.ended {
+		return
+	}
+	w := f.w
+	f.ended = true
+	delete(w.fetches, f.id)
+	if f.timeout { // the client gives up at its timeout
+		w.src.Abort(f.out, w.now())
+		w.handle(f.d, core.Fetched{ID: f.id, Err: errTimeout})
+		return
+	}
+	w.src.Done(f.out)
+	in := core.Fetched{ID: f.id, Status: f.out.Status, Body: f.out.Body}
+	if !f.out.Answered() {
+		in.Err = errNoBody
+	}
+	w.handle(f.d, in)
 }
 
 // world is one run: the chain, the sources, the daemon of the current
@@ -62,7 +86,7 @@ type fetch struct {
 type world struct {
 	o     Options
 	clk   clock
-	loop  engine.Loop[func()]
+	loop  engine.Loop[event]
 	chain *chain.Chain
 	src   *datasource.Sources
 	rec   *history.Recorder
@@ -74,8 +98,11 @@ type world struct {
 	// standIn is the memo the SUT's signer and the chain's check of its
 	// txs share (keys.StandInMemo).
 	standIn keys.StandInMemo
-	self    string
-	err     error
+	// txMemo holds the memo the SUT's signer and the world's decoding of
+	// its broadcasts share (tx.Memo) and what their records repeat.
+	txMemo history.TxMemo
+	self   string
+	err    error
 
 	// the daemon's lifetime
 	d      Daemon
@@ -106,7 +133,21 @@ type world struct {
 
 func (w *world) now() time.Time { return w.clk.t }
 
-func (w *world) at(t time.Time, f func()) { w.loop.Q.Push(t.UnixNano(), false, f) }
+func (w *world) at(t time.Time, f func()) { w.atEvent(t, call(f)) }
+
+// atEvent schedules e at t.
+func (w *world) atEvent(t time.Time, e event) { w.loop.Q.Push(t.UnixNano(), false, e) }
+
+// event is what the world's queue holds: something that happens at a
+// time. Most are closures (call); the answers the world gives on every
+// round of the daemon (rpcAnswer, fetch, bcastMem) carry their state and
+// their records' memory themselves, which a closure would allocate apart.
+type event interface{ fire() }
+
+// call is a closure as an event.
+type call func()
+
+func (f call) fire() { f() }
 
 // fail stops the run: the world itself went wrong (not the daemon).
 func (w *world) fail(err error) {
@@ -146,7 +187,7 @@ func (w *world) start() {
 		return
 	}
 	seed := engine.SubSeed(w.o.Seed, streamDaemon, uint64(w.life))
-	d, err := w.o.System.New(w.cfg, keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, engine.NewRand(seed))
+	d, err := w.o.System.New(w.cfg, tx.MemoSigner{Signer: keys.StandInSigner{Key: w.sut, Memo: &w.standIn}, Memo: &w.txMemo.Tx}, engine.NewRand(seed))
 	if err != nil {
 		w.fail(fmt.Errorf("lifetime %d: %w", w.life+1, err))
 		return
@@ -306,17 +347,37 @@ func (w *world) subscribe(d Daemon, o core.Subscribe) {
 // hangs: the daemon is told at its timeout and the record says the answer
 // was lost.
 func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, core.Reply)) {
+	w.rpcIn(&rpcAnswer{}, d, id, timeout, r, serve)
+}
+
+// rpcIn is rpc with the answer's memory in a (a caller that keeps the
+// call's records and answer with it).
+func (w *world) rpcIn(a *rpcAnswer, d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, core.Reply)) {
 	call := w.recv(r)
 	if w.f.rpcOutage {
 		w.lose(d, id, call, timeout)
 		return
 	}
-	res, reply := serve()
-	sent := w.now()
-	w.at(sent.Add(rpcLat), func() {
-		w.done(call, sent, res)
-		w.handle(d, reply)
-	})
+	a.w, a.d, a.call, a.sent = w, d, call, w.now()
+	a.res, a.reply = serve()
+	w.atEvent(a.sent.Add(rpcLat), a)
+}
+
+// rpcAnswer is an RPC's answer on its way: its done record (and the
+// record's memory) and the reply the daemon then gets.
+type rpcAnswer struct {
+	w     *world
+	d     Daemon
+	call  int64
+	sent  time.Time
+	res   *history.RPCResult
+	reply core.Reply
+	rec   history.RPC
+}
+
+func (a *rpcAnswer) fire() {
+	a.w.doneIn(&a.rec, a.call, a.sent, a.res)
+	a.w.handle(a.d, a.reply)
 }
 
 // lose answers call with nothing: after wait (the client's timeout, or
@@ -337,46 +398,54 @@ func (w *world) recv(r *history.RPC) int64 {
 	return w.calls
 }
 
-func (w *world) done(call int64, recv time.Time, res *history.RPCResult) {
-	w.record(history.Event{Kind: history.KindRPC, RPC: &history.RPC{Call: call, Phase: history.PhaseDone, Result: res,
-		TRecv: recv, TDelivered: w.now()}})
+// doneIn records the done record of call (received at recv) with result
+// res, its payload in r (the memory of the exchange's event).
+func (w *world) doneIn(r *history.RPC, call int64, recv time.Time, res *history.RPCResult) {
+	*r = history.RPC{Call: call, Phase: history.PhaseDone, Result: res, TRecv: recv, TDelivered: w.now()}
+	w.record(history.Event{Kind: history.KindRPC, RPC: r})
 }
 
 func (w *world) query(d Daemon, o core.QueryCall) {
 	// The request decoded once, for the record and for the chain.
 	req, err := abciquery.DecodeRequest(o.Path, o.Data)
-	r := &history.RPC{Method: "abci_query", Query: history.QueryOfRequest(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
-	w.rpc(d, o.ID, o.Timeout, r, func() (*history.RPCResult, core.Reply) {
-		var res cometrpc.ResultABCIQuery
+	// The call's record, its query's, the chain's answer (handed to the
+	// daemon by address) and its delivery in one allocation.
+	mem := &struct {
+		ans    rpcAnswer
+		rpc    history.RPC
+		q      history.Query
+		res    cometrpc.ResultABCIQuery
+		result history.RPCResult
+		value  history.QueryValue
+	}{}
+	mem.rpc = history.RPC{Method: "abci_query",
+		Query: history.QueryOfRequestIn(&mem.q, cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
+	w.rpcIn(&mem.ans, d, o.ID, o.Timeout, &mem.rpc, func() (*history.RPCResult, core.Reply) {
 		if w.f.queryFail {
-			res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
+			mem.res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
-			res = w.chain.ABCIQueryDecoded(req, err)
+			mem.res = w.chain.ABCIQueryDecoded(req, err)
 		}
-		return history.ResultOfQuery(o.Path, res), core.Reply{ID: o.ID, Query: &res}
+		return history.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
 	})
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	// The call's record, its tx's and the chain's answer (handed to the
-	// daemon by address) in one allocation.
-	mem := &struct {
-		rpc history.RPC
-		tx  history.Tx
-		res cometrpc.ResultBroadcastTx
-	}{}
+	// The call's record, its tx's, the chain's answer (handed to the
+	// daemon by address) and its delivery in one allocation.
+	mem := &bcastMem{w: w, d: d, id: o.ID}
 	var decoded *tx.Tx
 	var sum [32]byte
-	mem.tx, decoded, sum = history.DecodeTxSummed(o.Tx)
+	mem.tx, decoded, sum = history.DecodeTxMemo(o.Tx, &w.txMemo)
 	mem.rpc = history.RPC{Method: "broadcast_tx_sync", Tx: &mem.tx}
 	call := w.recv(&mem.rpc)
 	if w.f.rpcOutage {
 		w.lose(d, o.ID, call, o.Timeout)
 		return
 	}
-	var rerr *cometrpc.RPCError
-	mem.res, rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
-	res := &mem.res
+	mem.call = call
+	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	res, rerr := &mem.res, mem.rerr
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
@@ -395,49 +464,48 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 			}
 		})
 	}
-	sent := w.now()
-	w.at(sent.Add(rpcLat), func() {
-		if rerr != nil {
-			w.done(call, sent, history.ResultOfError(rerr))
-			w.handle(d, core.Reply{ID: o.ID, RPCError: rerr})
-			return
-		}
-		w.done(call, sent, history.ResultOfBroadcast(*res))
-		w.handle(d, core.Reply{ID: o.ID, Broadcast: res})
-	})
+	mem.sent = w.now()
+	w.atEvent(mem.sent.Add(rpcLat), mem)
+}
+
+// bcastMem is a broadcast: its recv record and tx record, the chain's
+// answer and, rpcLat later, its delivery with the done record.
+type bcastMem struct {
+	w    *world
+	d    Daemon
+	id   core.ID
+	call int64
+	sent time.Time
+	rpc  history.RPC
+	tx   history.Tx
+	res  cometrpc.ResultBroadcastTx
+	rerr *cometrpc.RPCError
+	done history.RPC
+	// result is the done record's result (a successful answer's).
+	result history.RPCResult
+}
+
+func (m *bcastMem) fire() {
+	w := m.w
+	if m.rerr != nil {
+		w.doneIn(&m.done, m.call, m.sent, history.ResultOfError(m.rerr))
+		w.handle(m.d, core.Reply{ID: m.id, RPCError: m.rerr})
+		return
+	}
+	w.doneIn(&m.done, m.call, m.sent, history.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
+	w.handle(m.d, core.Reply{ID: m.id, Broadcast: &m.res})
 }
 
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
 
 func (w *world) get(d Daemon, o core.Fetch) {
-	out := w.src.Get(w.now(), o.URL, acceptJSON)
-	f := &fetch{out: out, d: d}
+	f := &fetch{w: w, id: o.ID, out: w.src.Get(w.now(), o.URL, acceptJSON), d: d}
 	w.fetches[o.ID] = f
-	if limit := w.now().Add(o.Timeout); out.DoneAt.After(limit) {
-		w.at(limit, func() { // the client gives up at its timeout
-			if f.ended {
-				return
-			}
-			f.ended = true
-			delete(w.fetches, o.ID)
-			w.src.Abort(out, w.now())
-			w.handle(d, core.Fetched{ID: o.ID, Err: errTimeout})
-		})
-		return
+	at := f.out.DoneAt
+	if limit := w.now().Add(o.Timeout); at.After(limit) {
+		at, f.timeout = limit, true
 	}
-	w.at(out.DoneAt, func() {
-		if f.ended {
-			return
-		}
-		f.ended = true
-		delete(w.fetches, o.ID)
-		w.src.Done(out)
-		in := core.Fetched{ID: o.ID, Status: out.Status, Body: out.Body}
-		if !out.Answered() {
-			in.Err = errNoBody
-		}
-		w.handle(d, in)
-	})
+	w.atEvent(at, f)
 }
 
 func (w *world) abortFetch(d Daemon, id core.ID) {

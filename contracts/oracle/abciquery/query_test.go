@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
@@ -184,4 +185,44 @@ func TestNotFoundLogs(t *testing.T) {
 	require.Equal(t, uint32(18), DataNotFound(7).Code)
 	require.Equal(t, uint32(22), AccountNotFound("guru1a").Code)
 	require.Equal(t, "account guru1a not found: key not found", AccountNotFound("guru1a").Log())
+}
+
+// SubmitDataRequest writes what the library's marshaller writes, and
+// DecodeRequest reads any bytes as the library's unmarshaller does: the
+// fast path's message when it takes them, the library's answer otherwise.
+func TestSubmitDataRequestIsTheLibrarys(t *testing.T) {
+	num := rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64Range(1, 1000), rapid.Uint64())
+	str := rapid.OneOf(rapid.Just(""), rapid.String(), rapid.StringMatching(`[a-z0-9]{1,80}`))
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &oraclev1.QueryOracleSubmitDataRequest{RequestId: num.Draw(rt, "r"), Nonce: num.Draw(rt, "n"), Provider: str.Draw(rt, "p")}
+		want, wantErr := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		got, err := SubmitDataRequest(m.RequestId, m.Nonce, m.Provider)
+		if wantErr != nil {
+			require.Error(rt, err)
+			return
+		}
+		require.NoError(rt, err)
+		require.Equal(rt, want, got)
+
+		data := append([]byte(nil), got...)
+		switch rapid.IntRange(0, 3).Draw(rt, "mangle") {
+		case 1:
+			if len(data) > 0 {
+				data[rapid.IntRange(0, len(data)-1).Draw(rt, "at")] ^= byte(rapid.IntRange(1, 255).Draw(rt, "xor"))
+			}
+		case 2:
+			data = data[:rapid.IntRange(0, len(data)).Draw(rt, "cut")]
+		case 3:
+			data = append(data, rapid.SliceOfN(rapid.Byte(), 1, 4).Draw(rt, "tail")...)
+		}
+		lib := &oraclev1.QueryOracleSubmitDataRequest{}
+		libErr := proto.Unmarshal(data, lib)
+		dec, err := DecodeRequest(PathSubmitData, data)
+		if libErr != nil {
+			require.Error(rt, err)
+			return
+		}
+		require.NoError(rt, err)
+		require.True(rt, proto.Equal(lib, dec), "%x: %v, want %v", data, dec, lib)
+	})
 }

@@ -101,14 +101,17 @@ func (h *HexBytes) UnmarshalJSON(b []byte) error {
 func (h HexBytes) String() string {
 	// Upper-case hex written directly: every broadcast's answer carries a
 	// hash, and encoding then upper-casing cost a second pass and string.
+	// A hash's digits are written on the stack and copied once.
 	const digits = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(2 * len(h))
-	for _, c := range h {
-		b.WriteByte(digits[c>>4])
-		b.WriteByte(digits[c&15])
+	var buf [64]byte
+	b := buf[:0]
+	if 2*len(h) > len(buf) {
+		b = make([]byte, 0, 2*len(h))
 	}
-	return b.String()
+	for _, c := range h {
+		b = append(b, digits[c>>4], digits[c&15])
+	}
+	return string(b)
 }
 
 // HexBytesFromString parses hex in either case (a tx hash, for example).

@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 
@@ -94,7 +93,10 @@ func MsgOf(m proto.Message) Msg {
 func TxOf(t *tx.Tx) Tx { return TxOfHashed(t, t.Hash()) }
 
 // TxOfHashed is TxOf for a tx whose hash the caller has already computed.
-func TxOfHashed(t *tx.Tx, hash string) Tx {
+func TxOfHashed(t *tx.Tx, hash string) Tx { return txOf(t, hash, nil) }
+
+// txOf is TxOfHashed with the public key's hex from m (nil: made anew).
+func txOf(t *tx.Tx, hash string, m *TxMemo) Tx {
 	out := Tx{
 		Hash:          hash,
 		Size:          len(t.Bytes),
@@ -111,7 +113,7 @@ func TxOfHashed(t *tx.Tx, hash string) Tx {
 		// The key's bytes as sent; parsing the point would cost a square
 		// root on the curve per tx.
 		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
-			out.PubKey = hexString(key)
+			out.PubKey = m.keyHex(key)
 		}
 	}
 	// The common tx, one fee coin and one message, takes both lists from
@@ -156,14 +158,44 @@ func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 // DecodeTxSummed is DecodeTxFull that also gives the bytes' SHA-256 (the
 // record's Hash is tx.HashOfSum of it), for a caller that hands the tx on
 // to a chain that would hash it again.
-func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) {
-	sum := sha256.Sum256(b)
-	hash := tx.HashOfSum(sum)
-	t, err := tx.Decode(b)
+func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, nil) }
+
+// DecodeTxMemo is DecodeTxSummed through m (nil: none): the tx the SUT
+// just built through m's signer comes back from m.Tx, not parsed and
+// hashed a second time (tx.Memo), and the record shares the hex of the
+// key the SUT's txs repeat.
+func DecodeTxMemo(b []byte, m *TxMemo) (Tx, *tx.Tx, [32]byte) {
+	var tm *tx.Memo
+	if m != nil {
+		tm = &m.Tx
+	}
+	t, sum, hash, err := tm.DecodeSummed(b)
 	if err != nil {
 		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}
-	return TxOfHashed(t, hash), t, sum
+	return txOf(t, hash, m), t, sum
+}
+
+// TxMemo is what a simulator keeps to record the SUT's broadcasts: the
+// tx.Memo the SUT's signer shares (Tx), and the last public key a record
+// showed with its hex (the SUT signs every tx with one key; its hex was a
+// string per broadcast). Unlike its Tx it is not safe for concurrent
+// use: one world records through it.
+type TxMemo struct {
+	Tx  tx.Memo
+	key []byte
+	hex string
+}
+
+// keyHex is hexString(key), the last one again when key is the same.
+func (m *TxMemo) keyHex(key []byte) string {
+	if m == nil {
+		return hexString(key)
+	}
+	if m.hex == "" || !bytes.Equal(key, m.key) {
+		m.key, m.hex = append(m.key[:0], key...), hexString(key)
+	}
+	return m.hex
 }
 
 // CheckSig checks a tx's signature against the chain id and the signer's
@@ -230,7 +262,13 @@ func QueryOf(p cometrpc.ABCIQueryParams) *Query {
 // a chain decodes the request once for both (the chain's
 // ABCIQueryDecoded).
 func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
-	q := &Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
+	return QueryOfRequestIn(&Query{}, p, m, err)
+}
+
+// QueryOfRequestIn is QueryOfRequest written into q (a caller that keeps
+// the record with other memory of its own), which it returns.
+func QueryOfRequestIn(q *Query, p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
+	*q = Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
 	if err != nil {
 		q.DecodeErr = codeReason(err)
 		return q
@@ -252,8 +290,11 @@ func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *Que
 
 // ValueOf decodes a successful query answer's value for its path (nil
 // for an unknown path).
-func ValueOf(path string, value []byte) *QueryValue {
-	v := &QueryValue{}
+func ValueOf(path string, value []byte) *QueryValue { return valueIn(&QueryValue{}, path, value) }
+
+// valueIn is ValueOf written into v (nil is returned for an unknown path).
+func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
+	*v = QueryValue{}
 	var err error
 	switch path {
 	case abciquery.PathAccount:
@@ -308,17 +349,50 @@ func SubmissionFromProto(s *oraclev1.SubmitDataSet) Submission {
 // ResultOfQuery summarises an abci_query answer, decoding a successful
 // value for the path.
 func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *RPCResult {
-	out := &RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
+	return ResultOfQueryIn(&RPCResult{}, &QueryValue{}, path, r)
+}
+
+// ResultOfQueryIn is ResultOfQuery written into out, a successful value
+// into v (memory the caller keeps with its other records); it returns
+// out.
+func ResultOfQueryIn(out *RPCResult, v *QueryValue, path string, r cometrpc.ResultABCIQuery) *RPCResult {
+	*out = RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
 		Codespace: r.Response.Codespace}
 	if r.Response.Code == 0 {
-		out.Value = ValueOf(path, r.Response.Value)
+		out.Value = valueIn(v, path, r.Response.Value)
 	}
 	return out
 }
 
 // ResultOfBroadcast summarises a broadcast_tx_sync answer.
 func ResultOfBroadcast(r cometrpc.ResultBroadcastTx) *RPCResult {
-	return &RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: r.Hash.String()}
+	return ResultOfBroadcastIn(&RPCResult{}, r, "")
+}
+
+// ResultOfBroadcastIn is ResultOfBroadcast written into out, which it
+// returns. txHash is the hash of the tx broadcast (tx.Hash, upper-case
+// hex): when the answer's hash is those bytes, as a chain's answer is,
+// the record takes that string rather than making it again.
+func ResultOfBroadcastIn(out *RPCResult, r cometrpc.ResultBroadcastTx, txHash string) *RPCResult {
+	*out = RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: txHash}
+	if !upperHexOf(r.Hash, txHash) {
+		out.Hash = r.Hash.String()
+	}
+	return out
+}
+
+// upperHexOf reports whether s is the upper-case hex of b (HexBytes.String).
+func upperHexOf(b []byte, s string) bool {
+	const digits = "0123456789ABCDEF"
+	if len(s) != 2*len(b) {
+		return false
+	}
+	for i, c := range b {
+		if s[2*i] != digits[c>>4] || s[2*i+1] != digits[c&15] {
+			return false
+		}
+	}
+	return true
 }
 
 // ResultOfStatus summarises a status answer.

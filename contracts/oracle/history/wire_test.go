@@ -148,9 +148,18 @@ func TestResultSummaries(t *testing.T) {
 	require.NoError(t, err)
 	ok := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryOK(v, 12))
 	require.Equal(t, int64(12), ok.Height)
+	var okIn RPCResult
+	var okValue QueryValue
+	require.Equal(t, ok, ResultOfQueryIn(&okIn, &okValue, abciquery.PathDoc, cometrpc.QueryOK(v, 12)))
+	require.Same(t, &okValue, okIn.Value)
 	require.Equal(t, uint64(7), ok.Value.Doc.RequestID)
 
+	var in RPCResult
+	var qv QueryValue
+	same := ResultOfQueryIn(&in, &qv, abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
+	require.Same(t, &in, same)
 	failed := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
+	require.Equal(t, failed, same)
 	require.Equal(t, uint32(18), failed.Code)
 	require.Equal(t, "not exist RequestDoc(req_id: 9): invalid request", failed.Log)
 	require.Equal(t, "sdk", failed.Codespace)
@@ -158,6 +167,13 @@ func TestResultSummaries(t *testing.T) {
 
 	br := ResultOfBroadcast(cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")))
 	require.Equal(t, &RPCResult{Code: 32, Log: "x: incorrect account sequence", Codespace: "sdk", Hash: "ABCD"}, br)
+	// The tx's own hash is taken when the answer's is its bytes, and only then.
+	for _, known := range []string{"ABCD", "abcd", "ABCE", "ABC", ""} {
+		var in RPCResult
+		got := ResultOfBroadcastIn(&in, cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")), known)
+		require.Same(t, &in, got)
+		require.Equal(t, br, got, known)
+	}
 
 	bt := time.Date(2030, 1, 1, 0, 0, 57, 0, time.UTC)
 	st := ResultOfStatus(cometrpc.NewStatus(oracle.DefaultChainID, 57, bt, bt))
@@ -165,4 +181,25 @@ func TestResultSummaries(t *testing.T) {
 
 	require.Equal(t, &RPCResult{ErrCode: -32603, ErrMessage: "Internal error", ErrData: oracle.RPCErrMempoolFull},
 		ResultOfError(cometrpc.ErrInternal(oracle.RPCErrMempoolFull)))
+}
+
+// A TxMemo gives the records DecodeTxSummed gives: the SUT's build back
+// from its tx.Memo, the key's hex shared while the key is the same.
+func TestDecodeTxMemoIsDecodeTxSummed(t *testing.T) {
+	var m TxMemo
+	other := keys.PrivKeyFromSeed("other")
+	for i, key := range []keys.PrivKey{testKey, testKey, other, testKey} {
+		signer := tx.MemoSigner{Signer: keys.StandInSigner{Key: key}, Memo: &m.Tx}
+		b, err := tx.Build(signer, testEnv, tx.SubmissionMsg(key.PubKey().Address(), 7, uint64(i+1), "101.5"))
+		require.NoError(t, err)
+		wantRec, want, wantSum := DecodeTxSummed(b.TxBytes)
+		rec, got, sum := DecodeTxMemo(b.TxBytes, &m)
+		require.Equal(t, wantRec, rec)
+		require.Equal(t, wantSum, sum)
+		require.Same(t, b.Tx, got, "the build comes back")
+		require.Equal(t, want.Bytes, got.Bytes)
+	}
+	rec, got, _ := DecodeTxMemo([]byte{0xff}, &m)
+	require.Nil(t, got)
+	require.NotEmpty(t, rec.DecodeErr)
 }

@@ -39,10 +39,13 @@ type State struct {
 		frame   FrameFact
 	}
 
+	// body is getDoneFact's scratch copy of a fetched body.
+	body []byte
+
 	life  *Life
 	lives int
 
-	reqs   map[uint64]*Request
+	reqs   byID[Request]
 	calls  map[int64]*Call
 	gets   map[int64]*Get
 	sutTxs map[string]*sutTx
@@ -71,7 +74,6 @@ func newState(p Params) *State {
 	return &State{
 		P:        p,
 		Tol:      p.Tol(),
-		reqs:     map[uint64]*Request{},
 		calls:    map[int64]*Call{},
 		gets:     map[int64]*Get{},
 		sutTxs:   map[string]*sutTx{},
@@ -112,7 +114,7 @@ type Life struct {
 	// rec is the state's count of records judged (its models' rooms read
 	// it).
 	rec      *uint64
-	jobs     map[uint64]*Model
+	jobs     *byID[Model] // nil: the process's memory is gone
 	implicit bool
 	getsIn   int // GETs in flight
 	bcIn     int // broadcasts in flight
@@ -225,33 +227,22 @@ type sutTx struct {
 }
 
 func (s *State) req(r uint64) *Request {
-	q := s.reqs[r]
+	q := s.reqs.get(r)
 	if q == nil {
 		q = &Request{R: r}
-		s.reqs[r] = q
+		s.reqs.set(r, q)
 	}
 	return q
 }
 
 // Req returns what the replay knows of request r (nil: nothing yet).
-func (s *State) Req(r uint64) *Request { return s.reqs[r] }
+func (s *State) Req(r uint64) *Request { return s.reqs.get(r) }
 
 // Life is the current SUT lifetime (nil before the first start).
 func (s *State) Life() *Life { return s.life }
 
 // sortedReqs lists the known requests by id (map order is never used).
-func (s *State) sortedReqs() []*Request {
-	ids := make([]uint64, 0, len(s.reqs))
-	for r := range s.reqs {
-		ids = append(ids, r)
-	}
-	slices.Sort(ids)
-	out := make([]*Request, len(ids))
-	for i, r := range ids {
-		out[i] = s.reqs[r]
-	}
-	return out
-}
+func (s *State) sortedReqs() []*Request { return s.reqs.sorted() }
 
 // Doc is a recorded doc with the part the daemon reads converted once
 // (RD), and what the rules say of it for self.
@@ -396,7 +387,7 @@ func (s *State) startLife(id int, at time.Time, seq int64) {
 		id = s.lives + 1
 	}
 	s.lives = id
-	s.life = &Life{ID: id, Start: at, StartSeq: seq, jobs: map[uint64]*Model{}, conns: map[int64]*conn{}, rec: &s.records}
+	s.life = &Life{ID: id, Start: at, StartSeq: seq, jobs: &byID[Model]{}, conns: map[int64]*conn{}, rec: &s.records}
 }
 
 func (s *State) applyProc(e *history.Event) {
@@ -727,7 +718,9 @@ func (x *seenNonce) by(t time.Time) (uint64, int64) {
 			x.hi, x.hiSeq = x.recent[i].n, x.recent[i].seq
 		}
 	}
-	x.recent = x.recent[i:]
+	// The rest moves to the front, so that the next add appends in place
+	// (resliced from the front, the list reallocated at every add).
+	x.recent = x.recent[:copy(x.recent, x.recent[i:])]
 	return x.hi, x.hiSeq
 }
 
@@ -742,15 +735,24 @@ const overPool = "over-pool"
 type faultView struct {
 	open    map[string]int
 	lastEnd map[string]time.Time
-	ever    map[string]bool
+	// ever are the fault kinds seen, sorted (TouchedAny reads them on
+	// many records; a set's keys were sorted anew each time).
+	ever []string
 }
 
 func newFaultView() faultView {
-	return faultView{open: map[string]int{}, lastEnd: map[string]time.Time{}, ever: map[string]bool{}}
+	return faultView{open: map[string]int{}, lastEnd: map[string]time.Time{}}
+}
+
+// seen adds id to ever.
+func (f *faultView) seen(id string) {
+	if i, found := slices.BinarySearch(f.ever, id); !found {
+		f.ever = slices.Insert(f.ever, i, id)
+	}
 }
 
 func (f *faultView) apply(x *history.Fault, at time.Time) {
-	f.ever[x.ID] = true
+	f.seen(x.ID)
 	switch x.Phase {
 	case history.FaultStart:
 		f.open[x.ID]++
@@ -768,7 +770,7 @@ func (f *faultView) setOverPool(over bool, at time.Time) {
 	switch {
 	case over && f.open[overPool] == 0:
 		f.open[overPool] = 1
-		f.ever[overPool] = true
+		f.seen(overPool)
 	case !over && f.open[overPool] > 0:
 		f.open[overPool] = 0
 		f.lastEnd[overPool] = at
@@ -776,12 +778,24 @@ func (f *faultView) setOverPool(over bool, at time.Time) {
 }
 
 // Active reports whether a window of fault id is open.
-func (f *faultView) Active(id string) bool { return f.open[id] > 0 }
+func (f *faultView) Active(id string) bool { return f.seenKind(id) && f.open[id] > 0 }
+
+// seenKind reports whether a fault of kind id was seen: only then can a
+// window of it be open or have ended. The checkers ask about kinds on
+// many records, mostly of kinds a run never shows, and a look in the
+// short sorted list costs less than in the maps.
+func (f *faultView) seenKind(id string) bool {
+	_, found := slices.BinarySearch(f.ever, id)
+	return found
+}
 
 // Touched reports whether a fault of one of ids was active at some time
 // in [since, now], counting each window as lasting margin past its end.
 func (f *faultView) Touched(since time.Time, margin time.Duration, ids ...string) bool {
 	for _, id := range ids {
+		if !f.seenKind(id) {
+			continue
+		}
 		if f.open[id] > 0 {
 			return true
 		}
@@ -795,12 +809,7 @@ func (f *faultView) Touched(since time.Time, margin time.Duration, ids ...string
 // TouchedAny is Touched over every fault kind seen (the pseudo fault
 // over-pool included).
 func (f *faultView) TouchedAny(since time.Time, margin time.Duration) bool {
-	ids := make([]string, 0, len(f.ever))
-	for id := range f.ever {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return f.Touched(since, margin, ids...)
+	return f.Touched(since, margin, f.ever...)
 }
 
 // faultRequests lists the requests a fault names in its "request"

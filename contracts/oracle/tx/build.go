@@ -169,6 +169,10 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	if len(msgs) == 1 {
 		body.Messages = p.msgs[:0]
 	}
+	// submission: the tx is one submission written field by field, the
+	// SUT's tx that a MemoSigner's memo remembers (Decode of its bytes
+	// gives what Tx holds).
+	submission := false
 	for i, m := range msgs {
 		if s, ok := m.(*oraclev1.MsgSubmitOracleData); ok && i == 0 {
 			start := len(a.b)
@@ -176,6 +180,7 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 				a.b = b
 				p.any.TypeUrl, p.any.Value = oracle.TypeURLSubmit, a.from(start)
 				body.Messages = append(body.Messages, &p.any)
+				submission = len(msgs) == 1
 				continue
 			}
 		}
@@ -236,9 +241,14 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	start = len(a.b)
 	a.b = appendTxRaw(a.b, raw)
 	b.TxBytes = a.from(start)
-	b.Hash = Hash(b.TxBytes)
+	sum := sha256.Sum256(b.TxBytes)
+	b.Hash = HashOfSum(sum)
 	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
 	b.Tx = &p.tx
+	if ms, ok := signer.(MemoSigner); ok && submission {
+		p.memo = memoEntry{t: b.Tx, sum: sum, hash: b.Hash}
+		ms.Memo.remember(&p.memo)
+	}
 	return b, nil
 }
 
@@ -285,6 +295,7 @@ type builtParts struct {
 	raw        txv1beta1.TxRaw
 	sigs       [1][]byte
 	tx         Tx
+	memo       memoEntry // the build as a Memo remembers it
 }
 
 // SignBytes is the canonical SignDoc that SIGN_MODE_DIRECT signs. It

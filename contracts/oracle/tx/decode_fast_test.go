@@ -35,18 +35,29 @@ func requireSameTx(t require.TestingT, want, got *Tx) {
 	require.Equal(t, want.BodyHasUnknownNonCriticals, got.BodyHasUnknownNonCriticals)
 }
 
+// The drawn inputs of a build: short strings (often empty) and numbers
+// of every size.
+var (
+	drawnStr = rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.]{1,12}`))
+	drawnNum = rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64Range(1, 1000), rapid.Uint64())
+)
+
+// drawEnvelope draws an envelope of drawn strings and numbers.
+func drawEnvelope(rt *rapid.T) Envelope {
+	return Envelope{ChainID: drawnStr.Draw(rt, "chain"), AccountNumber: drawnNum.Draw(rt, "acc"),
+		Sequence: drawnNum.Draw(rt, "seq"), GasLimit: drawnNum.Draw(rt, "gas"), FeeAmount: drawnStr.Draw(rt, "fee"),
+		FeeDenom: drawnStr.Draw(rt, "denom"), Memo: drawnStr.Draw(rt, "memo")}
+}
+
 // The fast path takes every tx Build makes and gives what the strict path
 // gives; on mangled bytes it either declines or agrees with the strict
 // path, which then accepts them too.
 func TestFastDecodeAgreesWithStrict(t *testing.T) {
 	key := keys.PrivKeyFromSeed("fast")
 	self := key.PubKey().Address()
-	str := rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.]{1,12}`))
-	num := rapid.OneOf(rapid.Just(uint64(0)), rapid.Uint64Range(1, 1000), rapid.Uint64())
+	str, num := drawnStr, drawnNum
 	rapid.Check(t, func(rt *rapid.T) {
-		env := Envelope{ChainID: str.Draw(rt, "chain"), AccountNumber: num.Draw(rt, "acc"), Sequence: num.Draw(rt, "seq"),
-			GasLimit: num.Draw(rt, "gas"), FeeAmount: str.Draw(rt, "fee"), FeeDenom: str.Draw(rt, "denom"),
-			Memo: str.Draw(rt, "memo")}
+		env := drawEnvelope(rt)
 		var msgs []proto.Message
 		for i := rapid.IntRange(0, 3).Draw(rt, "msgs"); i > 0; i-- {
 			if rapid.Bool().Draw(rt, "submit") {
