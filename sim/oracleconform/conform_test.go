@@ -81,11 +81,23 @@ func logReport(t *testing.T, res *oracleconform.Result) {
 func TestConformReferenceDaemonPasses(t *testing.T) {
 	t.Parallel()
 	converge, _ := binaries(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	res, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
-		Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
-	require.NoError(t, err)
+	// A run judged on a machine that kept the harness itself later than
+	// the timing tolerance is run again, twice at most: its timing
+	// verdicts may be the machine's (Result.Stalled).
+	var res *oracleconform.Result
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		r, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
+			Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
+		cancel()
+		require.NoError(t, err)
+		res = r
+		if !res.Failed() || !res.Stalled() || try == 3 {
+			break
+		}
+		t.Logf("run %d failed on a machine that stalled the harness %s: running again", try, res.MaxStall)
+		logReport(t, res)
+	}
 	logReport(t, res)
 	require.Empty(t, res.Problems)
 	require.Empty(t, res.Report.Violations)

@@ -55,6 +55,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "\nharness: %s\n", p)
 	}
+	if r.Stalled() {
+		fmt.Fprintf(&b, "\nharness: this machine kept the harness %s late at +%s (the timing tolerance is %s): a late GET or broadcast may be the machine's, not the daemon's; run again on a quieter machine\n",
+			r.MaxStall.Round(time.Millisecond), r.StallAt.Sub(r.Genesis).Round(100*time.Millisecond), invariant.TolBlackBox)
+	}
 	if r.Failed() {
 		for i, out := range r.Output {
 			fmt.Fprintf(&b, "\nthe daemon's last output, lifetime %d:\n", i+1)

@@ -63,7 +63,16 @@ type Result struct {
 	QuietFrom time.Time
 	// Steps are the script's steps as they ran.
 	Steps []StepRun
+	// MaxStall is the longest the harness's own 10 ms timer fired late
+	// during the run, and StallAt when (see Stalled).
+	MaxStall time.Duration
+	StallAt  time.Time
 }
+
+// Stalled reports whether the machine kept the harness itself later than
+// the checkers' timing tolerance at some point of the run: a timing
+// verdict may then be the machine's, not the daemon's.
+func (r *Result) Stalled() bool { return r.MaxStall > invariant.TolBlackBox }
 
 // StepRun is one step of a run: when it began (after the first launch's
 // setup) and how long it took.
@@ -116,6 +125,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := sleep(ctx, 2*p.BlockInterval); err != nil {
 		return nil, err
 	}
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lag := watchLag(lagCtx)
+	defer func() { stopLag(); <-lag.done }()
 	start := time.Now()
 	limit := start.Add(sc.Limit)
 	for _, st := range sc.Steps {
@@ -155,6 +167,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	evs := w.Events()
 	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: r.outputs, Duration: time.Since(start),
 		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
+	res.MaxStall, res.StallAt = lag.worst()
 	res.Problems = checkProvider(evs, self)
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
