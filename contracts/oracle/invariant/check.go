@@ -71,7 +71,7 @@ type Params struct {
 	// Mode is sim or black-box: it sets the timing tolerance.
 	Mode Mode
 	// External is true for an SUT that is not the reference daemon: O3b,
-	// O16b and O18 are then warnings (Should), O7 allows pool_size
+	// O16b, O18 and O22 are then warnings (Should), O7 allows pool_size
 	// concurrent broadcasts instead of one, and the white-box checks (O15,
 	// the goroutine count of O14) have nothing to read.
 	External bool
@@ -185,6 +185,8 @@ func All() []Checker {
 		&resubscribe{},
 		newGaveUpRearmed(),
 		&resynced{},
+		&resubscribeReconciles{},
+		&retriedNotGivenUp{},
 	}
 }
 
@@ -197,7 +199,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O18, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O23, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {
@@ -207,12 +209,12 @@ func Contracts() map[string]string {
 }
 
 // Warnings lists the checkers whose violations are warnings (Severity
-// Should) for this run: O3b, O16b and O18 for an external SUT, and the
+// Should) for this run: O3b, O16b, O18 and O22 for an external SUT, and the
 // client-closes-first part of O14 for every SUT.
 func (p Params) Warnings() []string {
 	w := []string{nameClientCloses}
 	if p.External {
-		w = append(w, nameRestartPeriod, nameRecovery, nameHealthProbe)
+		w = append(w, nameRestartPeriod, nameRecovery, nameHealthProbe, nameResubscribeReconciles)
 	}
 	sort.Strings(w)
 	return w

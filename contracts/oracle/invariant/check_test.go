@@ -64,13 +64,14 @@ func TestNamesAndContracts(t *testing.T) {
 		}
 	}
 	want := []string{"O1", "O2", "O3", "O3b", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11", "O12", "O13", "O14", "O15", "O16",
-		"O16b", "O17", "O18", "O19", "O20", "O21"}
+		"O16b", "O17", "O18", "O19", "O20", "O21", "O22", "O23"}
 	require.Equal(t, want, contracts, "one checker per contract (O14 has two), in report order")
 }
 
 func TestSeverityFollowsTheSUT(t *testing.T) {
 	require.Equal(t, []string{nameClientCloses}, Params{}.Warnings())
-	require.ElementsMatch(t, []string{nameClientCloses, nameRestartPeriod, nameRecovery, nameHealthProbe}, Params{External: true}.Warnings())
+	require.ElementsMatch(t, []string{nameClientCloses, nameRestartPeriod, nameRecovery, nameHealthProbe, nameResubscribeReconciles},
+		Params{External: true}.Warnings())
 
 	p, evs := probes(60 * time.Second)
 	ref := judgeRun(t, p, evs)

@@ -836,6 +836,18 @@ func cases() []tcase {
 		{"re-run 5 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(5 * time.Minute) }, judge.Violated, "after the submission gave up"},
 		{"no give-up", nameGaveUp, baseTwo, notEx, ""},
 
+		{"R after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return redial(time.Second) }, judge.Pass, ""},
+		{"no R after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return resubscribed(0) }, judge.Violated, "no OracleRequestDocs query within G"},
+		{"R 3 s after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return resubscribed(3 * time.Second) }, judge.Violated, "no OracleRequestDocs query within G"},
+		{"R 3 s late behind an RPC outage, not judged", nameResubscribeReconciles, resubscribedInOutage, notEx, ""},
+		{"no re-subscription", nameResubscribeReconciles, baseTwo, notEx, ""},
+
+		{"code 20 retried after 1 s", nameRetried, func() (Params, []history.Event) { return mempoolFull(1, false) }, judge.Pass, ""},
+		{"six attempts, then a give-up", nameRetried, func() (Params, []history.Event) { return mempoolFull(5, true) }, judge.Pass, ""},
+		{"code 20 given up", nameRetried, func() (Params, []history.Event) { return mempoolFull(0, true) }, judge.Violated, "the round was given up, not retried"},
+		{"given up after two attempts", nameRetried, func() (Params, []history.Event) { return mempoolFull(1, true) }, judge.Violated, "with at most 2 of 6 attempts made"},
+		{"no retryable answer", nameRetried, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, func() (Params, []history.Event) {
@@ -909,6 +921,7 @@ func redial(gaps ...time.Duration) (Params, []history.Event) {
 			continue
 		}
 		b.connect(t, 2)
+		b.list(t+ms(5), doc(1, 10, []string{self, peer}, 1)) // R (D25)
 	}
 	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
 	b.periodic(0, end)
@@ -1012,6 +1025,90 @@ func resyncAfterEviction(want uint64) (Params, []history.Event) {
 	b.bcast(again+ms(40), b.submitTx(1, 2, want, 70000, v2), code(0))
 	end := again + sec(5)
 	b.statusEvery(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O22 ----
+
+// resubscribed: request 1 for three rounds; the server closes the
+// WebSocket, the daemon reconnects 1 s later and re-subscribes, and runs
+// R after late (0: never). The doc did not change meanwhile, so O16b sees
+// nothing to recover.
+func resubscribed(late time.Duration) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	if late > 0 {
+		b.list(t+time.Second+late, d)
+	}
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// resubscribedInOutage: as resubscribed(3 s), with an RPC outage (F2)
+// open at the re-subscription: an R in progress may hold the next one.
+func resubscribedInOutage() (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	t := tl + sec(0.2)
+	b.fault(t, "F2", history.FaultStart)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	b.fault(t+sec(2), "F2", history.FaultEnd)
+	b.list(t+sec(4), d)
+	end := b.steady(tl+sec(60), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O23 ----
+
+// mempoolFull: request 1 runs a round; its next broadcast meets a full
+// mempool, and retries follow it, each after its backoff (1, 2, 4, 8,
+// 16 s), the last acknowledged — unless rerun: then every one meets the
+// full mempool and the job re-runs 1 min after the last (a give-up). No
+// quiet phase: the round the mempool held up is not O16's question.
+func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt := b.round(tl+sec(0.5), 1, 0)
+	at := bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	full := answer{rpc: "mempool is full: number of txs 5000 (max: 5000), total txs bytes 1 (max: 1)"}
+	t := at + ms(40)
+	for k := 0; k <= retries; k++ {
+		if k > 0 {
+			t += time.Second<<(k-1) + ms(2)
+		}
+		b.onChain(t-ms(10), 1, 2, false)
+		a := full
+		if k == retries && !rerun {
+			a = code(0)
+		}
+		tx := b.submitTx(1, 2, b.q, 70000, v)
+		b.bcast(t, tx, a)
+		if a == code(0) {
+			b.q++
+			c := ceilSec(t + ms(1))
+			b.commit(c, tx, 0)
+			b.complete(c+time.Second, 1, 2, peer, self)
+		}
+	}
+	end := t + sec(10)
+	if rerun {
+		bt = b.round(t+ms(1)+time.Minute+sec(0.5), 1, 0)
+		end = bt + sec(5)
+	}
+	b.periodic(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
 }

@@ -1,0 +1,194 @@
+package invariant
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+)
+
+const nameRetried = "o23-retried-not-given-up"
+
+// retriedNotGivenUp: O23, a retryable answer is retried, not given up
+// (ORACLE-SPEC 3.5: "code 20, or RPC error containing mempool is full |
+// transient | retry", code 32 and code 11 "retry", "transport error,
+// timeout, other RPC error | ambiguous | retry"; the attempt loop makes
+// "at most 6 attempts" and only "giving up, or running out of attempts,
+// applies submission gave up"; D6 "20 and transport errors → retry").
+// O5 bounds the retries from above and O20 holds a give-up to its re-run;
+// nothing held a daemon to retry at all, so one that gave up after a full
+// mempool re-ran its job a minute later (D7) and every liveness check
+// passed.
+//
+// The history shows such a give-up by its consequence: with a result of
+// (r, n) whose last attempt ended in a retryable answer (or a lost one),
+// the lifetime starts a new execution of r although nothing let the job
+// leave Completed but a give-up — no Complete (r, ≥ n) and no doc answer
+// moved the model's nonce, r stayed ENABLED and assigned, its job was not
+// removed — and fewer than six attempts can have been made. The attempts
+// are counted from above, from the execution's first GET on: the
+// broadcasts of (r, n), the failed or lost on-chain checks of (r, n) and
+// every failed or lost Account query of the lifetime (an attempt may fail
+// at its resync,
+// §3.5 "until a resync succeeds, attempts fail as transport errors"). An
+// attempt that began (an on-chain check of (r, n) sent) settles the debt
+// until it fails in turn.
+type retriedNotGivenUp struct {
+	life  *Life
+	byReq map[uint64]*retryDebt
+}
+
+// retryDebt is one execution's result and its attempts so far, from the
+// execution's first GET.
+type retryDebt struct {
+	n        uint64    // the round (the model's, until an attempt names another)
+	created  time.Time // the model job's CreatedAt when the execution began
+	attempts int       // an upper bound of the attempts made
+	owed     bool      // the last attempt ended in a retryable answer
+	why      string
+	seq      int64 // the answer that left the retry owed
+	transit  bool  // that answer was code 20 or "mempool is full"
+	void     bool  // the result may have turned stale: no verdict
+}
+
+func (*retriedNotGivenUp) Name() string     { return nameRetried }
+func (*retriedNotGivenUp) Contract() string { return "O23" }
+func (*retriedNotGivenUp) Reads() uint64 {
+	return reads(classAnswer, classBroadcast, classCall, classGet, classFrame, classProc)
+}
+
+func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report) {
+	if s.life != c.life || c.byReq == nil {
+		c.life, c.byReq = s.life, map[uint64]*retryDebt{}
+	}
+	l := c.life
+	if l == nil || l.Ended() || !l.StoppingAt.IsZero() {
+		clear(c.byReq)
+		return
+	}
+	cur := &s.Cur
+	switch {
+	case cur.Get != nil && cur.Get.NewExec && cur.Get.Life == l:
+		c.newExecution(s, r, cur.Get)
+		if m := cur.Get.Model; m != nil && m.Job != nil {
+			c.byReq[cur.Get.R] = &retryDebt{n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
+		}
+	case cur.Bcast != nil && cur.Bcast.Msg != nil && cur.Bcast.Life == l:
+		c.broadcast(s, r, cur.Bcast)
+	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathSubmitData:
+		if d := c.debt(e.RPC.Query.RequestID, e.RPC.Query.Nonce); d != nil && d.owed {
+			c.retried(s, r, d) // an attempt began with its on-chain check
+		}
+	case cur.Answer != nil && cur.Answer.Call.Life == l:
+		c.answer(cur.Answer)
+	case cur.Frame != nil:
+		for _, en := range cur.Frame.Entries {
+			if d := c.byReq[en.RequestID]; d != nil && en.Nonce >= d.n {
+				d.void = true
+			}
+		}
+	}
+	if cur.Answer != nil || cur.Frame != nil {
+		c.checkStale(l)
+	}
+}
+
+// checkStale voids the debts whose model job no longer awaits the round:
+// gone (unassigned, removed), not ENABLED, past the round, or created anew.
+func (c *retriedNotGivenUp) checkStale(l *Life) {
+	for rq, d := range c.byReq {
+		m := l.Model(rq)
+		if m == nil || m.Job == nil || m.Job.Status != oracle.StatusEnabled || m.Job.Nonce+1 != d.n ||
+			!m.Job.CreatedAt.Equal(d.created) {
+			d.void = true
+		}
+	}
+}
+
+func (c *retriedNotGivenUp) broadcast(s *State, r *judge.Report, b *BcastFact) {
+	d := c.debt(b.R, b.N)
+	if d == nil {
+		return
+	}
+	if d.owed {
+		c.retried(s, r, d)
+	}
+	d.attempts++
+}
+
+// debt is the debt of r's result, its round set to n: the one its
+// execution began (a different round keeps the attempts counted, which
+// only makes the bound larger).
+func (c *retriedNotGivenUp) debt(r, n uint64) *retryDebt {
+	d := c.byReq[r]
+	if d != nil && d.n != n {
+		d.n, d.owed = n, false
+	}
+	return d
+}
+
+func (c *retriedNotGivenUp) retried(s *State, r *judge.Report, d *retryDebt) {
+	d.owed = false
+	if d.transit {
+		exercise(s, r, c, "a retry after code 20 or mempool is full")
+	} else {
+		exercise(s, r, c, "a retry after another retryable answer")
+	}
+}
+
+func (c *retriedNotGivenUp) answer(a *AnswerFact) {
+	call := a.Call
+	switch {
+	case call.Method == methodBroadcast && call.Submit != nil:
+		d := c.byReq[call.Submit.RequestID]
+		if d == nil || d.n != call.Submit.Nonce {
+			return
+		}
+		switch {
+		case a.Lost:
+			d.owe(a, "a broadcast without an answer", false)
+		case a.Acked() || a.Class.Action() == oracle.ActionGiveUp:
+			d.owed = false // done, or a give-up the spec asks for (O20 follows it)
+		default:
+			d.owe(a, "a "+a.Class.String()+" answer", a.Class == oracle.ClassTransient)
+		}
+	case call.Query != nil && call.Query.Path == pathSubmitData:
+		d := c.byReq[call.Query.RequestID]
+		if d == nil || d.n != call.Query.Nonce {
+			return
+		}
+		switch {
+		case a.Lost || a.Failed:
+			d.attempts++
+			d.owe(a, "a failed on-chain check", false)
+		case a.SelfSubmitted:
+			d.owed = false // the result counts as submitted (D3)
+		}
+	case call.Query != nil && call.Query.Path == pathAccount && (a.Lost || a.Failed):
+		for _, d := range c.byReq {
+			d.attempts++ // perhaps an attempt that failed at its resync
+		}
+	}
+}
+
+func (d *retryDebt) owe(a *AnswerFact, why string, transit bool) {
+	d.owed, d.why, d.seq, d.transit = true, why, a.Seq, transit
+}
+
+// newExecution judges the result of r the new execution ends.
+func (c *retriedNotGivenUp) newExecution(s *State, r *judge.Report, g *GetFact) {
+	d := c.byReq[g.R]
+	if d == nil {
+		return
+	}
+	delete(c.byReq, g.R)
+	if !d.owed || d.void || d.attempts >= oracle.SubmitAttempts {
+		return
+	}
+	exercise(s, r, c, "a new execution while a retry was owed")
+	r.Flag(subjN(g.R, d.n), s.Now,
+		fmt.Sprintf("request %d runs again after %s to round %d with at most %d of %d attempts made: the round was given up, not retried (§3.5, D6)",
+			g.R, d.why, d.n, d.attempts, oracle.SubmitAttempts), d.seq)
+}
