@@ -42,6 +42,8 @@ const (
 	o19 = "o19-resubscribe"
 	o20 = "o20-gave-up-rearmed"
 	o21 = "o21-sequence-resynced"
+	o22 = "o22-resubscribe-reconciles"
+	o23 = "o23-retried-not-given-up"
 )
 
 // The files the source mutants edit.
@@ -55,6 +57,7 @@ const (
 	fileSubmitter  = "refimpl/oracled/core/submitter.go"
 	fileWatcher    = "refimpl/oracled/core/watcher.go"
 	fileSequence   = "refimpl/oracled/core/sequence.go"
+	fileBroadcast  = "contracts/oracle/broadcast.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -189,6 +192,20 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSequence,
 				Old: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, acc.Sequence\n",
 				New: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, max(acc.Sequence, c.seq.l) // never go back\n"}}},
+		// F1 drops the WebSocket: the mutant re-subscribes and waits for
+		// the frames to come, never asking what it missed.
+		{name: "no-reconcile-after-resubscribe", Kills: []string{o22}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "after a re-subscription the daemon does not run reconciliation R (D25)",
+			Edits: []Edit{{File: fileWatcher,
+				Old: "\tc.requestReconcile() // D25\n",
+				New: "\t// the frames resume from here\n"}}},
+		// F10 fills the mempool: the mutant gives the result up at the first
+		// refusal and re-runs the job a minute later (D7).
+		{name: "mempool-full-gives-up", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a full mempool (code 20, or the RPC error) is taken as terminal: the result is given up, not retried",
+			Edits: []Edit{{File: fileBroadcast,
+				Old: "\tcase ClassInsufficientFee, ClassRejected:\n",
+				New: "\tcase ClassInsufficientFee, ClassRejected, ClassTransient: // the node is overloaded: try the next round\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i
