@@ -39,6 +39,7 @@ const (
 	o3  = "o3-execution-timing"
 	o4  = "o4-fetch-retries"
 	o6  = "o6-update-keeps-nonce"
+	o17 = "o17-wire"
 	o19 = "o19-resubscribe"
 	o20 = "o20-gave-up-rearmed"
 	o21 = "o21-sequence-resynced"
@@ -206,6 +207,13 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileBroadcast,
 				Old: "\tcase ClassInsufficientFee, ClassRejected:\n",
 				New: "\tcase ClassInsufficientFee, ClassRejected, ClassTransient: // the node is overloaded: try the next round\n"}}},
+		// F11 answers code 11: the mutant raises the gas but prices the
+		// fee for gas.limit, so the chain refuses it with code 13.
+		{name: "fee-from-configured-gas", Kills: []string{o17}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the fee is priced for gas.limit, not for the gas the tx carries after code 11",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, s.gas)\n",
+				New: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, c.cfg.Gas.Limit) // the configured fee\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

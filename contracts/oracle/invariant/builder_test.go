@@ -385,8 +385,12 @@ func code(c uint32) answer { return answer{code: c} }
 // submitTx is the SUT's tx for (r, n).
 func (b *hb) submitTx(r, n uint64, seq, gas uint64, raw string) history.Tx {
 	b.hash++
+	fee, err := oracle.FeeAmount(oracle.DefaultConfig("").Gas.Prices, gas)
+	if err != nil {
+		panic(err)
+	}
 	return history.Tx{Hash: fmt.Sprintf("%064X", b.hash), Signer: self, Signers: 1, Signatures: 1, Sequence: seq, SignMode: 1,
-		GasLimit: gas, Fee: []history.Coin{{Denom: "agxn", Amount: "44100000000000000"}},
+		GasLimit: gas, Fee: []history.Coin{{Denom: "agxn", Amount: fee}},
 		Msgs: []history.Msg{{Type: oracle.TypeURLSubmit, Signer: self, RequestID: r, Nonce: n, RawData: raw, Provider: self, Signature: "ab"}},
 		Sig:  history.SigStandIn}
 }

@@ -82,6 +82,9 @@ type Params struct {
 	// and 1.5).
 	GasLimit      uint64
 	GasAdjustment float64
+	// GasPrices is gas.prices (empty: 630000000000), the price O17 holds
+	// every broadcast's fee to: ceil(gas.prices × gas_limit) agxn (D29).
+	GasPrices string
 	// MaxDelay is retry.max_delay_sec (0: 10 s), the cap of the
 	// re-subscription backoff that O16b allows after F1.
 	MaxDelay time.Duration
@@ -108,6 +111,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("oracle checkers: Params.WorkerTimeout %s is negative", p.WorkerTimeout)
 	case p.GasAdjustment < 0:
 		return fmt.Errorf("oracle checkers: Params.GasAdjustment %g is negative", p.GasAdjustment)
+	case p.GasPrices != "" && !validPrice(p.GasPrices):
+		return fmt.Errorf("oracle checkers: Params.GasPrices %q is not a plain decimal number", p.GasPrices)
 	case p.MaxAttempts < 0:
 		return fmt.Errorf("oracle checkers: Params.MaxAttempts %d is negative", p.MaxAttempts)
 	case p.MaxDelay < 0:
@@ -116,6 +121,12 @@ func (p Params) Validate() error {
 		return fmt.Errorf("oracle checkers: unknown %s", p.Mode)
 	}
 	return nil
+}
+
+// validPrice reports whether gas.prices parses (D29).
+func validPrice(s string) bool {
+	_, err := oracle.ParseGasPrice(s)
+	return err == nil
 }
 
 // withDefaults fills the zero values with the daemon's defaults.
@@ -135,6 +146,9 @@ func (p Params) withDefaults() Params {
 	}
 	if p.GasAdjustment == 0 {
 		p.GasAdjustment = d.Gas.Adjustment
+	}
+	if p.GasPrices == "" {
+		p.GasPrices = d.Gas.Prices
 	}
 	if p.MaxDelay == 0 {
 		p.MaxDelay = time.Duration(d.Retry.MaxDelaySec) * time.Second

@@ -43,6 +43,9 @@ func TestDefaultsAndTolerance(t *testing.T) {
 	require.Equal(t, uint64(70000), p.GasLimit)
 	require.Equal(t, 1.5, p.GasAdjustment)
 	require.Equal(t, 10*time.Second, p.MaxDelay)
+	require.Equal(t, "630000000000", p.GasPrices)
+	_, err := Check(Params{Self: self, GasPrices: "630000000000agxn"}, nil)
+	require.ErrorContains(t, err, "GasPrices")
 	require.Equal(t, time.Duration(0), Params{Mode: ModeSim}.Tol())
 	require.Equal(t, 50*time.Millisecond, Params{Mode: ModeBlackBox}.Tol())
 	require.Equal(t, "black-box", ModeBlackBox.String())
@@ -50,7 +53,7 @@ func TestDefaultsAndTolerance(t *testing.T) {
 
 func TestNamesAndContracts(t *testing.T) {
 	names := Names()
-	require.Len(t, names, 24)
+	require.Len(t, names, 26)
 	seen := map[string]bool{}
 	for _, n := range names {
 		require.False(t, seen[n], "duplicate name %s", n)

@@ -815,6 +815,14 @@ func cases() []tcase {
 		{"first broadcast with other gas", nameWire, func() (Params, []history.Event) {
 			return wireBent(func(b *hb, at time.Duration) { b.roundO(at+sec(0.5), 1, ro{gas: 80000}) })
 		}, judge.Violated, "gas_limit 80000"},
+		{"fee not ceil(price × gas)", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.roundO(at+sec(0.5), 1, ro{answer: &answer{code: 11}})
+				tx := b.submitTx(1, 1, b.q, 105000, "1")
+				tx.Fee[0].Amount = "44100000000000000" // gas.limit's, not 105000's
+				b.bcast(at+sec(2), tx, code(13))
+			})
+		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},
 		{"no SUT at all", nameWire, chainOnly, notEx, ""},
 
 		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},
