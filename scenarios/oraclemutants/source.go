@@ -59,6 +59,7 @@ const (
 	fileWatcher    = "refimpl/oracled/core/watcher.go"
 	fileSequence   = "refimpl/oracled/core/sequence.go"
 	fileBroadcast  = "contracts/oracle/broadcast.go"
+	fileBackoff    = "contracts/oracle/backoff.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -214,6 +215,13 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSubmitter,
 				Old: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, s.gas)\n",
 				New: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, c.cfg.Gas.Limit) // the configured fee\n"}}},
+		// F10 fills the mempool for a while: the mutant's retries wait 2, 4,
+		// 8, 16 s where 3.5 says 1, 2, 4, 8.
+		{name: "submit-backoff-doubled", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the submission backoff before retry k is 2^k s, not 2^(k−1) s",
+			Edits: []Edit{{File: fileBackoff,
+				Old: "\treturn min(pow2Seconds(k-1), SubmitRetryCap), true\n",
+				New: "\treturn min(pow2Seconds(k), SubmitRetryCap), true // 2, 4, 8, … s\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -854,6 +854,7 @@ func cases() []tcase {
 		{"six attempts, then a give-up", nameRetried, func() (Params, []history.Event) { return mempoolFull(5, true) }, judge.Pass, ""},
 		{"code 20 given up", nameRetried, func() (Params, []history.Event) { return mempoolFull(0, true) }, judge.Violated, "the round was given up, not retried"},
 		{"given up after two attempts", nameRetried, func() (Params, []history.Event) { return mempoolFull(1, true) }, judge.Violated, "with at most 2 of 6 attempts made"},
+		{"backoff doubled", nameRetried, func() (Params, []history.Event) { return mempoolFullWaits(5, false, 2) }, judge.Violated, "no attempt for round 2 of request 1 began"},
 		{"no retryable answer", nameRetried, baseTwo, notEx, ""},
 
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
@@ -1085,6 +1086,11 @@ func resubscribedInOutage() (Params, []history.Event) {
 // full mempool and the job re-runs 1 min after the last (a give-up). No
 // quiet phase: the round the mempool held up is not O16's question.
 func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
+	return mempoolFullWaits(retries, rerun, 1)
+}
+
+// mempoolFullWaits is mempoolFull with every backoff stretched by factor.
+func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
 	bt := b.round(tl+sec(0.5), 1, 0)
@@ -1095,7 +1101,7 @@ func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
 	t := at + ms(40)
 	for k := 0; k <= retries; k++ {
 		if k > 0 {
-			t += time.Second<<(k-1) + ms(2)
+			t += factor*time.Second<<(k-1) + ms(2)
 		}
 		b.onChain(t-ms(10), 1, 2, false)
 		a := full

@@ -2,6 +2,8 @@ package invariant
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
@@ -51,6 +53,10 @@ type retryDebt struct {
 	seq      int64 // the answer that left the retry owed
 	transit  bool  // that answer was code 20 or "mempool is full"
 	void     bool  // the result may have turned stale: no verdict
+	// due is when the next attempt must have begun (zero: not judged);
+	// busy: another result may hold the critical section meanwhile.
+	due  time.Time
+	busy bool
 }
 
 func (*retriedNotGivenUp) Name() string     { return nameRetried }
@@ -68,6 +74,7 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 		clear(c.byReq)
 		return
 	}
+	c.expire(s, r, e)
 	cur := &s.Cur
 	switch {
 	case cur.Get != nil && cur.Get.NewExec && cur.Get.Life == l:
@@ -76,13 +83,19 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 			c.byReq[cur.Get.R] = &retryDebt{n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
 		}
 	case cur.Bcast != nil && cur.Bcast.Msg != nil && cur.Bcast.Life == l:
+		c.busy(cur.Bcast.R)
 		c.broadcast(s, r, cur.Bcast)
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathSubmitData:
+		c.busy(e.RPC.Query.RequestID)
 		if d := c.debt(e.RPC.Query.RequestID, e.RPC.Query.Nonce); d != nil && d.owed {
 			c.retried(s, r, d) // an attempt began with its on-chain check
 		}
+	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathAccount:
+		for _, d := range c.byReq {
+			d.due = time.Time{} // perhaps an attempt's resync (3.5: after code 32)
+		}
 	case cur.Answer != nil && cur.Answer.Call.Life == l:
-		c.answer(cur.Answer)
+		c.answer(s, cur.Answer)
 	case cur.Frame != nil:
 		for _, en := range cur.Frame.Entries {
 			if d := c.byReq[en.RequestID]; d != nil && en.Nonce >= d.n {
@@ -130,7 +143,7 @@ func (c *retriedNotGivenUp) debt(r, n uint64) *retryDebt {
 }
 
 func (c *retriedNotGivenUp) retried(s *State, r *judge.Report, d *retryDebt) {
-	d.owed = false
+	d.owed, d.due = false, time.Time{}
 	if d.transit {
 		exercise(s, r, c, "a retry after code 20 or mempool is full")
 	} else {
@@ -138,7 +151,7 @@ func (c *retriedNotGivenUp) retried(s *State, r *judge.Report, d *retryDebt) {
 	}
 }
 
-func (c *retriedNotGivenUp) answer(a *AnswerFact) {
+func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 	call := a.Call
 	switch {
 	case call.Method == methodBroadcast && call.Submit != nil:
@@ -153,6 +166,7 @@ func (c *retriedNotGivenUp) answer(a *AnswerFact) {
 			d.owed = false // done, or a give-up the spec asks for (O20 follows it)
 		default:
 			d.owe(a, "a "+a.Class.String()+" answer", a.Class == oracle.ClassTransient)
+			c.arm(s, d, a, call.Submit.RequestID)
 		}
 	case call.Query != nil && call.Query.Path == pathSubmitData:
 		d := c.byReq[call.Query.RequestID]
@@ -163,6 +177,9 @@ func (c *retriedNotGivenUp) answer(a *AnswerFact) {
 		case a.Lost || a.Failed:
 			d.attempts++
 			d.owe(a, "a failed on-chain check", false)
+			if !a.Lost {
+				c.arm(s, d, a, call.Query.RequestID)
+			}
 		case a.SelfSubmitted:
 			d.owed = false // the result counts as submitted (D3)
 		}
@@ -174,7 +191,69 @@ func (c *retriedNotGivenUp) answer(a *AnswerFact) {
 }
 
 func (d *retryDebt) owe(a *AnswerFact, why string, transit bool) {
-	d.owed, d.why, d.seq, d.transit = true, why, a.Seq, transit
+	d.owed, d.why, d.seq, d.transit, d.due = true, why, a.Seq, transit, time.Time{}
+}
+
+// arm sets when the next attempt is due after answer a: the backoff
+// before retry k, k the attempts made so far (counted from above, so the
+// wait is the longest it can be), at its longest jitter, plus G. Not
+// judged when another result's broadcast or on-chain check is in flight:
+// that result may hold the critical section the attempt waits for (D23).
+func (c *retriedNotGivenUp) arm(s *State, d *retryDebt, a *AnswerFact, rq uint64) {
+	base, ok := oracle.SubmitRetryBase(d.attempts)
+	if !ok {
+		return
+	}
+	_, hi := oracle.JitterBounds(base)
+	d.due, d.busy = a.NonAckAt.Add(hi+G+s.Tol), false
+	for _, call := range s.calls {
+		switch {
+		case call.Life != c.life:
+		case call.Submit != nil && call.Submit.RequestID != rq,
+			call.Query != nil && call.Query.Path == pathSubmitData && call.Query.RequestID != rq:
+			d.busy = true
+		}
+	}
+}
+
+// busy marks the debts of requests other than rq: a broadcast or an
+// on-chain check of rq began, which may hold the critical section.
+func (c *retriedNotGivenUp) busy(rq uint64) {
+	for r, d := range c.byReq {
+		if r != rq && d.owed {
+			d.busy = true
+		}
+	}
+}
+
+// expire judges the attempts that were due before e.
+func (c *retriedNotGivenUp) expire(s *State, r *judge.Report, e *history.Event) {
+	due := false
+	for _, d := range c.byReq {
+		due = due || d.owed && !d.due.IsZero() && d.due.Before(e.At)
+	}
+	if !due {
+		return
+	}
+	for _, rq := range slices.Sorted(maps.Keys(c.byReq)) {
+		d := c.byReq[rq]
+		if !d.owed || d.due.IsZero() || !d.due.Before(e.At) {
+			continue
+		}
+		due := d.due
+		d.due = time.Time{}
+		if d.void || d.busy || s.faults.Touched(due.Add(-time.Minute), 0, "F2") {
+			continue
+		}
+		exercise(s, r, c, "a retry's backoff")
+		r.Flag(subjN(rq, d.n), due, fmt.Sprintf("no attempt for round %d of request %d began by %s after %s (the backoff before retry %d, at most 1.1 × %s, + G)",
+			d.n, rq, offset(s, due), d.why, d.attempts, mustBase(d.attempts)), d.seq)
+	}
+}
+
+func mustBase(k int) time.Duration {
+	b, _ := oracle.SubmitRetryBase(k)
+	return b
 }
 
 // newExecution judges the result of r the new execution ends.
