@@ -130,6 +130,9 @@ func (s *situations) add(evs []history.Event) {
 //     (its frame dropped, F3) while the daemon fetched for it; an Update's
 //     doc answer said nonce 9; the daemon (Update rule) finished and
 //     broadcast its value, which O12 found no GET behind.
+// allThree is the second audit's sweep shape with every world option.
+var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: true, LateDuplicates: true}
+
 func TestWorldOptionRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		shape string
@@ -139,6 +142,16 @@ func TestWorldOptionRegressions(t *testing.T) {
 		{"long-reorder", 25, Options{}},
 		{"partial-quorums", 57, Options{}},
 		{"heavy", 2017, Options{PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 200, Ops: 40, Requests: 9}},
+		// The second oracle audit's sweeps (docs/choices.md 216): a
+		// Complete held behind a hanging doc query and applied after an
+		// Update (O6), R's list superseding a round in flight (O10), and
+		// R's list re-arming a job whose daemon kept its nonce through a
+		// doc answer (O3).
+		{"all three", 142, allThree},
+		{"all three", 35, allThree},
+		{"all three", 112, allThree},
+		// O23: a retry owed when a doc answer paused the request.
+		{"default", 486, Options{}},
 	} {
 		o, ok := worldOptionShapes[tc.shape]
 		if !ok {

@@ -40,11 +40,14 @@ const nameRetried = "o23-retried-not-given-up"
 type retriedNotGivenUp struct {
 	life  *Life
 	byReq map[uint64]*retryDebt
+	// owing are the debts owed, by request: the few a record may touch.
+	owing map[uint64]*retryDebt
 }
 
 // retryDebt is one execution's result and its attempts so far, from the
 // execution's first GET.
 type retryDebt struct {
+	r        uint64
 	n        uint64    // the round (the model's, until an attempt names another)
 	created  time.Time // the model job's CreatedAt when the execution began
 	attempts int       // an upper bound of the attempts made
@@ -67,20 +70,24 @@ func (*retriedNotGivenUp) Reads() uint64 {
 
 func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report) {
 	if s.life != c.life || c.byReq == nil {
-		c.life, c.byReq = s.life, map[uint64]*retryDebt{}
+		c.life, c.byReq, c.owing = s.life, map[uint64]*retryDebt{}, map[uint64]*retryDebt{}
 	}
 	l := c.life
 	if l == nil || l.Ended() || !l.StoppingAt.IsZero() {
 		clear(c.byReq)
+		clear(c.owing)
 		return
 	}
-	c.expire(s, r, e)
+	if len(c.owing) > 0 {
+		c.checkStale(l) // the model as the records so far left it
+		c.expire(s, r, e)
+	}
 	cur := &s.Cur
 	switch {
 	case cur.Get != nil && cur.Get.NewExec && cur.Get.Life == l:
 		c.newExecution(s, r, cur.Get)
 		if m := cur.Get.Model; m != nil && m.Job != nil {
-			c.byReq[cur.Get.R] = &retryDebt{n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
+			c.byReq[cur.Get.R] = &retryDebt{r: cur.Get.R, n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
 		}
 	case cur.Bcast != nil && cur.Bcast.Msg != nil && cur.Bcast.Life == l:
 		c.busy(cur.Bcast.R)
@@ -91,7 +98,7 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 			c.retried(s, r, d) // an attempt began with its on-chain check
 		}
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathAccount:
-		for _, d := range c.byReq {
+		for _, d := range c.owing {
 			d.due = time.Time{} // perhaps an attempt's resync (3.5: after code 32)
 		}
 	case cur.Answer != nil && cur.Answer.Call.Life == l:
@@ -103,15 +110,12 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 			}
 		}
 	}
-	if cur.Answer != nil || cur.Frame != nil {
-		c.checkStale(l)
-	}
 }
 
 // checkStale voids the debts whose model job no longer awaits the round:
 // gone (unassigned, removed), not ENABLED, past the round, or created anew.
 func (c *retriedNotGivenUp) checkStale(l *Life) {
-	for rq, d := range c.byReq {
+	for rq, d := range c.owing {
 		m := l.Model(rq)
 		if m == nil || m.Job == nil || m.Job.Status != oracle.StatusEnabled || m.Job.Nonce+1 != d.n ||
 			!m.Job.CreatedAt.Equal(d.created) {
@@ -137,13 +141,14 @@ func (c *retriedNotGivenUp) broadcast(s *State, r *judge.Report, b *BcastFact) {
 func (c *retriedNotGivenUp) debt(r, n uint64) *retryDebt {
 	d := c.byReq[r]
 	if d != nil && d.n != n {
-		d.n, d.owed = n, false
+		d.n = n
+		c.settle(d)
 	}
 	return d
 }
 
 func (c *retriedNotGivenUp) retried(s *State, r *judge.Report, d *retryDebt) {
-	d.owed, d.due = false, time.Time{}
+	c.settle(d)
 	if d.transit {
 		exercise(s, r, c, "a retry after code 20 or mempool is full")
 	} else {
@@ -161,11 +166,11 @@ func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 		}
 		switch {
 		case a.Lost:
-			d.owe(a, "a broadcast without an answer", false)
+			c.owe(d, a, "a broadcast without an answer", false)
 		case a.Acked() || a.Class.Action() == oracle.ActionGiveUp:
-			d.owed = false // done, or a give-up the spec asks for (O20 follows it)
+			c.settle(d) // done, or a give-up the spec asks for (O20 follows it)
 		default:
-			d.owe(a, "a "+a.Class.String()+" answer", a.Class == oracle.ClassTransient)
+			c.owe(d, a, "a "+a.Class.String()+" answer", a.Class == oracle.ClassTransient)
 			c.arm(s, d, a, call.Submit.RequestID)
 		}
 	case call.Query != nil && call.Query.Path == pathSubmitData:
@@ -176,12 +181,12 @@ func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 		switch {
 		case a.Lost || a.Failed:
 			d.attempts++
-			d.owe(a, "a failed on-chain check", false)
+			c.owe(d, a, "a failed on-chain check", false)
 			if !a.Lost {
 				c.arm(s, d, a, call.Query.RequestID)
 			}
 		case a.SelfSubmitted:
-			d.owed = false // the result counts as submitted (D3)
+			c.settle(d) // the result counts as submitted (D3)
 		}
 	case call.Query != nil && call.Query.Path == pathAccount && (a.Lost || a.Failed):
 		for _, d := range c.byReq {
@@ -190,8 +195,16 @@ func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 	}
 }
 
-func (d *retryDebt) owe(a *AnswerFact, why string, transit bool) {
+// owe leaves d's retry owed after answer a.
+func (c *retriedNotGivenUp) owe(d *retryDebt, a *AnswerFact, why string, transit bool) {
 	d.owed, d.why, d.seq, d.transit, d.due = true, why, a.Seq, transit, time.Time{}
+	c.owing[d.r] = d
+}
+
+// settle clears d's debt: an attempt began, or the result is done.
+func (c *retriedNotGivenUp) settle(d *retryDebt) {
+	d.owed, d.due = false, time.Time{}
+	delete(c.owing, d.r)
 }
 
 // arm sets when the next attempt is due after answer a: the backoff
@@ -219,8 +232,8 @@ func (c *retriedNotGivenUp) arm(s *State, d *retryDebt, a *AnswerFact, rq uint64
 // busy marks the debts of requests other than rq: a broadcast or an
 // on-chain check of rq began, which may hold the critical section.
 func (c *retriedNotGivenUp) busy(rq uint64) {
-	for r, d := range c.byReq {
-		if r != rq && d.owed {
+	for r, d := range c.owing {
+		if r != rq {
 			d.busy = true
 		}
 	}
@@ -229,15 +242,15 @@ func (c *retriedNotGivenUp) busy(rq uint64) {
 // expire judges the attempts that were due before e.
 func (c *retriedNotGivenUp) expire(s *State, r *judge.Report, e *history.Event) {
 	due := false
-	for _, d := range c.byReq {
-		due = due || d.owed && !d.due.IsZero() && d.due.Before(e.At)
+	for _, d := range c.owing {
+		due = due || !d.due.IsZero() && d.due.Before(e.At)
 	}
 	if !due {
 		return
 	}
-	for _, rq := range slices.Sorted(maps.Keys(c.byReq)) {
-		d := c.byReq[rq]
-		if !d.owed || d.due.IsZero() || !d.due.Before(e.At) {
+	for _, rq := range slices.Sorted(maps.Keys(c.owing)) {
+		d := c.owing[rq]
+		if d.due.IsZero() || !d.due.Before(e.At) {
 			continue
 		}
 		due := d.due
@@ -263,6 +276,7 @@ func (c *retriedNotGivenUp) newExecution(s *State, r *judge.Report, g *GetFact) 
 		return
 	}
 	delete(c.byReq, g.R)
+	delete(c.owing, g.R)
 	if !d.owed || d.void || d.attempts >= oracle.SubmitAttempts {
 		return
 	}
