@@ -117,6 +117,9 @@ func (s *situations) add(evs []history.Event) {
 	}
 }
 
+// allThree is the second audit's sweep shape with every world option.
+var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: true, LateDuplicates: true}
+
 // TestWorldOptionRegressions replays the runs with which the world
 // options showed a checker judging what the spec allows (docs/choices.md):
 //   - long-reorder seed 25: F5 held Complete(15) of request 4 past an
@@ -129,10 +132,8 @@ func (s *situations) add(evs []history.Event) {
 //   - all options, 200 faults, seed 2017: the peers completed round 9
 //     (its frame dropped, F3) while the daemon fetched for it; an Update's
 //     doc answer said nonce 9; the daemon (Update rule) finished and
-//     broadcast its value, which O12 found no GET behind.
-// allThree is the second audit's sweep shape with every world option.
-var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: true, LateDuplicates: true}
-
+//     broadcast its value, which O12 found no GET behind;
+//   - the second oracle audit's runs, in the table below (choice 216).
 func TestWorldOptionRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		shape string
