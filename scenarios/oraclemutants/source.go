@@ -40,6 +40,7 @@ const (
 	o4  = "o4-fetch-retries"
 	o6  = "o6-update-keeps-nonce"
 	o17 = "o17-wire"
+	o18 = "o18-health-probe"
 	o19 = "o19-resubscribe"
 	o20 = "o20-gave-up-rearmed"
 	o21 = "o21-sequence-resynced"
@@ -60,6 +61,7 @@ const (
 	fileSequence   = "refimpl/oracled/core/sequence.go"
 	fileBroadcast  = "contracts/oracle/broadcast.go"
 	fileBackoff    = "contracts/oracle/backoff.go"
+	fileHealth     = "refimpl/oracled/core/health.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -222,6 +224,14 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileBackoff,
 				Old: "\treturn min(pow2Seconds(k-1), SubmitRetryCap), true\n",
 				New: "\treturn min(pow2Seconds(k), SubmitRetryCap), true // 2, 4, 8, … s\n"}}},
+		// F2 makes the health check's status call hang for its 5 s
+		// timeout: the mutant's next check comes 35 s after the last.
+		{name: "health-rearmed-on-answer", Kills: []string{o18}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the next health check is armed 30 s after the status answer, not 30 s after the last check",
+			Edits: []Edit{
+				{File: fileHealth, Old: "\t\tc.hc.next = c.hc.next.Add(oracle.HealthCheckInterval)\n\t\tc.scheduleHealth()\n", New: ""},
+				{File: fileHealth, Old: "\t\tc.setHealth(status)\n",
+					New: "\t\tc.setHealth(status)\n\t\tc.hc.next = c.now.Add(oracle.HealthCheckInterval) // 30 s after this check ended\n\t\tc.scheduleHealth()\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -637,6 +637,29 @@ func probes(skipAt time.Duration) (Params, []history.Event) {
 	})
 }
 
+// probesOutage: a status call every 30 s, but the health check after the
+// one at 60 s comes 35 s later, as a daemon's would that re-arms its 30 s
+// on the answer of a call that hung for its 5 s timeout; an RPC outage
+// (F2) of the given mode is open from 58 s to 64 s.
+func probesOutage(mode string) (Params, []history.Event) {
+	b := newHB()
+	b.manualProbes = true
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
+	for t := 30 * time.Second; t < end; t += 30 * time.Second {
+		if t > time.Minute {
+			t += 5 * time.Second
+		}
+		b.status(t)
+	}
+	for at, ph := range map[time.Duration]history.FaultPhase{58 * time.Second: history.FaultStart, 64 * time.Second: history.FaultEnd} {
+		b.add(at, history.Event{Kind: history.KindFault, Fault: &history.Fault{ID: "F2", Phase: ph,
+			Params: []history.Param{{Key: "mode", Value: mode}}}})
+	}
+	b.stop(end)
+	return std(b)
+}
+
 // probesNone: the start's probe, then a minute of work without a status
 // call.
 func probesNone() (Params, []history.Event) { return probeRun(8, nil) }
@@ -830,6 +853,10 @@ func cases() []tcase {
 		{"too short to judge", nameHealthProbe, probesShort, notEx, ""},
 		{"no health check after the start's probe", nameHealthProbe, func() (Params, []history.Event) { return probes(30 * time.Second) }, judge.Violated, "no status call for more than"},
 		{"the start's probe only", nameHealthProbe, probesNone, judge.Violated, "no status call for more than"},
+		{"35 s apart while calls hang (F2)", nameHealthProbe, func() (Params, []history.Event) { return probesOutage("hang") }, judge.Violated, "no status call for more than 33s"},
+		{"35 s apart while calls are dropped (F2), not judged", nameHealthProbe, func() (Params, []history.Event) {
+			return probesOutage("connection dropped")
+		}, judge.Pass, ""},
 
 		{"waits 1 s, 2 s, 4 s", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, 2*time.Second, 4*time.Second) }, judge.Pass, ""},
 		{"jitter 10 % short", nameResubscribe, func() (Params, []history.Event) { return redial(ms(900), ms(1800)) }, judge.Pass, ""},

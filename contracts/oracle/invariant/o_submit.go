@@ -188,7 +188,7 @@ type gapWatch struct {
 func (g *gapWatch) call(s *State, e *history.Event, r *judge.Report, bound time.Duration, what string) bool {
 	g.n++
 	judged := false
-	if g.n > g.skip+1 && !g.flagged && !s.faults.Touched(g.last, 0, "F2") {
+	if g.n > g.skip+1 && !g.flagged && !s.faults.Touched(g.last, 0, f2Unseen) {
 		judged = true
 		if e.At.Sub(g.last) > bound+s.Tol {
 			r.Flag("", e.At, fmt.Sprintf("%s %s apart; at most %s", what, e.At.Sub(g.last), bound), g.lastSeq, e.Seq)
@@ -203,7 +203,7 @@ func (g *gapWatch) check(s *State, r *judge.Report, bound time.Duration, what st
 	// is almost always short.
 	l := s.life
 	if s.Now.Sub(g.last) <= bound+s.Tol || g.flagged || g.n <= g.skip || l == nil || l.Ended() ||
-		!l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) || s.faults.Touched(g.last, 0, "F2") {
+		!l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) || s.faults.Touched(g.last, 0, f2Unseen) {
 		return
 	}
 	g.flagged = true
