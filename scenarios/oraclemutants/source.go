@@ -46,6 +46,7 @@ const (
 	o21 = "o21-sequence-resynced"
 	o22 = "o22-resubscribe-reconciles"
 	o23 = "o23-retried-not-given-up"
+	o24 = "o24-doc-events-queried"
 )
 
 // The files the source mutants edit.
@@ -232,6 +233,16 @@ func Sources() []*SourceMutant {
 				{File: fileHealth, Old: "\t\tc.hc.next = c.hc.next.Add(oracle.HealthCheckInterval)\n\t\tc.scheduleHealth()\n", New: ""},
 				{File: fileHealth, Old: "\t\tc.setHealth(status)\n",
 					New: "\t\tc.setHealth(status)\n\t\tc.hc.next = c.now.Add(oracle.HealthCheckInterval) // 30 s after this check ended\n\t\tc.scheduleHealth()\n"}}},
+		// F5 delays a moderator's frame past a later block's: the mutant
+		// takes it for one it has seen and never looks the request up.
+		{name: "tx-frames-deduplicated-by-height", Kills: []string{o24}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a Register or Update frame of a block no later than the last one handled is dropped as a duplicate",
+			Edits: []Edit{
+				{File: fileEvents, Old: "\tbusy  bool // a frame's doc queries are in flight\n",
+					New: "\tbusy  bool // a frame's doc queries are in flight\n\tlastH uint64\n"},
+				{File: fileEvents, Old: "\t\"log/slog\"\n\t\"time\"\n", New: "\t\"log/slog\"\n\t\"strconv\"\n\t\"time\"\n"},
+				{File: fileEvents, Old: "\tc.metrics.EventsProcessed++\n",
+					New: "\tc.metrics.EventsProcessed++\n\tif hs := f.Events[oracle.KeyTxHeight]; sub != oracle.SubComplete && len(hs) > 0 {\n\t\th, _ := strconv.ParseUint(hs[0], 10, 64)\n\t\tif h <= c.ev.lastH {\n\t\t\treturn // that block was handled already\n\t\t}\n\t\tc.ev.lastH = h\n\t}\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -201,6 +201,7 @@ func All() []Checker {
 		&resynced{},
 		&resubscribeReconciles{},
 		&retriedNotGivenUp{},
+		&docEventsQueried{},
 	}
 }
 
@@ -213,7 +214,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O23, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O24, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

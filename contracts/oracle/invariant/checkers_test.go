@@ -884,6 +884,12 @@ func cases() []tcase {
 		{"backoff doubled", nameRetried, func() (Params, []history.Event) { return mempoolFullWaits(5, false, 2) }, judge.Violated, "no attempt for round 2 of request 1 began"},
 		{"no retryable answer", nameRetried, baseTwo, notEx, ""},
 
+		{"each Update looked up", nameDocEvents, pausedInWait, judge.Pass, ""},
+		{"a repeated frame not looked up again", nameDocEvents, func() (Params, []history.Event) { return updates(true, false) }, judge.Pass, ""},
+		{"a second Update skipped", nameDocEvents, func() (Params, []history.Event) { return updates(false, false) }, judge.Violated, "no OracleRequestDoc query for request 1"},
+		{"a second Update looked up", nameDocEvents, func() (Params, []history.Event) { return updates(false, true) }, judge.Pass, ""},
+		{"no Register or Update", nameDocEvents, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, func() (Params, []history.Event) {
@@ -1152,4 +1158,34 @@ func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []
 	b.periodic(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
+}
+
+// ---- O24 ----
+
+// updates: request 1 runs; two Update frames for it arrive 5 s apart, the
+// first looked up at once; the second repeats the first's tx (same) or is
+// another tx, and is looked up only when lookedUp.
+func updates(same, lookedUp bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	frame := func(at time.Duration, hash string) {
+		ev := map[string][]string{oracle.KeyTMEvent: {"Tx"}, oracle.KeyAction: {oracle.TypeURLUpdate},
+			oracle.KeyUpdateID: {"1"}, oracle.KeyTxHash: {hash}}
+		b.ws(at, &history.WS{Conn: 1, Action: history.WSFrame, Query: oracle.QueryUpdate, Frame: &history.Frame{Type: "Tx", Events: ev}})
+	}
+	frame(tl+sec(3), "AA01")
+	b.docAnswer(tl+sec(3)+ms(1), d)
+	second := "AA02"
+	if same {
+		second = "AA01"
+	}
+	frame(tl+sec(8), second)
+	if lookedUp {
+		b.docAnswer(tl+sec(8)+ms(1), d)
+	}
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
 }
