@@ -243,6 +243,13 @@ func Sources() []*SourceMutant {
 				{File: fileEvents, Old: "\t\"log/slog\"\n\t\"time\"\n", New: "\t\"log/slog\"\n\t\"strconv\"\n\t\"time\"\n"},
 				{File: fileEvents, Old: "\tc.metrics.EventsProcessed++\n",
 					New: "\tc.metrics.EventsProcessed++\n\tif hs := f.Events[oracle.KeyTxHeight]; sub != oracle.SubComplete && len(hs) > 0 {\n\t\th, _ := strconv.ParseUint(hs[0], 10, 64)\n\t\tif h <= c.ev.lastH {\n\t\t\treturn // that block was handled already\n\t\t}\n\t\tc.ev.lastH = h\n\t}\n"}}},
+		// Slow and failing sources with more ready jobs than slots: the
+		// mutant lends the slot of an execution waiting to retry.
+		{name: "slot-freed-during-retry-wait", Kills: []string{o7}, Options: oraclesim.Options{Requests: 20, PoolSize: 2, Faults: 60},
+			Bug: "an execution frees its task-group slot while it waits to retry a GET, and takes one again to retry",
+			Edits: []Edit{{File: fileExecutor,
+				Old: "\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n",
+				New: "\tc.x.slots-- // the slot is free while we sleep\n\tc.pumpExecutor()\n\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n\t\tc.x.slots++\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -711,6 +711,9 @@ func cases() []tcase {
 		{"fifth request waits for a slot", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(false) }, judge.Pass, ""},
 		{"five GETs at once", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(true) }, judge.Violated, "5 GETs in flight"},
 		{"two broadcasts at once", nameConcurrency, twoBroadcastsAtOnce, judge.Violated, "2 broadcasts in flight"},
+		{"a slot held through a retry wait", nameConcurrency, func() (Params, []history.Event) { return slotInWait(false) }, judge.Pass, ""},
+		{"a slot lent during a retry wait", nameConcurrency, func() (Params, []history.Event) { return slotInWait(true) }, judge.Violated,
+			"3 executions in flight, retry waits included"},
 		{"never more ready than slots", nameConcurrency, baseTwo, notEx, ""},
 
 		{"resync under an intruder", nameSequence, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
@@ -1188,4 +1191,25 @@ func updates(same, lookedUp bool) (Params, []history.Event) {
 	b.periodic(0, end)
 	b.stop(end)
 	return std(b)
+}
+
+// slotInWait: pool_size 2 and three requests. Request 1's first GET fails
+// and it retries 1 s later; request 2's one GET (failed; D1 allows fewer
+// attempts) is in flight from 0.6 s to 0.9 s; request 3's starts at 0.7 s
+// (lent: while request 1 waits and request 2 fetches, a third execution)
+// or at 0.95 s, once request 2's execution ended (the second slot).
+func slotInWait(lent bool) (Params, []history.Event) {
+	b := newHB()
+	docs := []history.Doc{doc(1, 10, []string{self, peer}, 1), doc(2, 10, []string{self, peer}, 1), doc(3, 10, []string{self, peer}, 1)}
+	tl := b.boot(0, docs...)
+	b.get(tl+sec(0.5), ms(20), 1, path(1, 0), failed())
+	b.get(tl+sec(1.6), ms(20), 1, path(1, 0), failed())
+	b.get(tl+sec(0.6), ms(300), 2, path(2, 0), failed())
+	at := tl + sec(0.95)
+	if lent {
+		at = tl + sec(0.7)
+	}
+	b.get(at, ms(20), 3, path(3, 0), failed())
+	b.stop(tl + sec(5))
+	return Params{Self: self, PoolSize: 2}, b.build()
 }
