@@ -47,6 +47,7 @@ const (
 	o22 = "o22-resubscribe-reconciles"
 	o23 = "o23-retried-not-given-up"
 	o24 = "o24-doc-events-queried"
+	o25 = "o25-creation-checks-chain"
 )
 
 // The files the source mutants edit.
@@ -250,6 +251,13 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileExecutor,
 				Old: "\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n",
 				New: "\tc.x.slots-- // the slot is free while we sleep\n\tc.pumpExecutor()\n\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n\t\tc.x.slots++\n"}}},
+		// The moderator registers requests: the mutant creates their jobs
+		// without asking the chain, sure that a new doc has nothing on it.
+		{name: "creation-check-skipped-for-first-round", Kills: []string{o25}, Options: oraclesim.Options{Ops: 30},
+			Bug: "a job for a doc with nonce 0 is created without the on-chain check",
+			Edits: []Edit{{File: fileEvents,
+				Old: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n",
+				New: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n\tif doc.Nonce == 0 { // nothing can be on chain yet\n\t\tfn(false, time.Time{}, nil)\n\t\treturn\n\t}\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -335,13 +335,18 @@ func (b *hb) onChain(at time.Duration, r, n uint64, listed bool) {
 
 // boot starts a lifetime at at: start, WebSocket with three subscriptions,
 // the status probe, the sequence sync and the load (list answer at at +
-// 10 ms, which it returns).
+// 10 ms, which it returns, then each creation's on-chain check).
 func (b *hb) boot(at time.Duration, docs ...history.Doc) time.Duration {
 	b.start(at)
 	b.connect(at, int64(b.life))
 	b.status(at + ms(4))
 	b.account(at+ms(6), b.q)
 	b.list(at+ms(9), docs...)
+	for _, d := range docs {
+		if slices.Contains(d.AccountList, self) {
+			b.onChain(at+ms(10), d.RequestID, d.Nonce+1, false) // the creation's check (3.3.3)
+		}
+	}
 	return at + ms(10)
 }
 

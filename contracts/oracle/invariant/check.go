@@ -202,6 +202,7 @@ func All() []Checker {
 		&resubscribeReconciles{},
 		&retriedNotGivenUp{},
 		&docEventsQueried{},
+		&creationChecksChain{},
 	}
 }
 
@@ -214,7 +215,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O24, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O25, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

@@ -893,6 +893,18 @@ func cases() []tcase {
 		{"a second Update looked up", nameDocEvents, func() (Params, []history.Event) { return updates(false, true) }, judge.Pass, ""},
 		{"no Register or Update", nameDocEvents, baseTwo, notEx, ""},
 
+		{"each creation checks the chain", nameCreationChecks, baseTwo, judge.Pass, ""},
+		{"a first round run unchecked", nameCreationChecks, func() (Params, []history.Event) { return uncheckedCreation(false) }, judge.Violated,
+			"first execution of request 1's job with no OracleSubmitData query"},
+		{"a job created again, unchecked", nameCreationChecks, func() (Params, []history.Event) { return uncheckedCreation(true) }, judge.Violated,
+			"first execution of request 1's job with no OracleSubmitData query"},
+		{"no execution", nameCreationChecks, func() (Params, []history.Event) {
+			b := newHB()
+			b.boot(0, doc(1, 10, []string{self, peer}, 1))
+			b.stop(sec(0.4))
+			return std(b)
+		}, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, func() (Params, []history.Event) {
@@ -1212,4 +1224,45 @@ func slotInWait(lent bool) (Params, []history.Event) {
 	b.get(at, ms(20), 3, path(3, 0), failed())
 	b.stop(tl + sec(5))
 	return Params{Self: self, PoolSize: 2}, b.build()
+}
+
+// ---- O25 ----
+
+// uncheckedCreation: request 1 (nonce 0) is listed at the start; the
+// daemon runs it with no on-chain check first — or (again) checks at the
+// start and runs a round, fails the next one's fetch, then an Update
+// removes self and another adds it back, and the re-created job runs with
+// no check since that failed execution.
+func uncheckedCreation(again bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := sec(0.01)
+	if again {
+		tl = b.boot(0, d)
+	} else {
+		b.start(0)
+		b.connect(0, 1)
+		b.status(ms(4))
+		b.account(ms(6), 0)
+		b.list(ms(9), d)
+	}
+	bt := b.round(tl+sec(0.5), 1, 0)
+	end := bt + sec(5)
+	if again {
+		at := bt + sec(10.5) // the next round's execution fails: no check after it
+		b.get(at, ms(20), 1, path(1, 0), failed())
+		gone := doc(1, 10, []string{peer}, 1)
+		gone.Nonce = 1
+		b.txFrame(at+sec(1), true, 1)
+		b.docAnswer(at+sec(1)+ms(1), gone)
+		back := gone
+		back.AccountList = []string{peer, self}
+		b.txFrame(at+sec(2), true, 1)
+		b.docAnswer(at+sec(2)+ms(1), back)
+		res, _ := b.okValue()
+		b.get(at+sec(3), ms(20), 1, path(1, 0), res)
+		end = at + sec(5)
+	}
+	b.stop(end)
+	return Params{Self: self}, b.build()
 }
