@@ -48,6 +48,7 @@ const (
 	o23 = "o23-retried-not-given-up"
 	o24 = "o24-doc-events-queried"
 	o25 = "o25-creation-checks-chain"
+	o26 = "o26-failed-lookup-followed"
 )
 
 // The files the source mutants edit.
@@ -258,6 +259,12 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileEvents,
 				Old: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n",
 				New: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n\tif doc.Nonce == 0 { // nothing can be on chain yet\n\t\tfn(false, time.Time{}, nil)\n\t\treturn\n\t}\n"}}},
+		// F14 fails the doc queries of a moderator's frame: the mutant drops
+		// the event and never reconciles.
+		{name: "dropped-event-not-reconciled", Kills: []string{o26}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "an event whose doc queries all failed is dropped without running R 5 s later",
+			Edits: []Edit{{File: fileEvents,
+				Old: "\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n", New: "\t// the next frame about it will bring the doc\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

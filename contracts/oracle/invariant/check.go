@@ -203,6 +203,7 @@ func All() []Checker {
 		&retriedNotGivenUp{},
 		&docEventsQueried{},
 		&creationChecksChain{},
+		&failedLookupFollowed{},
 	}
 }
 
@@ -215,7 +216,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O25, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O26, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

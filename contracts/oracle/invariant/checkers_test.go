@@ -905,6 +905,11 @@ func cases() []tcase {
 			return std(b)
 		}, notEx, ""},
 
+		{"a dropped event reconciled 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(true) }, judge.Pass, ""},
+		{"a dropped event never reconciled", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(false) }, judge.Violated,
+			"neither tried again nor followed by R's list"},
+		{"no failed doc query", nameLookupFollowed, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, func() (Params, []history.Event) {
@@ -1263,6 +1268,32 @@ func uncheckedCreation(again bool) (Params, []history.Event) {
 		b.get(at+sec(3), ms(20), 1, path(1, 0), res)
 		end = at + sec(5)
 	}
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O26 ----
+
+// droppedEvent: request 1 runs; under F14 an Update frame's three doc
+// queries fail (1 s and 2 s apart) and the event is dropped; R's list
+// follows 5 s later, or (reconciled false) never.
+func droppedEvent(reconciled bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(2)
+	b.fault(at-sec(1), "F14", history.FaultStart)
+	b.txFrame(at, true, 1)
+	for _, t := range []time.Duration{at, at + sec(1), at + sec(3)} {
+		b.rpc(t, t+ms(1), methodQuery, &history.Query{Path: pathDoc, RequestID: 1}, nil,
+			&history.RPCResult{Code: 1, Codespace: "sdk", Log: "internal error (F14): error code 1"})
+	}
+	b.fault(at+sec(4), "F14", history.FaultEnd)
+	if reconciled {
+		b.list(at+sec(8), d)
+	}
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
 }
