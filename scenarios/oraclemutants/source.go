@@ -65,6 +65,7 @@ const (
 	fileBroadcast  = "contracts/oracle/broadcast.go"
 	fileBackoff    = "contracts/oracle/backoff.go"
 	fileHealth     = "refimpl/oracled/core/health.go"
+	fileOEvents    = "contracts/oracle/events.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -265,6 +266,14 @@ func Sources() []*SourceMutant {
 			Bug: "an event whose doc queries all failed is dropped without running R 5 s later",
 			Edits: []Edit{{File: fileEvents,
 				Old: "\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n", New: "\t// the next frame about it will bring the doc\n"}}},
+		// RaggedCompletes gives every Complete frame a block_time too many:
+		// the mutant drops such a frame whole instead of using the entries
+		// below the shortest list.
+		{name: "ragged-complete-frame-dropped", Kills: []string{o10}, Options: oraclesim.Options{RaggedCompletes: true},
+			Bug: "a Complete frame whose lists differ in length is dropped whole",
+			Edits: []Edit{{File: fileOEvents,
+				Old: "\t\t\tlen(ids), len(nonces), len(times), n))\n",
+				New: "\t\t\tlen(ids), len(nonces), len(times), n))\n\t\treturn nil, errs // a garbled frame: trust none of it\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

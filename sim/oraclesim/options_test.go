@@ -10,23 +10,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
 // worldOptionShapes are the opt-in world options, alone and together, in
 // the shapes the mutant catalogue gives them.
 var worldOptionShapes = map[string]Options{
-	"partial-quorums": {PartialQuorums: true, Faults: 30, Ops: 12},
-	"long-reorder":    {PartialQuorums: true, LongReorder: true, Faults: 30, Ops: 12},
-	"late-duplicates": {LateDuplicates: true, Faults: 60, Ops: 60},
-	"all":             {PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 60, Ops: 30, Requests: 8},
+	"partial-quorums":  {PartialQuorums: true, Faults: 30, Ops: 12},
+	"long-reorder":     {PartialQuorums: true, LongReorder: true, Faults: 30, Ops: 12},
+	"late-duplicates":  {LateDuplicates: true, Faults: 60, Ops: 60},
+	"all":              {PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 60, Ops: 30, Requests: 8},
+	"ragged-completes": {RaggedCompletes: true, Faults: 30, Ops: 12},
 }
 
 // TestReferencePassesWorldOptions: the reference passes every checker with
 // each opt-in world option on, for N seeds per shape (ORACLESIM_SEEDS
 // overrides N), and the options make their situations occur: a round
 // completed without self, a Complete held 35 s or more, a moderator frame
-// repeated seconds later.
+// repeated seconds later, a Complete frame with lists of different
+// lengths.
 func TestReferencePassesWorldOptions(t *testing.T) {
 	n := seedCount(t, 30)
 	for _, name := range slices.Sorted(maps.Keys(worldOptionShapes)) {
@@ -55,6 +58,9 @@ func TestReferencePassesWorldOptions(t *testing.T) {
 			if o.LateDuplicates {
 				require.Positive(t, seen.lateCopies, "no moderator frame repeated late")
 			}
+			if o.RaggedCompletes {
+				require.Positive(t, seen.raggedFrames, "no Complete frame with lists of different lengths")
+			}
 		})
 	}
 }
@@ -80,6 +86,8 @@ type situations struct {
 	withoutSelf int // Completes without self of a request self completes other rounds of
 	longHolds   int // F5 holds of 35 s or more
 	lateCopies  int // F4 copies with a lag
+	// raggedFrames are Complete frames whose lists differ in length.
+	raggedFrames int
 }
 
 func (s *situations) add(evs []history.Event) {
@@ -102,6 +110,11 @@ func (s *situations) add(evs []history.Event) {
 				if served[c.RequestID] && !slices.Contains(c.Providers, SelfAddress) {
 					s.withoutSelf++
 				}
+			}
+		case e.WS != nil && e.WS.Frame != nil:
+			ev := e.WS.Frame.Events
+			if ids := ev[oracle.KeyCompleteID]; len(ids) > 0 && len(ev[oracle.KeyCompleteBlockTime]) != len(ids) {
+				s.raggedFrames++
 			}
 		case e.Fault != nil && e.Fault.ID == "F5":
 			for _, p := range e.Fault.Params {
