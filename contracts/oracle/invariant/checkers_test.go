@@ -211,12 +211,7 @@ func crashInFlight(resume bool) (Params, []history.Event) {
 // crashes; lifetime 2 lists the doc at nonce 1, runs round 2 again and its
 // tx commits too.
 func resubmitAcrossRestart() (Params, []history.Event) {
-	b := newHB()
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	bt := b.round(tl+sec(0.5), 1, 0)
-	at := bt + sec(10.5)
-	res, v := b.okValue()
-	b.get(at, ms(20), 1, path(1, 0), res)
+	b, _, at, v := secondFetch()
 	b.onChain(at+ms(30), 1, 2, false)
 	first := b.submitTx(1, 2, b.q, 70000, v)
 	b.q++
@@ -898,12 +893,7 @@ func cases() []tcase {
 			"first execution of request 1's job with no OracleSubmitData query"},
 		{"a job created again, unchecked", nameCreationChecks, func() (Params, []history.Event) { return uncheckedCreation(true) }, judge.Violated,
 			"first execution of request 1's job with no OracleSubmitData query"},
-		{"no execution", nameCreationChecks, func() (Params, []history.Event) {
-			b := newHB()
-			b.boot(0, doc(1, 10, []string{self, peer}, 1))
-			b.stop(sec(0.4))
-			return std(b)
-		}, notEx, ""},
+		{"no execution", nameCreationChecks, bootOnly, notEx, ""},
 
 		{"a dropped event reconciled 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(true) }, judge.Pass, ""},
 		{"a dropped event never reconciled", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(false) }, judge.Violated,
@@ -912,12 +902,7 @@ func cases() []tcase {
 
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
-		{"no broadcast", nameResynced, func() (Params, []history.Event) {
-			b := newHB()
-			b.boot(0, doc(1, 10, []string{self, peer}, 1))
-			b.stop(sec(0.4))
-			return std(b)
-		}, notEx, ""},
+		{"no broadcast", nameResynced, bootOnly, notEx, ""},
 	}
 }
 
@@ -985,10 +970,7 @@ func redial(gaps ...time.Duration) (Params, []history.Event) {
 		b.connect(t, 2)
 		b.list(t+ms(5), doc(1, 10, []string{self, peer}, 1)) // R (D25)
 	}
-	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
-	b.periodic(0, end)
-	b.stop(end)
-	return std(b)
+	return b.threeRounds(tl, params())
 }
 
 // giveUp: as redial, but the daemon's attempts are refused refusals times,
@@ -1016,12 +998,7 @@ func giveUp(refusals int) (Params, []history.Event) {
 // rerun after the answer (0: never), and a round completes. No quiet
 // phase: the round the fee held up is not O16's question.
 func feeRefused(rerun time.Duration) (Params, []history.Event) {
-	b := newHB()
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	bt := b.round(tl+sec(0.5), 1, 0)
-	at := bt + sec(10.5)
-	res, v := b.okValue()
-	b.get(at, ms(20), 1, path(1, 0), res)
+	b, bt, at, v := secondFetch()
 	b.onChain(at+ms(30), 1, 2, false)
 	b.bcast(at+ms(40), b.submitTx(1, 2, b.q, 70000, v), code(13))
 	end := at + 2*time.Minute
@@ -1091,7 +1068,38 @@ func resyncAfterEviction(want uint64) (Params, []history.Event) {
 	return Params{Self: self}, b.build()
 }
 
+// secondFetch: request 1 runs a round, and the next round's execution
+// fetches v at at (the round's Complete came at bt); the broadcasts are the
+// caller's.
+func secondFetch() (b *hb, bt, at time.Duration, v string) {
+	b = newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt = b.round(tl+sec(0.5), 1, 0)
+	at = bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	return b, bt, at, v
+}
+
+// bootOnly: a lifetime that starts, loads request 1 and stops before
+// anything runs.
+func bootOnly() (Params, []history.Event) {
+	b := newHB()
+	b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.stop(sec(0.4))
+	return std(b)
+}
+
 // ---- O22 ----
+
+// threeRounds ends a history whose lifetime listed request 1 at tl: three
+// steady rounds of it from tl + 0.5 s, the periodic calls and a stop.
+func (b *hb) threeRounds(tl time.Duration, p Params) (Params, []history.Event) {
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return p, b.build()
+}
 
 // resubscribed: request 1 for three rounds; the server closes the
 // WebSocket, the daemon reconnects 1 s later and re-subscribes, and runs
@@ -1107,10 +1115,7 @@ func resubscribed(late time.Duration) (Params, []history.Event) {
 	if late > 0 {
 		b.list(t+time.Second+late, d)
 	}
-	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
-	b.periodic(0, end)
-	b.stop(end)
-	return std(b)
+	return b.threeRounds(tl, params())
 }
 
 // resubscribedInOutage: as resubscribed(3 s), with an RPC outage (F2)
@@ -1144,12 +1149,7 @@ func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
 
 // mempoolFullWaits is mempoolFull with every backoff stretched by factor.
 func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []history.Event) {
-	b := newHB()
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	bt := b.round(tl+sec(0.5), 1, 0)
-	at := bt + sec(10.5)
-	res, v := b.okValue()
-	b.get(at, ms(20), 1, path(1, 0), res)
+	b, bt, at, v := secondFetch()
 	full := answer{rpc: "mempool is full: number of txs 5000 (max: 5000), total txs bytes 1 (max: 1)"}
 	t := at + ms(40)
 	for k := 0; k <= retries; k++ {
@@ -1204,10 +1204,7 @@ func updates(same, lookedUp bool) (Params, []history.Event) {
 	if lookedUp {
 		b.docAnswer(tl+sec(8)+ms(1), d)
 	}
-	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
-	b.periodic(0, end)
-	b.stop(end)
-	return std(b)
+	return b.threeRounds(tl, params())
 }
 
 // slotInWait: pool_size 2 and three requests. Request 1's first GET fails
@@ -1292,8 +1289,5 @@ func droppedEvent(reconciled bool) (Params, []history.Event) {
 	if reconciled {
 		b.list(at+sec(8), d)
 	}
-	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
-	b.periodic(0, end)
-	b.stop(end)
-	return Params{Self: self}, b.build()
+	return b.threeRounds(tl, Params{Self: self})
 }
