@@ -39,9 +39,16 @@ const (
 	o3  = "o3-execution-timing"
 	o4  = "o4-fetch-retries"
 	o6  = "o6-update-keeps-nonce"
+	o17 = "o17-wire"
+	o18 = "o18-health-probe"
 	o19 = "o19-resubscribe"
 	o20 = "o20-gave-up-rearmed"
 	o21 = "o21-sequence-resynced"
+	o22 = "o22-resubscribe-reconciles"
+	o23 = "o23-retried-not-given-up"
+	o24 = "o24-doc-events-queried"
+	o25 = "o25-creation-checks-chain"
+	o26 = "o26-failed-lookup-followed"
 )
 
 // The files the source mutants edit.
@@ -55,6 +62,10 @@ const (
 	fileSubmitter  = "refimpl/oracled/core/submitter.go"
 	fileWatcher    = "refimpl/oracled/core/watcher.go"
 	fileSequence   = "refimpl/oracled/core/sequence.go"
+	fileBroadcast  = "contracts/oracle/broadcast.go"
+	fileBackoff    = "contracts/oracle/backoff.go"
+	fileHealth     = "refimpl/oracled/core/health.go"
+	fileOEvents    = "contracts/oracle/events.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -189,6 +200,80 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSequence,
 				Old: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, acc.Sequence\n",
 				New: "\t\tc.seq.accNum, c.seq.l = acc.AccountNumber, max(acc.Sequence, c.seq.l) // never go back\n"}}},
+		// F1 drops the WebSocket: the mutant re-subscribes and waits for
+		// the frames to come, never asking what it missed.
+		{name: "no-reconcile-after-resubscribe", Kills: []string{o22}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "after a re-subscription the daemon does not run reconciliation R (D25)",
+			Edits: []Edit{{File: fileWatcher,
+				Old: "\tc.requestReconcile() // D25\n",
+				New: "\t// the frames resume from here\n"}}},
+		// F10 fills the mempool: the mutant gives the result up at the first
+		// refusal and re-runs the job a minute later (D7).
+		{name: "mempool-full-gives-up", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a full mempool (code 20, or the RPC error) is taken as terminal: the result is given up, not retried",
+			Edits: []Edit{{File: fileBroadcast,
+				Old: "\tcase ClassInsufficientFee, ClassRejected:\n",
+				New: "\tcase ClassInsufficientFee, ClassRejected, ClassTransient: // the node is overloaded: try the next round\n"}}},
+		// F11 answers code 11: the mutant raises the gas but prices the
+		// fee for gas.limit, so the chain refuses it with code 13.
+		{name: "fee-from-configured-gas", Kills: []string{o17}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the fee is priced for gas.limit, not for the gas the tx carries after code 11",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, s.gas)\n",
+				New: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, c.cfg.Gas.Limit) // the configured fee\n"}}},
+		// F10 fills the mempool for a while: the mutant's retries wait 2, 4,
+		// 8, 16 s where 3.5 says 1, 2, 4, 8.
+		{name: "submit-backoff-doubled", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the submission backoff before retry k is 2^k s, not 2^(k−1) s",
+			Edits: []Edit{{File: fileBackoff,
+				Old: "\treturn min(pow2Seconds(k-1), SubmitRetryCap), true\n",
+				New: "\treturn min(pow2Seconds(k), SubmitRetryCap), true // 2, 4, 8, … s\n"}}},
+		// F2 makes the health check's status call hang for its 5 s
+		// timeout: the mutant's next check comes 35 s after the last.
+		{name: "health-rearmed-on-answer", Kills: []string{o18}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the next health check is armed 30 s after the status answer, not 30 s after the last check",
+			Edits: []Edit{
+				{File: fileHealth, Old: "\t\tc.hc.next = c.hc.next.Add(oracle.HealthCheckInterval)\n\t\tc.scheduleHealth()\n", New: ""},
+				{File: fileHealth, Old: "\t\tc.setHealth(status)\n",
+					New: "\t\tc.setHealth(status)\n\t\tc.hc.next = c.now.Add(oracle.HealthCheckInterval) // 30 s after this check ended\n\t\tc.scheduleHealth()\n"}}},
+		// F5 delays a moderator's frame past a later block's: the mutant
+		// takes it for one it has seen and never looks the request up.
+		{name: "tx-frames-deduplicated-by-height", Kills: []string{o24}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a Register or Update frame of a block no later than the last one handled is dropped as a duplicate",
+			Edits: []Edit{
+				{File: fileEvents, Old: "\tbusy  bool // a frame's doc queries are in flight\n",
+					New: "\tbusy  bool // a frame's doc queries are in flight\n\tlastH uint64\n"},
+				{File: fileEvents, Old: "\t\"log/slog\"\n\t\"time\"\n", New: "\t\"log/slog\"\n\t\"strconv\"\n\t\"time\"\n"},
+				{File: fileEvents, Old: "\tc.metrics.EventsProcessed++\n",
+					New: "\tc.metrics.EventsProcessed++\n\tif hs := f.Events[oracle.KeyTxHeight]; sub != oracle.SubComplete && len(hs) > 0 {\n\t\th, _ := strconv.ParseUint(hs[0], 10, 64)\n\t\tif h <= c.ev.lastH {\n\t\t\treturn // that block was handled already\n\t\t}\n\t\tc.ev.lastH = h\n\t}\n"}}},
+		// Slow and failing sources with more ready jobs than slots: the
+		// mutant lends the slot of an execution waiting to retry.
+		{name: "slot-freed-during-retry-wait", Kills: []string{o7}, Options: oraclesim.Options{Requests: 20, PoolSize: 2, Faults: 60},
+			Bug: "an execution frees its task-group slot while it waits to retry a GET, and takes one again to retry",
+			Edits: []Edit{{File: fileExecutor,
+				Old: "\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n",
+				New: "\tc.x.slots-- // the slot is free while we sleep\n\tc.pumpExecutor()\n\te.wait = c.after(wait, func() {\n\t\te.wait = nil\n\t\tc.x.slots++\n"}}},
+		// The moderator registers requests: the mutant creates their jobs
+		// without asking the chain, sure that a new doc has nothing on it.
+		{name: "creation-check-skipped-for-first-round", Kills: []string{o25}, Options: oraclesim.Options{Ops: 30},
+			Bug: "a job for a doc with nonce 0 is created without the on-chain check",
+			Edits: []Edit{{File: fileEvents,
+				Old: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n",
+				New: "func (c *Core) creationFacts(doc oracle.RequestDoc, fn func(submitted bool, lastBT time.Time, err error)) {\n\tif doc.Nonce == 0 { // nothing can be on chain yet\n\t\tfn(false, time.Time{}, nil)\n\t\treturn\n\t}\n"}}},
+		// F14 fails the doc queries of a moderator's frame: the mutant drops
+		// the event and never reconciles.
+		{name: "dropped-event-not-reconciled", Kills: []string{o26}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "an event whose doc queries all failed is dropped without running R 5 s later",
+			Edits: []Edit{{File: fileEvents,
+				Old: "\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n", New: "\t// the next frame about it will bring the doc\n"}}},
+		// RaggedCompletes gives every Complete frame a block_time too many:
+		// the mutant drops such a frame whole instead of using the entries
+		// below the shortest list.
+		{name: "ragged-complete-frame-dropped", Kills: []string{o10}, Options: oraclesim.Options{RaggedCompletes: true},
+			Bug: "a Complete frame whose lists differ in length is dropped whole",
+			Edits: []Edit{{File: fileOEvents,
+				Old: "\t\t\tlen(ids), len(nonces), len(times), n))\n",
+				New: "\t\t\tlen(ids), len(nonces), len(times), n))\n\t\treturn nil, errs // a garbled frame: trust none of it\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

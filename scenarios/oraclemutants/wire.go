@@ -40,7 +40,7 @@ func RunArgs(o oraclesim.Options) []string {
 		"-fault-phase", o.FaultPhase.String(), "-quiet-phase", o.QuietPhase.String(),
 		"-faults", strconv.Itoa(o.Faults), "-ops", strconv.Itoa(o.Ops), "-pool-size", strconv.Itoa(o.PoolSize),
 		"-partial-quorums=" + strconv.FormatBool(o.PartialQuorums), "-long-reorder=" + strconv.FormatBool(o.LongReorder),
-		"-late-duplicates=" + strconv.FormatBool(o.LateDuplicates)}
+		"-late-duplicates=" + strconv.FormatBool(o.LateDuplicates), "-ragged-completes=" + strconv.FormatBool(o.RaggedCompletes)}
 }
 
 // ParseRunArgs reads RunArgs' flags back.
@@ -58,6 +58,7 @@ func ParseRunArgs(args []string) (oraclesim.Options, error) {
 	fs.BoolVar(&o.PartialQuorums, "partial-quorums", false, "quorums below the provider count")
 	fs.BoolVar(&o.LongReorder, "long-reorder", false, "F5 holds a Complete frame past the next round")
 	fs.BoolVar(&o.LateDuplicates, "late-duplicates", false, "F4 repeats a moderator frame 5-60 s later")
+	fs.BoolVar(&o.RaggedCompletes, "ragged-completes", false, "Complete frames carry one block_time too many")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("flags: %w", err)
 	}

@@ -109,13 +109,14 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	// 13 lets the peers complete the round (the Complete re-arms the job),
 	// and a minute more of wall time is not worth it here; the simulator's
 	// runs exercise O20 (and the gave-up-leaves-job-completed mutant shows
-	// it can fail).
+	// it can fail). O26 needs a failed doc query, which the script never
+	// makes; the simulator's F14 does (and dropped-event-not-reconciled).
 	for _, n := range invariant.Names() {
 		if n == "o15-shutdown-order" {
 			require.Equal(t, judge.NotExercised, res.Report.Verdict(n), "an external daemon has no white-box trace")
 			continue
 		}
-		if n == "o20-gave-up-rearmed" {
+		if n == "o20-gave-up-rearmed" || n == "o26-failed-lookup-followed" {
 			require.NotEqual(t, judge.Violated, res.Report.Verdict(n), "%s: %v", n, res.Coverage[n])
 			continue
 		}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.Problems = checkProvider(evs, self)
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
-		GasLimit: cfg.Gas.Limit, GasAdjustment: cfg.Gas.Adjustment, MaxDelay: time.Duration(cfg.Retry.MaxDelaySec) * time.Second,
+		GasLimit: cfg.Gas.Limit, GasAdjustment: cfg.Gas.Adjustment, GasPrices: cfg.Gas.Prices, MaxDelay: time.Duration(cfg.Retry.MaxDelaySec) * time.Second,
 		MaxAttempts: cfg.Retry.MaxAttempts,
 		QuietFrom:   r.quietFrom}
 	st, err := invariant.NewStream(params)

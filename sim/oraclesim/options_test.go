@@ -10,23 +10,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
 // worldOptionShapes are the opt-in world options, alone and together, in
 // the shapes the mutant catalogue gives them.
 var worldOptionShapes = map[string]Options{
-	"partial-quorums": {PartialQuorums: true, Faults: 30, Ops: 12},
-	"long-reorder":    {PartialQuorums: true, LongReorder: true, Faults: 30, Ops: 12},
-	"late-duplicates": {LateDuplicates: true, Faults: 60, Ops: 60},
-	"all":             {PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 60, Ops: 30, Requests: 8},
+	"partial-quorums":  {PartialQuorums: true, Faults: 30, Ops: 12},
+	"long-reorder":     {PartialQuorums: true, LongReorder: true, Faults: 30, Ops: 12},
+	"late-duplicates":  {LateDuplicates: true, Faults: 60, Ops: 60},
+	"all":              {PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 60, Ops: 30, Requests: 8},
+	"ragged-completes": {RaggedCompletes: true, Faults: 30, Ops: 12},
 }
 
 // TestReferencePassesWorldOptions: the reference passes every checker with
 // each opt-in world option on, for N seeds per shape (ORACLESIM_SEEDS
 // overrides N), and the options make their situations occur: a round
 // completed without self, a Complete held 35 s or more, a moderator frame
-// repeated seconds later.
+// repeated seconds later, a Complete frame with lists of different
+// lengths.
 func TestReferencePassesWorldOptions(t *testing.T) {
 	n := seedCount(t, 30)
 	for _, name := range slices.Sorted(maps.Keys(worldOptionShapes)) {
@@ -55,6 +58,9 @@ func TestReferencePassesWorldOptions(t *testing.T) {
 			if o.LateDuplicates {
 				require.Positive(t, seen.lateCopies, "no moderator frame repeated late")
 			}
+			if o.RaggedCompletes {
+				require.Positive(t, seen.raggedFrames, "no Complete frame with lists of different lengths")
+			}
 		})
 	}
 }
@@ -80,6 +86,8 @@ type situations struct {
 	withoutSelf int // Completes without self of a request self completes other rounds of
 	longHolds   int // F5 holds of 35 s or more
 	lateCopies  int // F4 copies with a lag
+	// raggedFrames are Complete frames whose lists differ in length.
+	raggedFrames int
 }
 
 func (s *situations) add(evs []history.Event) {
@@ -103,6 +111,11 @@ func (s *situations) add(evs []history.Event) {
 					s.withoutSelf++
 				}
 			}
+		case e.WS != nil && e.WS.Frame != nil:
+			ev := e.WS.Frame.Events
+			if ids := ev[oracle.KeyCompleteID]; len(ids) > 0 && len(ev[oracle.KeyCompleteBlockTime]) != len(ids) {
+				s.raggedFrames++
+			}
 		case e.Fault != nil && e.Fault.ID == "F5":
 			for _, p := range e.Fault.Params {
 				if d, err := time.ParseDuration(p.Value); p.Key == "delay" && err == nil && d >= 35*time.Second {
@@ -117,6 +130,9 @@ func (s *situations) add(evs []history.Event) {
 	}
 }
 
+// allThree is the second audit's sweep shape with every world option.
+var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: true, LateDuplicates: true}
+
 // TestWorldOptionRegressions replays the runs with which the world
 // options showed a checker judging what the spec allows (docs/choices.md):
 //   - long-reorder seed 25: F5 held Complete(15) of request 4 past an
@@ -129,7 +145,8 @@ func (s *situations) add(evs []history.Event) {
 //   - all options, 200 faults, seed 2017: the peers completed round 9
 //     (its frame dropped, F3) while the daemon fetched for it; an Update's
 //     doc answer said nonce 9; the daemon (Update rule) finished and
-//     broadcast its value, which O12 found no GET behind.
+//     broadcast its value, which O12 found no GET behind;
+//   - the second oracle audit's runs, in the table below (choice 216).
 func TestWorldOptionRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		shape string
@@ -139,6 +156,16 @@ func TestWorldOptionRegressions(t *testing.T) {
 		{"long-reorder", 25, Options{}},
 		{"partial-quorums", 57, Options{}},
 		{"heavy", 2017, Options{PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 200, Ops: 40, Requests: 9}},
+		// The second oracle audit's sweeps (docs/choices.md 216): a
+		// Complete held behind a hanging doc query and applied after an
+		// Update (O6), R's list superseding a round in flight (O10), and
+		// R's list re-arming a job whose daemon kept its nonce through a
+		// doc answer (O3).
+		{"all three", 142, allThree},
+		{"all three", 35, allThree},
+		{"all three", 112, allThree},
+		// O23: a retry owed when a doc answer paused the request.
+		{"default", 486, Options{}},
 	} {
 		o, ok := worldOptionShapes[tc.shape]
 		if !ok {

@@ -68,6 +68,13 @@ type Options struct {
 	// frames (Register, Update), the copy arriving 5–60 s after the
 	// original: a Register repeated after its job ran.
 	LateDuplicates bool
+	// RaggedCompletes delivers every Complete frame with one value too
+	// many in its block_time list (a repeated last value), as a node that
+	// indexes an attribute twice would: ORACLE-SPEC 3.2 has the daemon use
+	// the entries below the shortest of the three lists and count the
+	// mismatch as an error, so a daemon that drops such a frame whole, or
+	// reads past the shortest list, shows it.
+	RaggedCompletes bool
 	// Lean keeps only the records a checker needs (history's lean
 	// recorder); the hash still covers every record.
 	Lean bool

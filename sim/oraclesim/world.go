@@ -3,6 +3,8 @@ package oraclesim
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -569,11 +571,28 @@ func (w *world) deliver(fr *chain.Frame) {
 				if d != w.d || w.exited || conn != w.conn {
 					return
 				}
-				w.ws(&history.WS{Conn: int64(conn), Action: history.WSFrame, Query: s.query, ID: s.id, Frame: fr.Record()})
-				w.handle(d, core.Frame{Conn: conn, Query: s.query, Events: fr.EventsMap()})
+				rec := fr.Record()
+				if w.o.RaggedCompletes {
+					rec.Events = ragged(rec.Events)
+				}
+				w.ws(&history.WS{Conn: int64(conn), Action: history.WSFrame, Query: s.query, ID: s.id, Frame: rec})
+				w.handle(d, core.Frame{Conn: conn, Query: s.query, Events: rec.Events})
 			})
 		}
 	}
+}
+
+// ragged is a Complete frame's events map with its block_time list one
+// value longer (Options.RaggedCompletes); other maps are returned as they
+// are. The frame's own map is shared and left alone.
+func ragged(events map[string][]string) map[string][]string {
+	bts := events[oracle.KeyCompleteBlockTime]
+	if len(bts) == 0 {
+		return events
+	}
+	out := maps.Clone(events)
+	out[oracle.KeyCompleteBlockTime] = append(slices.Clip(bts), bts[len(bts)-1])
+	return out
 }
 
 // closeByServer is F1: the server ends the connection.

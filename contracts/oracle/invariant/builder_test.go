@@ -335,13 +335,18 @@ func (b *hb) onChain(at time.Duration, r, n uint64, listed bool) {
 
 // boot starts a lifetime at at: start, WebSocket with three subscriptions,
 // the status probe, the sequence sync and the load (list answer at at +
-// 10 ms, which it returns).
+// 10 ms, which it returns, then each creation's on-chain check).
 func (b *hb) boot(at time.Duration, docs ...history.Doc) time.Duration {
 	b.start(at)
 	b.connect(at, int64(b.life))
 	b.status(at + ms(4))
 	b.account(at+ms(6), b.q)
 	b.list(at+ms(9), docs...)
+	for _, d := range docs {
+		if slices.Contains(d.AccountList, self) {
+			b.onChain(at+ms(10), d.RequestID, d.Nonce+1, false) // the creation's check (3.3.3)
+		}
+	}
 	return at + ms(10)
 }
 
@@ -385,8 +390,12 @@ func code(c uint32) answer { return answer{code: c} }
 // submitTx is the SUT's tx for (r, n).
 func (b *hb) submitTx(r, n uint64, seq, gas uint64, raw string) history.Tx {
 	b.hash++
+	fee, err := oracle.FeeAmount(oracle.DefaultConfig("").Gas.Prices, gas)
+	if err != nil {
+		panic(err)
+	}
 	return history.Tx{Hash: fmt.Sprintf("%064X", b.hash), Signer: self, Signers: 1, Signatures: 1, Sequence: seq, SignMode: 1,
-		GasLimit: gas, Fee: []history.Coin{{Denom: "agxn", Amount: "44100000000000000"}},
+		GasLimit: gas, Fee: []history.Coin{{Denom: "agxn", Amount: fee}},
 		Msgs: []history.Msg{{Type: oracle.TypeURLSubmit, Signer: self, RequestID: r, Nonce: n, RawData: raw, Provider: self, Signature: "ab"}},
 		Sig:  history.SigStandIn}
 }

@@ -71,7 +71,7 @@ type Params struct {
 	// Mode is sim or black-box: it sets the timing tolerance.
 	Mode Mode
 	// External is true for an SUT that is not the reference daemon: O3b,
-	// O16b and O18 are then warnings (Should), O7 allows pool_size
+	// O16b, O18 and O22 are then warnings (Should), O7 allows pool_size
 	// concurrent broadcasts instead of one, and the white-box checks (O15,
 	// the goroutine count of O14) have nothing to read.
 	External bool
@@ -82,6 +82,9 @@ type Params struct {
 	// and 1.5).
 	GasLimit      uint64
 	GasAdjustment float64
+	// GasPrices is gas.prices (empty: 630000000000), the price O17 holds
+	// every broadcast's fee to: ceil(gas.prices × gas_limit) agxn (D29).
+	GasPrices string
 	// MaxDelay is retry.max_delay_sec (0: 10 s), the cap of the
 	// re-subscription backoff that O16b allows after F1.
 	MaxDelay time.Duration
@@ -108,6 +111,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("oracle checkers: Params.WorkerTimeout %s is negative", p.WorkerTimeout)
 	case p.GasAdjustment < 0:
 		return fmt.Errorf("oracle checkers: Params.GasAdjustment %g is negative", p.GasAdjustment)
+	case p.GasPrices != "" && !validPrice(p.GasPrices):
+		return fmt.Errorf("oracle checkers: Params.GasPrices %q is not a plain decimal number", p.GasPrices)
 	case p.MaxAttempts < 0:
 		return fmt.Errorf("oracle checkers: Params.MaxAttempts %d is negative", p.MaxAttempts)
 	case p.MaxDelay < 0:
@@ -116,6 +121,12 @@ func (p Params) Validate() error {
 		return fmt.Errorf("oracle checkers: unknown %s", p.Mode)
 	}
 	return nil
+}
+
+// validPrice reports whether gas.prices parses (D29).
+func validPrice(s string) bool {
+	_, err := oracle.ParseGasPrice(s)
+	return err == nil
 }
 
 // withDefaults fills the zero values with the daemon's defaults.
@@ -135,6 +146,9 @@ func (p Params) withDefaults() Params {
 	}
 	if p.GasAdjustment == 0 {
 		p.GasAdjustment = d.Gas.Adjustment
+	}
+	if p.GasPrices == "" {
+		p.GasPrices = d.Gas.Prices
 	}
 	if p.MaxDelay == 0 {
 		p.MaxDelay = time.Duration(d.Retry.MaxDelaySec) * time.Second
@@ -185,6 +199,11 @@ func All() []Checker {
 		&resubscribe{},
 		newGaveUpRearmed(),
 		&resynced{},
+		&resubscribeReconciles{},
+		&retriedNotGivenUp{},
+		&docEventsQueried{},
+		&creationChecksChain{},
+		&failedLookupFollowed{},
 	}
 }
 
@@ -197,7 +216,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O18, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O26, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {
@@ -207,12 +226,12 @@ func Contracts() map[string]string {
 }
 
 // Warnings lists the checkers whose violations are warnings (Severity
-// Should) for this run: O3b, O16b and O18 for an external SUT, and the
+// Should) for this run: O3b, O16b, O18 and O22 for an external SUT, and the
 // client-closes-first part of O14 for every SUT.
 func (p Params) Warnings() []string {
 	w := []string{nameClientCloses}
 	if p.External {
-		w = append(w, nameRestartPeriod, nameRecovery, nameHealthProbe)
+		w = append(w, nameRestartPeriod, nameRecovery, nameHealthProbe, nameResubscribeReconciles)
 	}
 	sort.Strings(w)
 	return w

@@ -43,6 +43,9 @@ func TestDefaultsAndTolerance(t *testing.T) {
 	require.Equal(t, uint64(70000), p.GasLimit)
 	require.Equal(t, 1.5, p.GasAdjustment)
 	require.Equal(t, 10*time.Second, p.MaxDelay)
+	require.Equal(t, "630000000000", p.GasPrices)
+	_, err := Check(Params{Self: self, GasPrices: "630000000000agxn"}, nil)
+	require.ErrorContains(t, err, "GasPrices")
 	require.Equal(t, time.Duration(0), Params{Mode: ModeSim}.Tol())
 	require.Equal(t, 50*time.Millisecond, Params{Mode: ModeBlackBox}.Tol())
 	require.Equal(t, "black-box", ModeBlackBox.String())
@@ -50,7 +53,7 @@ func TestDefaultsAndTolerance(t *testing.T) {
 
 func TestNamesAndContracts(t *testing.T) {
 	names := Names()
-	require.Len(t, names, 24)
+	require.Len(t, names, 29)
 	seen := map[string]bool{}
 	for _, n := range names {
 		require.False(t, seen[n], "duplicate name %s", n)
@@ -64,13 +67,14 @@ func TestNamesAndContracts(t *testing.T) {
 		}
 	}
 	want := []string{"O1", "O2", "O3", "O3b", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11", "O12", "O13", "O14", "O15", "O16",
-		"O16b", "O17", "O18", "O19", "O20", "O21"}
+		"O16b", "O17", "O18", "O19", "O20", "O21", "O22", "O23", "O24", "O25", "O26"}
 	require.Equal(t, want, contracts, "one checker per contract (O14 has two), in report order")
 }
 
 func TestSeverityFollowsTheSUT(t *testing.T) {
 	require.Equal(t, []string{nameClientCloses}, Params{}.Warnings())
-	require.ElementsMatch(t, []string{nameClientCloses, nameRestartPeriod, nameRecovery, nameHealthProbe}, Params{External: true}.Warnings())
+	require.ElementsMatch(t, []string{nameClientCloses, nameRestartPeriod, nameRecovery, nameHealthProbe, nameResubscribeReconciles},
+		Params{External: true}.Warnings())
 
 	p, evs := probes(60 * time.Second)
 	ref := judgeRun(t, p, evs)

@@ -211,12 +211,7 @@ func crashInFlight(resume bool) (Params, []history.Event) {
 // crashes; lifetime 2 lists the doc at nonce 1, runs round 2 again and its
 // tx commits too.
 func resubmitAcrossRestart() (Params, []history.Event) {
-	b := newHB()
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	bt := b.round(tl+sec(0.5), 1, 0)
-	at := bt + sec(10.5)
-	res, v := b.okValue()
-	b.get(at, ms(20), 1, path(1, 0), res)
+	b, _, at, v := secondFetch()
 	b.onChain(at+ms(30), 1, 2, false)
 	first := b.submitTx(1, 2, b.q, 70000, v)
 	b.q++
@@ -637,6 +632,29 @@ func probes(skipAt time.Duration) (Params, []history.Event) {
 	})
 }
 
+// probesOutage: a status call every 30 s, but the health check after the
+// one at 60 s comes 35 s later, as a daemon's would that re-arms its 30 s
+// on the answer of a call that hung for its 5 s timeout; an RPC outage
+// (F2) of the given mode is open from 58 s to 64 s.
+func probesOutage(mode string) (Params, []history.Event) {
+	b := newHB()
+	b.manualProbes = true
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	end := b.steady(tl+sec(0.5), 8, map[uint64]int{1: 0}, nil)
+	for t := 30 * time.Second; t < end; t += 30 * time.Second {
+		if t > time.Minute {
+			t += 5 * time.Second
+		}
+		b.status(t)
+	}
+	for at, ph := range map[time.Duration]history.FaultPhase{58 * time.Second: history.FaultStart, 64 * time.Second: history.FaultEnd} {
+		b.add(at, history.Event{Kind: history.KindFault, Fault: &history.Fault{ID: "F2", Phase: ph,
+			Params: []history.Param{{Key: "mode", Value: mode}}}})
+	}
+	b.stop(end)
+	return std(b)
+}
+
 // probesNone: the start's probe, then a minute of work without a status
 // call.
 func probesNone() (Params, []history.Event) { return probeRun(8, nil) }
@@ -688,6 +706,9 @@ func cases() []tcase {
 		{"fifth request waits for a slot", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(false) }, judge.Pass, ""},
 		{"five GETs at once", nameConcurrency, func() (Params, []history.Event) { return fiveRequests(true) }, judge.Violated, "5 GETs in flight"},
 		{"two broadcasts at once", nameConcurrency, twoBroadcastsAtOnce, judge.Violated, "2 broadcasts in flight"},
+		{"a slot held through a retry wait", nameConcurrency, func() (Params, []history.Event) { return slotInWait(false) }, judge.Pass, ""},
+		{"a slot lent during a retry wait", nameConcurrency, func() (Params, []history.Event) { return slotInWait(true) }, judge.Violated,
+			"3 executions in flight, retry waits included"},
 		{"never more ready than slots", nameConcurrency, baseTwo, notEx, ""},
 
 		{"resync under an intruder", nameSequence, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
@@ -815,6 +836,14 @@ func cases() []tcase {
 		{"first broadcast with other gas", nameWire, func() (Params, []history.Event) {
 			return wireBent(func(b *hb, at time.Duration) { b.roundO(at+sec(0.5), 1, ro{gas: 80000}) })
 		}, judge.Violated, "gas_limit 80000"},
+		{"fee not ceil(price × gas)", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.roundO(at+sec(0.5), 1, ro{answer: &answer{code: 11}})
+				tx := b.submitTx(1, 1, b.q, 105000, "1")
+				tx.Fee[0].Amount = "44100000000000000" // gas.limit's, not 105000's
+				b.bcast(at+sec(2), tx, code(13))
+			})
+		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},
 		{"no SUT at all", nameWire, chainOnly, notEx, ""},
 
 		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},
@@ -822,6 +851,10 @@ func cases() []tcase {
 		{"too short to judge", nameHealthProbe, probesShort, notEx, ""},
 		{"no health check after the start's probe", nameHealthProbe, func() (Params, []history.Event) { return probes(30 * time.Second) }, judge.Violated, "no status call for more than"},
 		{"the start's probe only", nameHealthProbe, probesNone, judge.Violated, "no status call for more than"},
+		{"35 s apart while calls hang (F2)", nameHealthProbe, func() (Params, []history.Event) { return probesOutage("hang") }, judge.Violated, "no status call for more than 33s"},
+		{"35 s apart while calls are dropped (F2), not judged", nameHealthProbe, func() (Params, []history.Event) {
+			return probesOutage("connection dropped")
+		}, judge.Pass, ""},
 
 		{"waits 1 s, 2 s, 4 s", nameResubscribe, func() (Params, []history.Event) { return redial(time.Second, 2*time.Second, 4*time.Second) }, judge.Pass, ""},
 		{"jitter 10 % short", nameResubscribe, func() (Params, []history.Event) { return redial(ms(900), ms(1800)) }, judge.Pass, ""},
@@ -836,14 +869,40 @@ func cases() []tcase {
 		{"re-run 5 min after code 13", nameGaveUp, func() (Params, []history.Event) { return feeRefused(5 * time.Minute) }, judge.Violated, "after the submission gave up"},
 		{"no give-up", nameGaveUp, baseTwo, notEx, ""},
 
+		{"R after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return redial(time.Second) }, judge.Pass, ""},
+		{"no R after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return resubscribed(0) }, judge.Violated, "no OracleRequestDocs query within G"},
+		{"R 3 s after the re-subscription", nameResubscribeReconciles, func() (Params, []history.Event) { return resubscribed(3 * time.Second) }, judge.Violated, "no OracleRequestDocs query within G"},
+		{"R 3 s late behind an RPC outage, not judged", nameResubscribeReconciles, resubscribedInOutage, notEx, ""},
+		{"no re-subscription", nameResubscribeReconciles, baseTwo, notEx, ""},
+
+		{"code 20 retried after 1 s", nameRetried, func() (Params, []history.Event) { return mempoolFull(1, false) }, judge.Pass, ""},
+		{"six attempts, then a give-up", nameRetried, func() (Params, []history.Event) { return mempoolFull(5, true) }, judge.Pass, ""},
+		{"code 20 given up", nameRetried, func() (Params, []history.Event) { return mempoolFull(0, true) }, judge.Violated, "the round was given up, not retried"},
+		{"given up after two attempts", nameRetried, func() (Params, []history.Event) { return mempoolFull(1, true) }, judge.Violated, "with at most 2 of 6 attempts made"},
+		{"backoff doubled", nameRetried, func() (Params, []history.Event) { return mempoolFullWaits(5, false, 2) }, judge.Violated, "no attempt for round 2 of request 1 began"},
+		{"no retryable answer", nameRetried, baseTwo, notEx, ""},
+
+		{"each Update looked up", nameDocEvents, pausedInWait, judge.Pass, ""},
+		{"a repeated frame not looked up again", nameDocEvents, func() (Params, []history.Event) { return updates(true, false) }, judge.Pass, ""},
+		{"a second Update skipped", nameDocEvents, func() (Params, []history.Event) { return updates(false, false) }, judge.Violated, "no OracleRequestDoc query for request 1"},
+		{"a second Update looked up", nameDocEvents, func() (Params, []history.Event) { return updates(false, true) }, judge.Pass, ""},
+		{"no Register or Update", nameDocEvents, baseTwo, notEx, ""},
+
+		{"each creation checks the chain", nameCreationChecks, baseTwo, judge.Pass, ""},
+		{"a first round run unchecked", nameCreationChecks, func() (Params, []history.Event) { return uncheckedCreation(false) }, judge.Violated,
+			"first execution of request 1's job with no OracleSubmitData query"},
+		{"a job created again, unchecked", nameCreationChecks, func() (Params, []history.Event) { return uncheckedCreation(true) }, judge.Violated,
+			"first execution of request 1's job with no OracleSubmitData query"},
+		{"no execution", nameCreationChecks, bootOnly, notEx, ""},
+
+		{"a dropped event reconciled 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(true) }, judge.Pass, ""},
+		{"a dropped event never reconciled", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(false) }, judge.Violated,
+			"neither tried again nor followed by R's list"},
+		{"no failed doc query", nameLookupFollowed, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
-		{"no broadcast", nameResynced, func() (Params, []history.Event) {
-			b := newHB()
-			b.boot(0, doc(1, 10, []string{self, peer}, 1))
-			b.stop(sec(0.4))
-			return std(b)
-		}, notEx, ""},
+		{"no broadcast", nameResynced, bootOnly, notEx, ""},
 	}
 }
 
@@ -909,11 +968,9 @@ func redial(gaps ...time.Duration) (Params, []history.Event) {
 			continue
 		}
 		b.connect(t, 2)
+		b.list(t+ms(5), doc(1, 10, []string{self, peer}, 1)) // R (D25)
 	}
-	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
-	b.periodic(0, end)
-	b.stop(end)
-	return std(b)
+	return b.threeRounds(tl, params())
 }
 
 // giveUp: as redial, but the daemon's attempts are refused refusals times,
@@ -941,12 +998,7 @@ func giveUp(refusals int) (Params, []history.Event) {
 // rerun after the answer (0: never), and a round completes. No quiet
 // phase: the round the fee held up is not O16's question.
 func feeRefused(rerun time.Duration) (Params, []history.Event) {
-	b := newHB()
-	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-	bt := b.round(tl+sec(0.5), 1, 0)
-	at := bt + sec(10.5)
-	res, v := b.okValue()
-	b.get(at, ms(20), 1, path(1, 0), res)
+	b, bt, at, v := secondFetch()
 	b.onChain(at+ms(30), 1, 2, false)
 	b.bcast(at+ms(40), b.submitTx(1, 2, b.q, 70000, v), code(13))
 	end := at + 2*time.Minute
@@ -1014,4 +1066,228 @@ func resyncAfterEviction(want uint64) (Params, []history.Event) {
 	b.statusEvery(0, end)
 	b.stop(end)
 	return Params{Self: self}, b.build()
+}
+
+// secondFetch: request 1 runs a round, and the next round's execution
+// fetches v at at (the round's Complete came at bt); the broadcasts are the
+// caller's.
+func secondFetch() (b *hb, bt, at time.Duration, v string) {
+	b = newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	bt = b.round(tl+sec(0.5), 1, 0)
+	at = bt + sec(10.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	return b, bt, at, v
+}
+
+// bootOnly: a lifetime that starts, loads request 1 and stops before
+// anything runs.
+func bootOnly() (Params, []history.Event) {
+	b := newHB()
+	b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.stop(sec(0.4))
+	return std(b)
+}
+
+// ---- O22 ----
+
+// threeRounds ends a history whose lifetime listed request 1 at tl: three
+// steady rounds of it from tl + 0.5 s, the periodic calls and a stop.
+func (b *hb) threeRounds(tl time.Duration, p Params) (Params, []history.Event) {
+	end := b.steady(tl+sec(0.5), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return p, b.build()
+}
+
+// resubscribed: request 1 for three rounds; the server closes the
+// WebSocket, the daemon reconnects 1 s later and re-subscribes, and runs
+// R after late (0: never). The doc did not change meanwhile, so O16b sees
+// nothing to recover.
+func resubscribed(late time.Duration) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	t := tl + sec(0.2)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	if late > 0 {
+		b.list(t+time.Second+late, d)
+	}
+	return b.threeRounds(tl, params())
+}
+
+// resubscribedInOutage: as resubscribed(3 s), with an RPC outage (F2)
+// open at the re-subscription: an R in progress may hold the next one.
+func resubscribedInOutage() (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	t := tl + sec(0.2)
+	b.fault(t, "F2", history.FaultStart)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	b.fault(t+sec(2), "F2", history.FaultEnd)
+	b.list(t+sec(4), d)
+	end := b.steady(tl+sec(60), 3, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O23 ----
+
+// mempoolFull: request 1 runs a round; its next broadcast meets a full
+// mempool, and retries follow it, each after its backoff (1, 2, 4, 8,
+// 16 s), the last acknowledged — unless rerun: then every one meets the
+// full mempool and the job re-runs 1 min after the last (a give-up). No
+// quiet phase: the round the mempool held up is not O16's question.
+func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
+	return mempoolFullWaits(retries, rerun, 1)
+}
+
+// mempoolFullWaits is mempoolFull with every backoff stretched by factor.
+func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []history.Event) {
+	b, bt, at, v := secondFetch()
+	full := answer{rpc: "mempool is full: number of txs 5000 (max: 5000), total txs bytes 1 (max: 1)"}
+	t := at + ms(40)
+	for k := 0; k <= retries; k++ {
+		if k > 0 {
+			t += factor*time.Second<<(k-1) + ms(2)
+		}
+		b.onChain(t-ms(10), 1, 2, false)
+		a := full
+		if k == retries && !rerun {
+			a = code(0)
+		}
+		tx := b.submitTx(1, 2, b.q, 70000, v)
+		b.bcast(t, tx, a)
+		if a == code(0) {
+			b.q++
+			c := ceilSec(t + ms(1))
+			b.commit(c, tx, 0)
+			b.complete(c+time.Second, 1, 2, peer, self)
+		}
+	}
+	end := t + sec(10)
+	if rerun {
+		bt = b.round(t+ms(1)+time.Minute+sec(0.5), 1, 0)
+		end = bt + sec(5)
+	}
+	b.periodic(0, end)
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O24 ----
+
+// updates: request 1 runs; two Update frames for it arrive 5 s apart, the
+// first looked up at once; the second repeats the first's tx (same) or is
+// another tx, and is looked up only when lookedUp.
+func updates(same, lookedUp bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	frame := func(at time.Duration, hash string) {
+		ev := map[string][]string{oracle.KeyTMEvent: {"Tx"}, oracle.KeyAction: {oracle.TypeURLUpdate},
+			oracle.KeyUpdateID: {"1"}, oracle.KeyTxHash: {hash}}
+		b.ws(at, &history.WS{Conn: 1, Action: history.WSFrame, Query: oracle.QueryUpdate, Frame: &history.Frame{Type: "Tx", Events: ev}})
+	}
+	frame(tl+sec(3), "AA01")
+	b.docAnswer(tl+sec(3)+ms(1), d)
+	second := "AA02"
+	if same {
+		second = "AA01"
+	}
+	frame(tl+sec(8), second)
+	if lookedUp {
+		b.docAnswer(tl+sec(8)+ms(1), d)
+	}
+	return b.threeRounds(tl, params())
+}
+
+// slotInWait: pool_size 2 and three requests. Request 1's first GET fails
+// and it retries 1 s later; request 2's one GET (failed; D1 allows fewer
+// attempts) is in flight from 0.6 s to 0.9 s; request 3's starts at 0.7 s
+// (lent: while request 1 waits and request 2 fetches, a third execution)
+// or at 0.95 s, once request 2's execution ended (the second slot).
+func slotInWait(lent bool) (Params, []history.Event) {
+	b := newHB()
+	docs := []history.Doc{doc(1, 10, []string{self, peer}, 1), doc(2, 10, []string{self, peer}, 1), doc(3, 10, []string{self, peer}, 1)}
+	tl := b.boot(0, docs...)
+	b.get(tl+sec(0.5), ms(20), 1, path(1, 0), failed())
+	b.get(tl+sec(1.6), ms(20), 1, path(1, 0), failed())
+	b.get(tl+sec(0.6), ms(300), 2, path(2, 0), failed())
+	at := tl + sec(0.95)
+	if lent {
+		at = tl + sec(0.7)
+	}
+	b.get(at, ms(20), 3, path(3, 0), failed())
+	b.stop(tl + sec(5))
+	return Params{Self: self, PoolSize: 2}, b.build()
+}
+
+// ---- O25 ----
+
+// uncheckedCreation: request 1 (nonce 0) is listed at the start; the
+// daemon runs it with no on-chain check first — or (again) checks at the
+// start and runs a round, fails the next one's fetch, then an Update
+// removes self and another adds it back, and the re-created job runs with
+// no check since that failed execution.
+func uncheckedCreation(again bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := sec(0.01)
+	if again {
+		tl = b.boot(0, d)
+	} else {
+		b.start(0)
+		b.connect(0, 1)
+		b.status(ms(4))
+		b.account(ms(6), 0)
+		b.list(ms(9), d)
+	}
+	bt := b.round(tl+sec(0.5), 1, 0)
+	end := bt + sec(5)
+	if again {
+		at := bt + sec(10.5) // the next round's execution fails: no check after it
+		b.get(at, ms(20), 1, path(1, 0), failed())
+		gone := doc(1, 10, []string{peer}, 1)
+		gone.Nonce = 1
+		b.txFrame(at+sec(1), true, 1)
+		b.docAnswer(at+sec(1)+ms(1), gone)
+		back := gone
+		back.AccountList = []string{peer, self}
+		b.txFrame(at+sec(2), true, 1)
+		b.docAnswer(at+sec(2)+ms(1), back)
+		res, _ := b.okValue()
+		b.get(at+sec(3), ms(20), 1, path(1, 0), res)
+		end = at + sec(5)
+	}
+	b.stop(end)
+	return Params{Self: self}, b.build()
+}
+
+// ---- O26 ----
+
+// droppedEvent: request 1 runs; under F14 an Update frame's three doc
+// queries fail (1 s and 2 s apart) and the event is dropped; R's list
+// follows 5 s later, or (reconciled false) never.
+func droppedEvent(reconciled bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(2)
+	b.fault(at-sec(1), "F14", history.FaultStart)
+	b.txFrame(at, true, 1)
+	for _, t := range []time.Duration{at, at + sec(1), at + sec(3)} {
+		b.rpc(t, t+ms(1), methodQuery, &history.Query{Path: pathDoc, RequestID: 1}, nil,
+			&history.RPCResult{Code: 1, Codespace: "sdk", Log: "internal error (F14): error code 1"})
+	}
+	b.fault(at+sec(4), "F14", history.FaultEnd)
+	if reconciled {
+		b.list(at+sec(8), d)
+	}
+	return b.threeRounds(tl, Params{Self: self})
 }

@@ -20,7 +20,7 @@
 // records that prove them, and counts the situations of §5.3 that make it
 // non-vacuous.
 //
-// O3b, O16b and O18 are warnings for an external SUT, and the "client
+// O3b, O16b, O18 and O22 are warnings for an external SUT, and the "client
 // closes the WebSocket first" part of O14 is a warning for every SUT
 // (Params.Warnings). Timing is judged with tolerance 0 in sim mode and
 // 50 ms black-box.

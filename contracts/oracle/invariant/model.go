@@ -941,7 +941,14 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 		return
 	}
 	before := m.Job
-	m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
+	if held := m.completeJob(m.Job, doc.Nonce); why == "listed" && held != m.Job {
+		// A daemon that kept heldNonce through a doc answer (D10) meets R's
+		// list as a Complete it has not seen (3.3.4 step 2): the job is
+		// re-armed there, as for a Complete frame (completeJob).
+		m.take(oracle.Transition(held, oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At), e.At, e.Seq, why)
+	} else {
+		m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
+	}
 	switch {
 	case why == "listed":
 		m.docAhead = false // R's step 2 takes the doc's nonce

@@ -20,7 +20,10 @@ const (
 // updateKeepsNonce: O6. After an Update delivered while r awaits Complete
 // that keeps the job (self still assigned, ≥ 1 endpoint), no execution of
 // r starts before the next Complete or the watchdog; a bogus message nonce
-// in an update is never used.
+// in an update is never used. An execution is not judged when an F2 or F14
+// window was open within QuerySettle of the Update: a Complete delivered
+// before it may still wait behind a doc query (D19), and the daemon then
+// applies it after the Update, as the next Complete.
 type updateKeepsNonce struct {
 	arms map[uint64]*updateArm
 }
@@ -30,6 +33,7 @@ type updateArm struct {
 	life  *Life
 	nonce uint64    // the job's nonce then
 	until time.Time // the watchdog
+	at    time.Time // the Update's delivery
 	seq   int64
 }
 
@@ -47,7 +51,7 @@ func (c *updateKeepsNonce) Observe(s *State, e *history.Event, r *judge.Report) 
 			if m == nil || !awaitsComplete(m) || !s.assigned(s.chainDoc(id)) {
 				continue
 			}
-			c.arms[id] = &updateArm{life: cur.Frame.Life, nonce: m.Job.Nonce, until: m.Job.NextRunTime, seq: e.Seq}
+			c.arms[id] = &updateArm{life: cur.Frame.Life, nonce: m.Job.Nonce, until: m.Job.NextRunTime, at: e.At, seq: e.Seq}
 			exercise(s, r, c, "update while awaiting Complete")
 		}
 	case cur.Get != nil && cur.Get.NewExec:
@@ -60,6 +64,9 @@ func (c *updateKeepsNonce) Observe(s *State, e *history.Event, r *judge.Report) 
 			return // the SUT may have given up submitting: it re-runs after 1 min (D7)
 		}
 		delete(c.arms, cur.Get.R)
+		if s.faults.Touched(a.at.Add(-QuerySettle), QuerySettle, "F2", "F14") {
+			return // a Complete held behind a doc query may have come after the Update
+		}
 		r.Flag(subj(cur.Get.R), e.At, fmt.Sprintf("execution of request %d after an Update, with no Complete since (round %d was awaiting it)",
 			cur.Get.R, a.nonce+1), a.seq, e.Seq)
 	case cur.Bcast != nil && cur.Bcast.Msg != nil:

@@ -138,8 +138,33 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 }
 
 // concurrency: O7. In-flight GETs ≤ pool_size; in-flight broadcasts ≤
-// pool_size (the reference: ≤ 1).
-type concurrency struct{}
+// pool_size (the reference: ≤ 1). Executions in flight, their retry waits
+// included, ≤ pool_size as well (ORACLE-SPEC 3.4 "at most
+// worker.pool_size executions in flight, waits included", D30; added by the
+// second oracle audit: a daemon that freed an execution's slot while it
+// waited to retry started more executions than the task group holds). A
+// wait is known once the execution's next attempt starts (D1 lets a daemon
+// end an execution after fewer attempts, so a failed GET alone does not
+// show one); each execution start within it is then counted again with
+// the waits known to span it. Not judged where O4's spacing is not: under
+// F2 or F14 a held Complete may have ended the execution in its wait.
+type concurrency struct {
+	life   *Life
+	starts []execStart
+	waits  [][2]time.Time
+}
+
+// execStart is an execution's first GET and the GETs in flight with it.
+type execStart struct {
+	at      time.Time
+	seq     int64
+	gets    int
+	flagged bool
+}
+
+// execWindow is how long execution starts and waits are kept: longer than
+// the longest wait (4 s).
+const execWindow = 10 * time.Second
 
 func (*concurrency) Name() string     { return nameConcurrency }
 func (*concurrency) Contract() string { return "O7" }
@@ -153,6 +178,7 @@ func (c *concurrency) Observe(s *State, e *history.Event, r *judge.Report) {
 		} else if n == s.P.PoolSize && c.moreReady(s, l, s.Cur.Get.R, e.At) {
 			exercise(s, r, c, "more ready jobs than pool_size")
 		}
+		c.executions(s, e, r, s.Cur.Get)
 	case s.Cur.Bcast != nil:
 		l := s.Cur.Bcast.Life
 		limit := 1
@@ -161,6 +187,47 @@ func (c *concurrency) Observe(s *State, e *history.Event, r *judge.Report) {
 		}
 		if n := l.bcIn + 1; n > limit {
 			r.Flag(bcastSubject(s.Cur.Bcast), e.At, fmt.Sprintf("%d broadcasts in flight; at most %d", n, limit), append(s.callsOf(l, methodBroadcast), e.Seq)...)
+		}
+	}
+}
+
+// executions keeps the lifetime's recent execution starts and known waits,
+// and judges the starts a newly known wait spans.
+func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f *GetFact) {
+	if f.Life != c.life {
+		c.life, c.starts, c.waits = f.Life, nil, nil
+	}
+	for len(c.starts) > 0 && e.At.Sub(c.starts[0].at) > execWindow {
+		c.starts = c.starts[1:]
+	}
+	for len(c.waits) > 0 && e.At.Sub(c.waits[0][1]) > execWindow {
+		c.waits = c.waits[1:]
+	}
+	if f.NewExec {
+		c.starts = append(c.starts, execStart{at: e.At, seq: e.Seq, gets: f.Life.getsIn + 1})
+		return
+	}
+	from := f.PrevDone
+	if from.IsZero() || s.faults.Touched(from, QuerySettle+G, "F2", "F14") {
+		return
+	}
+	c.waits = append(c.waits, [2]time.Time{from, e.At})
+	for i := range c.starts {
+		st := &c.starts[i]
+		if st.flagged || !st.at.After(from) || !st.at.Before(e.At) {
+			continue
+		}
+		n := st.gets
+		for _, w := range c.waits {
+			if w[0].Before(st.at) && w[1].After(st.at) {
+				n++
+			}
+		}
+		exercise(s, r, c, "an execution start during a retry wait")
+		if n > s.P.PoolSize {
+			st.flagged = true
+			r.Flag(subj(f.R), st.at, fmt.Sprintf("%d executions in flight, retry waits included; worker.pool_size is %d", n, s.P.PoolSize),
+				st.seq, f.PrevDoneSeq, e.Seq)
 		}
 	}
 }

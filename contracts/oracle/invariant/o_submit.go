@@ -188,7 +188,7 @@ type gapWatch struct {
 func (g *gapWatch) call(s *State, e *history.Event, r *judge.Report, bound time.Duration, what string) bool {
 	g.n++
 	judged := false
-	if g.n > g.skip+1 && !g.flagged && !s.faults.Touched(g.last, 0, "F2") {
+	if g.n > g.skip+1 && !g.flagged && !s.faults.Touched(g.last, 0, f2Unseen) {
 		judged = true
 		if e.At.Sub(g.last) > bound+s.Tol {
 			r.Flag("", e.At, fmt.Sprintf("%s %s apart; at most %s", what, e.At.Sub(g.last), bound), g.lastSeq, e.Seq)
@@ -203,7 +203,7 @@ func (g *gapWatch) check(s *State, r *judge.Report, bound time.Duration, what st
 	// is almost always short.
 	l := s.life
 	if s.Now.Sub(g.last) <= bound+s.Tol || g.flagged || g.n <= g.skip || l == nil || l.Ended() ||
-		!l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) || s.faults.Touched(g.last, 0, "F2") {
+		!l.StoppingAt.IsZero() && !l.StoppingAt.After(g.last.Add(bound+s.Tol)) || s.faults.Touched(g.last, 0, f2Unseen) {
 		return
 	}
 	g.flagged = true
@@ -213,7 +213,10 @@ func (g *gapWatch) check(s *State, r *judge.Report, bound time.Duration, what st
 // wire: O17. Wire conformance: the three queries exactly as §3.2, each on
 // its own subscribe; only the §6 methods and paths; a well-formed TxRaw
 // with a single MsgSubmitOracleData with a non-empty signature, fee denom
-// agxn, gas_limit = gas.limit on a result's first broadcast, and a
+// agxn, gas_limit = gas.limit on a result's first broadcast, a fee of
+// ceil(gas.prices × gas_limit) (§3.5 "amount: ceil(price × gas) with
+// gas_limit = gas", D29; added by the second oracle audit: a fee kept at
+// gas.limit's after code 11 raised the gas met code 13 and gave up), and a
 // signature consistent with the chain id and account number.
 type wire struct{}
 
@@ -325,6 +328,12 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 	}
 }
 
+// feeMatches reports whether t's one agxn coin is ceil(prices × gas_limit).
+func feeMatches(prices string, t *history.Tx) bool {
+	fee, err := oracle.FeeAmount(prices, t.GasLimit)
+	return err == nil && t.Fee[0].Amount == fee
+}
+
 // txProblem says what is wrong with a broadcast tx ("" when nothing).
 func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 	switch {
@@ -340,6 +349,10 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, oracle.Denom)
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
 		return fmt.Sprintf("gas_limit %d on a result's first broadcast; gas.limit is %d", t.GasLimit, s.P.GasLimit)
+	case !feeMatches(s.P.GasPrices, t):
+		fee, _ := oracle.FeeAmount(s.P.GasPrices, t.GasLimit)
+		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, oracle.Denom,
+			t.GasLimit, fee, oracle.Denom)
 	case t.Sig == history.SigInvalid:
 		return "the signature does not verify for the chain id and account number"
 	}

@@ -118,7 +118,8 @@ func (u *pursuer) observe(s *State, e *history.Event, r *judge.Report) {
 }
 
 // docStops drops the pursuits a doc answer supersedes: the request is no
-// longer ENABLED, no longer assigns self, or does not exist. The round is
+// longer ENABLED, no longer assigns self, or does not exist; or, for R's
+// list, the round is already complete. The round is
 // then no longer owed, even if a later answer lets the request run again
 // (a new job, with its own E).
 func (u *pursuer) docStops(s *State, a *AnswerFact) {
@@ -134,7 +135,14 @@ func (u *pursuer) docStops(s *State, a *AnswerFact) {
 		stop(a.Doc.RequestID, a.Doc)
 	case a.Listed:
 		for i := range a.Docs {
-			stop(a.Docs[i].RequestID, &a.Docs[i])
+			d := &a.Docs[i]
+			stop(d.RequestID, d)
+			// R acts as a Complete when the listed nonce is ahead (3.3.4
+			// step 2): a round it shows complete is superseded, as by a
+			// Complete frame (D12).
+			if p := u.byReq[d.RequestID]; p != nil && p.Life == a.Call.Life && d.Nonce >= p.N {
+				u.drop(p)
+			}
 		}
 	}
 }

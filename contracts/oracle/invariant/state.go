@@ -730,6 +730,13 @@ func (x *seenNonce) by(t time.Time) (uint64, int64) {
 // exist than pool_size: the exclusions treat it like a fault window.
 const overPool = "over-pool"
 
+// f2Unseen is a pseudo fault, open while an F2 window whose calls may not
+// reach the chain's records is (any mode but "hang": a dropped or refused
+// connection leaves no recv record). The gap checkers (O9, O18) excuse
+// only those: a hanging call is recorded when it is sent, so its gap to
+// the next call is the daemon's own.
+const f2Unseen = "F2 unseen"
+
 // faultView knows which fault windows are open and when each kind last
 // ended (a point fault ends where it happens).
 type faultView struct {
@@ -752,6 +759,9 @@ func (f *faultView) seen(id string) {
 }
 
 func (f *faultView) apply(x *history.Fault, at time.Time) {
+	if x.ID == "F2" && (x.Phase == history.FaultStart && !hangs(x) || x.Phase == history.FaultEnd && f.open[f2Unseen] > 0) {
+		f.apply(&history.Fault{ID: f2Unseen, Phase: x.Phase}, at)
+	}
 	f.seen(x.ID)
 	switch x.Phase {
 	case history.FaultStart:
@@ -764,6 +774,12 @@ func (f *faultView) apply(x *history.Fault, at time.Time) {
 	default:
 		f.lastEnd[x.ID] = at
 	}
+}
+
+// hangs reports whether an RPC outage leaves the calls hanging (recorded
+// when sent), by its mode parameter.
+func hangs(x *history.Fault) bool {
+	return slices.ContainsFunc(x.Params, func(p history.Param) bool { return p.Key == "mode" && p.Value == "hang" })
 }
 
 func (f *faultView) setOverPool(over bool, at time.Time) {

@@ -1,0 +1,116 @@
+package invariant
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/history"
+)
+
+const nameDocEvents = "o24-doc-events-queried"
+
+// docEventsQueried: O24, every Register and Update id is looked up
+// (ORACLE-SPEC 3.3.1: "Register(id) | 1. Query OracleRequestDoc(id)",
+// "Update(id) | 1. Query the doc as above"; 3.2 "Register ids | every value
+// … in order (one tx may hold several messages)"; D19 events are handled
+// one at a time in arrival order). A daemon that skipped a frame (taking a
+// frame of an older block, or of the same block as the last, for one it
+// had seen) missed the Update it carried, and nothing judged that unless a
+// later answer happened to show it.
+//
+// For each id of a Register or Update frame delivered to a running
+// lifetime, an OracleRequestDoc query for that id must be sent after the
+// delivery, within G of it (of the lifetime's first list answer for a
+// frame that arrived during the load, D15). A frame that repeats one
+// already delivered to the lifetime (the same tx hash, F4) is exempt:
+// handling a duplicate idempotently may well mean not at all. Not judged
+// once the lifetime is signalled or stops, nor when an F2 or F14 window was
+// open within QuerySettle of the delivery: the doc queries of the frames
+// before it may then still be in their tries (D9).
+type docEventsQueried struct {
+	life    *Life
+	pending []docEvent
+	seen    map[string]bool // tx hashes of the frames delivered to life
+}
+
+// docEvent is one id of a delivered frame that awaits its query.
+type docEvent struct {
+	r   uint64
+	at  time.Time
+	seq int64
+}
+
+func (*docEventsQueried) Name() string     { return nameDocEvents }
+func (*docEventsQueried) Contract() string { return "O24" }
+
+func (c *docEventsQueried) Observe(s *State, e *history.Event, r *judge.Report) {
+	if s.life != c.life {
+		c.life, c.pending, c.seen = s.life, nil, map[string]bool{}
+	}
+	l := c.life
+	if l == nil || (e.Life != 0 && e.Life != l.ID) {
+		return
+	}
+	if len(c.pending) > 0 {
+		c.expire(s, r, e.At)
+	}
+	switch f := s.Cur.Frame; {
+	case f != nil && f.Routed && (f.Sub == oracle.SubRegister || f.Sub == oracle.SubUpdate) && f.Life == l:
+		if l.Ended() || !l.StoppingAt.IsZero() {
+			return
+		}
+		if cn := l.conns[e.WS.Conn]; cn != nil && cn.Closed {
+			return // a frame of a connection the daemon let go
+		}
+		hash := ""
+		if hs := e.WS.Frame.Events[oracle.KeyTxHash]; len(hs) > 0 {
+			hash = hs[0]
+		}
+		if hash != "" && c.seen[hash] {
+			return
+		}
+		c.seen[hash] = hash != ""
+		for _, id := range f.IDs {
+			c.pending = append(c.pending, docEvent{r: id, at: e.At, seq: e.Seq})
+		}
+	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathDoc:
+		for i, p := range c.pending {
+			if p.r == e.RPC.Query.RequestID {
+				c.pending = append(c.pending[:i], c.pending[i+1:]...)
+				exercise(s, r, c, "a Register or Update id queried")
+				break
+			}
+		}
+	}
+}
+
+// Finish judges the ids whose deadline passed before the last record.
+func (c *docEventsQueried) Finish(s *State, r *judge.Report) {
+	if len(c.pending) > 0 {
+		c.expire(s, r, s.Now.Add(time.Nanosecond))
+	}
+}
+
+// expire judges the pending ids whose deadline is before now.
+func (c *docEventsQueried) expire(s *State, r *judge.Report, now time.Time) {
+	l := c.life
+	if l.ListAt.IsZero() {
+		return // still loading: the frames wait (D15)
+	}
+	keep := c.pending[:0]
+	for _, p := range c.pending {
+		due := later(p.at, l.ListAt).Add(G + s.Tol)
+		switch {
+		case !due.Before(now):
+			keep = append(keep, p)
+		case l != s.life || l.Ended() || !l.StoppingAt.IsZero() || s.faults.Touched(p.at.Add(-QuerySettle), QuerySettle, "F2", "F14"):
+		default:
+			exercise(s, r, c, "a Register or Update id queried")
+			r.Flag(subj(p.r), due, fmt.Sprintf("no OracleRequestDoc query for request %d within G of its frame: every Register and Update is looked up (3.3.1)",
+				p.r), p.seq)
+		}
+	}
+	c.pending = keep
+}
