@@ -886,6 +886,8 @@ func cases() []tcase {
 		{"a repeated frame not looked up again", nameDocEvents, func() (Params, []history.Event) { return updates(true, false) }, judge.Pass, ""},
 		{"a second Update skipped", nameDocEvents, func() (Params, []history.Event) { return updates(false, false) }, judge.Violated, "no OracleRequestDoc query for request 1"},
 		{"a second Update looked up", nameDocEvents, func() (Params, []history.Event) { return updates(false, true) }, judge.Pass, ""},
+		{"the second of two queued Updates looked up 3 s later", nameDocEvents, func() (Params, []history.Event) { return queuedUpdates(sec(3)) }, judge.Pass, ""},
+		{"the second of two queued Updates looked up 5 s later", nameDocEvents, func() (Params, []history.Event) { return queuedUpdates(sec(5)) }, judge.Violated, "no OracleRequestDoc query for request 1"},
 		{"no Register or Update", nameDocEvents, baseTwo, notEx, ""},
 
 		{"each creation checks the chain", nameCreationChecks, baseTwo, judge.Pass, ""},
@@ -1204,6 +1206,22 @@ func updates(same, lookedUp bool) (Params, []history.Event) {
 	if lookedUp {
 		b.docAnswer(tl+sec(8)+ms(1), d)
 	}
+	return b.threeRounds(tl, params())
+}
+
+// queuedUpdates: two Update frames delivered together; the daemon handles
+// them one at a time (D19), the second's lookup `second` after the frames.
+func queuedUpdates(second time.Duration) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	for i, hash := range []string{"AA01", "AA02"} {
+		ev := map[string][]string{oracle.KeyTMEvent: {"Tx"}, oracle.KeyAction: {oracle.TypeURLUpdate},
+			oracle.KeyUpdateID: {"1"}, oracle.KeyTxHash: {hash}}
+		b.ws(tl+sec(3)+ms(i), &history.WS{Conn: 1, Action: history.WSFrame, Query: oracle.QueryUpdate, Frame: &history.Frame{Type: "Tx", Events: ev}})
+	}
+	b.docAnswer(tl+sec(3)+ms(5), d)
+	b.docAnswer(tl+sec(3)+second, d)
 	return b.threeRounds(tl, params())
 }
 

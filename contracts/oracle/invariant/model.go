@@ -877,7 +877,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			return
 		}
 		if l.ListAt.IsZero() {
-			l.ListAt, l.ListSeq = e.At, e.Seq
+			l.ListAt, l.ListSeq, l.ListDocs = e.At, e.Seq, len(a.Docs)
 		}
 		listed := map[uint64]bool{}
 		for i := range a.Docs {

@@ -22,8 +22,13 @@ const nameDocEvents = "o24-doc-events-queried"
 //
 // For each id of a Register or Update frame delivered to a running
 // lifetime, an OracleRequestDoc query for that id must be sent after the
-// delivery, within G of it (of the lifetime's first list answer for a
-// frame that arrived during the load, D15). A frame that repeats one
+// delivery, within G of it (for a frame that arrived during the load,
+// within G of the load's end, D15, which creates the listed jobs one at a
+// time: the first list answer, and G for each doc it listed), and G more
+// for each id still
+// waiting ahead of it: D19 handles the ids one at a time, each after the
+// doc and creation queries of the one before, so a queue that built up
+// during the load is worked off in turn. A frame that repeats one
 // already delivered to the lifetime (the same tx hash, F4) is exempt:
 // handling a duplicate idempotently may well mean not at all. Not judged
 // once the lifetime is signalled or stops, nor when an F2 or F14 window was
@@ -35,11 +40,13 @@ type docEventsQueried struct {
 	seen    map[string]bool // tx hashes of the frames delivered to life
 }
 
-// docEvent is one id of a delivered frame that awaits its query.
+// docEvent is one id of a delivered frame that awaits its query; ahead
+// is how many ids were waiting before it when it arrived.
 type docEvent struct {
-	r   uint64
-	at  time.Time
-	seq int64
+	r     uint64
+	at    time.Time
+	seq   int64
+	ahead int
 }
 
 func (*docEventsQueried) Name() string     { return nameDocEvents }
@@ -73,7 +80,7 @@ func (c *docEventsQueried) Observe(s *State, e *history.Event, r *judge.Report) 
 		}
 		c.seen[hash] = hash != ""
 		for _, id := range f.IDs {
-			c.pending = append(c.pending, docEvent{r: id, at: e.At, seq: e.Seq})
+			c.pending = append(c.pending, docEvent{r: id, at: e.At, seq: e.Seq, ahead: len(c.pending)})
 		}
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathDoc:
 		for i, p := range c.pending {
@@ -101,7 +108,8 @@ func (c *docEventsQueried) expire(s *State, r *judge.Report, now time.Time) {
 	}
 	keep := c.pending[:0]
 	for _, p := range c.pending {
-		due := later(p.at, l.ListAt).Add(G + s.Tol)
+		loaded := l.ListAt.Add(time.Duration(l.ListDocs) * G)
+		due := later(p.at, loaded).Add(time.Duration(p.ahead+1)*G + s.Tol)
 		switch {
 		case !due.Before(now):
 			keep = append(keep, p)

@@ -101,8 +101,11 @@ type Life struct {
 	Status     int
 	// ListAt is when the first OracleRequestDocs answer of the lifetime was
 	// delivered (t_L of O13); zero until then.
-	ListAt  time.Time
-	ListSeq int64
+	ListAt time.Time
+	// ListDocs is how many docs that answer listed: the load creates a
+	// job for each, one at a time, before it handles a buffered frame (D15).
+	ListDocs int
+	ListSeq  int64
 	// FatalAt is when the lifetime's WebSocket re-subscription attempts ran
 	// out (retry.max_attempts consecutive refused dials or failed
 	// subscribes, ORACLE-SPEC 3.2): the fatal condition of 3.7, after which
