@@ -48,13 +48,13 @@ const (
 	// begun in it may still hold frames back: three tries of an RPC call
 	// timeout with the waits between them (D9). The exclusions that name
 	// those faults extend this long past the window (docs/choices.md).
-	QuerySettle = oracle.DocQueryTries*oracle.RPCCallTimeout + time.Second + 2*time.Second
+	QuerySettle = specDocQueryTries*specRPCCallTimeout + time.Second + 2*time.Second
 	// ResyncBound is the longest gap between Account queries while running
 	// (O9): the 5-minute resync plus 5 s.
-	ResyncBound = oracle.SequenceResync + 5*time.Second
+	ResyncBound = specSequenceResync + 5*time.Second
 	// ProbeBound is the longest gap between status calls while running
 	// (O18): 30 s plus 3 s.
-	ProbeBound = oracle.HealthCheckInterval + 3*time.Second
+	ProbeBound = specHealthCheckInterval + 3*time.Second
 	// SignalGrace is how long after SIGTERM or SIGINT work already decided
 	// may still begin (O14).
 	SignalGrace = time.Second

@@ -438,7 +438,7 @@ func (s *State) getFact(e *history.Event) *GetFact {
 		f.Overlap = x.InFlight
 	}
 	x := m.Exec
-	retry := x != nil && f.Overlap == nil && x.Attempts < oracle.FetchAttempts
+	retry := x != nil && f.Overlap == nil && x.Attempts < specFetchAttempts
 	if retry && m.stops() {
 		// The model job let go of the execution (a Complete, a stop): a GET
 		// once its next E has come is a new execution, an earlier one a
@@ -449,14 +449,14 @@ func (s *State) getFact(e *history.Event) *GetFact {
 	}
 	if retry {
 		f.Exec, f.Attempt = x, x.Attempts+1
-		f.Wait, _ = oracle.FetchRetryWait(f.Attempt)
+		f.Wait, _ = specFetchRetryWait(f.Attempt)
 		f.PrevDone, f.PrevDoneSeq = x.LastDone, x.LastSeq
 		return f
 	}
 	f.NewExec, f.Attempt = true, 1
 	f.Exec = &Execution{Model: m, Start: e.At, StartSeq: e.Seq, Path: src.Path}
 	f.First = m.Executions == 0
-	if l := m.Last; l != nil && m.Exec == nil && !l.Fetched && l.Failed >= oracle.FetchAttempts {
+	if l := m.Last; l != nil && m.Exec == nil && !l.Fetched && l.Failed >= specFetchAttempts {
 		f.Streak = l
 	}
 	f.E, f.ESeq, f.EWhy, f.EFailure, f.EKnown = m.NextStart(s.P.Self)
@@ -615,7 +615,7 @@ func (s *State) applyGetDone(e *history.Event) {
 		m.endExec(x, e.At, e.Seq)
 	default:
 		x.Failed++
-		if x.Attempts >= oracle.FetchAttempts {
+		if x.Attempts >= specFetchAttempts {
 			if m.Exec == x {
 				m.apply(oracle.ExecutionEnd{Outcome: oracle.ExecFetchFailed, Error: "fetch failed", StartedAt: x.Start}, e.At, e.Seq,
 					"fetch failed 4 times")
@@ -815,7 +815,7 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		case a.Class.Action() == oracle.ActionGiveUp:
 			g.Terminal, g.TerminalSeq, g.TerminalMsg = true, e.Seq, a.Class.String()
 		case a.Class.AdjustsGas():
-			g.NeedGas, g.NeedGasSeq = oracle.AdjustGas(g.LastGas, s.P.GasAdjustment), e.Seq
+			g.NeedGas, g.NeedGasSeq = specAdjustGas(g.LastGas, s.P.GasAdjustment), e.Seq
 		default:
 			g.NeedGas = 0
 		}

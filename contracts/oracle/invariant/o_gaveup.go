@@ -81,13 +81,13 @@ func (c *gaveUpRearmed) answer(s *State, e *history.Event, a *AnswerFact) {
 	if g == nil || g.N != n || g.LastSeq != call.Seq {
 		return
 	}
-	if a.Class.Action() != oracle.ActionGiveUp && g.Count < oracle.SubmitAttempts {
+	if a.Class.Action() != oracle.ActionGiveUp && g.Count < specSubmitAttempts {
 		return
 	}
 	if seen, _ := s.req(rq).seen.by(e.At); seen >= n {
 		return
 	}
-	eAt := e.At.Add(oracle.SubmissionGaveUpRetry)
+	eAt := e.At.Add(specSubmissionGaveUpRetry)
 	c.start(&pursuit{R: rq, Life: l, N: n, Since: e.At, Seq: e.Seq, E: eAt, Deadline: eAt.Add(BExec + s.Tol),
 		What: "the submission gave up (" + a.Class.String() + ")"})
 }

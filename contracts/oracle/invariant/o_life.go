@@ -49,7 +49,7 @@ type shutdown struct {
 func (*shutdown) Name() string     { return nameShutdown }
 func (*shutdown) Contract() string { return "O14" }
 func (c *shutdown) Observe(s *State, e *history.Event, r *judge.Report) {
-	bound := oracle.ShutdownBound(s.P.WorkerTimeout) + s.Tol
+	bound := specShutdownBound(s.P.WorkerTimeout) + s.Tol
 	if c.life != nil && !c.life.Exited && !c.late && s.Now.After(c.at.Add(bound)) {
 		c.late = true
 		r.Flag(fmt.Sprintf("life %d", c.life.ID), c.at.Add(bound), fmt.Sprintf("no exit within T_sd = %s of %s", bound-s.Tol, c.life.Signal), c.seq)
@@ -315,7 +315,7 @@ func (c *liveness) owed(s *State, r *judge.Report, end time.Time) {
 		period := time.Duration(q.Doc.Period) * time.Second
 		t0, extra := q.LastAt, time.Duration(0)
 		if t0.Before(s.P.QuietFrom) {
-			t0, extra = s.P.QuietFrom, oracle.ParseFailureRetry+period
+			t0, extra = s.P.QuietFrom, specParseFailureRetry+period
 		}
 		if !s.healthySince(q, t0) {
 			continue
@@ -362,8 +362,8 @@ func (*recovery) Contract() string { return "O16b" }
 // reconcile: the longest re-subscription wait (or the 5 s of a dropped
 // event's R, whichever is longer) and G for R's queries.
 func (s *State) reconcileAllowance() time.Duration {
-	_, hi := oracle.JitterBounds(s.P.MaxDelay)
-	return max(hi, oracle.DroppedEventReconcile) + G
+	_, hi := specJitterBounds(s.P.MaxDelay)
+	return max(hi, specDroppedEventReconcile) + G
 }
 
 func (c *recovery) Observe(s *State, e *history.Event, r *judge.Report) {
@@ -390,13 +390,13 @@ func (c *recovery) Observe(s *State, e *history.Event, r *judge.Report) {
 		case e.Fault.ID == "F3" && s.P.Mode == ModeSim:
 			for _, q := range s.sortedReqs() {
 				if hit(q) {
-					c.start(s, q, e, oracle.CompleteWait)
+					c.start(s, q, e, specCompleteWait)
 				}
 			}
 		}
 	case e.Evict != nil && e.Evict.Cause == history.EvictFault && e.Evict.Origin == history.OriginSUT && s.P.Mode == ModeSim:
 		if t := s.sutTxs[e.Evict.Hash]; t != nil {
-			c.startAs(s, s.req(t.R), e, "F13", oracle.CompleteWait)
+			c.startAs(s, s.req(t.R), e, "F13", specCompleteWait)
 		}
 	case s.Cur.Bcast != nil && s.Cur.Bcast.Msg != nil && s.Cur.Bcast.Life == s.life:
 		f := s.Cur.Bcast
@@ -473,7 +473,7 @@ func (c *recovery) expire(s *State, r *judge.Report, p *recov) {
 		// A result given up may be given up at its last answer other than
 		// an acknowledgement (NextStart takes the first, for O3's bound).
 		gaveUp := m.Result != nil && !m.Result.Acked && !m.Result.OnChain && !m.Result.NonAckAt.IsZero() &&
-			m.Result.NonAckAt.Add(oracle.SubmissionGaveUpRetry).After(p.Since)
+			m.Result.NonAckAt.Add(specSubmissionGaveUpRetry).After(p.Since)
 		// A job that knows the chain's last Complete and has run the open
 		// round waits for a Complete no reconcile can bring (the round is
 		// open on chain): that wait is the watchdog's (D13), not a missed

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -75,7 +74,7 @@ func (c *failedLookupFollowed) Observe(s *State, e *history.Event, r *judge.Repo
 		s.Cur.Answer.Call.Query.Path == pathDoc && s.Cur.Answer.Failed && !l.Ended() && l.StoppingAt.IsZero():
 		a := s.Cur.Answer
 		c.pending = append(c.pending, failedLookup{r: a.Call.Query.RequestID, at: e.At, seq: e.Seq,
-			due: e.At.Add(oracle.DroppedEventReconcile + G + s.Tol)})
+			due: e.At.Add(specDroppedEventReconcile + G + s.Tol)})
 	}
 }
 

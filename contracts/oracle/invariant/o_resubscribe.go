@@ -78,7 +78,7 @@ func (c *resubscribe) ws(s *State, l *Life, e *history.Event, r *judge.Report) {
 	if attempt && c.pending {
 		c.pending = false
 		base := min(time.Second<<min(c.k, 32), s.P.MaxDelay)
-		lo, _ := oracle.JitterBounds(base)
+		lo, _ := specJitterBounds(base)
 		exercise(s, r, c, "a re-subscription wait")
 		if gap := e.At.Sub(c.from); gap < lo-s.Tol {
 			r.Flag(fmt.Sprintf("life %d", l.ID), e.At,

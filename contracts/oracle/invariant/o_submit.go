@@ -47,7 +47,7 @@ func (c *submitRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	}
 	// The subject only when flagging: a string per broadcast otherwise.
 	sub := func() string { return subjN(f.R, f.N) }
-	if a := f.Acked; a != nil && (a.ResultAt.IsZero() || f.ExecStart.Before(a.ResultAt.Add(oracle.CompleteWait-s.Tol))) {
+	if a := f.Acked; a != nil && (a.ResultAt.IsZero() || f.ExecStart.Before(a.ResultAt.Add(specCompleteWait-s.Tol))) {
 		r.Flag(sub(), e.At, fmt.Sprintf("round %d broadcast again after it was acknowledged at %s in this lifetime", f.N, offset(s, a.At)),
 			a.Seq, e.Seq)
 	}
@@ -57,15 +57,15 @@ func (c *submitRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	}
 	k := g.Count // this is retry k
 	switch {
-	case k >= oracle.SubmitAttempts:
-		r.Flag(sub(), e.At, fmt.Sprintf("broadcast %d of one result; at most %d", k+1, oracle.SubmitAttempts), g.LastSeq, e.Seq)
+	case k >= specSubmitAttempts:
+		r.Flag(sub(), e.At, fmt.Sprintf("broadcast %d of one result; at most %d", k+1, specSubmitAttempts), g.LastSeq, e.Seq)
 	case g.Terminal:
 		r.Flag(sub(), e.At, fmt.Sprintf("broadcast again after a terminal answer (%s)", g.TerminalMsg), g.TerminalSeq, e.Seq)
 	case !g.Answered:
 		r.Flag(sub(), e.At, "retry sent before the previous broadcast of the result was answered", g.LastSeq, e.Seq)
 	default:
-		base, _ := oracle.SubmitRetryBase(k)
-		lo, _ := oracle.JitterBounds(base)
+		base, _ := specSubmitRetryBase(k)
+		lo, _ := specJitterBounds(base)
 		if e.At.Before(g.LastAt.Add(lo - s.Tol)) {
 			r.Flag(sub(), e.At, fmt.Sprintf("retry %d sent %s after the previous answer; the backoff is at least %s", k, e.At.Sub(g.LastAt), lo),
 				g.AnswerSeq, e.Seq)
@@ -330,7 +330,7 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 
 // feeMatches reports whether t's one agxn coin is ceil(prices × gas_limit).
 func feeMatches(prices string, t *history.Tx) bool {
-	fee, err := oracle.FeeAmount(prices, t.GasLimit)
+	fee, err := specFeeAmount(prices, t.GasLimit)
 	return err == nil && t.Fee[0].Amount == fee
 }
 
@@ -350,7 +350,7 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
 		return fmt.Sprintf("gas_limit %d on a result's first broadcast; gas.limit is %d", t.GasLimit, s.P.GasLimit)
 	case !feeMatches(s.P.GasPrices, t):
-		fee, _ := oracle.FeeAmount(s.P.GasPrices, t.GasLimit)
+		fee, _ := specFeeAmount(s.P.GasPrices, t.GasLimit)
 		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, oracle.Denom,
 			t.GasLimit, fee, oracle.Denom)
 	case t.Sig == history.SigInvalid:

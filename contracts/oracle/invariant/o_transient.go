@@ -213,11 +213,11 @@ func (c *retriedNotGivenUp) settle(d *retryDebt) {
 // judged when another result's broadcast or on-chain check is in flight:
 // that result may hold the critical section the attempt waits for (D23).
 func (c *retriedNotGivenUp) arm(s *State, d *retryDebt, a *AnswerFact, rq uint64) {
-	base, ok := oracle.SubmitRetryBase(d.attempts)
+	base, ok := specSubmitRetryBase(d.attempts)
 	if !ok {
 		return
 	}
-	_, hi := oracle.JitterBounds(base)
+	_, hi := specJitterBounds(base)
 	d.due, d.busy = a.NonAckAt.Add(hi+G+s.Tol), false
 	for _, call := range s.calls {
 		switch {
@@ -265,7 +265,7 @@ func (c *retriedNotGivenUp) expire(s *State, r *judge.Report, e *history.Event) 
 }
 
 func mustBase(k int) time.Duration {
-	b, _ := oracle.SubmitRetryBase(k)
+	b, _ := specSubmitRetryBase(k)
 	return b
 }
 
@@ -277,11 +277,11 @@ func (c *retriedNotGivenUp) newExecution(s *State, r *judge.Report, g *GetFact) 
 	}
 	delete(c.byReq, g.R)
 	delete(c.owing, g.R)
-	if !d.owed || d.void || d.attempts >= oracle.SubmitAttempts {
+	if !d.owed || d.void || d.attempts >= specSubmitAttempts {
 		return
 	}
 	exercise(s, r, c, "a new execution while a retry was owed")
 	r.Flag(subjN(g.R, d.n), s.Now,
 		fmt.Sprintf("request %d runs again after %s to round %d with at most %d of %d attempts made: the round was given up, not retried (§3.5, D6)",
-			g.R, d.why, d.n, d.attempts, oracle.SubmitAttempts), d.seq)
+			g.R, d.why, d.n, d.attempts, specSubmitAttempts), d.seq)
 }

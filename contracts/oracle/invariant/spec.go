@@ -1,0 +1,104 @@
+package invariant
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"time"
+)
+
+// The judge's own copy of ORACLE-SPEC's numbers (§2.8, "Fixed constants")
+// and of its arithmetic (the backoffs, the jitter, the fee and the gas
+// adjustment), written from the table rather than taken from package
+// oracle, where the reference daemon's own values live: a number bent
+// there must not bend the checker meant to catch it. spec_test.go holds
+// package oracle to the same values. (The job-transition table, the
+// broadcast classes, the endpoint choice and the JSON extraction are still
+// package oracle's; see docs/oracle.md, "What the judge shares".)
+const (
+	// HTTP attempts per execution: 1 + 3 retries, waits 1, 2, 4 s (D1).
+	specFetchAttempts = 4
+	// Submission attempts per result: 1 + 5 retries (D2); retry k waits
+	// min(2^(k−1) s, 30 s) × U[0.9, 1.1].
+	specSubmitAttempts = 6
+	specSubmitRetryCap = 30 * time.Second
+	// The watchdog after a success (D13), and the re-runs after a give-up
+	// and a parse failure.
+	specCompleteWait          = 24 * time.Hour
+	specSubmissionGaveUpRetry = time.Minute
+	specParseFailureRetry     = 5 * time.Minute
+	// The periodic sequence resync, the health check, and the R that
+	// follows a dropped event (D9).
+	specSequenceResync        = 5 * time.Minute
+	specHealthCheckInterval   = 30 * time.Second
+	specDroppedEventReconcile = 5 * time.Second
+	// Doc query tries per event (D9) and the reference's RPC timeout.
+	specDocQueryTries  = 3
+	specRPCCallTimeout = 10 * time.Second
+)
+
+// specShutdownBound is T_sd: worker.timeout_sec + 10 s.
+func specShutdownBound(workerTimeout time.Duration) time.Duration {
+	return workerTimeout + 10*time.Second
+}
+
+// specFetchRetryWait is the wait before HTTP attempt n (1-based): none
+// before the first, then 1, 2, 4 s.
+func specFetchRetryWait(n int) (time.Duration, bool) {
+	waits := [specFetchAttempts]time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
+	if n < 1 || n > specFetchAttempts {
+		return 0, false
+	}
+	return waits[n-1], true
+}
+
+// specSubmitRetryBase is the base wait before submission retry k (1…5):
+// min(2^(k−1) s, 30 s).
+func specSubmitRetryBase(k int) (time.Duration, bool) {
+	if k < 1 || k >= specSubmitAttempts {
+		return 0, false
+	}
+	return min(time.Duration(1<<(k-1))*time.Second, specSubmitRetryCap), true
+}
+
+// specJitterBounds are the least and the most a wait drawn as base ×
+// U[0.9, 1.1] may be, to the nanosecond.
+func specJitterBounds(base time.Duration) (lo, hi time.Duration) {
+	return time.Duration(math.Round(float64(base) * 0.9)), time.Duration(math.Round(float64(base) * 1.1))
+}
+
+// specFeeAmount is the fee of §2.8: ceil(gas price × gas limit), in
+// whole agxn, for a decimal gas price.
+func specFeeAmount(price string, gas uint64) (string, error) {
+	p, ok := new(big.Rat).SetString(price)
+	if !ok || p.Sign() < 0 {
+		return "", fmt.Errorf("gas price %q is not a non-negative decimal", price)
+	}
+	return specCeil(new(big.Rat).Mul(p, new(big.Rat).SetUint64(gas))).String(), nil
+}
+
+// specAdjustGas is the gas after code 11: ceil(gas × adjustment); an
+// adjustment that is not a positive number leaves it as it was.
+func specAdjustGas(gas uint64, adjustment float64) uint64 {
+	if math.IsNaN(adjustment) || math.IsInf(adjustment, 0) || adjustment <= 0 {
+		return gas
+	}
+	a, ok := new(big.Rat).SetString(strconv.FormatFloat(adjustment, 'f', -1, 64))
+	if !ok {
+		return gas
+	}
+	out := specCeil(new(big.Rat).Mul(a, new(big.Rat).SetUint64(gas)))
+	if !out.IsUint64() {
+		return math.MaxUint64
+	}
+	return out.Uint64()
+}
+
+func specCeil(r *big.Rat) *big.Int {
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
