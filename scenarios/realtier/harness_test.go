@@ -146,17 +146,20 @@ func (w *world) kill(name string) {
 	w.mu.Unlock()
 	p.cancel()
 	<-p.done
-	require.NoError(w.t, p.lead.Close(context.Background()))
-	w.mu.Lock()
-	p.dead = true
-	w.mu.Unlock()
 	// The harness injected this fault: record it as the fakes would (the
-	// process died, its session ended, its lock went with it).
+	// process died, its session ended, its lock went with it), before the
+	// session closes: once it has, the standby may take the lock at once,
+	// and its acquisition must not be recorded ahead of the death that
+	// freed it.
 	now := w.clock.Now()
 	w.rec.Add(history.Event{At: now, Kind: history.KindCrash, Instance: name, Method: "crash", Args: "killed by the test"})
 	if e, ok := p.coord.(interface{ Epoch() int64 }); ok && p.coord.IsLeader() {
 		w.rec.Add(history.Event{At: now, Kind: history.KindLeader, Instance: name, Method: "lost", Epoch: e.Epoch()})
 	}
+	require.NoError(w.t, p.lead.Close(context.Background()))
+	w.mu.Lock()
+	p.dead = true
+	w.mu.Unlock()
 }
 
 func (w *world) stopAll() {
