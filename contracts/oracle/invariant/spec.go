@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -71,11 +73,56 @@ func specJitterBounds(base time.Duration) (lo, hi time.Duration) {
 // specFeeAmount is the fee of §2.8: ceil(gas price × gas limit), in
 // whole agxn, for a decimal gas price.
 func specFeeAmount(price string, gas uint64) (string, error) {
-	p, ok := new(big.Rat).SetString(price)
-	if !ok || p.Sign() < 0 {
-		return "", fmt.Errorf("gas price %q is not a non-negative decimal", price)
+	whole, frac, ok := specPlainDecimal(price)
+	if !ok {
+		return "", fmt.Errorf("gas price %q is not a plain decimal (digits, then a dot and digits)", price)
 	}
+	if fee, ok := specFeeWords(whole, frac, gas); ok {
+		return fee, nil
+	}
+	p, _ := new(big.Rat).SetString(price)
 	return specCeil(new(big.Rat).Mul(p, new(big.Rat).SetUint64(gas))).String(), nil
+}
+
+// specPlainDecimal splits a gas price of §2.7's form, digits with an
+// optional dot and more digits ("630000000000", "0.25"), into its parts.
+func specPlainDecimal(s string) (whole, frac string, ok bool) {
+	whole, frac, dot := strings.Cut(s, ".")
+	digits := func(x string) bool {
+		return x != "" && strings.Trim(x, "0123456789") == ""
+	}
+	return whole, frac, digits(whole) && (!dot || digits(frac))
+}
+
+// specFeeWords is the fee in machine words when the price has at most 19
+// digits in all and the fee fits: ceil(WF × gas / 10^|F|). It judges every
+// broadcast, so the big rationals are kept for the rest.
+func specFeeWords(whole, frac string, gas uint64) (string, bool) {
+	if len(whole)+len(frac) > 19 {
+		return "", false
+	}
+	var m uint64 // 19 digits fit
+	for _, part := range [2]string{whole, frac} {
+		for i := 0; i < len(part); i++ {
+			m = m*10 + uint64(part[i]-'0')
+		}
+	}
+	div := uint64(1)
+	for range len(frac) {
+		div *= 10
+	}
+	hi, lo := bits.Mul64(m, gas)
+	if hi >= div {
+		return "", false
+	}
+	q, rem := bits.Div64(hi, lo, div)
+	if rem > 0 {
+		if q == math.MaxUint64 {
+			return "", false
+		}
+		q++
+	}
+	return strconv.FormatUint(q, 10), true
 }
 
 // specAdjustGas is the gas after code 11: ceil(gas × adjustment); an

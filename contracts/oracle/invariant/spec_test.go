@@ -65,6 +65,14 @@ func TestSpecArithmeticIsTheReferences(t *testing.T) {
 		adj := rapid.Float64Range(-1, 5).Draw(t, "adjustment")
 		require.Equal(t, oracle.AdjustGas(gas, adj), specAdjustGas(gas, adj), "gas %d × %v", gas, adj)
 	})
+	for _, price := range []string{"0.5", "1.", ".5", "630000000000", "00012.3400", "99999999999999999999", "18446744073709551615", "1e3", "-1", "+1", "abc", ""} {
+		for _, gas := range []uint64{0, 1, 50000, math.MaxUint64} {
+			fee, err := oracle.FeeAmount(price, gas)
+			sfee, serr := specFeeAmount(price, gas)
+			require.Equal(t, err == nil, serr == nil, "price %q", price)
+			require.Equal(t, fee, sfee, "price %q × gas %d", price, gas)
+		}
+	}
 	for _, adj := range []float64{math.NaN(), math.Inf(1), 0} {
 		require.Equal(t, oracle.AdjustGas(7, adj), specAdjustGas(7, adj))
 	}
