@@ -38,6 +38,11 @@ type docEventsQueried struct {
 	life    *Life
 	pending []docEvent
 	seen    map[string]bool // tx hashes of the frames delivered to life
+	// queried is when each request's doc was last queried in the
+	// lifetime: in black-box mode the daemon may read a frame and send
+	// its query before the harness has written the frame's record, so a
+	// query sent after the frame was published answers it.
+	queried map[uint64]time.Time
 }
 
 // docEvent is one id of a delivered frame that awaits its query; ahead
@@ -54,7 +59,7 @@ func (*docEventsQueried) Contract() string { return "O24" }
 
 func (c *docEventsQueried) Observe(s *State, e *history.Event, r *judge.Report) {
 	if s.life != c.life {
-		c.life, c.pending, c.seen = s.life, nil, map[string]bool{}
+		c.life, c.pending, c.seen, c.queried = s.life, nil, map[string]bool{}, map[uint64]time.Time{}
 	}
 	l := c.life
 	if l == nil || (e.Life != 0 && e.Life != l.ID) {
@@ -80,9 +85,15 @@ func (c *docEventsQueried) Observe(s *State, e *history.Event, r *judge.Report) 
 		}
 		c.seen[hash] = hash != ""
 		for _, id := range f.IDs {
+			if q, ok := c.queried[id]; ok && !e.WS.Frame.Published.IsZero() && !q.Before(e.WS.Frame.Published) && len(c.pending) == 0 {
+				exercise(s, r, c, "a Register or Update id queried")
+				delete(c.queried, id)
+				continue
+			}
 			c.pending = append(c.pending, docEvent{r: id, at: e.At, seq: e.Seq, ahead: len(c.pending)})
 		}
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathDoc:
+		c.queried[e.RPC.Query.RequestID] = e.At
 		for i, p := range c.pending {
 			if p.r == e.RPC.Query.RequestID {
 				c.pending = append(c.pending[:i], c.pending[i+1:]...)
