@@ -70,7 +70,6 @@ func specOpPrefix(id, opID string) string { return specArchivePrefix + id + "/" 
 func specMetaKey(key string) string        { return key + specMetaSuffix }
 func specIsMetaKey(key string) bool        { return strings.HasSuffix(key, specMetaSuffix) }
 func specArchiveOfMeta(meta string) string { return strings.TrimSuffix(meta, specMetaSuffix) }
-func specIsArchivePath(key string) bool    { return strings.HasPrefix(key, specArchivePrefix) }
 func specChannel(id string) string         { return "workspace:" + id }
 func specStampsLastAccess(op contracts.Operation) bool {
 	return op == contracts.OpRestoring || op == contracts.OpStarting || op == contracts.OpStopping
