@@ -155,14 +155,14 @@ func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
 		}
 		cp.Providers, cp.Values = both[:len(subs):len(subs)], both[len(subs):]
 		for i, s := range subs {
-			cp.Providers[i], cp.Values[i] = s.GetProvider(), s.GetRawData()
+			cp.Providers[i], cp.Values[i] = s.provider, s.raw
 		}
 		cp.RawData, cp.Unparsable = aggregate(doc.GetAggregationRule(), cp.Values)
 		// The stored doc is never handed out (queries encode it, Doc and
 		// Docs copy it), so it changes in place.
 		doc.Nonce = n
 		if keep := c.p.KeepRounds; keep > 0 && n > keep {
-			d.rounds.drop(n - keep)
+			d.rounds.forget(n - keep)
 		}
 		data.RequestId, data.Nonce, data.BlockHeight, data.BlockTime, data.RawData =
 			cp.RequestID, n, uint64(height), uint64(cp.BlockTime), cp.RawData
@@ -248,7 +248,7 @@ type execution struct {
 	logUndo bool
 	// decoded: the tx's messages lie in the memory of its decoding (not
 	// one of the chain's own txs), so what the chain keeps of them is
-	// copied out (keptSet).
+	// copied out (keep).
 	decoded     bool
 	undo        []func()
 	docsWritten []uint64
@@ -294,15 +294,13 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
-	if x.decoded {
-		ds = x.c.keptSet(ds)
-	}
+	k := x.c.keep(ds, x.decoded)
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
-	subs, provider := st.rounds.get(n), ds.GetProvider()
+	subs, provider := st.rounds.get(n), k.provider
 	if i, found := findProvider(subs, provider); found {
 		old := subs[i]
-		subs[i] = ds
+		subs[i] = k
 		if !x.logUndo {
 			return nil, nil // no closure made for the one-message tx
 		}
@@ -314,9 +312,9 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 	} else {
 		if subs == nil {
 			// Room for every provider at once, not grown one by one.
-			subs = make([]*oraclev1.SubmitDataSet, 0, len(st.doc.GetAccountList()))
+			subs = make([]kept, 0, len(st.doc.GetAccountList()))
 		}
-		st.rounds.set(n, slices.Insert(subs, i, ds))
+		st.rounds.set(n, slices.Insert(subs, i, k))
 		if !x.logUndo {
 			return nil, nil
 		}
@@ -524,9 +522,9 @@ func docAttributes(d *oraclev1.OracleRequestDoc, withNonce bool) []cometrpc.Even
 
 // findProvider finds provider in a round's submissions (sorted by
 // provider): its index, or where it would go.
-func findProvider(subs []*oraclev1.SubmitDataSet, provider string) (int, bool) {
-	return slices.BinarySearchFunc(subs, provider, func(s *oraclev1.SubmitDataSet, p string) int {
-		return strings.Compare(s.GetProvider(), p)
+func findProvider(subs []kept, provider string) (int, bool) {
+	return slices.BinarySearchFunc(subs, provider, func(s kept, p string) int {
+		return strings.Compare(s.provider, p)
 	})
 }
 

@@ -711,3 +711,30 @@ func TestKeepRounds(t *testing.T) {
 	require.True(t, h.c.Submitted(r, 3, sutAddr))
 	require.Equal(t, uint64(1000), DefaultParams().KeepRounds)
 }
+
+// A round's list can be emptied and set again (an undone first
+// submission); forgotten rounds answer nothing and take no place.
+func TestRoundsForgetAndDrop(t *testing.T) {
+	var r rounds
+	r.set(1, []kept{{provider: "a"}})
+	r.drop(1)
+	require.Nil(t, r.get(1))
+	r.set(1, []kept{{provider: "b"}})
+	r.set(3, []kept{{provider: "c"}})
+	require.Equal(t, "b", r.get(1)[0].provider)
+	require.Nil(t, r.get(2))
+	require.Equal(t, "c", r.get(3)[0].provider)
+	require.Nil(t, r.get(4))
+
+	r.forget(2)
+	require.Nil(t, r.get(1))
+	require.Nil(t, r.get(2))
+	require.Equal(t, "c", r.get(3)[0].provider)
+	require.Len(t, r.lists, 1, "forgotten rounds leave the slice")
+	require.PanicsWithValue(t, "chain: round 2 set after rounds 1–2 were forgotten", func() { r.set(2, nil) })
+
+	r.forget(10) // past every round set: the next one starts after 3
+	require.Nil(t, r.get(3))
+	r.set(11, []kept{{provider: "d"}})
+	require.Equal(t, "d", r.get(11)[0].provider)
+}

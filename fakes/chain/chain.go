@@ -50,8 +50,10 @@ type Chain struct {
 	// mempool is FIFO from mempool[0].
 	mempool []*memTx
 	cache   *txCache
-	// setSlab is where keptSet's copies come from.
-	setSlab []oraclev1.SubmitDataSet
+	// answerMsgs and answerPtrs are an OracleSubmitData answer's sets
+	// (answerSets).
+	answerMsgs []oraclev1.SubmitDataSet
+	answerPtrs []*oraclev1.SubmitDataSet
 	// ownFee is the fee the chain's own txs pay, shared by all (read only).
 	ownFee      string
 	ownFeeCoins []tx.Coin
@@ -93,71 +95,112 @@ type docState struct {
 	data   *oraclev1.DataSet
 }
 
-// rounds are a request's submissions by round: the list of nonce n at
-// n − 1. Nonces are dense (a submission is for the doc's nonce + 1), so a
-// slice index does what a map did, whose lookups (every block asks each
-// request for its next round, every OracleSubmitData query for one) had
-// become 4 % of the oracle world's day as the map grew to every round.
-type rounds struct{ lists [][]*oraclev1.SubmitDataSet }
+// rounds are a request's submissions by round, each round's list sorted
+// by provider. Nonces are dense (a submission is for the doc's nonce + 1),
+// so a slice index does what a map did, whose lookups (every block asks
+// each request for its next round, every OracleSubmitData query for one)
+// had become 4 % of the oracle world's day as the map grew to every round.
+// lists[i] is round base + i + 1: rounds 1 … base were forgotten
+// (KeepRounds), and their place in the slice went with them.
+type rounds struct {
+	base  uint64
+	lists [][]kept
+}
 
-// get is round n's list (nil when none).
-func (r *rounds) get(n uint64) []*oraclev1.SubmitDataSet {
-	if n == 0 || n > uint64(len(r.lists)) {
+// kept is one provider's submission as a round keeps it. The round gives
+// its request id and nonce, so only the three strings stay; a set with
+// unknown fields stays whole (set), so that a query encodes them as
+// before. A day of 100 requests keeps some 300,000 submissions for
+// KeepRounds rounds: kept as the decoded or built messages they came in,
+// they were most of the oracle world's live heap (about 100 MB), and the
+// collector marked them again in every cycle.
+type kept struct {
+	provider, raw, sig string
+	set                *oraclev1.SubmitDataSet
+}
+
+// get is round n's list (nil when none or forgotten).
+func (r *rounds) get(n uint64) []kept {
+	if n <= r.base || n-r.base > uint64(len(r.lists)) {
 		return nil
 	}
-	return r.lists[n-1]
+	return r.lists[n-r.base-1]
 }
 
-// set makes subs round n's list (nil: none). n is at most one above
-// the highest nonce set so far, which a submission's is.
-func (r *rounds) set(n uint64, subs []*oraclev1.SubmitDataSet) {
-	for uint64(len(r.lists)) < n {
+// set makes subs round n's list (nil: none). n is above every forgotten
+// round and at most one above the highest nonce set so far, which a
+// submission's is (the doc's nonce + 1).
+func (r *rounds) set(n uint64, subs []kept) {
+	if n <= r.base {
+		panic(fmt.Sprintf("chain: round %d set after rounds 1–%d were forgotten", n, r.base))
+	}
+	for uint64(len(r.lists)) < n-r.base {
 		r.lists = append(r.lists, nil)
 	}
-	r.lists[n-1] = subs
+	r.lists[n-r.base-1] = subs
 }
 
-// keptSet is a decoded tx's data set as the chain keeps it in its
-// rounds. The set the decoder gave lies in the decoding of the whole tx
-// (its strings are substrings of one copy of the tx, the set a field of
-// the decoder's parts, which hold the tx's bytes): kept as it is, it would
-// keep the whole tx, about 2 KB, for KeepRounds rounds, and a day of the
-// oracle world's rounds held a few hundred megabytes live that way. The
-// copy is one string for its text (the provider shared with its account
-// when it names one) and a set from a slab. A set with unknown fields is
-// kept as it is, so that a query encodes them as before.
-func (c *Chain) keptSet(ds *oraclev1.SubmitDataSet) *oraclev1.SubmitDataSet {
+// drop empties round n (an undone first submission of it); the round can
+// be set again.
+func (r *rounds) drop(n uint64) {
+	if n > r.base && n-r.base <= uint64(len(r.lists)) {
+		r.lists[n-r.base-1] = nil
+	}
+}
+
+// forget drops rounds 1 … n for good: they completed KeepRounds rounds
+// ago, and no submission can be for them any more.
+func (r *rounds) forget(n uint64) {
+	for r.base < n && len(r.lists) > 0 {
+		r.lists[0] = nil
+		r.lists = r.lists[1:]
+		r.base++
+	}
+}
+
+// keep is a data set as a round keeps it. A set the decoder gave lies in
+// the decoding of the whole tx (its strings are substrings of one copy of
+// the tx, which holds the tx's bytes, about 2 KB), so its text is copied
+// out into one string (the provider shared with its account when it names
+// one); a set the chain built (a peer's) is kept by its strings.
+func (c *Chain) keep(ds *oraclev1.SubmitDataSet, decoded bool) kept {
 	if len(ds.ProtoReflect().GetUnknown()) > 0 {
-		return ds
+		return kept{provider: ds.GetProvider(), raw: ds.GetRawData(), sig: ds.GetSignature(), set: ds}
 	}
-	if len(c.setSlab) == cap(c.setSlab) {
-		c.setSlab = make([]oraclev1.SubmitDataSet, 0, setSlabLen)
-	}
-	c.setSlab = c.setSlab[:len(c.setSlab)+1]
-	k := &c.setSlab[len(c.setSlab)-1]
 	raw, sig, provider := ds.GetRawData(), ds.GetSignature(), ds.GetProvider()
-	k.RequestId, k.Nonce = ds.GetRequestId(), ds.GetNonce()
+	if !decoded {
+		return kept{provider: provider, raw: raw, sig: sig}
+	}
+	k := kept{}
 	text := raw + sig
 	if a := c.byAddr[provider]; a != nil {
-		k.Provider = a.address
+		k.provider = a.address
 	} else {
 		text += provider
-		k.Provider = text[len(raw)+len(sig):]
+		k.provider = text[len(raw)+len(sig):]
 	}
-	k.RawData, k.Signature = text[:len(raw)], text[len(raw):len(raw)+len(sig)]
+	k.raw, k.sig = text[:len(raw)], text[len(raw):len(raw)+len(sig)]
 	return k
 }
 
-// setSlabLen is how many kept data sets one slab holds. The sets of a
-// slab were kept at about the same time, so they are dropped at about
-// the same time too (KeepRounds rounds later).
-const setSlabLen = 256
-
-// drop forgets round n.
-func (r *rounds) drop(n uint64) {
-	if n > 0 && n <= uint64(len(r.lists)) {
-		r.lists[n-1] = nil
+// answerSets are round r's kept submissions as the messages a query
+// answer encodes, in the chain's scratch (valid until the next call).
+func (c *Chain) answerSets(r, n uint64, subs []kept) []*oraclev1.SubmitDataSet {
+	if cap(c.answerMsgs) < len(subs) {
+		c.answerMsgs = make([]oraclev1.SubmitDataSet, len(subs))
+		c.answerPtrs = make([]*oraclev1.SubmitDataSet, len(subs))
 	}
+	out := c.answerPtrs[:len(subs)]
+	for i, k := range subs {
+		if k.set != nil {
+			out[i] = k.set
+			continue
+		}
+		m := &c.answerMsgs[i]
+		m.RequestId, m.Nonce, m.RawData, m.Provider, m.Signature = r, n, k.raw, k.provider, k.sig
+		out[i] = m
+	}
+	return out
 }
 
 // New builds a chain at height 0 from cfg.

@@ -67,7 +67,7 @@ func (c *Chain) query(req proto.Message, decodeErr error) ([]byte, *oracle.CodeE
 		}
 		value, err = abciquery.DocResponse(st.doc)
 	case *oraclev1.QueryOracleSubmitDataRequest:
-		var subs []*oraclev1.SubmitDataSet
+		var subs []kept
 		if st := c.docState(req.GetRequestId()); st != nil {
 			subs = st.rounds.get(req.GetNonce())
 		}
@@ -78,7 +78,7 @@ func (c *Chain) query(req proto.Message, decodeErr error) ([]byte, *oracle.CodeE
 			}
 			subs = subs[i : i+1]
 		}
-		value, err = abciquery.SubmitDataResponse(subs)
+		value, err = abciquery.SubmitDataResponse(c.answerSets(req.GetRequestId(), req.GetNonce(), subs))
 	case *oraclev1.QueryOracleDataRequest:
 		st := c.docState(req.GetRequestId())
 		if st == nil || st.data == nil {
