@@ -81,9 +81,10 @@ func logReport(t *testing.T, res *oracleconform.Result) {
 func TestConformReferenceDaemonPasses(t *testing.T) {
 	t.Parallel()
 	converge, _ := binaries(t)
-	// A run judged on a machine that kept the harness itself later than
-	// the timing tolerance is run again, twice at most: its timing
-	// verdicts may be the machine's (Result.Stalled).
+	// A run judged on a machine that kept the harness itself, or one of
+	// the daemon's threads, later than the timing tolerance is run again,
+	// twice at most: its timing verdicts may be the machine's
+	// (Result.Stalled, Result.Starved).
 	var res *oracleconform.Result
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -92,10 +93,11 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 		cancel()
 		require.NoError(t, err)
 		res = r
-		if !res.Failed() || !res.Stalled() || try == 3 {
+		if !res.Failed() || !(res.Stalled() || res.Starved()) || try == 3 {
 			break
 		}
-		t.Logf("run %d failed on a machine that stalled the harness %s: running again", try, res.MaxStall)
+		t.Logf("run %d failed on a machine that stalled the harness %s and kept a daemon thread waiting %s: running again",
+			try, res.MaxStall, res.MaxWait)
 		logReport(t, res)
 	}
 	logReport(t, res)

@@ -143,6 +143,12 @@ type Process struct {
 	status int
 	signal string
 	output *tail
+	// starve watches how long the machine kept the process's threads
+	// waiting for a CPU; maxWait and waitAt are its result, set before
+	// exited is closed.
+	starve  *starveWatch
+	maxWait time.Duration
+	waitAt  time.Time
 }
 
 // launch starts a lifetime: a proc start record, then the process with its
@@ -178,7 +184,7 @@ func launch(w *World, life int, sb *Sandbox, prof Profile) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("launch %s: %w", argv[0], err)
 	}
-	p := &Process{cmd: cmd, exited: make(chan struct{}), output: &tail{max: 200}}
+	p := &Process{cmd: cmd, exited: make(chan struct{}), output: &tail{max: 200}, starve: watchStarve(cmd.Process.Pid)}
 	var readers sync.WaitGroup
 	for _, r := range []io.Reader{stdout, stderr} {
 		readers.Add(1)
@@ -189,6 +195,7 @@ func launch(w *World, life int, sb *Sandbox, prof Profile) (*Process, error) {
 	}
 	go func() {
 		readers.Wait()
+		p.maxWait, p.waitAt = p.starve.finish() // before Wait: the threads are readable until reaped
 		err := cmd.Wait()
 		p.status = 0
 		var ee *exec.ExitError

@@ -59,6 +59,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\nharness: this machine kept the harness %s late at +%s (the timing tolerance is %s): a late GET or broadcast may be the machine's, not the daemon's; run again on a quieter machine\n",
 			r.MaxStall.Round(time.Millisecond), r.StallAt.Sub(r.Genesis).Round(100*time.Millisecond), invariant.TolBlackBox)
 	}
+	if r.Starved() {
+		fmt.Fprintf(&b, "\nharness: this machine kept one of the daemon's threads waiting %s for a CPU at +%s (the timing tolerance is %s): a late GET or broadcast may be the machine's, not the daemon's; run again on a quieter machine\n",
+			r.MaxWait.Round(time.Millisecond), r.WaitAt.Sub(r.Genesis).Round(100*time.Millisecond), invariant.TolBlackBox)
+	}
 	if r.Failed() {
 		for i, out := range r.Output {
 			fmt.Fprintf(&b, "\nthe daemon's last output, lifetime %d:\n", i+1)

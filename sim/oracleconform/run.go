@@ -67,12 +67,23 @@ type Result struct {
 	// during the run, and StallAt when (see Stalled).
 	MaxStall time.Duration
 	StallAt  time.Time
+	// MaxWait is the longest the machine kept one of the daemon's threads
+	// runnable without a CPU within a reading of the scheduler's
+	// statistics (every 100 ms, Linux), and WaitAt when (see Starved).
+	MaxWait time.Duration
+	WaitAt  time.Time
 }
 
 // Stalled reports whether the machine kept the harness itself later than
 // the checkers' timing tolerance at some point of the run: a timing
 // verdict may then be the machine's, not the daemon's.
 func (r *Result) Stalled() bool { return r.MaxStall > invariant.TolBlackBox }
+
+// Starved reports whether the machine kept one of the daemon's threads
+// waiting for a CPU longer than the checkers' timing tolerance at some
+// point of the run, while the harness may have kept time: a timing verdict
+// may then be the machine's, not the daemon's.
+func (r *Result) Starved() bool { return r.MaxWait > invariant.TolBlackBox }
 
 // StepRun is one step of a run: when it began (after the first launch's
 // setup) and how long it took.
@@ -168,6 +179,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: r.outputs, Duration: time.Since(start),
 		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
 	res.MaxStall, res.StallAt = lag.worst()
+	for _, p := range r.procs {
+		if p.Exited() && p.maxWait > res.MaxWait {
+			res.MaxWait, res.WaitAt = p.maxWait, p.waitAt
+		}
+	}
 	res.Problems = checkProvider(evs, self)
 	params := invariant.Params{Self: self, PoolSize: cfg.Worker.PoolSize, BlockInterval: p.BlockInterval,
 		Mode: invariant.ModeBlackBox, External: true, WorkerTimeout: time.Duration(workerTimeout) * time.Second,
@@ -200,6 +216,7 @@ type runner struct {
 	life     int
 	lifeFrom int // the first record of the current lifetime
 	outputs  [][]string
+	procs    []*Process // every lifetime's, for their CPU waits
 
 	deadline      time.Time // the current step's
 	quietFrom     time.Time
@@ -218,6 +235,7 @@ func (r *runner) launch() error {
 		return err
 	}
 	r.proc = p
+	r.procs = append(r.procs, p)
 	return nil
 }
 
