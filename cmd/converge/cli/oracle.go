@@ -121,8 +121,9 @@ type oracleViolation struct {
 	Evidence []int64 `json:"evidence,omitempty"`
 }
 
-func newOracleViolation(v judge.Violation) oracleViolation {
-	return oracleViolation{Checker: v.Checker, Contract: v.Contract, Subject: v.Subject, At: judge.Offset(v.At.Sub(oraclesim.Genesis)),
+// newOracleViolation is v as JSON, its time from genesis.
+func newOracleViolation(v judge.Violation, genesis time.Time) oracleViolation {
+	return oracleViolation{Checker: v.Checker, Contract: v.Contract, Subject: v.Subject, At: judge.Offset(v.At.Sub(genesis)),
 		Message: v.Message, Evidence: v.Evidence}
 }
 
@@ -256,7 +257,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		res := out.R.res
 		r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report}
 		for _, v := range res.Report.Violations {
-			r.Violations = append(r.Violations, newOracleViolation(v))
+			r.Violations = append(r.Violations, newOracleViolation(v, oraclesim.Genesis))
 		}
 		if out.R.err != nil {
 			r.Failures = append(r.Failures, out.R.err.Error())
@@ -437,7 +438,7 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 	rep := oracleReplayReport{File: path, System: res.System, Seed: res.Seed, Hash: res.Hash, RecordedHash: f.Hash,
 		HashMatches: res.Hash == f.Hash, Pass: len(res.Report.Violations) == 0}
 	for _, v := range res.Report.Violations {
-		rep.Violations = append(rep.Violations, newOracleViolation(v))
+		rep.Violations = append(rep.Violations, newOracleViolation(v, oraclesim.Genesis))
 	}
 	rep.Timeline = oracleTimeline(res, full)
 	if asJSON {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wsconverge/converge/contracts/oracle/invariant"
 	"github.com/wsconverge/converge/sim/oracleconform"
 )
 
@@ -18,7 +20,7 @@ import (
 func (c *config) oracleConformCommand() *cobra.Command {
 	var daemon, keyCmd, junit, dir string
 	var seed uint64
-	var short bool
+	var short, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "judge an oracle daemon binary black-box through a CometBFT RPC façade",
@@ -47,7 +49,8 @@ a step whose wait runs out is reported and the scenario goes on. Exit status:
 0 every contract held, 1 a violation, 2 bad usage, 3 the run could not be
 carried out.`,
 		Example: `  converge oracle conform --daemon "converge oracled"
-  converge oracle conform --daemon "./mydaemon start --home {home}" --junit conform.xml`,
+  converge oracle conform --daemon "./mydaemon start --home {home}" --junit conform.xml
+  converge oracle conform --daemon "converge oracled" --short --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if daemon == "" {
 				return usagef("--daemon is required")
@@ -85,7 +88,11 @@ carried out.`,
 				}
 				return &codeError{code: ExitError, err: err}
 			}
-			if err := res.WriteTable(c.stdout); err != nil {
+			write := res.WriteTable
+			if asJSON {
+				write = func(w io.Writer) error { return writeJSON(w, newConformReport(daemon, res)) }
+			}
+			if err := write(c.stdout); err != nil {
 				return &codeError{code: ExitError, err: err}
 			}
 			if junit != "" {
@@ -103,10 +110,58 @@ carried out.`,
 	f.StringVar(&daemon, "daemon", "", `the daemon's command line, e.g. "converge oracled" (required)`)
 	f.StringVar(&keyCmd, "key-cmd", "", "a command that puts the key into the daemon's keyring ({home} {name} {key} {address})")
 	f.StringVar(&junit, "junit", "", "also write a JUnit XML report to this file (a case per checker)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object (verdicts, violations, script steps, the machine's stalls) instead of the table")
 	f.StringVar(&dir, "dir", "", "keep the sandbox (the daemon's home, config and logs) in this directory")
 	f.Uint64Var(&seed, "seed", 1, "names the keys and seeds the data sources")
 	f.BoolVar(&short, "short", false, "the short scenario: code 13, an intruder, a crash and restart, SIGTERM")
 	return cmd
+}
+
+// conformReport is `converge oracle conform --json`'s object.
+type conformReport struct {
+	Daemon     string            `json:"daemon"`
+	Pass       bool              `json:"pass"`
+	DurationMS int64             `json:"duration_ms"`
+	Verdicts   map[string]string `json:"verdicts"`
+	Violations []oracleViolation `json:"violations,omitempty"`
+	// Unmet are the script's waits the daemon did not meet; Problems the
+	// harness's findings outside the checkers (a run with one fails).
+	Unmet    []string      `json:"unmet,omitempty"`
+	Problems []string      `json:"problems,omitempty"`
+	Steps    []conformStep `json:"steps"`
+	// The machine: the longest the harness's own timer fired late, and
+	// the longest one of the daemon's threads waited for a CPU (Linux);
+	// past the 50 ms tolerance, a timing verdict may be the machine's.
+	HarnessLateMS   int64 `json:"harness_late_ms"`
+	DaemonCPUWaitMS int64 `json:"daemon_cpu_wait_ms"`
+	Stalled         bool  `json:"stalled"`
+	Starved         bool  `json:"starved"`
+}
+
+// conformStep is one script step, its times in milliseconds from the
+// first launch.
+type conformStep struct {
+	Name    string `json:"name"`
+	StartMS int64  `json:"start_ms"`
+	TookMS  int64  `json:"took_ms"`
+	Unmet   bool   `json:"unmet,omitempty"`
+}
+
+func newConformReport(daemon string, res *oracleconform.Result) conformReport {
+	rep := conformReport{Daemon: daemon, Pass: !res.Failed(), DurationMS: res.Duration.Milliseconds(),
+		Verdicts: map[string]string{}, Unmet: res.Unmet, Problems: res.Problems, Steps: []conformStep{},
+		HarnessLateMS: res.MaxStall.Milliseconds(), DaemonCPUWaitMS: res.MaxWait.Milliseconds(),
+		Stalled: res.Stalled(), Starved: res.Starved()}
+	for _, n := range invariant.Names() {
+		rep.Verdicts[n] = string(res.Report.Verdict(n))
+	}
+	for _, v := range res.Report.Violations {
+		rep.Violations = append(rep.Violations, newOracleViolation(v, res.Genesis))
+	}
+	for _, st := range res.Steps {
+		rep.Steps = append(rep.Steps, conformStep{Name: st.Name, StartMS: st.Start.Milliseconds(), TookMS: st.Took.Milliseconds(), Unmet: st.Unmet})
+	}
+	return rep
 }
 
 // runLength is the script's budget and the few seconds around it.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,4 +44,27 @@ func TestOracleConformFailsABentDaemon(t *testing.T) {
 	x, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.Regexp(t, `<testcase name="o14-shutdown" classname="oracle-conform" time="0">\s*<failure message="violated"`, string(x))
+}
+
+// --json prints one object with the verdicts, the violations with their
+// times from genesis, and the script's steps.
+func TestOracleConformJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real-time run of about 10 s")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bentoracled")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
+	require.NoError(t, err, string(out))
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--daemon", bin+" --bend 'term-exit-1'")
+	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
+	var rep conformReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	require.False(t, rep.Pass)
+	require.Equal(t, "violated", rep.Verdicts["o14-shutdown"])
+	require.NotEmpty(t, rep.Violations)
+	require.Equal(t, "o14-shutdown", rep.Violations[0].Checker)
+	require.Regexp(t, `^\+\d\d:\d\d:\d\d`, rep.Violations[0].At)
+	require.NotEmpty(t, rep.Steps)
+	require.Equal(t, rep.Stalled, rep.HarnessLateMS > 50)
 }
