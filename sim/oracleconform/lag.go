@@ -16,10 +16,31 @@ const lagTick = 10 * time.Millisecond
 // late, and a run's report says so rather than let a verdict pass for the
 // daemon's alone.
 type lagWatch struct {
-	mu   sync.Mutex
-	max  time.Duration
-	at   time.Time
+	worstSeen
 	done chan struct{}
+}
+
+// worstSeen keeps the longest of the durations noted so far and when it
+// was noted; it is safe for concurrent use.
+type worstSeen struct {
+	mu  sync.Mutex
+	max time.Duration
+	at  time.Time
+}
+
+func (w *worstSeen) note(d time.Duration, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d > w.max {
+		w.max, w.at = d, at
+	}
+}
+
+// worst is the longest duration noted so far, and when.
+func (w *worstSeen) worst() (time.Duration, time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.max, w.at
 }
 
 // watchLag starts measuring until ctx ends or stop is called.
@@ -44,19 +65,4 @@ func watchLag(ctx context.Context) *lagWatch {
 		}
 	}()
 	return l
-}
-
-func (l *lagWatch) note(late time.Duration, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if late > l.max {
-		l.max, l.at = late, at
-	}
-}
-
-// worst is the longest the harness ran late so far, and when.
-func (l *lagWatch) worst() (time.Duration, time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.max, l.at
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -24,10 +23,8 @@ const starveTick = 100 * time.Millisecond
 // statistics cannot be read (another OS, a kernel without them), nothing
 // is measured and the report says nothing.
 type starveWatch struct {
+	worstSeen
 	pid  int
-	mu   sync.Mutex
-	max  time.Duration
-	at   time.Time
 	stop chan struct{}
 	done chan struct{}
 }
@@ -77,14 +74,6 @@ func worstWait(before, after map[int]int64, interval time.Duration) time.Duratio
 	return worst
 }
 
-func (s *starveWatch) note(wait time.Duration, at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if wait > s.max {
-		s.max, s.at = wait, at
-	}
-}
-
 // finish stops the watch and returns the longest wait seen, and when.
 func (s *starveWatch) finish() (time.Duration, time.Time) {
 	select {
@@ -93,9 +82,7 @@ func (s *starveWatch) finish() (time.Duration, time.Time) {
 		close(s.stop)
 	}
 	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max, s.at
+	return s.worst()
 }
 
 // readWaits adds to waits the run-queue wait of every thread of process

@@ -32,10 +32,7 @@ func TestOracleConformFailsABentDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real-time run of about 10 s")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bentoracled")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
-	require.NoError(t, err, string(out))
+	dir, bin := buildBentOracled(t)
 	junit := filepath.Join(dir, "conform.xml")
 	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
@@ -52,10 +49,7 @@ func TestOracleConformJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real-time run of about 10 s")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bentoracled")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
-	require.NoError(t, err, string(out))
+	_, bin := buildBentOracled(t)
 	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--daemon", bin+" --bend 'term-exit-1'")
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
 	var rep conformReport
@@ -67,4 +61,15 @@ func TestOracleConformJSON(t *testing.T) {
 	require.Regexp(t, `^\+\d\d:\d\d:\d\d`, rep.Violations[0].At)
 	require.NotEmpty(t, rep.Steps)
 	require.Equal(t, rep.Stalled, rep.HarnessLateMS > 50)
+}
+
+// buildBentOracled builds the bent reference daemon into a new temporary
+// directory and returns both.
+func buildBentOracled(t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "bentoracled")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return dir, bin
 }
