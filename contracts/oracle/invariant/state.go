@@ -264,7 +264,7 @@ type Doc struct {
 func (s *State) doc(d *history.Doc) *Doc {
 	c := *d
 	rd := c.RequestDoc()
-	x := &Doc{Doc: &c, RD: rd, Assigned: oracle.Assigned(rd, s.P.Self)}
+	x := &Doc{Doc: &c, RD: rd, Assigned: specAssigned(rd, s.P.Self)}
 	x.Runs = x.Assigned && rd.Status == oracle.StatusEnabled
 	for _, ep := range c.Endpoints {
 		x.Paths = append(x.Paths, urlPath(ep.URL))
