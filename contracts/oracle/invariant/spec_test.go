@@ -1,12 +1,16 @@
 package invariant
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -375,4 +379,114 @@ func TestSpecBroadcastClassesAreTheReferences(t *testing.T) {
 		require.Equal(t, c.Action(), specBroadcastAction(c), "class %v", c)
 		require.Equal(t, c.AdjustsGas(), specAdjustsGas(c), "class %v", c)
 	}
+}
+
+// Extraction: drawn JSON texts (nested objects and arrays, repeated and
+// escaped keys, escaped and non-ASCII strings, number literals of every
+// shape including -0, exponents and ones beyond the double range, odd
+// white space, truncated or trailing bytes) under drawn rules.
+func TestSpecExtractIsTheReferences(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		body := specDrawJSON(rt, 0)
+		switch rapid.IntRange(0, 9).Draw(rt, "damage") {
+		case 0:
+			body = body[:rapid.IntRange(0, len(body)).Draw(rt, "cut")]
+		case 1:
+			body += rapid.SampledFrom([]string{"x", " {}", "\n", "1"}).Draw(rt, "trailing")
+		}
+		segs := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "data", "price", "é", "A", ""}), 0, 4).Draw(rt, "rule")
+		requireSameExtract(t, body, strings.Join(segs, "."))
+	})
+	for _, c := range [][2]string{
+		{`{"a":-0}`, "a"}, {`{"a":-0.0e5}`, "a"}, {`{"a":1e400}`, "a"}, {`{"a":1E2}`, "a"}, {`{"a":0.1}`, "a"},
+		{`{"a":123456789012345678901234567890}`, "a"}, {`{"a":1,"a":2}`, "a"}, {`{"a":{"b":1},"a":{"c":2}}`, "a.b"},
+		{`{"\u0061":"x","a":"y"}`, "a"}, {`{"a":"y","\u0061":"x"}`, "a"}, {`{"a":""}`, "a"}, {`{"a":null}`, "a"},
+		{`{"a":[1,{"b":2}]}`, "a"}, {`{"a":{"z":1.50,"b":"<&>"}}`, "a"}, {`{"a":"\u00e9\n"}`, "a"}, {"{\"a\":\"\xff\"}", "a"},
+		{"{\"\xff\":1,\"\uFFFD\":2}", "\uFFFD"}, {"{\"\uFFFD\":2,\"\xff\":1}", "\uFFFD"}, {`[1]`, "a"}, {`"a"`, "a"}, {` {"a" : true } `, "a"},
+		{`{"a":1}`, ""}, {`{"a":1}`, "a."}, {`{"a":1}`, ".a"}, {`{"a":{"b":1}}`, "a..b"}, {`{"a":[{"b":1}]}`, "a.0.b"}, {``, "a"},
+	} {
+		requireSameExtract(t, c[0], c[1])
+	}
+}
+
+// specQuickValid never says yes to what json.Valid refuses, and says yes
+// to the ASCII texts of little depth that json.Valid takes.
+func TestSpecQuickValidIsJSONValid(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		b := []byte(specDrawJSON(rt, rapid.IntRange(0, 1).Draw(rt, "depth")))
+		for range rapid.IntRange(0, 3).Draw(rt, "damages") {
+			if len(b) == 0 {
+				break
+			}
+			at := rapid.IntRange(0, len(b)-1).Draw(rt, "at")
+			switch rapid.IntRange(0, 2).Draw(rt, "damage") {
+			case 0:
+				b = append(b[:at], b[at+1:]...)
+			case 1:
+				b[at] = rapid.SampledFrom([]byte("{}[],:\"\\ -+.0e1tu\x01\xc3")).Draw(rt, "byte")
+			default:
+				b = b[:at]
+			}
+		}
+		valid := json.Valid(b)
+		if specQuickValid(b) {
+			require.True(t, valid, "%q", b)
+		} else if valid && utf8.Valid(b) && bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) < 0 {
+			require.Fail(t, "unsure of a valid ASCII text", "%q", b)
+		}
+	})
+}
+
+// requireSameExtract holds specExtract equal to oracle.Extract: the same
+// value, and failing together.
+func requireSameExtract(t *testing.T, body, rule string) {
+	t.Helper()
+	v, err := oracle.Extract([]byte(body), rule)
+	sv, serr := specExtract([]byte(body), rule)
+	require.Equal(t, err == nil, serr == nil, "body %q rule %q: %v / %v", body, rule, err, serr)
+	require.Equal(t, v, sv, "body %q rule %q", body, rule)
+}
+
+// specDrawJSON draws a JSON text, objects more likely near the top.
+func specDrawJSON(t *rapid.T, depth int) string {
+	ws := func() string { return rapid.SampledFrom([]string{"", "", " ", "\n\t "}).Draw(t, "ws") }
+	kind := rapid.IntRange(0, 6).Draw(t, "kind")
+	if depth == 0 && kind > 1 {
+		kind = 0
+	}
+	if depth >= 3 && kind <= 1 {
+		kind = 2
+	}
+	switch kind {
+	case 0:
+		n := rapid.IntRange(0, 4).Draw(t, "members")
+		var b strings.Builder
+		b.WriteString("{" + ws())
+		for i := range n {
+			if i > 0 {
+				b.WriteString("," + ws())
+			}
+			key := rapid.SampledFrom([]string{`"a"`, `"b"`, `"data"`, `"price"`, `"é"`, `"\u0061"`, `"A"`, `"a\"b"`}).Draw(t, "key")
+			b.WriteString(key + ws() + ":" + ws() + specDrawJSON(t, depth+1) + ws())
+		}
+		b.WriteString("}")
+		return b.String()
+	case 1:
+		n := rapid.IntRange(0, 3).Draw(t, "elements")
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = ws() + specDrawJSON(t, depth+1) + ws()
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case 2:
+		return rapid.SampledFrom([]string{`""`, `"x"`, `"101.5"`, `"é"`, `"<&>"`, `"a\"b"`, `"\u00e9"`, `"\\"`, `"tab\t"`, `"{]"`, "\"\xff\""}).Draw(t, "string")
+	case 3:
+		return rapid.SampledFrom([]string{"0", "-0", "1.50", "1e2", "1E-7", "-12.5e+3", "123456789012345678901234567890",
+			"1e400", "-1e-400", "0.1", "3.14159", "9007199254740993", "5e-324"}).Draw(t, "number")
+	case 4:
+		return strconv.FormatFloat(rapid.Float64().Draw(t, "float"), 'g', -1, 64)
+	case 5:
+		return rapid.SampledFrom([]string{"true", "false"}).Draw(t, "bool")
+	}
+	return "null"
 }
