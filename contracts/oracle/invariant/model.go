@@ -752,7 +752,7 @@ func (s *State) answerFact(e *history.Event, c *Call) *AnswerFact {
 	case c.Method == methodQuery && res.Code != 0:
 		// Code 18 on a doc, submissions or aggregate query is the chain's
 		// "none" (the daemon reads it so too); anything else failed.
-		if c.Query != nil && res.Code == oracle.CodeInvalidRequest &&
+		if c.Query != nil && res.Code == specCodeNotFound &&
 			(c.Query.Path == pathDoc || c.Query.Path == pathSubmitData || c.Query.Path == pathData) {
 			a.NotFound = true
 		} else {
@@ -997,18 +997,18 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 	fr := e.WS.Frame
 	f := &s.facts.frame
 	*f = FrameFact{Life: s.lifeOf(e)}
-	sub, err := oracle.Route(e.WS.Query, fr.Events)
-	if err != nil {
+	sub, ok := specRoute(e.WS.Query, fr.Events)
+	if !ok {
 		return f
 	}
 	f.Routed, f.Sub = true, sub
 	switch sub {
 	case oracle.SubRegister:
-		f.IDs, _ = oracle.RegisterIDs(fr.Events)
+		f.IDs = specRequestIDs(fr.Events, specKeyRegisterID)
 	case oracle.SubUpdate:
-		f.IDs, _ = oracle.UpdateIDs(fr.Events)
+		f.IDs = specRequestIDs(fr.Events, specKeyUpdateID)
 	case oracle.SubComplete:
-		f.Entries, _ = oracle.CompleteEntries(fr.Events)
+		f.Entries = specCompleteEntries(fr.Events)
 		f.Before = make([]*oracle.Job, len(f.Entries))
 		f.After = make([]oracle.Outcome, len(f.Entries))
 		var cur map[uint64]*oracle.Job // jobs moved by earlier entries of the frame

@@ -490,3 +490,56 @@ func specDrawJSON(t *rapid.T, depth int) string {
 	}
 	return "null"
 }
+
+// The watcher's wire facts and rules (spec_events.go), §2.7's defaults and
+// the gas price's form: the same as package oracle's.
+func TestSpecWatcherIsTheReferences(t *testing.T) {
+	require.Equal(t, []string{oracle.QueryRegister, oracle.QueryUpdate, oracle.QueryComplete},
+		[]string{specQueryRegister, specQueryUpdate, specQueryComplete})
+	require.Len(t, oracle.Subscriptions, specSubscriptions)
+	require.Equal(t, []string{oracle.KeyRegisterID, oracle.KeyUpdateID, oracle.KeyCompleteID, oracle.KeyCompleteNonce, oracle.KeyCompleteBlockTime, oracle.KeyTxHash},
+		[]string{specKeyRegisterID, specKeyUpdateID, specKeyCompleteID, specKeyCompleteNonce, specKeyCompleteBlockTime, specKeyTxHash})
+	require.Equal(t, oracle.TypeURLSubmit, specTypeURLSubmit)
+	require.Equal(t, oracle.Denom, specDenom)
+	require.Equal(t, oracle.CodeInvalidRequest, specCodeNotFound)
+	d := oracle.DefaultConfig("")
+	require.Equal(t, []any{d.Worker.PoolSize, time.Duration(d.Worker.TimeoutSec) * time.Second, d.Gas.Limit, d.Gas.Adjustment, d.Gas.Prices,
+		time.Duration(d.Retry.MaxDelaySec) * time.Second, d.Retry.MaxAttempts},
+		[]any{specDefaultPoolSize, specDefaultWorkerTimeout, uint64(specDefaultGasLimit), specDefaultGasAdjustment, specDefaultGasPrices,
+			specDefaultMaxDelay, specDefaultMaxAttempts})
+	for f := -1; f <= 6; f++ {
+		for _, maxAttempts := range []int{1, 4} {
+			require.Equal(t, oracle.ResubscribeExhausted(f, maxAttempts), specResubscribeExhausted(f, maxAttempts))
+		}
+	}
+	queries := []string{oracle.QueryRegister, oracle.QueryUpdate, oracle.QueryComplete, "", "tm.event='Tx'", oracle.QueryComplete + " "}
+	values := []string{"0", "7", "007", "18446744073709551615", "18446744073709551616", "-1", "+1", " 1", "1.0", "0x1", "", "9223372036854775808"}
+	rapid.Check(t, func(rt *rapid.T) {
+		events := map[string][]string{}
+		if rapid.IntRange(0, 9).Draw(rt, "no events") == 0 {
+			events = nil
+		}
+		for _, k := range []string{oracle.KeyRegisterID, oracle.KeyUpdateID, oracle.KeyCompleteID, oracle.KeyCompleteNonce, oracle.KeyCompleteBlockTime} {
+			if rapid.Bool().Draw(rt, "has "+k) && events != nil {
+				events[k] = rapid.SliceOfN(rapid.SampledFrom(values), 0, 4).Draw(rt, k)
+			}
+		}
+		q := rapid.SampledFrom(queries).Draw(rt, "query")
+		sub, err := oracle.Route(q, events)
+		ssub, ok := specRoute(q, events)
+		require.Equal(t, err == nil, ok, "query %q", q)
+		if ok {
+			require.Equal(t, sub, ssub)
+		}
+		ids, _ := oracle.RegisterIDs(events)
+		require.Equal(t, ids, specRequestIDs(events, specKeyRegisterID))
+		ids, _ = oracle.UpdateIDs(events)
+		require.Equal(t, ids, specRequestIDs(events, specKeyUpdateID))
+		entries, _ := oracle.CompleteEntries(events)
+		require.Equal(t, entries, specCompleteEntries(events))
+
+		price := rapid.StringMatching(`[0-9.+\-e ]{0,6}`).Draw(rt, "price")
+		_, perr := oracle.ParseGasPrice(price)
+		require.Equal(t, perr == nil, validPrice(price), "gas price %q", price)
+	})
+}
