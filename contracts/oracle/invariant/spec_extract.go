@@ -359,9 +359,9 @@ func specExtractDecoded(body []byte, rule string) (string, error) {
 // UseNumber: a string is itself; a number is specFormatDouble of its
 // literal's double; true and false are themselves; an object or an array is its
 // compact JSON with the object keys sorted (numbers inside keep their
-// literal text, and no character is escaped that JSON does not require:
-// docs/choices.md 237); null fails, and so does an empty result (the chain
-// refuses empty raw_data).
+// literal text, and <, > and & are not escaped: docs/choices.md 237);
+// null fails, and so does an empty result (the chain refuses empty
+// raw_data).
 func specRender(v any) (string, error) {
 	var out string
 	switch v := v.(type) {
