@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -123,38 +122,39 @@ func (p Params) Validate() error {
 	return nil
 }
 
-// validPrice reports whether gas.prices parses (D29).
+// validPrice reports whether gas.prices is a plain decimal number, its
+// denom implied (§2.7, D29).
 func validPrice(s string) bool {
-	_, err := oracle.ParseGasPrice(s)
-	return err == nil
+	_, _, ok := specPlainDecimal(s)
+	return ok
 }
 
-// withDefaults fills the zero values with the daemon's defaults.
+// withDefaults fills the zero values with the daemon's defaults (§2.7's
+// table, the judge's own copy in spec.go).
 func (p Params) withDefaults() Params {
-	d := oracle.DefaultConfig("")
 	if p.PoolSize == 0 {
-		p.PoolSize = d.Worker.PoolSize
+		p.PoolSize = specDefaultPoolSize
 	}
 	if p.BlockInterval == 0 {
 		p.BlockInterval = time.Second
 	}
 	if p.WorkerTimeout == 0 {
-		p.WorkerTimeout = time.Duration(d.Worker.TimeoutSec) * time.Second
+		p.WorkerTimeout = specDefaultWorkerTimeout
 	}
 	if p.GasLimit == 0 {
-		p.GasLimit = d.Gas.Limit
+		p.GasLimit = specDefaultGasLimit
 	}
 	if p.GasAdjustment == 0 {
-		p.GasAdjustment = d.Gas.Adjustment
+		p.GasAdjustment = specDefaultGasAdjustment
 	}
 	if p.GasPrices == "" {
-		p.GasPrices = d.Gas.Prices
+		p.GasPrices = specDefaultGasPrices
 	}
 	if p.MaxDelay == 0 {
-		p.MaxDelay = time.Duration(d.Retry.MaxDelaySec) * time.Second
+		p.MaxDelay = specDefaultMaxDelay
 	}
 	if p.MaxAttempts == 0 {
-		p.MaxAttempts = d.Retry.MaxAttempts
+		p.MaxAttempts = specDefaultMaxAttempts
 	}
 	return p
 }

@@ -8,8 +8,9 @@
 //
 // Check (or a Stream fed one record at a time) replays the history once on
 // the shared judge (contracts/judge). The replay keeps, per SUT lifetime,
-// a model of each job — an oracle.Job moved only by oracle.Transition,
-// with the triggers read from what was delivered to the SUT: Complete
+// a model of each job — an oracle.Job moved only by the judge's own
+// reading of ORACLE-SPEC 3.3.3's transition table (spec_job.go), with the
+// triggers read from what was delivered to the SUT: Complete
 // frames, query answers, data-source outcomes and broadcast answers — from
 // which E(r), the earliest allowed next execution start of §5.1, follows.
 // It also keeps the executions (GETs grouped into runs of 1–4 attempts),

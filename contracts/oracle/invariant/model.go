@@ -10,7 +10,7 @@ import (
 )
 
 // Model is the checkers' model of one of the SUT's jobs in one lifetime
-// (ORACLE-SPEC 5.1, E(r)): an oracle.Job moved only by oracle.Transition,
+// (ORACLE-SPEC 5.1, E(r)): an oracle.Job moved only by specTransition,
 // with the triggers read from what was delivered to the SUT — Complete
 // frames, query answers, data-source outcomes, broadcast answers — plus the
 // executions and results the records show.
@@ -57,9 +57,9 @@ type Model struct {
 
 	// rooms hold the model job in turns (transition), roomRec the record
 	// each was last written for; scratch is for what-if transitions.
-	rooms   [2]oracle.Room
+	rooms   [2]specRoom
 	roomRec [2]uint64
-	scratch oracle.Room
+	scratch specRoom
 }
 
 // completeJob is the job a Complete(n) meets: the model's, or, when a doc
@@ -228,17 +228,17 @@ func (m *Model) transition(t oracle.Trigger, now time.Time) oracle.Outcome {
 	if j := m.Job; j != nil && m.Life != nil && m.Life.rec != nil {
 		rec := *m.Life.rec
 		for i := range m.rooms {
-			if m.rooms[i].Holds(j) || m.roomRec[i] == rec {
+			if m.rooms[i].holds(j) || m.roomRec[i] == rec {
 				continue
 			}
 			m.roomRec[i] = rec
-			return oracle.TransitionIn(&m.rooms[i], j, t, now)
+			return specTransition(&m.rooms[i], j, t, now)
 		}
 	}
-	return oracle.Transition(m.Job, t, now)
+	return specTransition(nil, m.Job, t, now)
 }
 
-// factTransition is oracle.Transition of j (the model's job, or a copy
+// factTransition is specTransition of j (the model's job, or a copy
 // of it) for a fact of the record being judged, written into a room that
 // holds neither j nor the model's job and that no transition of this
 // record wrote; both rooms are then spent for the record, so the fact's
@@ -249,14 +249,14 @@ func (m *Model) factTransition(j *oracle.Job, t oracle.Trigger, now time.Time) o
 	if m.Life != nil && m.Life.rec != nil {
 		rec := *m.Life.rec
 		for i := range m.rooms {
-			if m.rooms[i].Holds(j) || (m.Job != nil && m.rooms[i].Holds(m.Job)) || m.roomRec[i] == rec {
+			if m.rooms[i].holds(j) || (m.Job != nil && m.rooms[i].holds(m.Job)) || m.roomRec[i] == rec {
 				continue
 			}
 			m.roomRec[0], m.roomRec[1] = rec, rec
-			return oracle.TransitionIn(&m.rooms[i], j, t, now)
+			return specTransition(&m.rooms[i], j, t, now)
 		}
 	}
-	return oracle.Transition(j, t, now)
+	return specTransition(nil, j, t, now)
 }
 
 // take makes o, the outcome of a transition of the model job, the model's.
@@ -348,7 +348,7 @@ func (m *Model) NextStart(self string) (e time.Time, seq int64, why, failure str
 	}
 	e, seq, why, failure = j.NextRunTime, m.ESeq, m.EWhy, m.EFailure
 	if r := m.Result; j.Exec.Status == oracle.ExecCompleted && r != nil && !r.Acked && !r.OnChain && !r.NonAckAt.IsZero() {
-		o := oracle.TransitionIn(&m.scratch, j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
+		o := specTransition(&m.scratch, j, oracle.SubmissionGaveUp{Result: r.Res, Self: self}, r.FirstNonAckAt)
 		if o.Job != nil && slices.Contains(o.Rows, oracle.RowGaveUp) && o.Job.NextRunTime.Before(e) {
 			e, seq, why, failure = o.Job.NextRunTime, r.FirstNonAckSeq, "submission not acknowledged", "gave up"
 		}
@@ -520,10 +520,10 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 		return f
 	}
 	f.Rule = s.parseRule(g)
-	// The body is read through one scratch copy (Extract keeps none of
+	// The body is read through one scratch copy (specExtract keeps none of
 	// it): a copy per GET was 1 % of the oracle world's allocations.
 	s.body = append(s.body[:0], src.Body...)
-	f.Value, f.Err = oracle.Extract(s.body, f.Rule)
+	f.Value, f.Err = specExtract(s.body, f.Rule)
 	if f.Err == nil {
 		s.req(src.RequestID).Fetched = f.Value
 	}
@@ -752,7 +752,7 @@ func (s *State) answerFact(e *history.Event, c *Call) *AnswerFact {
 	case c.Method == methodQuery && res.Code != 0:
 		// Code 18 on a doc, submissions or aggregate query is the chain's
 		// "none" (the daemon reads it so too); anything else failed.
-		if c.Query != nil && res.Code == oracle.CodeInvalidRequest &&
+		if c.Query != nil && res.Code == specCodeNotFound &&
 			(c.Query.Path == pathDoc || c.Query.Path == pathSubmitData || c.Query.Path == pathData) {
 			a.NotFound = true
 		} else {
@@ -763,11 +763,11 @@ func (s *State) answerFact(e *history.Event, c *Call) *AnswerFact {
 	case methodBroadcast:
 		switch {
 		case a.Lost:
-			a.Class = oracle.ClassifyBroadcast(oracle.ReplyTransport())
+			a.Class = specClassifyBroadcast(oracle.BroadcastReply{Transport: true})
 		case res.ErrCode != 0:
-			a.Class = oracle.ClassifyBroadcast(oracle.ReplyRPCError(res.ErrMessage, res.ErrData))
+			a.Class = specClassifyBroadcast(specRPCReply(res.ErrMessage, res.ErrData))
 		default:
-			a.Class = oracle.ClassifyBroadcast(oracle.ReplyCode(res.Code))
+			a.Class = specClassifyBroadcast(oracle.BroadcastReply{Code: res.Code})
 		}
 	case methodQuery:
 		if a.Failed || a.NotFound || c.Query == nil {
@@ -812,9 +812,9 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 	if g := m.Group; g != nil && g.N == n && g.LastSeq == c.Seq {
 		g.Answered, g.LastAt, g.AnswerSeq = true, a.NonAckAt, e.Seq
 		switch {
-		case a.Class.Action() == oracle.ActionGiveUp:
+		case specBroadcastAction(a.Class) == oracle.ActionGiveUp:
 			g.Terminal, g.TerminalSeq, g.TerminalMsg = true, e.Seq, a.Class.String()
-		case a.Class.AdjustsGas():
+		case specAdjustsGas(a.Class):
 			g.NeedGas, g.NeedGasSeq = specAdjustGas(g.LastGas, s.P.GasAdjustment), e.Seq
 		default:
 			g.NeedGas = 0
@@ -945,7 +945,7 @@ func (s *State) docAnswer(m *Model, d *history.Doc, e *history.Event, why string
 		// A daemon that kept heldNonce through a doc answer (D10) meets R's
 		// list as a Complete it has not seen (3.3.4 step 2): the job is
 		// re-armed there, as for a Complete frame (completeJob).
-		m.take(oracle.Transition(held, oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At), e.At, e.Seq, why)
+		m.take(specTransition(nil, held, oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At), e.At, e.Seq, why)
 	} else {
 		m.apply(oracle.Reconcile{Doc: doc, Self: s.P.Self}, e.At, e.Seq, why)
 	}
@@ -997,18 +997,18 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 	fr := e.WS.Frame
 	f := &s.facts.frame
 	*f = FrameFact{Life: s.lifeOf(e)}
-	sub, err := oracle.Route(e.WS.Query, fr.Events)
-	if err != nil {
+	sub, ok := specRoute(e.WS.Query, fr.Events)
+	if !ok {
 		return f
 	}
 	f.Routed, f.Sub = true, sub
 	switch sub {
 	case oracle.SubRegister:
-		f.IDs, _ = oracle.RegisterIDs(fr.Events)
+		f.IDs = specRequestIDs(fr.Events, specKeyRegisterID)
 	case oracle.SubUpdate:
-		f.IDs, _ = oracle.UpdateIDs(fr.Events)
+		f.IDs = specRequestIDs(fr.Events, specKeyUpdateID)
 	case oracle.SubComplete:
-		f.Entries, _ = oracle.CompleteEntries(fr.Events)
+		f.Entries = specCompleteEntries(fr.Events)
 		f.Before = make([]*oracle.Job, len(f.Entries))
 		f.After = make([]oracle.Outcome, len(f.Entries))
 		var cur map[uint64]*oracle.Job // jobs moved by earlier entries of the frame

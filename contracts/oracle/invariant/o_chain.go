@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -26,7 +25,7 @@ func (c *singleCommit) Observe(s *State, e *history.Event, r *judge.Report) {
 	switch {
 	case e.Deliver != nil && e.Deliver.Code == 0:
 		for _, m := range e.Deliver.Msgs {
-			if m.Type != oracle.TypeURLSubmit || m.Provider != s.P.Self {
+			if m.Type != specTypeURLSubmit || m.Provider != s.P.Self {
 				continue
 			}
 			if prev := s.req(m.RequestID).Commits[m.Nonce]; len(prev) > 0 {
@@ -158,7 +157,7 @@ func (c *restart) crossCommit(s *State, e *history.Event, r *judge.Report) {
 		life = t.Life
 	}
 	for _, m := range e.Deliver.Msgs {
-		if m.Type != oracle.TypeURLSubmit || m.Provider != s.P.Self {
+		if m.Type != specTypeURLSubmit || m.Provider != s.P.Self {
 			continue
 		}
 		for _, prev := range s.req(m.RequestID).Commits[m.Nonce] {

@@ -77,7 +77,7 @@ func (c *docEventsQueried) Observe(s *State, e *history.Event, r *judge.Report) 
 			return // a frame of a connection the daemon let go
 		}
 		hash := ""
-		if hs := e.WS.Frame.Events[oracle.KeyTxHash]; len(hs) > 0 {
+		if hs := e.WS.Frame.Events[specKeyTxHash]; len(hs) > 0 {
 			hash = hs[0]
 		}
 		if hash != "" && c.seen[hash] {

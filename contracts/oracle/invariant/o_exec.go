@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -236,7 +235,7 @@ func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f 
 // while the task group is full.
 func (c *concurrency) moreReady(s *State, l *Life, except uint64, t time.Time) bool {
 	for _, m := range l.sortedModels() {
-		if m.R != except && m.Job != nil && oracle.Ready(m.Job, t) {
+		if m.R != except && m.Job != nil && specReady(m.Job, t) {
 			return true
 		}
 	}
@@ -333,12 +332,12 @@ func (c *fidelity) endpoint(s *State, e *history.Event, r *judge.Report, f *GetF
 	exercised := false
 	for _, d := range docs {
 		rd := d.RD
-		_, k, ok := oracle.SelectEndpoint(rd, s.P.Self)
+		_, k, ok := specSelectEndpoint(rd, s.P.Self)
 		if !ok {
 			continue
 		}
 		allowed = append(allowed, d.Paths[k])
-		if oracle.AssignedIndex(rd.AccountList, s.P.Self) >= 1 && len(rd.Endpoints) >= 2 {
+		if specAssignedIndex(rd.AccountList, s.P.Self) >= 1 && len(rd.Endpoints) >= 2 {
 			exercised = true
 		}
 	}

@@ -81,7 +81,7 @@ func (c *gaveUpRearmed) answer(s *State, e *history.Event, a *AnswerFact) {
 	if g == nil || g.N != n || g.LastSeq != call.Seq {
 		return
 	}
-	if a.Class.Action() != oracle.ActionGiveUp && g.Count < specSubmitAttempts {
+	if specBroadcastAction(a.Class) != oracle.ActionGiveUp && g.Count < specSubmitAttempts {
 		return
 	}
 	if seen, _ := s.req(rq).seen.by(e.At); seen >= n {

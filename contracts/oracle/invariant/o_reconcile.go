@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -65,7 +64,7 @@ func (c *resubscribeReconciles) Observe(s *State, e *history.Event, r *judge.Rep
 		if cn == nil {
 			return
 		}
-		if _, dup := cn.Subs[e.WS.Query]; dup || len(cn.Subs)+1 < len(oracle.Subscriptions) {
+		if _, dup := cn.Subs[e.WS.Query]; dup || len(cn.Subs)+1 < specSubscriptions {
 			return
 		}
 		if !c.started {

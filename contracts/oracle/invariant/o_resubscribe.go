@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -95,7 +94,7 @@ func (c *resubscribe) ws(s *State, l *Life, e *history.Event, r *judge.Report) {
 		c.fail(e, l.wsFailures+1, "a refused subscribe")
 	case w.Action == history.WSSubscribe:
 		if cn := l.conns[w.Conn]; cn != nil {
-			if _, dup := cn.Subs[w.Query]; !dup && len(cn.Subs)+1 >= len(oracle.Subscriptions) {
+			if _, dup := cn.Subs[w.Query]; !dup && len(cn.Subs)+1 >= specSubscriptions {
 				c.started = true
 			}
 		}

@@ -227,7 +227,7 @@ var (
 	methods = map[string]bool{methodStatus: true, methodQuery: true, methodBroadcast: true, methodSubscribe: true,
 		methodUnsubscribe: true, methodUnsubscribeAll: true}
 	paths   = map[string]bool{pathAccount: true, pathDocs: true, pathDoc: true, pathSubmitData: true, pathData: true}
-	queries = map[string]bool{oracle.QueryRegister: true, oracle.QueryUpdate: true, oracle.QueryComplete: true}
+	queries = map[string]bool{specQueryRegister: true, specQueryUpdate: true, specQueryComplete: true}
 )
 
 func (c *wire) Observe(s *State, e *history.Event, r *judge.Report) {
@@ -280,7 +280,7 @@ func (c *wire) subscriptions(s *State, r *judge.Report, cn *conn, end time.Time)
 		return
 	}
 	var missing []string
-	for _, q := range []string{oracle.QueryRegister, oracle.QueryUpdate, oracle.QueryComplete} {
+	for _, q := range []string{specQueryRegister, specQueryUpdate, specQueryComplete} {
 		if _, ok := cn.Subs[q]; !ok {
 			missing = append(missing, fmt.Sprintf("%q", q))
 		}
@@ -341,18 +341,18 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 		return "broadcast_tx_sync without a tx"
 	case t.DecodeErr != "":
 		return "tx does not decode: " + t.DecodeErr
-	case len(t.Msgs) != 1 || t.Msgs[0].Type != oracle.TypeURLSubmit:
+	case len(t.Msgs) != 1 || t.Msgs[0].Type != specTypeURLSubmit:
 		return fmt.Sprintf("tx with %d messages; exactly one MsgSubmitOracleData expected", len(t.Msgs))
 	case t.Msgs[0].Signature == "":
 		return "MsgSubmitOracleData with an empty signature"
-	case len(t.Fee) != 1 || t.Fee[0].Denom != oracle.Denom:
-		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, oracle.Denom)
+	case len(t.Fee) != 1 || t.Fee[0].Denom != specDenom:
+		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, specDenom)
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
 		return fmt.Sprintf("gas_limit %d on a result's first broadcast; gas.limit is %d", t.GasLimit, s.P.GasLimit)
 	case !feeMatches(s.P.GasPrices, t):
 		fee, _ := specFeeAmount(s.P.GasPrices, t.GasLimit)
-		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, oracle.Denom,
-			t.GasLimit, fee, oracle.Denom)
+		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, specDenom,
+			t.GasLimit, fee, specDenom)
 	case t.Sig == history.SigInvalid:
 		return "the signature does not verify for the chain id and account number"
 	}

@@ -167,7 +167,7 @@ func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 		switch {
 		case a.Lost:
 			c.owe(d, a, "a broadcast without an answer", false)
-		case a.Acked() || a.Class.Action() == oracle.ActionGiveUp:
+		case a.Acked() || specBroadcastAction(a.Class) == oracle.ActionGiveUp:
 			c.settle(d) // done, or a give-up the spec asks for (O20 follows it)
 		default:
 			c.owe(d, a, "a "+a.Class.String()+" answer", a.Class == oracle.ClassTransient)

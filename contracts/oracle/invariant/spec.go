@@ -15,9 +15,8 @@ import (
 // adjustment), written from the table rather than taken from package
 // oracle, where the reference daemon's own values live: a number bent
 // there must not bend the checker meant to catch it. spec_test.go holds
-// package oracle to the same values. (The job-transition table, the
-// broadcast classes, the endpoint choice and the JSON extraction are still
-// package oracle's; see docs/oracle.md, "What the judge shares".)
+// package oracle to the same values. The job rules are in spec_job.go,
+// the extraction in spec_extract.go and the watcher's in spec_events.go.
 const (
 	// HTTP attempts per execution: 1 + 3 retries, waits 1, 2, 4 s (D1).
 	specFetchAttempts = 4
@@ -38,6 +37,19 @@ const (
 	// Doc query tries per event (D9) and the reference's RPC timeout.
 	specDocQueryTries  = 3
 	specRPCCallTimeout = 10 * time.Second
+)
+
+// The defaults of §2.7's table that the checkers' parameters fall back
+// on: worker.pool_size, worker.timeout_sec, gas.limit, gas.adjustment,
+// gas.prices, retry.max_delay_sec and retry.max_attempts.
+const (
+	specDefaultPoolSize      = 4
+	specDefaultWorkerTimeout = 30 * time.Second
+	specDefaultGasLimit      = 70000
+	specDefaultGasAdjustment = 1.5
+	specDefaultGasPrices     = "630000000000"
+	specDefaultMaxDelay      = 10 * time.Second
+	specDefaultMaxAttempts   = 4
 )
 
 // specShutdownBound is T_sd: worker.timeout_sec + 10 s.

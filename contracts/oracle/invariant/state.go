@@ -264,7 +264,7 @@ type Doc struct {
 func (s *State) doc(d *history.Doc) *Doc {
 	c := *d
 	rd := c.RequestDoc()
-	x := &Doc{Doc: &c, RD: rd, Assigned: oracle.Assigned(rd, s.P.Self)}
+	x := &Doc{Doc: &c, RD: rd, Assigned: specAssigned(rd, s.P.Self)}
 	x.Runs = x.Assigned && rd.Status == oracle.StatusEnabled
 	for _, ep := range c.Endpoints {
 		x.Paths = append(x.Paths, urlPath(ep.URL))
@@ -463,7 +463,7 @@ func submitMsg(t *history.Tx) *history.Msg {
 		return nil
 	}
 	for i := range t.Msgs {
-		if t.Msgs[i].Type == oracle.TypeURLSubmit {
+		if t.Msgs[i].Type == specTypeURLSubmit {
 			return &t.Msgs[i]
 		}
 	}
@@ -516,7 +516,7 @@ func (s *State) applyWS(e *history.Event) {
 		if _, ok := c.Subs[w.Query]; !ok {
 			c.Subs[w.Query] = e.Seq
 		}
-		if len(c.Subs) >= len(oracle.Subscriptions) {
+		if len(c.Subs) >= specSubscriptions {
 			l.wsFailures = 0 // re-subscribed: the count starts again
 		}
 	case history.WSClose:
@@ -534,7 +534,7 @@ func (s *State) applyWS(e *history.Event) {
 // retry.max_attempts-th in a row is the fatal condition (ORACLE-SPEC 3.7).
 func (s *State) wsFailed(e *history.Event, l *Life) {
 	l.wsFailures++
-	if l.FatalAt.IsZero() && oracle.ResubscribeExhausted(l.wsFailures, s.P.MaxAttempts) {
+	if l.FatalAt.IsZero() && specResubscribeExhausted(l.wsFailures, s.P.MaxAttempts) {
 		l.FatalAt, l.FatalSeq = e.At, e.Seq
 	}
 }
@@ -552,7 +552,7 @@ func (s *State) applyCheckTx(e *history.Event) {
 		t.Admitted = true
 		return
 	}
-	if !strings.Contains(c.RPCError, oracle.RPCErrTxInCache) {
+	if !strings.Contains(c.RPCError, specRPCTxInCache) {
 		s.dropTx(c.Tx.Hash) // not admitted (a cache hit leaves the first copy where it is)
 	}
 }
@@ -580,7 +580,7 @@ func (s *State) applyDeliver(e *history.Event) {
 			s.setDoc(&d.Docs[i], e.At)
 		}
 		for _, m := range d.Msgs {
-			if m.Type == oracle.TypeURLSubmit && m.Provider == s.P.Self {
+			if m.Type == specTypeURLSubmit && m.Provider == s.P.Self {
 				q := s.req(m.RequestID)
 				if q.Commits == nil {
 					q.Commits = map[uint64][]Commit{}
