@@ -1,13 +1,9 @@
 package oracle
 
 import (
-	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 )
 
 // quickCases are bodies and rules where quickScalar must agree with the
@@ -96,65 +92,4 @@ func TestQuickScalarAnswersPlainBodies(t *testing.T) {
 		require.True(t, ok, tc.body)
 		require.Equal(t, tc.want, got)
 	}
-}
-
-// quickValid never says yes to what json.Valid refuses, and says yes to
-// the valid ASCII documents it reads (nesting up to 64): random documents
-// from encoding/json, the same with a byte changed, dropped or inserted,
-// and strings of JSON's own characters.
-func TestQuickValidIsJSONValid(t *testing.T) {
-	leaf := rapid.OneOf(
-		rapid.Map(rapid.Float64(), func(f float64) any { return f }),
-		rapid.Map(rapid.Int64(), func(n int64) any { return n }),
-		rapid.Map(rapid.StringMatching(`[ -~]{0,8}`), func(s string) any { return s }),
-		rapid.Map(rapid.String(), func(s string) any { return s }),
-		rapid.Just[any](true), rapid.Just[any](false), rapid.Just[any](nil))
-	var value *rapid.Generator[any]
-	value = rapid.Deferred(func() *rapid.Generator[any] {
-		return rapid.OneOf(leaf,
-			rapid.Map(rapid.SliceOfN(value, 0, 3), func(xs []any) any { return xs }),
-			rapid.Map(rapid.MapOfN(rapid.StringMatching(`[a-z"\\]{0,3}`), value, 0, 3), func(m map[string]any) any { return m }))
-	})
-	token := rapid.SampledFrom([]string{"{", "}", "[", "]", ",", ":", `"`, `\`, "u", "0", "1", "-", "+", ".", "e", "E",
-		"true", "false", "null", "tru", " ", "\n", "\t", "\x00", "\x1f", "a", "\xc3\xa9", "\\u00e9", "\\x"})
-	rapid.Check(t, func(rt *rapid.T) {
-		var b []byte
-		if rapid.Bool().Draw(rt, "tokens") {
-			for _, s := range rapid.SliceOfN(token, 0, 24).Draw(rt, "toks") {
-				b = append(b, s...)
-			}
-		} else {
-			var err error
-			b, err = json.Marshal(value.Draw(rt, "doc"))
-			require.NoError(rt, err)
-			if rapid.Bool().Draw(rt, "indent") {
-				var out bytes.Buffer
-				require.NoError(rt, json.Indent(&out, b, " ", "\t"))
-				b = out.Bytes()
-			}
-			ascii := !bytes.ContainsFunc(b, func(r rune) bool { return r >= 0x80 })
-			if ascii {
-				require.True(rt, quickValid(b), "a valid ASCII document: %q", b)
-			}
-			if len(b) > 0 && rapid.Bool().Draw(rt, "mangle") {
-				i := rapid.IntRange(0, len(b)-1).Draw(rt, "at")
-				switch rapid.IntRange(0, 2).Draw(rt, "how") {
-				case 0:
-					b[i] = rapid.SampledFrom([]byte(`{}[],:"\ 0-.eE+tfnu`)).Draw(rt, "byte")
-				case 1:
-					b = append(b[:i], b[i+1:]...)
-				default:
-					b = append(b[:i], append([]byte{rapid.Byte().Draw(rt, "ins")}, b[i:]...)...)
-				}
-			}
-		}
-		want := json.Valid(b)
-		if quickValid(b) {
-			require.True(rt, want, "quickValid took what json.Valid refuses: %q", b)
-		}
-		require.Equal(rt, want, validJSON(b))
-	})
-	deep := strings.Repeat("[", 65) + "1" + strings.Repeat("]", 65)
-	require.False(t, quickValid([]byte(deep)), "deeper than 64: json.Valid decides")
-	require.True(t, validJSON([]byte(deep)))
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wsconverge/converge/contracts/oracle/internal/jsonscan"
 )
 
 // errSpecParse marks every parse or extraction failure of the judge's own
@@ -25,10 +27,11 @@ var errSpecParse = errors.New("parse failure")
 // member counts, as encoding/json reads it (docs/choices.md 237).
 //
 // The model extracts every 200 answer of a run, so the common case is
-// read in place: the body is checked by specQuickValid first (json.Valid
-// when it is unsure), and a string without escapes, a boolean or a number
-// found under keys without escapes is rendered without decoding the body;
-// anything else is decoded.
+// read in place: finding the value in the bytes is JSON syntax, shared
+// with the reference daemon through package jsonscan (held to
+// encoding/json by its tests), and a string without escapes, a boolean or
+// a number found under keys without escapes is rendered here without
+// decoding the body; anything else is decoded.
 func specExtract(body []byte, rule string) (string, error) {
 	if rule == "" {
 		return "", fmt.Errorf("%w: the parse rule is empty", errSpecParse)
@@ -36,7 +39,7 @@ func specExtract(body []byte, rule string) (string, error) {
 	if strings.HasPrefix(rule, ".") || strings.HasSuffix(rule, ".") || strings.Contains(rule, "..") {
 		return "", fmt.Errorf("%w: the parse rule %q has an empty segment", errSpecParse, rule)
 	}
-	if !specQuickValid(body) && !json.Valid(body) {
+	if !jsonscan.Valid(body) {
 		return "", fmt.Errorf("%w: the body is not one JSON value", errSpecParse)
 	}
 	if s, ok := specScalarInPlace(body, rule); ok {
@@ -50,14 +53,14 @@ func specExtract(body []byte, rule string) (string, error) {
 // boolean or a number, every key on the way being free of escapes. Any
 // other case, failures included, is false: specExtractDecoded decides.
 func specScalarInPlace(b []byte, rule string) (string, bool) {
-	i := specSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	for more := true; more; {
 		var seg string
 		seg, rule, more = strings.Cut(rule, ".")
 		if b[i] != '{' {
 			return "", false
 		}
-		at, ok := specMember(b, i, seg)
+		at, ok := jsonscan.LastMember(b, i, seg)
 		if !ok {
 			return "", false
 		}
@@ -65,9 +68,8 @@ func specScalarInPlace(b []byte, rule string) (string, bool) {
 	}
 	switch c := b[i]; {
 	case c == '"':
-		end := bytes.IndexByte(b[i+1:], '"') + i + 1
-		raw := b[i+1 : end]
-		if len(raw) == 0 || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		raw, ok := jsonscan.PlainString(b, i)
+		if !ok || len(raw) == 0 || !utf8.Valid(raw) {
 			return "", false
 		}
 		return string(raw), true
@@ -76,11 +78,7 @@ func specScalarInPlace(b []byte, rule string) (string, bool) {
 	case c == 'f':
 		return "false", true
 	case c == '-' || ('0' <= c && c <= '9'):
-		end := i
-		for end < len(b) && ('0' <= b[end] && b[end] <= '9' || b[end] == '.' || b[end] == '-' || b[end] == '+' || b[end] == 'e' || b[end] == 'E') {
-			end++
-		}
-		f, err := strconv.ParseFloat(string(b[i:end]), 64)
+		f, err := strconv.ParseFloat(string(b[i:jsonscan.LiteralEnd(b, i)]), 64)
 		if err != nil {
 			return "", false
 		}
@@ -88,248 +86,6 @@ func specScalarInPlace(b []byte, rule string) (string, bool) {
 	}
 	return "", false
 }
-
-// specMember is where the value of the last member named key of the
-// object at b[i] starts (b valid JSON); false when there is none or a key
-// holds an escape.
-func specMember(b []byte, i int, key string) (int, bool) {
-	found, at := false, 0
-	i = specSpace(b, i+1)
-	for b[i] != '}' {
-		end := bytes.IndexByte(b[i+1:], '"') + i + 1
-		k := b[i+1 : end]
-		if bytes.IndexByte(k, '\\') >= 0 || !utf8.Valid(k) {
-			return 0, false
-		}
-		v := specSpace(b, specSpace(b, end+1)+1) // past the colon
-		if string(k) == key {
-			found, at = true, v
-		}
-		i = specSpace(b, specSkip(b, v))
-		if b[i] == ',' {
-			i = specSpace(b, i+1)
-		}
-	}
-	return at, found
-}
-
-// specSkip is the index just past the JSON value at b[i] (b valid JSON).
-func specSkip(b []byte, i int) int {
-	depth := 0
-	for {
-		switch b[i] {
-		case '"':
-			i++
-			for b[i] != '"' {
-				if b[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			i++
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			depth--
-			i++
-		default:
-			i++
-		}
-		if depth == 0 && (i >= len(b) || specIsSpace(b[i]) || b[i] == ',' || b[i] == '}' || b[i] == ']') {
-			return i
-		}
-	}
-}
-
-// specSpace is the index of the first byte at or after i that is not
-// JSON white space.
-func specSpace(b []byte, i int) int {
-	for i < len(b) && specIsSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// specQuickValid reports that b is one JSON text by RFC 8259's grammar
-// (white space, then one value, then white space), for the bodies sources
-// serve, cheaper than json.Valid. It says false when unsure, which it is
-// of a byte outside ASCII in a string and of nesting deeper than 64:
-// json.Valid then decides. It never says true to a text json.Valid
-// refuses (spec_test.go holds it so).
-func specQuickValid(b []byte) bool {
-	var open [64]byte // the closers of the open containers
-	depth := 0
-	i := specSpace(b, 0)
-	for {
-		// A value starts at b[i].
-		if i >= len(b) {
-			return false
-		}
-		var ok bool
-		switch c := b[i]; c {
-		case '{', '[':
-			if depth == len(open) {
-				return false
-			}
-			open[depth] = c + 2 // '}' and ']' follow '{' and '[' by two
-			depth++
-			i = specSpace(b, i+1)
-			if i < len(b) && b[i] == open[depth-1] {
-				depth--
-				i, ok = i+1, true
-				break
-			}
-			if c == '{' {
-				if i, ok = specQuickKey(b, i); !ok {
-					return false
-				}
-			}
-			continue
-		case '"':
-			i, ok = specQuickString(b, i)
-		case 't':
-			i, ok = specQuickLiteral(b, i, "true")
-		case 'f':
-			i, ok = specQuickLiteral(b, i, "false")
-		case 'n':
-			i, ok = specQuickLiteral(b, i, "null")
-		default:
-			i, ok = specQuickNumber(b, i)
-		}
-		if !ok {
-			return false
-		}
-		// A value ended: close containers, or take a comma (and a key)
-		// before the next value.
-		for {
-			i = specSpace(b, i)
-			if depth == 0 {
-				return i == len(b)
-			}
-			if i >= len(b) {
-				return false
-			}
-			if b[i] == open[depth-1] {
-				depth--
-				i++
-				continue
-			}
-			if b[i] != ',' {
-				return false
-			}
-			i = specSpace(b, i+1)
-			if open[depth-1] == '}' {
-				if i, ok = specQuickKey(b, i); !ok {
-					return false
-				}
-			}
-			break
-		}
-	}
-}
-
-// specQuickKey reads a member's key, white space and colon at b[i] and
-// returns where the member's value may start.
-func specQuickKey(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	i, ok := specQuickString(b, i)
-	if !ok {
-		return 0, false
-	}
-	i = specSpace(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return 0, false
-	}
-	return specSpace(b, i+1), true
-}
-
-// specQuickString is the index past the ASCII string at b[i] (a quote):
-// no control character, and only JSON's escapes.
-func specQuickString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20 || c >= 0x80:
-			return 0, false
-		case c == '\\':
-			i++
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == 'u' {
-				if i+4 >= len(b) {
-					return 0, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return 0, false
-					}
-				}
-				i += 4
-			} else if strings.IndexByte(`"\/bfnrt`, b[i]) < 0 {
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
-// specQuickLiteral is the index past lit at b[i].
-func specQuickLiteral(b []byte, i int, lit string) (int, bool) {
-	if !bytes.HasPrefix(b[i:], []byte(lit)) {
-		return 0, false
-	}
-	return i + len(lit), true
-}
-
-// specQuickNumber is the index past the number at b[i]: an optional
-// minus, 0 or a digit 1–9 and more digits, optionally a dot and digits,
-// optionally e or E, a sign and digits.
-func specQuickNumber(b []byte, i int) (int, bool) {
-	digits := func(i int) int {
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		i = digits(i)
-	default:
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-// specIsSpace reports whether c is JSON white space.
-func specIsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // specExtractDecoded is specExtract by decoding the body, numbers kept as
 // their literal text.

@@ -1,8 +1,6 @@
 package invariant
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -407,34 +404,6 @@ func TestSpecExtractIsTheReferences(t *testing.T) {
 	} {
 		requireSameExtract(t, c[0], c[1])
 	}
-}
-
-// specQuickValid never says yes to what json.Valid refuses, and says yes
-// to the ASCII texts of little depth that json.Valid takes.
-func TestSpecQuickValidIsJSONValid(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		b := []byte(specDrawJSON(rt, rapid.IntRange(0, 1).Draw(rt, "depth")))
-		for range rapid.IntRange(0, 3).Draw(rt, "damages") {
-			if len(b) == 0 {
-				break
-			}
-			at := rapid.IntRange(0, len(b)-1).Draw(rt, "at")
-			switch rapid.IntRange(0, 2).Draw(rt, "damage") {
-			case 0:
-				b = append(b[:at], b[at+1:]...)
-			case 1:
-				b[at] = rapid.SampledFrom([]byte("{}[],:\"\\ -+.0e1tu\x01\xc3")).Draw(rt, "byte")
-			default:
-				b = b[:at]
-			}
-		}
-		valid := json.Valid(b)
-		if specQuickValid(b) {
-			require.True(t, valid, "%q", b)
-		} else if valid && utf8.Valid(b) && bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) < 0 {
-			require.Fail(t, "unsure of a valid ASCII text", "%q", b)
-		}
-	})
 }
 
 // requireSameExtract holds specExtract equal to oracle.Extract: the same

@@ -1,0 +1,319 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// LastMember is where the value of the last member named key starts in
+// the object at b[i] (b is valid JSON), or false when the object has no
+// such member or a key the scanner does not read in place (one with an
+// escape or bytes that are not UTF-8): a caller then decodes. The last of
+// duplicate keys is the one encoding/json keeps.
+func LastMember(b []byte, i int, key string) (int, bool) {
+	found := -1
+	i = SkipSpace(b, i+1)
+	if b[i] == '}' {
+		return 0, false
+	}
+	for {
+		// b[i] is the opening quote of a key
+		end := i + 1
+		for b[end] != '"' {
+			if b[end] == '\\' {
+				return 0, false
+			}
+			end++
+		}
+		k := b[i+1 : end]
+		if !utf8.Valid(k) {
+			return 0, false
+		}
+		i = SkipSpace(b, end+1) // at ':'
+		i = SkipSpace(b, i+1)   // at the value
+		if string(k) == key {
+			found = i
+		}
+		i = SkipSpace(b, SkipValue(b, i))
+		if b[i] == '}' {
+			break
+		}
+		i = SkipSpace(b, i+1) // past ','
+	}
+	return found, found >= 0
+}
+
+// SkipValue is the index just past the value starting at b[i] (b is
+// valid JSON).
+func SkipValue(b []byte, i int) int {
+	depth := 0
+	for {
+		switch c := b[i]; c {
+		case '"':
+			i++
+			for b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		default:
+			if isSpace(c) || c == ',' || c == ':' {
+				i++
+			} else { // a number or a literal
+				for i < len(b) && isNumberByte(b[i]) {
+					i++
+				}
+			}
+		}
+		if depth == 0 {
+			return i
+		}
+	}
+}
+
+// isNumberByte reports whether c can belong to a number or a literal
+// (true, false, null).
+func isNumberByte(c byte) bool {
+	return c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+// isSpace reports whether c is JSON white space.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// SkipSpace is the index of the first byte at or after i that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// Valid is json.Valid(b), with a quicker reading of the grammar in front
+// of it.
+func Valid(b []byte) bool { return quickValid(b) || json.Valid(b) }
+
+// quickValid reports that b is one valid JSON value, for the bodies
+// sources serve: a strict reading of the grammar as encoding/json's
+// scanner reads it that never says yes to what json.Valid refuses, and
+// says no (leaving json.Valid to decide) to anything it does not read: a
+// byte outside ASCII, nesting deeper than 64. encoding/json's scanner was
+// two fifths of extracting a value, which the daemon and the checkers do
+// for every GET. TestQuickValidIsJSONValid holds it to json.Valid.
+func quickValid(b []byte) bool {
+	var open [64]byte // the closing brackets of the containers open
+	depth := 0
+	i := SkipSpace(b, 0)
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return false
+		}
+		var ok bool
+		switch c := b[i]; c {
+		case '{', '[':
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			i = SkipSpace(b, i+1)
+			if i < len(b) && b[i] == end {
+				i++ // an empty container is a whole value
+				break
+			}
+			if depth == len(open) {
+				return false
+			}
+			open[depth] = end
+			depth++
+			if end == '}' {
+				if i, ok = memberKey(b, i); !ok {
+					return false
+				}
+			}
+			continue
+		case '"':
+			if i, ok = skipString(b, i); !ok {
+				return false
+			}
+		case 't':
+			if i, ok = skipLiteral(b, i, "true"); !ok {
+				return false
+			}
+		case 'f':
+			if i, ok = skipLiteral(b, i, "false"); !ok {
+				return false
+			}
+		case 'n':
+			if i, ok = skipLiteral(b, i, "null"); !ok {
+				return false
+			}
+		default:
+			if i, ok = NumberEnd(b, i); !ok {
+				return false
+			}
+		}
+		// A value ended just before b[i]: close containers, or go on to
+		// the next element or member.
+		for {
+			i = SkipSpace(b, i)
+			if depth == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			if b[i] == open[depth-1] {
+				depth--
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return false
+			}
+			i = SkipSpace(b, i+1)
+			if open[depth-1] == '}' {
+				if i, ok = memberKey(b, i); !ok {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// memberKey reads a member's key and colon at b[i] and returns where its
+// value starts.
+func memberKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	i, ok := skipString(b, i)
+	if !ok {
+		return 0, false
+	}
+	i = SkipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return 0, false
+	}
+	return SkipSpace(b, i+1), true
+}
+
+// skipString is the index past the string starting at b[i] (a quote):
+// no control character, only the escapes JSON has, ASCII only.
+func skipString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20 || c >= 0x80:
+			return 0, false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return 0, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return 0, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return 0, false
+					}
+				}
+				i += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// skipLiteral is the index past lit at b[i].
+func skipLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// NumberEnd is the index past the number at b[i], false when there is
+// none:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func NumberEnd(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return 0, false
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// skipDigits is the index past the decimal digits at b[i].
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// PlainString is the text of the string at b[i] (b valid JSON, b[i] its
+// opening quote) when it holds no escape; false otherwise (a caller then
+// decodes). The text is a sub-slice of b, not checked for UTF-8.
+func PlainString(b []byte, i int) ([]byte, bool) {
+	end := i + 1
+	for b[end] != '"' {
+		if b[end] == '\\' {
+			return nil, false
+		}
+		end++
+	}
+	return b[i+1 : end], true
+}
+
+// LiteralEnd is the index just past the number or literal (true, false,
+// null) starting at b[i] (b valid JSON).
+func LiteralEnd(b []byte, i int) int {
+	for i < len(b) && isNumberByte(b[i]) {
+		i++
+	}
+	return i
+}
