@@ -844,6 +844,18 @@ func cases() []tcase {
 				b.bcast(at+sec(2), tx, code(13))
 			})
 		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},
+		{"tx with a memo", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				tx := b.submitTx(1, 1, b.q, 70000, "1")
+				tx.Memo = "oracled"
+				b.bcast(at+sec(0.5), tx, code(0))
+			})
+		}, judge.Violated, "memo is empty"},
+		{"on-chain check for provider self", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: pathSubmitData, RequestID: 1, Nonce: 2, Provider: self}, nil, &history.RPCResult{})
+			})
+		}, judge.Violated, "asks with provider \"\""},
 		{"no SUT at all", nameWire, chainOnly, notEx, ""},
 
 		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},

@@ -320,6 +320,12 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 			r.Flag(sub(), e.At, fmt.Sprintf("abci_query on path %q", x.Query.Path), e.Seq)
 		case x.Query.DecodeErr != "":
 			r.Flag(sub(), e.At, fmt.Sprintf("abci_query %s with undecodable data: %s", x.Query.Path, x.Query.DecodeErr), e.Seq)
+		case x.Query.Path == pathSubmitData && x.Query.Provider != "":
+			// 3.3.3 and 3.5 (D3) write the on-chain check as
+			// OracleSubmitData{r, n, provider: ""}: every provider's
+			// submissions, self found among them.
+			r.Flag(sub(), e.At, fmt.Sprintf("OracleSubmitData query with provider %s; the on-chain check asks with provider \"\" (3.3.3, 3.5)",
+				x.Query.Provider), e.Seq)
 		}
 	case methodBroadcast:
 		if msg := txProblem(s, x.Tx, s.Cur.Bcast); msg != "" {
@@ -345,6 +351,8 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 		return fmt.Sprintf("tx with %d messages; exactly one MsgSubmitOracleData expected", len(t.Msgs))
 	case t.Msgs[0].Signature == "":
 		return "MsgSubmitOracleData with an empty signature"
+	case t.Memo != "" || t.TimeoutHeight != 0:
+		return fmt.Sprintf("tx with memo %q and timeout_height %d; 3.5 says memo is empty, timeout_height 0", t.Memo, t.TimeoutHeight)
 	case len(t.Fee) != 1 || t.Fee[0].Denom != specDenom:
 		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, specDenom)
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
