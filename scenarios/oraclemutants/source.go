@@ -66,6 +66,8 @@ const (
 	fileBackoff    = "contracts/oracle/backoff.go"
 	fileHealth     = "refimpl/oracled/core/health.go"
 	fileOEvents    = "contracts/oracle/events.go"
+	fileReconcile  = "refimpl/oracled/core/reconcile.go"
+	fileQueries    = "refimpl/oracled/core/queries.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -274,6 +276,25 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileOEvents,
 				Old: "\t\t\tlen(ids), len(nonces), len(times), n))\n",
 				New: "\t\t\tlen(ids), len(nonces), len(times), n))\n\t\treturn nil, errs // a garbled frame: trust none of it\n"}}},
+		// The third oracle audit: a tx with a memo, and an on-chain check
+		// asked for self's submissions only, passed every checker.
+		{name: "tx-memo-set", Kills: []string{o17},
+			Bug: "the daemon's txs carry a memo (3.5: memo is empty)",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\tGasLimit: s.gas, FeeAmount: fee,\n",
+				New: "\t\tGasLimit: s.gas, FeeAmount: fee, Memo: \"oracled\",\n"}}},
+		{name: "on-chain-check-provider-self", Kills: []string{o17},
+			Bug: "the on-chain check asks OracleSubmitData with provider = self, not \"\"",
+			Edits: []Edit{{File: fileQueries,
+				Old: "abciquery.SubmitDataRequest(r, n, \"\")",
+				New: "abciquery.SubmitDataRequest(r, n, c.self) // only ours"}}},
+		// F14 fails R's list query: the mutant tries it again after 30 s,
+		// not 5 s (3.3.4 step 4).
+		{name: "failed-list-retried-late", Kills: []string{o26}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a failed OracleRequestDocs query of R is retried after 30 s, not 5 s",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "errAttr(err))\n\t\t\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n",
+				New: "errAttr(err))\n\t\t\tc.requestReconcileIn(30 * time.Second) // give the node time\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -912,6 +912,9 @@ func cases() []tcase {
 		{"a dropped event reconciled 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(true) }, judge.Pass, ""},
 		{"a dropped event never reconciled", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(false) }, judge.Violated,
 			"neither tried again nor followed by R's list"},
+		{"a failed list tried again 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return failedList(sec(5)) }, judge.Pass, ""},
+		{"a failed list tried again 30 s later", nameLookupFollowed, func() (Params, []history.Event) { return failedList(sec(30)) }, judge.Violated,
+			"OracleRequestDocs query was not tried again"},
 		{"no failed doc query", nameLookupFollowed, baseTwo, notEx, ""},
 
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
@@ -1319,5 +1322,20 @@ func droppedEvent(reconciled bool) (Params, []history.Event) {
 	if reconciled {
 		b.list(at+sec(8), d)
 	}
+	return b.threeRounds(tl, Params{Self: self})
+}
+
+// failedList is a lifetime whose R's list fails once after a
+// re-subscription (F14 on the list), tried again after retry.
+func failedList(retry time.Duration) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(2)
+	b.fault(at-sec(1), "F14", history.FaultStart)
+	b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: pathDocs, Status: 1}, nil,
+		&history.RPCResult{Code: 1, Codespace: "sdk", Log: "internal error (F14): error code 1"})
+	b.fault(at+sec(2), "F14", history.FaultEnd)
+	b.list(at+retry, d)
 	return b.threeRounds(tl, Params{Self: self})
 }
