@@ -41,9 +41,9 @@ type failedLookupFollowed struct {
 type failedLookup struct {
 	r    uint64
 	list bool // R's OracleRequestDocs, not a doc query
-	due time.Time
-	at  time.Time
-	seq int64
+	due  time.Time
+	at   time.Time
+	seq  int64
 }
 
 func (*failedLookupFollowed) Name() string     { return nameLookupFollowed }
