@@ -49,6 +49,7 @@ const (
 	o24 = "o24-doc-events-queried"
 	o25 = "o25-creation-checks-chain"
 	o26 = "o26-failed-lookup-followed"
+	o27 = "o27-submitted-round-not-rerun"
 )
 
 // The files the source mutants edit.
@@ -295,6 +296,15 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileReconcile,
 				Old: "errAttr(err))\n\t\t\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n",
 				New: "errAttr(err))\n\t\t\tc.requestReconcileIn(30 * time.Second) // give the node time\n"}}},
+		// A crash or a stop with a tx of the daemon committed and its round
+		// not complete: the restarted mutant creates the job Pending and
+		// fetches the round again (its submitter's check, D3, then finds
+		// the tx on chain).
+		{name: "restart-ignores-own-submission", Kills: []string{o27},
+			Bug: "R creates a job Pending even when the on-chain check found self's submission for doc.nonce + 1",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "SelfSubmitted: submitted, LastBlockTime: bt})",
+				New: "SelfSubmitted: false && submitted, LastBlockTime: bt}) // the submitter checks again (D3)"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -204,6 +204,7 @@ func All() []Checker {
 		&docEventsQueried{},
 		&creationChecksChain{},
 		&failedLookupFollowed{},
+		&submittedNotRerun{},
 	}
 }
 
@@ -216,7 +217,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O26, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O27, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

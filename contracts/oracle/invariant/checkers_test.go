@@ -917,6 +917,11 @@ func cases() []tcase {
 			"OracleRequestDocs query was not tried again"},
 		{"no failed doc query", nameLookupFollowed, baseTwo, notEx, ""},
 
+		{"a submitted round waits for its Complete", nameSubmittedNotRerun, func() (Params, []history.Event) { return submittedRound(false) }, judge.Pass, ""},
+		{"a submitted round run again", nameSubmittedNotRerun, func() (Params, []history.Event) { return submittedRound(true) }, judge.Violated,
+			"self's submission for round 2 is on chain"},
+		{"nothing submitted before", nameSubmittedNotRerun, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, bootOnly, notEx, ""},
@@ -1338,4 +1343,30 @@ func failedList(retry time.Duration) (Params, []history.Event) {
 	b.fault(at+sec(2), "F14", history.FaultEnd)
 	b.list(at+retry, d)
 	return b.threeRounds(tl, Params{Self: self})
+}
+
+// submittedRound: a lifetime starts (after a crash, say) with doc nonce 1
+// and self's round-2 submission already on chain, which the creation's
+// check finds; the peer completes round 2 5 s later and the daemon runs
+// round 3 after that. rerun: it runs round 2 at once instead.
+func submittedRound(rerun bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 1
+	b.start(0)
+	b.connect(0, int64(b.life))
+	b.status(ms(4))
+	b.account(ms(6), b.q)
+	b.list(ms(9), d)
+	b.onChain(ms(10), 1, 2, true)
+	tl := ms(10)
+	if rerun {
+		res, _ := b.okValue()
+		b.get(tl+sec(0.5), ms(20), 1, path(1, 0), res)
+	}
+	b.complete(tl+sec(5), 1, 2, self, peer)
+	end := b.steady(tl+sec(15.5), 1, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
 }
