@@ -305,6 +305,14 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileReconcile,
 				Old: "SelfSubmitted: submitted, LastBlockTime: bt})",
 				New: "SelfSubmitted: false && submitted, LastBlockTime: bt}) // the submitter checks again (D3)"}}},
+		// F2 and F14 fail queries while F9's intruder makes the daemon's
+		// broadcasts meet code 32: the mutant's resync fails and it
+		// broadcasts with the L it had.
+		{name: "broadcast-after-failed-resync", Kills: []string{o9}, Options: oraclesim.Options{Faults: 40, Requests: 10, Ops: 20},
+			Bug: "after a code 32 and a failed Account query the daemon broadcasts with its old L",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\t\tif !ok {\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")",
+				New: "\t\t\tif !ok && !c.seq.synced { // keep the L we had\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

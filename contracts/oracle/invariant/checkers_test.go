@@ -399,6 +399,32 @@ func intruded(noResync bool) (Params, []history.Event) {
 	return std(b)
 }
 
+// intrudedFailedResync: as intruded, the resync after the code 32 fails;
+// retried: a second one succeeds before the broadcast.
+func intrudedFailedResync(retried bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.fault(tl, "F9", history.FaultStart)
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, 0, 70000, v), code(32))
+	b.failedAccount(at + ms(500))
+	if retried {
+		b.account(at+sec(1.4), 1)
+	}
+	tx := b.submitTx(1, 1, 1, 70000, v)
+	b.bcast(at+sec(1.5), tx, code(0))
+	b.q = 2
+	b.commit(3*time.Second, tx, 0)
+	b.complete(4*time.Second, 1, 1, peer, self)
+	b.fault(5*time.Second, "F9", history.FaultEnd)
+	end := b.steady(14*time.Second+sec(0.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
 func reuse() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -717,7 +743,10 @@ func cases() []tcase {
 		{"no intruder, no eviction", nameSequence, baseTwo, notEx, ""},
 
 		{"resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
-		{"no resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(true) }, judge.Violated, "without an Account query"},
+		{"no resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(true) }, judge.Violated, "without a successful Account answer"},
+		{"a failed resync after code 32, then a broadcast", nameResync, func() (Params, []history.Event) { return intrudedFailedResync(false) }, judge.Violated,
+			"without a successful Account answer"},
+		{"a failed resync after code 32, then a good one", nameResync, func() (Params, []history.Event) { return intrudedFailedResync(true) }, judge.Pass, ""},
 		{"no periodic resync", nameResync, func() (Params, []history.Event) { return longRun(true, false) }, judge.Violated, "no Account query for more than"},
 		{"no code 32", nameResync, func() (Params, []history.Event) { return longRun(false, false) }, notEx, ""},
 

@@ -142,7 +142,7 @@ func nonZero(seqs ...int64) []int64 {
 }
 
 // resync: O9. After a code 32 delivered, the SUT's next broadcast follows
-// an Account query sent after that delivery; while running, Account
+// a successful Account answer delivered after it; while running, Account
 // queries come at most 5 min + 5 s apart.
 type resync struct {
 	life    *Life
@@ -164,10 +164,16 @@ func (c *resync) Observe(s *State, e *history.Event, r *judge.Report) {
 		c.pending = e.Seq
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Method == methodQuery && e.RPC.Query != nil &&
 		e.RPC.Query.Path == pathAccount:
-		c.pending = 0
 		c.gap.call(s, e, r, ResyncBound, "Account queries")
+	case s.Cur.Answer != nil && s.Cur.Answer.Call.Life == c.life && s.Cur.Answer.Call.Query != nil &&
+		s.Cur.Answer.Call.Query.Path == pathAccount && !s.Cur.Answer.Failed && s.Cur.Answer.Account != nil:
+		// 3.5: "until a resync succeeds, attempts fail as transport
+		// errors": a successful Account answer, delivered after the code
+		// 32, is the resync (the third oracle audit: a daemon that
+		// broadcast with its old L after a failed resync passed).
+		c.pending = 0
 	case s.Cur.Bcast != nil && c.pending != 0:
-		r.Flag(bcastSubject(s.Cur.Bcast), e.At, "broadcast after a code 32 without an Account query since", c.pending, e.Seq)
+		r.Flag(bcastSubject(s.Cur.Bcast), e.At, "broadcast after a code 32 without a successful Account answer since", c.pending, e.Seq)
 		c.pending = 0
 	}
 }
