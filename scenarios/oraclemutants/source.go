@@ -313,6 +313,13 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSubmitter,
 				Old: "\t\t\tif !ok {\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")",
 				New: "\t\t\tif !ok && !c.seq.synced { // keep the L we had\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")"}}},
+		// F11 answers code 11: the mutant raises the gas twice, ×2.25 where
+		// 3.5 says ceil(gas × 1.5).
+		{name: "gas-adjusted-twice", Kills: []string{o17}, Options: oraclesim.Options{Faults: 40, Requests: 10, Ops: 20},
+			Bug: "after code 11 the gas is multiplied by gas.adjustment twice",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\t\ts.gas = oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment)\n",
+				New: "\t\t\ts.gas = oracle.AdjustGas(oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment), c.cfg.Gas.Adjustment) // room for the next one\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -873,6 +873,9 @@ func cases() []tcase {
 				b.bcast(at+sec(2), tx, code(13))
 			})
 		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},
+		{"gas raised once after code 11", nameWire, func() (Params, []history.Event) { return gasRetries(11, 105000, 105000) }, judge.Pass, ""},
+		{"gas raised twice after code 11", nameWire, func() (Params, []history.Event) { return gasRetries(11, 157500) }, judge.Violated, "3.5 asks for 105000"},
+		{"gas raised after code 20", nameWire, func() (Params, []history.Event) { return gasRetries(20, 105000) }, judge.Violated, "3.5 asks for 70000"},
 		{"tx with a memo", nameWire, func() (Params, []history.Event) {
 			return wireBent(func(b *hb, at time.Duration) {
 				tx := b.submitTx(1, 1, b.q, 70000, "1")
@@ -1395,6 +1398,40 @@ func submittedRound(rerun bool) (Params, []history.Event) {
 	}
 	b.complete(tl+sec(5), 1, 2, self, peer)
 	end := b.steady(tl+sec(15.5), 1, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// gasRetries: request 1's result is broadcast with gas.limit and answered
+// with code first; the retries carry gases (each answered with code 20,
+// the last with code 0), 1 s, 2 s, … after the answer before.
+func gasRetries(first uint32, gases ...uint64) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, b.q, 70000, v), code(first))
+	t := at + ms(41)
+	var tx history.Tx
+	for k, g := range gases {
+		t += time.Duration(1<<k) * time.Second
+		b.onChain(t-ms(2), 1, 1, false)
+		tx = b.submitTx(1, 1, b.q, g, v)
+		a := code(20)
+		if k == len(gases)-1 {
+			a = code(0)
+			b.q++
+		}
+		b.bcast(t, tx, a)
+		t += ms(1)
+	}
+	c := ceilSec(t + ms(1))
+	b.commit(c, tx, 0)
+	b.complete(c+time.Second, 1, 1, peer, self)
+	end := b.steady(c+sec(11.5), 1, map[uint64]int{1: 0}, nil)
 	b.periodic(0, end)
 	b.stop(end)
 	return std(b)

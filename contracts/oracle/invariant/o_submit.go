@@ -340,6 +340,15 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 	}
 }
 
+// retryGas is the gas_limit of a result's next broadcast: the last one's,
+// or ceil(last × gas.adjustment) after a code 11 answer to it.
+func retryGas(g *Group) uint64 {
+	if g.NeedGas > 0 {
+		return g.NeedGas
+	}
+	return g.LastGas
+}
+
 // feeMatches reports whether t's one agxn coin is ceil(prices × gas_limit).
 func feeMatches(prices string, t *history.Tx) bool {
 	fee, err := specFeeAmount(prices, t.GasLimit)
@@ -363,6 +372,13 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, specDenom)
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
 		return fmt.Sprintf("gas_limit %d on a result's first broadcast; gas.limit is %d", t.GasLimit, s.P.GasLimit)
+	case f != nil && f.Model != nil && f.Group != nil && f.Group.Answered && f.Group.LastGas != 0 && t.GasLimit != retryGas(f.Group):
+		// 3.5 and D5: "gas = ceil(gas × gas.adjustment) for this result's
+		// remaining attempts" after code 11, and only then (the third
+		// oracle audit: a gas raised twice per code 11 passed O5's lower
+		// bound).
+		return fmt.Sprintf("gas_limit %d on a retry after gas_limit %d; 3.5 asks for %d (raised by gas.adjustment only after code 11)",
+			t.GasLimit, f.Group.LastGas, retryGas(f.Group))
 	case !feeMatches(s.P.GasPrices, t):
 		fee, _ := specFeeAmount(s.P.GasPrices, t.GasLimit)
 		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, specDenom,
