@@ -50,6 +50,7 @@ const (
 	o25 = "o25-creation-checks-chain"
 	o26 = "o26-failed-lookup-followed"
 	o27 = "o27-submitted-round-not-rerun"
+	o28 = "o28-missing-job-queried"
 )
 
 // The files the source mutants edit.
@@ -320,6 +321,14 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileSubmitter,
 				Old: "\t\t\ts.gas = oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment)\n",
 				New: "\t\t\ts.gas = oracle.AdjustGas(oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment), c.cfg.Gas.Adjustment) // room for the next one\n"}}},
+		// Ops pause, disable and reassign requests while F1 keeps the
+		// WebSocket down: R's list after the re-subscription leaves their
+		// jobs out, and the mutant never looks them up.
+		{name: "reconcile-skips-missing-jobs", Kills: []string{o28}, Options: oraclesim.Options{Faults: 60, Ops: 30, PartialQuorums: true},
+			Bug: "R skips step 3: jobs missing from the list are not looked up",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "\t\tc.reconcileMissing(oracle.MissingFromList(c.Jobs(), listed), failed)\n",
+				New: "\t\tc.finishReconcile(failed) // the Update frames bring the rest\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

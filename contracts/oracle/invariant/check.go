@@ -205,6 +205,7 @@ func All() []Checker {
 		&creationChecksChain{},
 		&failedLookupFollowed{},
 		&submittedNotRerun{},
+		&missingQueried{},
 	}
 }
 
@@ -217,7 +218,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O27, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O28, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

@@ -954,6 +954,11 @@ func cases() []tcase {
 			"self's submission for round 2 is on chain"},
 		{"nothing submitted before", nameSubmittedNotRerun, baseTwo, notEx, ""},
 
+		{"a paused job missing from R's list is looked up", nameMissingQueried, func() (Params, []history.Event) { return missingFromList(true) }, judge.Pass, ""},
+		{"a paused job missing from R's list is not looked up", nameMissingQueried, func() (Params, []history.Event) { return missingFromList(false) }, judge.Violated,
+			"no OracleRequestDoc query for it"},
+		{"no job missing from a list", nameMissingQueried, baseTwo, notEx, ""},
+
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
 		{"no broadcast", nameResynced, bootOnly, notEx, ""},
@@ -1435,4 +1440,29 @@ func gasRetries(first uint32, gases ...uint64) (Params, []history.Event) {
 	b.periodic(0, end)
 	b.stop(end)
 	return std(b)
+}
+
+// missingFromList: request 1 runs; request 2 is registered PAUSED (its
+// job stored, not run); the WebSocket drops and R's list after the
+// re-subscription leaves request 2 out (ENABLED only): step 3 looks it up
+// (queried) or not.
+func missingFromList(queried bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	d2 := doc(2, 10, []string{self, peer}, 1)
+	d2.Status = int32(oracle.StatusPaused)
+	at := tl + sec(0.2)
+	b.moderate(at, d2)
+	b.txFrame(at+ms(5), false, 2)
+	b.docAnswer(at+ms(10), d2)
+	b.onChain(at+ms(11), 2, 1, false)
+	t := tl + sec(3)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	b.list(t+time.Second+ms(10), d)
+	if queried {
+		b.docAnswer(t+time.Second+ms(20), d2)
+	}
+	return b.threeRounds(tl, params())
 }
