@@ -49,6 +49,8 @@ const (
 	o24 = "o24-doc-events-queried"
 	o25 = "o25-creation-checks-chain"
 	o26 = "o26-failed-lookup-followed"
+	o27 = "o27-submitted-round-not-rerun"
+	o28 = "o28-missing-job-queried"
 )
 
 // The files the source mutants edit.
@@ -66,6 +68,8 @@ const (
 	fileBackoff    = "contracts/oracle/backoff.go"
 	fileHealth     = "refimpl/oracled/core/health.go"
 	fileOEvents    = "contracts/oracle/events.go"
+	fileReconcile  = "refimpl/oracled/core/reconcile.go"
+	fileQueries    = "refimpl/oracled/core/queries.go"
 )
 
 // busy is the shape of the runs that need faults: slow and failing
@@ -274,6 +278,57 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileOEvents,
 				Old: "\t\t\tlen(ids), len(nonces), len(times), n))\n",
 				New: "\t\t\tlen(ids), len(nonces), len(times), n))\n\t\treturn nil, errs // a garbled frame: trust none of it\n"}}},
+		// The third oracle audit: a tx with a memo, and an on-chain check
+		// asked for self's submissions only, passed every checker.
+		{name: "tx-memo-set", Kills: []string{o17},
+			Bug: "the daemon's txs carry a memo (3.5: memo is empty)",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\tGasLimit: s.gas, FeeAmount: fee,\n",
+				New: "\t\tGasLimit: s.gas, FeeAmount: fee, Memo: \"oracled\",\n"}}},
+		{name: "on-chain-check-provider-self", Kills: []string{o17},
+			Bug: "the on-chain check asks OracleSubmitData with provider = self, not \"\"",
+			Edits: []Edit{{File: fileQueries,
+				Old: "abciquery.SubmitDataRequest(r, n, \"\")",
+				New: "abciquery.SubmitDataRequest(r, n, c.self) // only ours"}}},
+		// F14 fails R's list query: the mutant tries it again after 30 s,
+		// not 5 s (3.3.4 step 4).
+		{name: "failed-list-retried-late", Kills: []string{o26}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "a failed OracleRequestDocs query of R is retried after 30 s, not 5 s",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "errAttr(err))\n\t\t\tc.requestReconcileIn(oracle.DroppedEventReconcile)\n",
+				New: "errAttr(err))\n\t\t\tc.requestReconcileIn(30 * time.Second) // give the node time\n"}}},
+		// A crash or a stop with a tx of the daemon committed and its round
+		// not complete: the restarted mutant creates the job Pending and
+		// fetches the round again (its submitter's check, D3, then finds
+		// the tx on chain).
+		{name: "restart-ignores-own-submission", Kills: []string{o27},
+			Bug: "R creates a job Pending even when the on-chain check found self's submission for doc.nonce + 1",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "SelfSubmitted: submitted, LastBlockTime: bt})",
+				New: "SelfSubmitted: false && submitted, LastBlockTime: bt}) // the submitter checks again (D3)"}}},
+		// F2 and F14 fail queries while F9's intruder makes the daemon's
+		// broadcasts meet code 32: the mutant's resync fails and it
+		// broadcasts with the L it had.
+		{name: "broadcast-after-failed-resync", Kills: []string{o9}, Options: oraclesim.Options{Faults: 40, Requests: 10, Ops: 20},
+			Bug: "after a code 32 and a failed Account query the daemon broadcasts with its old L",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\t\tif !ok {\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")",
+				New: "\t\t\tif !ok && !c.seq.synced { // keep the L we had\n\t\t\t\tc.attemptFailed(s, \"sequence unknown: Account query failed\")"}}},
+		// F11 answers code 11: the mutant raises the gas twice, ×2.25 where
+		// 3.5 says ceil(gas × 1.5).
+		{name: "gas-adjusted-twice", Kills: []string{o17}, Options: oraclesim.Options{Faults: 40, Requests: 10, Ops: 20},
+			Bug: "after code 11 the gas is multiplied by gas.adjustment twice",
+			Edits: []Edit{{File: fileSubmitter,
+				Old: "\t\t\ts.gas = oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment)\n",
+				New: "\t\t\ts.gas = oracle.AdjustGas(oracle.AdjustGas(s.gas, c.cfg.Gas.Adjustment), c.cfg.Gas.Adjustment) // room for the next one\n"}}},
+		// Ops pause, disable and reassign requests while F1 keeps the
+		// WebSocket down: R's list after the re-subscription leaves their
+		// jobs out, and the mutant never looks them up.
+		{name: "reconcile-skips-missing-jobs", Kills: []string{o28}, Options: oraclesim.Options{Faults: 60, Ops: 30, PartialQuorums: true},
+			Bug: "R skips step 3: jobs missing from the list are not looked up",
+			Edits: []Edit{{File: fileReconcile,
+				Old: "\t\tc.reconcileMissing(oracle.MissingFromList(c.Jobs(), listed), failed)\n",
+				New: "\t\tc.finishReconcile(failed) // the Update frames bring the rest\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i

@@ -204,6 +204,8 @@ func All() []Checker {
 		&docEventsQueried{},
 		&creationChecksChain{},
 		&failedLookupFollowed{},
+		&submittedNotRerun{},
+		&missingQueried{},
 	}
 }
 
@@ -216,7 +218,7 @@ func Names() []string {
 	return out
 }
 
-// Contracts maps each checker's name to its contract (O1…O26, O3b, O16b).
+// Contracts maps each checker's name to its contract (O1…O28, O3b, O16b).
 func Contracts() map[string]string {
 	out := map[string]string{}
 	for _, c := range All() {

@@ -53,7 +53,7 @@ func TestDefaultsAndTolerance(t *testing.T) {
 
 func TestNamesAndContracts(t *testing.T) {
 	names := Names()
-	require.Len(t, names, 29)
+	require.Len(t, names, 31)
 	seen := map[string]bool{}
 	for _, n := range names {
 		require.False(t, seen[n], "duplicate name %s", n)
@@ -67,7 +67,7 @@ func TestNamesAndContracts(t *testing.T) {
 		}
 	}
 	want := []string{"O1", "O2", "O3", "O3b", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11", "O12", "O13", "O14", "O15", "O16",
-		"O16b", "O17", "O18", "O19", "O20", "O21", "O22", "O23", "O24", "O25", "O26"}
+		"O16b", "O17", "O18", "O19", "O20", "O21", "O22", "O23", "O24", "O25", "O26", "O27", "O28"}
 	require.Equal(t, want, contracts, "one checker per contract (O14 has two), in report order")
 }
 

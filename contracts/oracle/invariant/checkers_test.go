@@ -399,6 +399,32 @@ func intruded(noResync bool) (Params, []history.Event) {
 	return std(b)
 }
 
+// intrudedFailedResync: as intruded, the resync after the code 32 fails;
+// retried: a second one succeeds before the broadcast.
+func intrudedFailedResync(retried bool) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	b.fault(tl, "F9", history.FaultStart)
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, 0, 70000, v), code(32))
+	b.failedAccount(at + ms(500))
+	if retried {
+		b.account(at+sec(1.4), 1)
+	}
+	tx := b.submitTx(1, 1, 1, 70000, v)
+	b.bcast(at+sec(1.5), tx, code(0))
+	b.q = 2
+	b.commit(3*time.Second, tx, 0)
+	b.complete(4*time.Second, 1, 1, peer, self)
+	b.fault(5*time.Second, "F9", history.FaultEnd)
+	end := b.steady(14*time.Second+sec(0.5), 1, map[uint64]int{1: 0}, nil)
+	b.stop(end)
+	return std(b)
+}
+
 func reuse() (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
@@ -717,7 +743,10 @@ func cases() []tcase {
 		{"no intruder, no eviction", nameSequence, baseTwo, notEx, ""},
 
 		{"resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(false) }, judge.Pass, ""},
-		{"no resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(true) }, judge.Violated, "without an Account query"},
+		{"no resync after code 32", nameResync, func() (Params, []history.Event) { return intruded(true) }, judge.Violated, "without a successful Account answer"},
+		{"a failed resync after code 32, then a broadcast", nameResync, func() (Params, []history.Event) { return intrudedFailedResync(false) }, judge.Violated,
+			"without a successful Account answer"},
+		{"a failed resync after code 32, then a good one", nameResync, func() (Params, []history.Event) { return intrudedFailedResync(true) }, judge.Pass, ""},
 		{"no periodic resync", nameResync, func() (Params, []history.Event) { return longRun(true, false) }, judge.Violated, "no Account query for more than"},
 		{"no code 32", nameResync, func() (Params, []history.Event) { return longRun(false, false) }, notEx, ""},
 
@@ -844,6 +873,21 @@ func cases() []tcase {
 				b.bcast(at+sec(2), tx, code(13))
 			})
 		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},
+		{"gas raised once after code 11", nameWire, func() (Params, []history.Event) { return gasRetries(11, 105000, 105000) }, judge.Pass, ""},
+		{"gas raised twice after code 11", nameWire, func() (Params, []history.Event) { return gasRetries(11, 157500) }, judge.Violated, "3.5 asks for 105000"},
+		{"gas raised after code 20", nameWire, func() (Params, []history.Event) { return gasRetries(20, 105000) }, judge.Violated, "3.5 asks for 70000"},
+		{"tx with a memo", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				tx := b.submitTx(1, 1, b.q, 70000, "1")
+				tx.Memo = "oracled"
+				b.bcast(at+sec(0.5), tx, code(0))
+			})
+		}, judge.Violated, "memo is empty"},
+		{"on-chain check for provider self", nameWire, func() (Params, []history.Event) {
+			return wireBent(func(b *hb, at time.Duration) {
+				b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: pathSubmitData, RequestID: 1, Nonce: 2, Provider: self}, nil, &history.RPCResult{})
+			})
+		}, judge.Violated, "asks with provider \"\""},
 		{"no SUT at all", nameWire, chainOnly, notEx, ""},
 
 		{"status every 30 s", nameHealthProbe, func() (Params, []history.Event) { return probes(0) }, judge.Pass, ""},
@@ -900,7 +944,20 @@ func cases() []tcase {
 		{"a dropped event reconciled 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(true) }, judge.Pass, ""},
 		{"a dropped event never reconciled", nameLookupFollowed, func() (Params, []history.Event) { return droppedEvent(false) }, judge.Violated,
 			"neither tried again nor followed by R's list"},
+		{"a failed list tried again 5 s later", nameLookupFollowed, func() (Params, []history.Event) { return failedList(sec(5)) }, judge.Pass, ""},
+		{"a failed list tried again 30 s later", nameLookupFollowed, func() (Params, []history.Event) { return failedList(sec(30)) }, judge.Violated,
+			"OracleRequestDocs query was not tried again"},
 		{"no failed doc query", nameLookupFollowed, baseTwo, notEx, ""},
+
+		{"a submitted round waits for its Complete", nameSubmittedNotRerun, func() (Params, []history.Event) { return submittedRound(false) }, judge.Pass, ""},
+		{"a submitted round run again", nameSubmittedNotRerun, func() (Params, []history.Event) { return submittedRound(true) }, judge.Violated,
+			"self's submission for round 2 is on chain"},
+		{"nothing submitted before", nameSubmittedNotRerun, baseTwo, notEx, ""},
+
+		{"a paused job missing from R's list is looked up", nameMissingQueried, func() (Params, []history.Event) { return missingFromList(true) }, judge.Pass, ""},
+		{"a paused job missing from R's list is not looked up", nameMissingQueried, func() (Params, []history.Event) { return missingFromList(false) }, judge.Violated,
+			"no OracleRequestDoc query for it"},
+		{"no job missing from a list", nameMissingQueried, baseTwo, notEx, ""},
 
 		{"resync moves the sequence down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(0) }, judge.Pass, ""},
 		{"resync never moves it down", nameResynced, func() (Params, []history.Event) { return resyncAfterEviction(1) }, judge.Violated, "the last Account answer said 0"},
@@ -1308,4 +1365,104 @@ func droppedEvent(reconciled bool) (Params, []history.Event) {
 		b.list(at+sec(8), d)
 	}
 	return b.threeRounds(tl, Params{Self: self})
+}
+
+// failedList is a lifetime whose R's list fails once after a
+// re-subscription (F14 on the list), tried again after retry.
+func failedList(retry time.Duration) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	at := tl + sec(2)
+	b.fault(at-sec(1), "F14", history.FaultStart)
+	b.rpc(at, at+ms(1), methodQuery, &history.Query{Path: pathDocs, Status: 1}, nil,
+		&history.RPCResult{Code: 1, Codespace: "sdk", Log: "internal error (F14): error code 1"})
+	b.fault(at+sec(2), "F14", history.FaultEnd)
+	b.list(at+retry, d)
+	return b.threeRounds(tl, Params{Self: self})
+}
+
+// submittedRound: a lifetime starts (after a crash, say) with doc nonce 1
+// and self's round-2 submission already on chain, which the creation's
+// check finds; the peer completes round 2 5 s later and the daemon runs
+// round 3 after that. rerun: it runs round 2 at once instead.
+func submittedRound(rerun bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	d.Nonce = 1
+	b.start(0)
+	b.connect(0, int64(b.life))
+	b.status(ms(4))
+	b.account(ms(6), b.q)
+	b.list(ms(9), d)
+	b.onChain(ms(10), 1, 2, true)
+	tl := ms(10)
+	if rerun {
+		res, _ := b.okValue()
+		b.get(tl+sec(0.5), ms(20), 1, path(1, 0), res)
+	}
+	b.complete(tl+sec(5), 1, 2, self, peer)
+	end := b.steady(tl+sec(15.5), 1, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// gasRetries: request 1's result is broadcast with gas.limit and answered
+// with code first; the retries carry gases (each answered with code 20,
+// the last with code 0), 1 s, 2 s, … after the answer before.
+func gasRetries(first uint32, gases ...uint64) (Params, []history.Event) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	at := tl + sec(0.5)
+	res, v := b.okValue()
+	b.get(at, ms(20), 1, path(1, 0), res)
+	b.onChain(at+ms(30), 1, 1, false)
+	b.bcast(at+ms(40), b.submitTx(1, 1, b.q, 70000, v), code(first))
+	t := at + ms(41)
+	var tx history.Tx
+	for k, g := range gases {
+		t += time.Duration(1<<k) * time.Second
+		b.onChain(t-ms(2), 1, 1, false)
+		tx = b.submitTx(1, 1, b.q, g, v)
+		a := code(20)
+		if k == len(gases)-1 {
+			a = code(0)
+			b.q++
+		}
+		b.bcast(t, tx, a)
+		t += ms(1)
+	}
+	c := ceilSec(t + ms(1))
+	b.commit(c, tx, 0)
+	b.complete(c+time.Second, 1, 1, peer, self)
+	end := b.steady(c+sec(11.5), 1, map[uint64]int{1: 0}, nil)
+	b.periodic(0, end)
+	b.stop(end)
+	return std(b)
+}
+
+// missingFromList: request 1 runs; request 2 is registered PAUSED (its
+// job stored, not run); the WebSocket drops and R's list after the
+// re-subscription leaves request 2 out (ENABLED only): step 3 looks it up
+// (queried) or not.
+func missingFromList(queried bool) (Params, []history.Event) {
+	b := newHB()
+	d := doc(1, 10, []string{self, peer}, 1)
+	tl := b.boot(0, d)
+	d2 := doc(2, 10, []string{self, peer}, 1)
+	d2.Status = int32(oracle.StatusPaused)
+	at := tl + sec(0.2)
+	b.moderate(at, d2)
+	b.txFrame(at+ms(5), false, 2)
+	b.docAnswer(at+ms(10), d2)
+	b.onChain(at+ms(11), 2, 1, false)
+	t := tl + sec(3)
+	b.closeWS(t, 1, "server")
+	b.connect(t+time.Second, 2)
+	b.list(t+time.Second+ms(10), d)
+	if queried {
+		b.docAnswer(t+time.Second+ms(20), d2)
+	}
+	return b.threeRounds(tl, params())
 }

@@ -27,6 +27,11 @@ const nameLookupFollowed = "o26-failed-lookup-followed"
 // running lifetime, an OracleRequestDoc(id) or an OracleRequestDocs query
 // must be sent within 5 s + G. Not judged once the lifetime stops, nor
 // under F2 (a hanging R may hold the next one).
+//
+// R's own list query is held to step 4 the same way (added by the third
+// oracle audit: a daemon that retried a failed list after 30 s passed):
+// after a failed OracleRequestDocs answer, another OracleRequestDocs query
+// within 5 s + G. Only the list answers it; a doc query does not.
 type failedLookupFollowed struct {
 	life    *Life
 	pending []failedLookup
@@ -34,10 +39,11 @@ type failedLookupFollowed struct {
 
 // failedLookup is a failed doc query awaiting its follow-up.
 type failedLookup struct {
-	r   uint64
-	due time.Time
-	at  time.Time
-	seq int64
+	r    uint64
+	list bool // R's OracleRequestDocs, not a doc query
+	due  time.Time
+	at   time.Time
+	seq  int64
 }
 
 func (*failedLookupFollowed) Name() string     { return nameLookupFollowed }
@@ -63,7 +69,7 @@ func (c *failedLookupFollowed) Observe(s *State, e *history.Event, r *judge.Repo
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathDoc:
 		keep := c.pending[:0]
 		for _, p := range c.pending {
-			if p.r == e.RPC.Query.RequestID {
+			if !p.list && p.r == e.RPC.Query.RequestID {
 				exercise(s, r, c, "a failed doc query followed up")
 				continue
 			}
@@ -71,9 +77,10 @@ func (c *failedLookupFollowed) Observe(s *State, e *history.Event, r *judge.Repo
 		}
 		c.pending = keep
 	case s.Cur.Answer != nil && s.Cur.Answer.Call.Life == l && s.Cur.Answer.Call.Query != nil &&
-		s.Cur.Answer.Call.Query.Path == pathDoc && s.Cur.Answer.Failed && !l.Ended() && l.StoppingAt.IsZero():
+		(s.Cur.Answer.Call.Query.Path == pathDoc || s.Cur.Answer.Call.Query.Path == pathDocs) &&
+		s.Cur.Answer.Failed && !l.Ended() && l.StoppingAt.IsZero():
 		a := s.Cur.Answer
-		c.pending = append(c.pending, failedLookup{r: a.Call.Query.RequestID, at: e.At, seq: e.Seq,
+		c.pending = append(c.pending, failedLookup{r: a.Call.Query.RequestID, list: a.Call.Query.Path == pathDocs, at: e.At, seq: e.Seq,
 			due: e.At.Add(specDroppedEventReconcile + G + s.Tol)})
 	}
 }
@@ -94,6 +101,9 @@ func (c *failedLookupFollowed) expire(s *State, r *judge.Report, now time.Time) 
 		case !p.due.Before(now):
 			keep = append(keep, p)
 		case l != s.life || l.Ended() || !l.StoppingAt.IsZero() || s.faults.Touched(p.at.Add(-QuerySettle), 0, "F2"):
+		case p.list:
+			exercise(s, r, c, "a failed doc query followed up")
+			r.Flag("", p.due, "a failed OracleRequestDocs query was not tried again within 5 s + G (3.3.4 step 4)", p.seq)
 		default:
 			exercise(s, r, c, "a failed doc query followed up")
 			r.Flag(subj(p.r), p.due, fmt.Sprintf("a failed OracleRequestDoc query for request %d was neither tried again nor followed by R's list within 5 s + G (3.3.1, D9)",

@@ -142,7 +142,7 @@ func nonZero(seqs ...int64) []int64 {
 }
 
 // resync: O9. After a code 32 delivered, the SUT's next broadcast follows
-// an Account query sent after that delivery; while running, Account
+// a successful Account answer delivered after it; while running, Account
 // queries come at most 5 min + 5 s apart.
 type resync struct {
 	life    *Life
@@ -164,10 +164,16 @@ func (c *resync) Observe(s *State, e *history.Event, r *judge.Report) {
 		c.pending = e.Seq
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Method == methodQuery && e.RPC.Query != nil &&
 		e.RPC.Query.Path == pathAccount:
-		c.pending = 0
 		c.gap.call(s, e, r, ResyncBound, "Account queries")
+	case s.Cur.Answer != nil && s.Cur.Answer.Call.Life == c.life && s.Cur.Answer.Call.Query != nil &&
+		s.Cur.Answer.Call.Query.Path == pathAccount && !s.Cur.Answer.Failed && s.Cur.Answer.Account != nil:
+		// 3.5: "until a resync succeeds, attempts fail as transport
+		// errors": a successful Account answer, delivered after the code
+		// 32, is the resync (the third oracle audit: a daemon that
+		// broadcast with its old L after a failed resync passed).
+		c.pending = 0
 	case s.Cur.Bcast != nil && c.pending != 0:
-		r.Flag(bcastSubject(s.Cur.Bcast), e.At, "broadcast after a code 32 without an Account query since", c.pending, e.Seq)
+		r.Flag(bcastSubject(s.Cur.Bcast), e.At, "broadcast after a code 32 without a successful Account answer since", c.pending, e.Seq)
 		c.pending = 0
 	}
 }
@@ -320,12 +326,27 @@ func (c *wire) call(s *State, e *history.Event, r *judge.Report) {
 			r.Flag(sub(), e.At, fmt.Sprintf("abci_query on path %q", x.Query.Path), e.Seq)
 		case x.Query.DecodeErr != "":
 			r.Flag(sub(), e.At, fmt.Sprintf("abci_query %s with undecodable data: %s", x.Query.Path, x.Query.DecodeErr), e.Seq)
+		case x.Query.Path == pathSubmitData && x.Query.Provider != "":
+			// 3.3.3 and 3.5 (D3) write the on-chain check as
+			// OracleSubmitData{r, n, provider: ""}: every provider's
+			// submissions, self found among them.
+			r.Flag(sub(), e.At, fmt.Sprintf("OracleSubmitData query with provider %s; the on-chain check asks with provider \"\" (3.3.3, 3.5)",
+				x.Query.Provider), e.Seq)
 		}
 	case methodBroadcast:
 		if msg := txProblem(s, x.Tx, s.Cur.Bcast); msg != "" {
 			r.Flag(bcastSubject(s.Cur.Bcast), e.At, msg, e.Seq)
 		}
 	}
+}
+
+// retryGas is the gas_limit of a result's next broadcast: the last one's,
+// or ceil(last × gas.adjustment) after a code 11 answer to it.
+func retryGas(g *Group) uint64 {
+	if g.NeedGas > 0 {
+		return g.NeedGas
+	}
+	return g.LastGas
 }
 
 // feeMatches reports whether t's one agxn coin is ceil(prices × gas_limit).
@@ -345,10 +366,19 @@ func txProblem(s *State, t *history.Tx, f *BcastFact) string {
 		return fmt.Sprintf("tx with %d messages; exactly one MsgSubmitOracleData expected", len(t.Msgs))
 	case t.Msgs[0].Signature == "":
 		return "MsgSubmitOracleData with an empty signature"
+	case t.Memo != "" || t.TimeoutHeight != 0:
+		return fmt.Sprintf("tx with memo %q and timeout_height %d; 3.5 says memo is empty, timeout_height 0", t.Memo, t.TimeoutHeight)
 	case len(t.Fee) != 1 || t.Fee[0].Denom != specDenom:
 		return fmt.Sprintf("fee %v; one coin in %s expected", t.Fee, specDenom)
 	case f != nil && f.Model != nil && f.Group == nil && t.GasLimit != s.P.GasLimit:
 		return fmt.Sprintf("gas_limit %d on a result's first broadcast; gas.limit is %d", t.GasLimit, s.P.GasLimit)
+	case f != nil && f.Model != nil && f.Group != nil && f.Group.Answered && f.Group.LastGas != 0 && t.GasLimit != retryGas(f.Group):
+		// 3.5 and D5: "gas = ceil(gas × gas.adjustment) for this result's
+		// remaining attempts" after code 11, and only then (the third
+		// oracle audit: a gas raised twice per code 11 passed O5's lower
+		// bound).
+		return fmt.Sprintf("gas_limit %d on a retry after gas_limit %d; 3.5 asks for %d (raised by gas.adjustment only after code 11)",
+			t.GasLimit, f.Group.LastGas, retryGas(f.Group))
 	case !feeMatches(s.P.GasPrices, t):
 		fee, _ := specFeeAmount(s.P.GasPrices, t.GasLimit)
 		return fmt.Sprintf("fee %s%s with gas_limit %d; ceil(gas.prices × gas_limit) is %s%s", t.Fee[0].Amount, specDenom,
