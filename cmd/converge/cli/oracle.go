@@ -30,7 +30,8 @@ func (c *config) oracleCommand() *cobra.Command {
 		Short: "judge the oracle daemon (the second system) in its deterministic simulator",
 		Long: `The oracle system's commands: the reference oracle daemon (or one of its
 mutants) run on the simulated chain and data sources under the faults of
-ORACLE-SPEC 4.9, judged by the checkers O1–O18. See docs/oracle.md.`,
+ORACLE-SPEC 4.9, judged by the checkers O1–O18 of ORACLE-SPEC 5 and O19–O28
+from audits of realistic daemon bugs. See docs/oracle.md.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(c.oracleSimCommand(), c.oracleReplayCommand(), c.oracleMutantsCommand(), c.oracleConformCommand())
@@ -170,7 +171,7 @@ func (c *config) oracleSimCommand() *cobra.Command {
 one of its broken variants) on the simulated chain and data sources, with a
 seeded workload (requests, peers, moderator actions) and the faults of
 ORACLE-SPEC 4.9 in a fault phase, then a quiet phase, then a graceful stop.
-The checkers O1–O18 judge each run's history. Each seed runs twice and fails
+The checkers O1–O28 judge each run's history. Each seed runs twice and fails
 if the two history hashes differ. A failing seed writes a replay file (never
 overwriting another) and prints the command that replays it.
 

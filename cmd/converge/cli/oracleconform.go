@@ -36,7 +36,7 @@ bogus-nonce update, injected CheckTx codes 20, 13 and 11, a same-key
 intruder, a WebSocket drop, a lost broadcast answer with the chain stalled,
 SIGKILL and restart, a quiet phase of three rounds, and SIGTERM during a GET.
 It records every request, answer and event frame, and runs the oracle
-checkers O1–O18 in black-box mode (O15, white-box only, is not exercised).
+checkers O1–O28 in black-box mode (O15, white-box only, is not exercised).
 
 --daemon is split like a shell would (no shell runs); each {home} becomes
 the sandbox home, and "--home HOME" is appended when none appears. HOME is
