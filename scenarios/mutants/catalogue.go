@@ -84,6 +84,8 @@ var entries = []entry{
 	{"recover-any-health", "4.3", "the recovery endpoint resets any workspace, not only one in ERROR", recoverAnyHealth},
 	{"unreachable-terminal-at-once", "1.5", "an unreachable Docker is taken for a failed container create: ERROR at the first failure instead of three attempts", unreachableTerminalAtOnce},
 	{"error-count-frozen", "4.2.4", "the reconciler reads error_count as 0: every failure is its first, and it never gives up", errorCountFrozen},
+	{"recover-keeps-message", "4.3", "the administrator's recovery resets error_info and error_count but leaves error_message", recoverKeepsMessage},
+	{"previous-status-desired", "4.2.5", "the ERROR entry records the desired state as previous_status instead of the observed one", previousStatusDesired},
 	{"resume-restamps-op-started", "4.2.3", "a leader that resumes an operation it took over writes op_started_at = now first: its timeout starts again at every failover", resumeRestampsOpStarted},
 }
 
@@ -1403,4 +1405,31 @@ func (s restampStorage) Archive(ctx context.Context, id, opID string) (string, e
 func (s restampStorage) DeleteVolume(ctx context.Context, id string) error {
 	s.r.touch(ctx, id)
 	return s.Storage.DeleteVolume(ctx, id)
+}
+
+// recoverKeepsMessage: the recovery's write loses its error_message reset.
+func recoverKeepsMessage(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompAdmin {
+				p.ErrorMessage = contracts.Opt[string]{}
+			}
+		})
+	}
+}
+
+// previousStatusDesired: the ERROR entry's previous_status is the row's
+// desired state (read again at the write).
+func previousStatusDesired(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		st := d.Store
+		return withStore(d, nil, func(ctx context.Context, w *contracts.Writer, id string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component != contracts.CompStateReconciler || !p.PreviousStatus.Set {
+				return
+			}
+			if row, err := st.Get(ctx, id); err == nil {
+				p.PreviousStatus.V = contracts.ObservedStatus(row.DesiredState)
+			}
+		})
+	}
 }
