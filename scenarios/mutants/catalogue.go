@@ -86,6 +86,8 @@ var entries = []entry{
 	{"error-count-frozen", "4.2.4", "the reconciler reads error_count as 0: every failure is its first, and it never gives up", errorCountFrozen},
 	{"recover-keeps-message", "4.3", "the administrator's recovery resets error_info and error_count but leaves error_message", recoverKeepsMessage},
 	{"previous-status-desired", "4.2.5", "the ERROR entry records the desired state as previous_status instead of the observed one", previousStatusDesired},
+	{"dataloss-retried", "4.2.4", "a restore that finds its archive missing or corrupt is retried like a failed extraction instead of entering ERROR at once", dataLossRetried},
+	{"start-called-again", "4.2.2", "STARTING calls start again once it has succeeded (to make sure), with nothing failed between: an invocation that is no retry", startCalledAgain},
 	{"resume-restamps-op-started", "4.2.3", "a leader that resumes an operation it took over writes op_started_at = now first: its timeout starts again at every failover", resumeRestampsOpStarted},
 }
 
@@ -1432,4 +1434,45 @@ func previousStatusDesired(b *bend) {
 			}
 		})
 	}
+}
+
+// dataLossRetried: the coordinator's storage provider maps the DataLost
+// codes of a failed restore to TAR_EXTRACT_FAILED, which 1.5 retries.
+func dataLossRetried(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Storage = dataLossAsExtract{d.Storage}
+		return d
+	}
+}
+
+type dataLossAsExtract struct{ ports.Storage }
+
+func (s dataLossAsExtract) Restore(ctx context.Context, id, key string) (string, error) {
+	marker, err := s.Storage.Restore(ctx, id, key)
+	var pe *contracts.ProviderError
+	if errors.As(err, &pe) {
+		if r, _ := contracts.Classify(pe.Code); r == contracts.ReasonDataLost {
+			return marker, &contracts.ProviderError{Code: contracts.CodeTarExtractFailed, Message: pe.Message, Context: pe.Context}
+		}
+	}
+	return marker, err
+}
+
+// startCalledAgain: the coordinator's instance controller follows every
+// successful start with a second one, as a reconciler that re-invokes
+// its idempotent calls at every tick does.
+func startCalledAgain(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Instances = startTwice{d.Instances}
+		return d
+	}
+}
+
+type startTwice struct{ ports.Instances }
+
+func (i startTwice) Start(ctx context.Context, id, imageRef string) error {
+	if err := i.Instances.Start(ctx, id, imageRef); err != nil {
+		return err
+	}
+	return i.Instances.Start(ctx, id, imageRef)
 }
