@@ -102,6 +102,11 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 		p := e.Patch
 		if !p.ErrorInfo.Set || p.ErrorInfo.V != nil || !p.ErrorCount.Set || p.ErrorCount.V != 0 {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v: error_info = null and error_count = 0 are reset together", p.Columns()), e.Seq)
+		} else if w := s.Row(e.Workspace); w != nil && w.ErrorMessage != "" && (!p.ErrorMessage.Set || p.ErrorMessage.V != "") {
+			// 4.3: "Recovery resets error_info, error_count and
+			// error_message in one write" (the message of an error
+			// that is gone would be displayed on).
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v and left error_message %q: it resets error_info, error_count and error_message in one write", p.Columns(), w.ErrorMessage), e.Seq)
 		}
 		if w := s.Row(e.Workspace); w != nil && !inError(w) && e.At.Sub(c.errorUntil[e.Workspace]) >= EventDeliveryBound {
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery applied to a workspace not in ERROR (health %s, error_info %s): 409 if health is not ERROR",

@@ -23,11 +23,24 @@ import (
 // table's choice for one of them. The table is written out here from
 // SPEC, not taken from the reference's contracts.ChooseOperation (a test
 // holds the two equal).
+//
+// And the amendment's ARCHIVING of an unrestored workspace (4.2.1: "for
+// desired PENDING, ARCHIVING reuses the op_id of archive_key (the archive
+// is complete, so nothing is uploaded) and deletes the volume"): an
+// ARCHIVING claimed on a STANDBY row whose archive_key is set, whose
+// home_ctx.restore_marker names another archive or none, and whose op_id
+// is null (an op_id an ERROR entry kept is resumed, 4.2.5), must set as
+// op_id, in its claim or in the write that ensures it, the op_id of that
+// archive_key. A new op_id archives the empty volume under a new key, and
+// the archive that holds the user's data loses its protection.
 type operationChoice struct {
 	base
 	// allowed is, per workspace whose operation is NONE, the set of
 	// operations the table gave for some version of its row since then.
 	allowed map[string]opSet
+	// reuse: workspace → the op_id its ARCHIVING of an unrestored
+	// volume must take, until it sets one.
+	reuse map[string]string
 }
 
 // opSet is a set of operations (bit i: opOrder[i]).
@@ -116,7 +129,31 @@ func (c *operationChoice) Observe(s *State, e *history.Event, r *Report) {
 		return
 	}
 	row := s.Row(e.Workspace)
-	if row == nil || classify(row, e.Patch) != tClaim || row.Operation != contracts.OpNone {
+	if row == nil {
+		return
+	}
+	if c.reuse == nil {
+		c.reuse = map[string]string{}
+	}
+	t := classify(row, e.Patch)
+	if t == tClaim && row.Operation == contracts.OpNone && e.Patch.Operation.V == contracts.OpArchiving && row.OpID == "" &&
+		row.ObservedStatus == contracts.ObservedStandby && row.ArchiveKey != "" && row.RestoreMarker() != row.ArchiveKey {
+		if id, opID, ok := specParseArchiveKey(row.ArchiveKey); ok && id == e.Workspace {
+			c.reuse[e.Workspace] = opID
+		}
+	}
+	if want, ok := c.reuse[e.Workspace]; ok {
+		if e.Patch.OpID.Set && e.Patch.OpID.V != "" {
+			delete(c.reuse, e.Workspace)
+			if e.Patch.OpID.V != want {
+				r.Flag(e.Workspace, e.At, fmt.Sprintf("ARCHIVING of an unrestored volume (archive_key %q, restore_marker %q) took op_id %s: it reuses the op_id of archive_key (%s)",
+					row.ArchiveKey, row.RestoreMarker(), e.Patch.OpID.V, want), e.Seq)
+			}
+		} else if t == tComplete || t == tError {
+			delete(c.reuse, e.Workspace)
+		}
+	}
+	if t != tClaim || row.Operation != contracts.OpNone {
 		return // a change of a running operation is C4's to judge
 	}
 	r.Exercise()

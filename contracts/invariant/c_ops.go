@@ -147,10 +147,31 @@ func (*oneLevel) Observe(s *State, e *history.Event, r *Report) {
 }
 
 // errorSkip: C11. Nothing but DELETING starts on a workspace in ERROR; the
-// ERROR entry resets operation and keeps op_id.
+// ERROR entry resets operation and keeps op_id; 4.2.5: it records
+// "previous_status = observed_status". The observed status a reconciler
+// read may be older than the row it writes (the HealthMonitor writes in
+// between), so the entry may record any observed status the row held
+// since the operation's claim, from the one it was claimed at.
 type errorSkip struct {
 	base
 	inError map[string]bool
+	// seen: the observed statuses each workspace held since its last
+	// claim (a bit per status).
+	seen map[string]uint8
+}
+
+func observedBit(o contracts.ObservedStatus) uint8 {
+	switch o {
+	case contracts.ObservedPending:
+		return 1
+	case contracts.ObservedStandby:
+		return 2
+	case contracts.ObservedRunning:
+		return 4
+	case contracts.ObservedDeleted:
+		return 8
+	}
+	return 0
 }
 
 func (*errorSkip) Name() string     { return "c11-error-skip" }
@@ -162,9 +183,17 @@ func erroneous(w *contracts.Workspace) bool {
 
 func (c *errorSkip) Observe(s *State, e *history.Event, r *Report) {
 	if c.inError == nil {
-		c.inError = map[string]bool{}
+		c.inError, c.seen = map[string]bool{}, map[string]uint8{}
 	}
 	before := s.Row(e.Workspace)
+	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && before != nil {
+		if reconcilerWrite(e) && classify(before, e.Patch) == tClaim {
+			c.seen[e.Workspace] = observedBit(before.ObservedStatus)
+		}
+		if e.Patch.ObservedStatus.Set {
+			c.seen[e.Workspace] |= observedBit(e.Patch.ObservedStatus.V)
+		}
+	}
 	switch {
 	case e.Kind == history.KindNote && e.Method == NoteHealthPass:
 		if len(c.inError) > 0 {
@@ -182,6 +211,9 @@ func (c *errorSkip) Observe(s *State, e *history.Event, r *Report) {
 			}
 			if !e.Patch.PreviousStatus.Set {
 				r.Flag(e.Workspace, e.At, "entering ERROR did not record previous_status", e.Seq)
+			} else if seen, ok := c.seen[e.Workspace]; ok && e.Patch.PreviousStatus.V != before.ObservedStatus && observedBit(e.Patch.PreviousStatus.V)&seen == 0 {
+				r.Flag(e.Workspace, e.At, fmt.Sprintf("entering ERROR recorded previous_status %s, a status the workspace was not observed in since %s was claimed (observed %s): previous_status = observed_status",
+					e.Patch.PreviousStatus.V, before.Operation, before.ObservedStatus), e.Seq)
 			}
 		}
 	case e.Kind == history.KindCall && Mutating(e.Method) && e.Method != MObjDelete && before != nil && s.Leader.EpochOf[e.Instance] > 0:

@@ -240,8 +240,17 @@ func DiffFiles(want, got map[string][]byte) string {
 // one whose answer a fault replaced, since the previous one counted (so a
 // failure written again after a lost answer counts once), and the one
 // that makes MaxAttempts must be terminal.
+//
+// And 4.2.4's last sentence: "DataLost and the administrator-only codes of
+// 1.5 are terminal at once". A failure write that follows a failed
+// actuator call whose error names such a code (and no actuator call
+// since) must record a terminal error: a retryable one retries what SPEC
+// says needs an administrator (or restores from a broken archive again).
 type retries struct {
 	base
+	// atOnce: the latest actuator call on each workspace, when it failed
+	// with a code terminal at once (its record number).
+	atOnce      map[string]int64
 	lastFailure map[string]time.Time
 	failedCall  map[string]failedCall
 	// attempts counts the failures recorded on each workspace since its
@@ -276,6 +285,14 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 	if c.lastFailure == nil {
 		c.lastFailure, c.failedCall = map[string]time.Time{}, map[string]failedCall{}
 		c.attempts, c.freshFailure = map[string]int{}, map[string]bool{}
+		c.atOnce = map[string]int64{}
+	}
+	if e.Workspace != "" && e.Kind == history.KindCall && Actuator(e.Method) {
+		if e.Err != "" && specTerminalAtOnce(e.Err) {
+			c.atOnce[e.Workspace] = e.Seq
+		} else {
+			delete(c.atOnce, e.Workspace)
+		}
 	}
 	if e.Workspace != "" && ((e.Kind == history.KindCall && Actuator(e.Method) && e.Err != "") ||
 		(e.Kind == history.KindFault && e.Method == FLostResp && Actuator(e.Args))) {
@@ -298,11 +315,20 @@ func (c *retries) Observe(s *State, e *history.Event, r *Report) {
 		p := e.Patch
 		switch classify(row, p) {
 		case tClaim, tComplete:
+			delete(c.atOnce, e.Workspace)
 			delete(c.lastFailure, e.Workspace)
 			delete(c.failedCall, e.Workspace)
 			delete(c.attempts, e.Workspace)
 			delete(c.freshFailure, e.Workspace)
 			return
+		}
+		if call, ok := c.atOnce[e.Workspace]; ok && p.ErrorInfo.Set && p.ErrorInfo.V != nil && row.Operation != contracts.OpNone {
+			delete(c.atOnce, e.Workspace)
+			r.Exercise()
+			if !p.ErrorInfo.V.IsTerminal {
+				r.Flag(e.Workspace, e.At, fmt.Sprintf("failure of %s recorded as retryable (%s) after call #%d failed with a code SPEC 1.5 makes terminal at once: DataLost and the administrator-only codes are terminal at once",
+					row.Operation, p.ErrorInfo.V.Reason, call), call, e.Seq)
+			}
 		}
 		if p.ErrorInfo.Set && p.ErrorInfo.V != nil && row.Operation != contracts.OpNone && c.freshFailure[e.Workspace] {
 			delete(c.freshFailure, e.Workspace)

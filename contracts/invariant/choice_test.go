@@ -100,3 +100,36 @@ func TestOperationChoiceFollowsTheTable(t *testing.T) {
 	r = run(t, tr, nil, "operation-choice")
 	require.Len(t, r.Violations, 1, "PROVISIONING was chosen for the PENDING row, before the last operation")
 }
+
+// 4.2.1 as amended: ARCHIVING of an unrestored volume reuses the op_id of
+// archive_key, in its claim or in the write that ensures the op_id.
+func TestArchivingAnUnrestoredVolumeReusesItsOpID(t *testing.T) {
+	key := "archives/w/op1/home.tar.zst"
+	unrestored := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ArchiveKey: contracts.Some(key)}).
+			observe("w", contracts.ObservedStandby).
+			write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)})
+	}
+	archive := func(tr *trace, inClaim bool, opID string) *trace {
+		c := contracts.ClaimCond(contracts.OpArchiving)
+		p := contracts.Patch{Operation: contracts.Some(contracts.OpArchiving), OpStartedAt: contracts.Some(tr.now)}
+		if inClaim {
+			p.OpID = contracts.Some(opID)
+			return tr.write(contracts.CompStateReconciler, "c1", 1, "w", &c, p)
+		}
+		tr.write(contracts.CompStateReconciler, "c1", 1, "w", &c, p)
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{OpID: contracts.Some(opID)})
+	}
+	for _, inClaim := range []bool{true, false} {
+		r := run(t, archive(unrestored(), inClaim, "op1"), nil, "operation-choice")
+		require.Empty(t, r.Violations)
+		r = run(t, archive(unrestored(), inClaim, "op2"), nil, "operation-choice")
+		require.Len(t, r.Violations, 1)
+		require.Contains(t, r.Violations[0].Message, "reuses the op_id of archive_key (op1)")
+	}
+	// A restored volume (the marker names the archive) takes a new op_id.
+	restored := unrestored().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: key})})
+	r := run(t, archive(restored, true, "op2"), nil, "operation-choice")
+	require.Empty(t, r.Violations)
+}

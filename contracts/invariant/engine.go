@@ -147,6 +147,7 @@ func All() []Checker {
 		&timeouts{},
 		&errorEntry{},
 		&claimTimed{},
+		&invokeOnce{},
 		&ttlRules{},
 		&lastAccessForward{},
 		&completionStamp{},

@@ -472,3 +472,48 @@ func TestTTLRuleMustHold(t *testing.T) {
 	r = run(t, ttlWrite(idle().at(2*time.Minute), contracts.DesiredStandby), nil, "ttl")
 	require.Len(t, r.Violations, 1)
 }
+
+// 4.2.4: "DataLost and the administrator-only codes of 1.5 are terminal at
+// once": the failure a restore's CHECKSUM_MISMATCH leaves is not retried.
+func TestRetriesTerminalAtOnceCodes(t *testing.T) {
+	build := func(err string, terminal bool) *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpRestoring).at(10*time.Second).
+			call("c1", MProvision, "w", "", "", "").call("c1", MRestore, "w", "archives/w/o/home.tar.zst", "", err)
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, ErrorCount: 1, IsTerminal: terminal, OccurredAt: tr.now}
+		p := contracts.Patch{ErrorCount: contracts.Some(1), ErrorInfo: contracts.Some(info)}
+		if terminal {
+			info.Reason = contracts.ReasonDataLost
+			p.Operation, p.OpStartedAt, p.PreviousStatus = contracts.Some(contracts.OpNone), contracts.Some(time.Time{}), contracts.Some(contracts.ObservedPending)
+		}
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, p)
+	}
+	r := run(t, build("CHECKSUM_MISMATCH: sha256 differs", true), nil, "retry-policy")
+	require.Empty(t, r.Violations)
+	r = run(t, build("TAR_EXTRACT_FAILED: bad header", false), nil, "retry-policy")
+	require.Empty(t, r.Violations)
+	r = run(t, build("CHECKSUM_MISMATCH: sha256 differs", false), nil, "retry-policy")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "terminal at once")
+}
+
+// 4.2.2 "Resuming": after invoking an operation's calls a leader only
+// checks completion and timeout, except for retries.
+func TestInvokeOnceAllowsRetriesAndNewLeaders(t *testing.T) {
+	starting := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting).
+			call("c1", MStart, "w", "img", "", "")
+	}
+	// A retry after a failure, and a new leader's resume: fine.
+	tr := starting().at(10*time.Second).call("c1", MStart, "w", "img", "", "CONTAINER_START_FAILED: boom").
+		at(45*time.Second).call("c1", MStart, "w", "img", "", "").
+		leader("c2", 2).call("c2", MStart, "w", "img", "", "")
+	r := run(t, tr, nil, "invoke-once")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("invoke-once"))
+
+	// start called again at the next tick with nothing failed.
+	tr = starting().at(2*time.Second).call("c1", MStart, "w", "img", "", "")
+	r = run(t, tr, nil, "invoke-once")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "invoked again by c1")
+}

@@ -169,8 +169,9 @@ func TestAPIRules(t *testing.T) {
 		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
 		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
 	}
-	// Recovery resets error_info and error_count together (error_message
-	// too, as the reference does, but SPEC's table leaves it out).
+	// Recovery resets error_info and error_count together, and
+	// error_message (4.3's rules: "in one write"; the table names the
+	// first two).
 	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
 	partial := contracts.RecoverPatch()
@@ -178,6 +179,17 @@ func TestAPIRules(t *testing.T) {
 	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "error_info = null and error_count = 0 are reset together")
+	withMessage := func() *trace {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
+		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info), ErrorMessage: contracts.Some("STARTING timed out")})
+	}
+	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
+	require.Empty(t, r.Violations)
+	keepsMessage := contracts.RecoverPatch()
+	keepsMessage.ErrorMessage = contracts.Opt[string]{}
+	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, keepsMessage), nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "left error_message \"STARTING timed out\"")
 
 	// No desired-state change in ERROR; DELETE is allowed, and so is a
 	// change once recovered.
@@ -331,4 +343,27 @@ func TestErrorEntryOfAnUnhealthyWorkspace(t *testing.T) {
 		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}).
 		enterError("w", contracts.ReasonMismatch)
 	require.Empty(t, run(t, tr, nil, "error-entry").Violations)
+}
+
+// 4.2.5: the ERROR entry records previous_status = observed_status (any
+// status observed since the claim: the reconciler may have read an older
+// row than the one it writes), never, say, the desired state.
+func TestErrorEntryRecordsTheObservedStatus(t *testing.T) {
+	entry := func(prev contracts.ObservedStatus) contracts.Patch {
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0.Add(6 * time.Minute)}
+		return contracts.Patch{Operation: contracts.Some(contracts.OpNone), OpStartedAt: contracts.Some(time.Time{}), ErrorInfo: contracts.Some(info), PreviousStatus: contracts.Some(prev)}
+	}
+	starting := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).observe("w", contracts.ObservedStandby).
+			claim("w", contracts.OpStarting).at(6 * time.Minute)
+	}
+	r := run(t, starting().write(contracts.CompStateReconciler, "c1", 1, "w", nil, entry(contracts.ObservedStandby)), nil, "c11-error-skip")
+	require.Empty(t, r.Violations)
+	// Observed RUNNING a moment before the entry, read STANDBY: fine.
+	r = run(t, starting().observe("w", contracts.ObservedRunning).write(contracts.CompStateReconciler, "c1", 1, "w", nil, entry(contracts.ObservedStandby)), nil, "c11-error-skip")
+	require.Empty(t, r.Violations)
+	// The desired state recorded instead.
+	r = run(t, starting().write(contracts.CompStateReconciler, "c1", 1, "w", nil, entry(contracts.ObservedRunning)), nil, "c11-error-skip")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "recorded previous_status RUNNING")
 }

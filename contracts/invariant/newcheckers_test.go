@@ -121,3 +121,24 @@ func TestDualLeaderWindowIsAFigure(t *testing.T) {
 	require.Empty(t, r.Violations, "the successor had not acted yet")
 	require.InDelta(t, 3.0, r.Figures["c10-fencing.dual-leader-seconds"], 1e-9)
 }
+
+// op_started_at is set by the claim and cleared at the end; a resume that
+// writes it again restarts the timeout (fourth audit).
+func TestOpStartedAtIsNotRewrittenWhileTheOperationRuns(t *testing.T) {
+	base := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting).at(3 * time.Minute)
+	}
+	// The same time written again, and the end of the operation: fine.
+	tr := base().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{OpStartedAt: contracts.Some(t0)}).
+		at(4 * time.Minute).complete("w")
+	r := run(t, tr, nil, "claim-op-started-at")
+	require.Empty(t, r.Violations)
+
+	// A new leader resumes the operation and restarts its clock.
+	tr = base().leader("c2", 2).
+		write(contracts.CompStateReconciler, "c2", 2, "w", nil, contracts.Patch{OpStartedAt: contracts.Some(t0.Add(3 * time.Minute))})
+	r = run(t, tr, nil, "claim-op-started-at")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "rewritten")
+	require.Contains(t, r.Violations[0].Message, "timeout starts again")
+}

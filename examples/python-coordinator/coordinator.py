@@ -740,7 +740,7 @@ class API:
         w = self.visible(admin, ws_id, admin=True)
         if w["health_status"] != "ERROR":
             raise cd.APIError(409, "INVALID_STATE", "workspace health is not ERROR")
-        self.update(self.writer("admin"), ws_id, {}, {"error_info": None, "error_count": 0})
+        self.update(self.writer("admin"), ws_id, {}, {"error_info": None, "error_count": 0, "error_message": None})
         try:
             self.p.bus_publish("monitor:trigger", ws_id)
         except cd.PortError:

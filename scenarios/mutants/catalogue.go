@@ -84,6 +84,11 @@ var entries = []entry{
 	{"recover-any-health", "4.3", "the recovery endpoint resets any workspace, not only one in ERROR", recoverAnyHealth},
 	{"unreachable-terminal-at-once", "1.5", "an unreachable Docker is taken for a failed container create: ERROR at the first failure instead of three attempts", unreachableTerminalAtOnce},
 	{"error-count-frozen", "4.2.4", "the reconciler reads error_count as 0: every failure is its first, and it never gives up", errorCountFrozen},
+	{"recover-keeps-message", "4.3", "the administrator's recovery resets error_info and error_count but leaves error_message", recoverKeepsMessage},
+	{"previous-status-desired", "4.2.5", "the ERROR entry records the desired state as previous_status instead of the observed one", previousStatusDesired},
+	{"dataloss-retried", "4.2.4", "a restore that finds its archive missing or corrupt is retried like a failed extraction instead of entering ERROR at once", dataLossRetried},
+	{"start-called-again", "4.2.2", "STARTING calls start again once it has succeeded (to make sure), with nothing failed between: an invocation that is no retry", startCalledAgain},
+	{"resume-restamps-op-started", "4.2.3", "a leader that resumes an operation it took over writes op_started_at = now first: its timeout starts again at every failover", resumeRestampsOpStarted},
 }
 
 // Catalogue returns every mutant, in a stable order. Each is the
@@ -1311,4 +1316,163 @@ func (s skipStorage) DeleteVolume(ctx context.Context, id string) error {
 		return nil
 	}
 	return s.Storage.DeleteVolume(ctx, id)
+}
+
+// resumeRestampsOpStarted: before the first actuator call a new leader
+// makes for an operation claimed before its leadership began, it writes
+// op_started_at = now ("our attempt starts now"), as the reconciler, under
+// its own epoch.
+func resumeRestampsOpStarted(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		r := &restamp{store: d.Store, clock: d.Clock, inst: d.Instance}
+		d.Leadership = restampLeadership{Leadership: d.Leadership, r: r}
+		d.Instances = restampInstances{Instances: d.Instances, r: r}
+		d.Storage = restampStorage{Storage: d.Storage, r: r}
+		return d
+	}
+}
+
+type restamp struct {
+	store ports.Store
+	clock ports.Clock
+	inst  string
+	began time.Time
+	epoch int64
+	done  map[string]bool
+}
+
+// touch rewrites id's op_started_at once per leadership when its
+// operation was claimed before the leadership began.
+func (r *restamp) touch(ctx context.Context, id string) {
+	if r.done == nil || r.done[id] {
+		return
+	}
+	w, err := r.store.Get(ctx, id)
+	if err != nil || w.Operation == contracts.OpNone || w.OpStartedAt.IsZero() || !w.OpStartedAt.Before(r.began) {
+		return
+	}
+	r.done[id] = true
+	wr := contracts.Writer{Component: contracts.CompStateReconciler, Instance: r.inst, Epoch: r.epoch}
+	_, _ = r.store.Update(ctx, wr, id, contracts.Cond{Operation: contracts.Some(w.Operation)}, contracts.Patch{OpStartedAt: contracts.Some(r.clock.Now())})
+}
+
+type restampLeadership struct {
+	ports.Leadership
+	r *restamp
+}
+
+func (l restampLeadership) TryAcquire(ctx context.Context, holder string) (ports.Lease, bool, error) {
+	lease, ok, err := l.Leadership.TryAcquire(ctx, holder)
+	if ok && err == nil && lease != nil {
+		l.r.began, l.r.epoch, l.r.done = l.r.clock.Now(), lease.Epoch(), map[string]bool{}
+	}
+	return lease, ok, err
+}
+
+type restampInstances struct {
+	ports.Instances
+	r *restamp
+}
+
+func (i restampInstances) Start(ctx context.Context, id, imageRef string) error {
+	i.r.touch(ctx, id)
+	return i.Instances.Start(ctx, id, imageRef)
+}
+
+func (i restampInstances) Delete(ctx context.Context, id string) error {
+	i.r.touch(ctx, id)
+	return i.Instances.Delete(ctx, id)
+}
+
+type restampStorage struct {
+	ports.Storage
+	r *restamp
+}
+
+func (s restampStorage) Provision(ctx context.Context, id string) error {
+	s.r.touch(ctx, id)
+	return s.Storage.Provision(ctx, id)
+}
+
+func (s restampStorage) Restore(ctx context.Context, id, key string) (string, error) {
+	s.r.touch(ctx, id)
+	return s.Storage.Restore(ctx, id, key)
+}
+
+func (s restampStorage) Archive(ctx context.Context, id, opID string) (string, error) {
+	s.r.touch(ctx, id)
+	return s.Storage.Archive(ctx, id, opID)
+}
+
+func (s restampStorage) DeleteVolume(ctx context.Context, id string) error {
+	s.r.touch(ctx, id)
+	return s.Storage.DeleteVolume(ctx, id)
+}
+
+// recoverKeepsMessage: the recovery's write loses its error_message reset.
+func recoverKeepsMessage(b *bend) {
+	b.api = func(d ports.Deps) ports.Deps {
+		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component == contracts.CompAdmin {
+				p.ErrorMessage = contracts.Opt[string]{}
+			}
+		})
+	}
+}
+
+// previousStatusDesired: the ERROR entry's previous_status is the row's
+// desired state (read again at the write).
+func previousStatusDesired(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		st := d.Store
+		return withStore(d, nil, func(ctx context.Context, w *contracts.Writer, id string, _ *contracts.Cond, p *contracts.Patch) {
+			if w.Component != contracts.CompStateReconciler || !p.PreviousStatus.Set {
+				return
+			}
+			if row, err := st.Get(ctx, id); err == nil {
+				p.PreviousStatus.V = contracts.ObservedStatus(row.DesiredState)
+			}
+		})
+	}
+}
+
+// dataLossRetried: the coordinator's storage provider maps the DataLost
+// codes of a failed restore to TAR_EXTRACT_FAILED, which 1.5 retries.
+func dataLossRetried(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Storage = dataLossAsExtract{d.Storage}
+		return d
+	}
+}
+
+type dataLossAsExtract struct{ ports.Storage }
+
+func (s dataLossAsExtract) Restore(ctx context.Context, id, key string) (string, error) {
+	marker, err := s.Storage.Restore(ctx, id, key)
+	var pe *contracts.ProviderError
+	if errors.As(err, &pe) {
+		if r, _ := contracts.Classify(pe.Code); r == contracts.ReasonDataLost {
+			return marker, &contracts.ProviderError{Code: contracts.CodeTarExtractFailed, Message: pe.Message, Context: pe.Context}
+		}
+	}
+	return marker, err
+}
+
+// startCalledAgain: the coordinator's instance controller follows every
+// successful start with a second one, as a reconciler that re-invokes
+// its idempotent calls at every tick does.
+func startCalledAgain(b *bend) {
+	b.coord = func(d ports.Deps) ports.Deps {
+		d.Instances = startTwice{d.Instances}
+		return d
+	}
+}
+
+type startTwice struct{ ports.Instances }
+
+func (i startTwice) Start(ctx context.Context, id, imageRef string) error {
+	if err := i.Instances.Start(ctx, id, imageRef); err != nil {
+		return err
+	}
+	return i.Instances.Start(ctx, id, imageRef)
 }
