@@ -190,7 +190,7 @@ func TestOracleSourceMutants(t *testing.T) {
 	for _, e := range list.Mutants {
 		kinds[e.Kind]++
 	}
-	require.Equal(t, map[string]int{"ports": 13, "source": 24}, kinds)
+	require.Equal(t, map[string]int{"ports": 13, "source": 31}, kinds)
 
 	t.Setenv("PATH", "")
 	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--mutant", "success-leaves-job-pending", "--json")
