@@ -68,10 +68,7 @@ func (c *invokeOnce) Observe(s *State, e *history.Event, r *Report) {
 			delete(c.calls, e.Workspace)
 		}
 		if e.Instance != "" {
-			c.forget(e.Instance)
-		}
-		if e.Method == FLostResp && strings.HasPrefix(e.Args, "store.") {
-			c.forget(e.Instance)
+			c.forget(e.Instance) // a lost DB answer (store.*) among them
 		}
 		return
 	case e.Err != "" && (e.Kind == history.KindWrite || (e.Kind == history.KindCall && strings.HasPrefix(e.Method, "store."))):

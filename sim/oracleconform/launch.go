@@ -144,11 +144,8 @@ type Process struct {
 	signal string
 	output *tail
 	// starve watches how long the machine kept the process's threads
-	// waiting for a CPU; maxWait and waitAt are its result, set before
-	// exited is closed.
-	starve  *starveWatch
-	maxWait time.Duration
-	waitAt  time.Time
+	// waiting for a CPU; it stops before exited is closed.
+	starve *starveWatch
 }
 
 // launch starts a lifetime: a proc start record, then the process with its
@@ -195,7 +192,7 @@ func launch(w *World, life int, sb *Sandbox, prof Profile) (*Process, error) {
 	}
 	go func() {
 		readers.Wait()
-		p.maxWait, p.waitAt = p.starve.finish() // before Wait: the threads are readable until reaped
+		p.starve.finish() // before Wait: the threads are readable until reaped
 		err := cmd.Wait()
 		p.status = 0
 		var ee *exec.ExitError

@@ -180,8 +180,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
 	res.MaxStall, res.StallAt = lag.worst()
 	for _, p := range r.procs {
-		if p.Exited() && p.maxWait > res.MaxWait {
-			res.MaxWait, res.WaitAt = p.maxWait, p.waitAt
+		if !p.Exited() {
+			continue
+		}
+		if wait, at := p.starve.worst(); wait > res.MaxWait {
+			res.MaxWait, res.WaitAt = wait, at
 		}
 	}
 	res.Problems = checkProvider(evs, self)
