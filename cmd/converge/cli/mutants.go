@@ -219,6 +219,7 @@ func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 		idx[i] = uint64(i)
 	}
 	var failure error
+	status := progress{w: c.progress}
 	engine.RunSeeds(ctx, idx, o.jobs, c.now, func(ctx context.Context, i uint64) (mutantReport, error) {
 		return c.hunt(ctx, o, chosen[i])
 	}, func(out engine.Outcome[mutantReport]) bool {
@@ -232,14 +233,10 @@ func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 		} else {
 			rep.Survived++
 		}
-		if c.progress != nil {
-			fmt.Fprintf(c.progress, "\r\033[K[%d/%d] mutants hunted …", len(rep.Mutants), len(chosen))
-		}
+		status.show("[%d/%d] mutants hunted …", len(rep.Mutants), len(chosen))
 		return true
 	})
-	if c.progress != nil {
-		fmt.Fprint(c.progress, "\r\033[K")
-	}
+	status.clear()
 	if failure != nil {
 		return &codeError{code: ExitError, err: failure}
 	}

@@ -85,11 +85,6 @@ func (s *oracleShape) validate() error {
 	return nil
 }
 
-func (s *oracleShape) flags() []string {
-	return []string{"--requests", strconv.Itoa(s.requests), "--duration", shortDuration(s.duration), "--quiet", shortDuration(s.quiet),
-		"--faults", strconv.Itoa(s.faults), "--ops", strconv.Itoa(s.ops), "--pool-size", strconv.Itoa(s.pool)}
-}
-
 // oracleSystem resolves --mutant ("" is the reference).
 func oracleSystem(mutant string) (oraclesim.System, error) {
 	if mutant == "" {
@@ -237,6 +232,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	tally := judge.NewTally(invariant.Names())
 	seeds := engine.Shard{}.Seeds(o.seed, o.seeds)
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
+	status := progress{w: c.progress}
 	type outcome struct {
 		res *oraclesim.Result
 		err error
@@ -279,10 +275,13 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		rep.Runs = append(rep.Runs, r)
 		junit.Suites = append(junit.Suites, oracleSuite(rep.System, r, out.Wall))
 		if !o.json {
+			status.clear()
 			writeOracleRun(c.stdout, r)
 		}
+		status.show("[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), rep.Failed)
 		return !(o.stopFirst && !r.Pass)
 	})
+	status.clear()
 	rep.Interrupted = ctx.Err() != nil
 	for _, n := range invariant.Names() {
 		rep.Verdicts[n] = string(tally.Verdict(n))
@@ -525,15 +524,16 @@ type oracleMutantSet struct {
 
 func (c *config) oracleMutantsCommand() *cobra.Command {
 	var asJSON, list bool
-	var junitFile, only string
+	var junitFile string
+	var only []string
 	var seed uint64
 	var seeds int
 	cmd := &cobra.Command{
 		Use:   "mutants",
 		Short: "run the oracle mutant catalogue (ORACLE-SPEC 5.4): each must be caught by its expected checker",
-		Long: `Runs every mutant of the reference oracle daemon (or --mutant one) on seeds S,
-S+1, … until one of the checkers ORACLE-SPEC 5.4 names for it reports a
-violation, and prints the kill matrix. Two kinds: "ports" mutants are the
+		Long: `Runs every mutant of the reference oracle daemon (or those --mutant
+names) on seeds S, S+1, … until one of the checkers ORACLE-SPEC 5.4 names
+for it reports a violation, and prints the kill matrix. Two kinds: "ports" mutants are the
 reference behind bent ports, run in this process; "source" mutants are the
 reference with a few lines of its source edited, built with go build
 -overlay from the module's source (found where this binary was built, or in
@@ -544,6 +544,7 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 --seeds seeds.`,
 		Example: `  converge oracle mutants
   converge oracle mutants --mutant pool-limit-ignored --json
+  converge oracle mutants --mutant pool-limit-ignored,nonce-not-plus-one
   converge oracle mutants --mutant success-leaves-job-pending
   converge oracle mutants --list`,
 		Args: noArgs,
@@ -551,16 +552,9 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 			if seeds < 1 || seeds > 10_000 {
 				return usagef("--seeds %d: want 1 to 10000", seeds)
 			}
-			set := oracleMutantSet{ports: oraclemutants.All(), sources: oraclemutants.Sources()}
-			if only != "" {
-				set = oracleMutantSet{}
-				if m, ok := oraclemutants.ByName(only); ok {
-					set.ports = []*oraclemutants.Mutant{m}
-				} else if m, ok := oraclemutants.SourceByName(only); ok {
-					set.sources = []*oraclemutants.SourceMutant{m}
-				} else {
-					return usagef("unknown oracle mutant %q: known are %s", only, strings.Join(oracleMutantNames(), ", "))
-				}
+			set, err := chooseOracleMutants(only)
+			if err != nil {
+				return err
 			}
 			if list {
 				return c.listOracleMutants(set, asJSON)
@@ -570,13 +564,37 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&only, "mutant", "", "run only this mutant")
+	f.StringSliceVar(&only, "mutant", nil, "run only these mutants (repeatable, or comma-separated)")
 	f.BoolVar(&list, "list", false, "list the catalogue (name, kind, expected checkers, the bug) without running it")
 	f.Uint64Var(&seed, "seed", 1, "first seed")
 	f.IntVar(&seeds, "seeds", 40, "seeds each mutant may take to be caught")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	f.StringVar(&junitFile, "junit", "", "also write a JUnit XML report to this file (a case per mutant)")
 	return cmd
+}
+
+// chooseOracleMutants is the catalogue, or the mutants named (each once,
+// ports mutants first as the catalogue runs them).
+func chooseOracleMutants(names []string) (oracleMutantSet, error) {
+	if len(names) == 0 {
+		return oracleMutantSet{ports: oraclemutants.All(), sources: oraclemutants.Sources()}, nil
+	}
+	var set oracleMutantSet
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if m, ok := oraclemutants.ByName(name); ok {
+			set.ports = append(set.ports, m)
+		} else if m, ok := oraclemutants.SourceByName(name); ok {
+			set.sources = append(set.sources, m)
+		} else {
+			return oracleMutantSet{}, usagef("unknown oracle mutant %q: known are %s", name, strings.Join(oracleMutantNames(), ", "))
+		}
+	}
+	return set, nil
 }
 
 // oracleMutantEntry is one line of --list.
@@ -657,6 +675,7 @@ func huntSources(ctx context.Context, ms []*oraclemutants.SourceMutant, seed uin
 
 func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed uint64, seeds int, asJSON bool, junitFile string) error {
 	var kills []oracleKill
+	status := progress{w: c.progress}
 	suite := engine.JUnitSuite{Name: "oracle mutants"}
 	survived, skipped, gaps := 0, 0, 0
 	start := c.now()
@@ -677,10 +696,13 @@ func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed
 		}
 		suite.Add(jc)
 		if !asJSON {
+			status.clear()
 			writeOracleKill(c.stdout, ok)
 		}
+		status.show("[%d/%d] mutants hunted …", len(kills), len(set.ports)+len(set.sources))
 	}
 	fail := func(err error) error {
+		status.clear()
 		if ctx.Err() != nil {
 			return exitWith(ExitInterrupted)
 		}
@@ -700,6 +722,7 @@ func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed
 	if err != nil {
 		return fail(err)
 	}
+	status.clear()
 	if junitFile != "" {
 		if err := writeFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
 			return &codeError{code: ExitError, err: err}

@@ -204,6 +204,7 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	start := c.now()
 	failed := 0
 	var runs []report.Run
+	status := progress{w: c.progress}
 	engine.RunSeeds(ctx, seeds, o.jobs, c.now, func(ctx context.Context, seed uint64) (seedResult, error) {
 		system, done, err := c.build(o.target)
 		if err != nil {
@@ -235,16 +236,13 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 		rep.add(r, sr.res)
 		runs = append(runs, report.Run{System: rep.System, Result: sr.res, Wall: out.Wall})
 		if text {
+			status.clear()
 			writeRun(c.stdout, r)
 		}
-		if c.progress != nil {
-			fmt.Fprintf(c.progress, "\r\033[K[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), failed)
-		}
+		status.show("[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), failed)
 		return !(o.stopFirst && !r.Pass)
 	})
-	if c.progress != nil {
-		fmt.Fprint(c.progress, "\r\033[K")
-	}
+	status.clear()
 	rep.finish(c.now().Sub(start), len(seeds))
 	rep.Interrupted = ctx.Err() != nil
 	if o.junit != "" {
