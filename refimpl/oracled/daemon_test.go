@@ -18,6 +18,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/abciquery"
+	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 	"github.com/wsconverge/converge/refimpl/oracled"
@@ -222,6 +223,10 @@ func TestRunRoundAndStop(t *testing.T) {
 		prev = n
 	}
 	eventually(t, func() bool { return containsOutput(d.outputs(), core.TraceStep, core.StepRunning) }, "running")
+	methods := s.node.HTTPMethods()
+	require.NotEmpty(t, methods)
+	require.Equal(t, cometrpc.MethodStatus, methods[0], "D28: the RPC client's one status probe comes before the sequence sync and the load")
+	require.Contains(t, methods[1:], cometrpc.MethodABCIQuery, "the sequence sync and the load query the chain")
 
 	s.doc(1, 0)
 	s.node.Publish(oracle.QueryRegister, oracledtest.RegisterFrame(1))
