@@ -98,9 +98,6 @@ func moduleRoot(ctx context.Context, goTool, dir string) (string, error) {
 	return "", fmt.Errorf("%s: not in module %s", dir, modulePath)
 }
 
-// Root is the module root the builder edits copies of.
-func (b *Builder) Root() string { return b.root }
-
 // Close removes the builder's temporary directory.
 func (b *Builder) Close() error { return os.RemoveAll(b.dir) }
 
