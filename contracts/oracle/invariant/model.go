@@ -530,10 +530,11 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 		return f
 	}
 	f.Rule = s.parseRule(g)
-	// The body is read through one scratch copy (specExtract keeps none of
-	// it): a copy per GET was 1 % of the oracle world's allocations.
+	// The body is read through one scratch copy (specExtractText keeps
+	// none of it, its value being a substring of src.Body or a string of
+	// its own): a copy per GET was 1 % of the oracle world's allocations.
 	s.body = append(s.body[:0], src.Body...)
-	f.Value, f.Err = specExtract(s.body, f.Rule)
+	f.Value, f.Err = specExtractText(src.Body, s.body, f.Rule)
 	if f.Err == nil {
 		s.req(src.RequestID).Fetched = f.Value
 	}
