@@ -895,6 +895,10 @@ func (a *acctView) ack(q uint64, seq int64) {
 	if !a.SKnown || q > a.MaxS {
 		a.MaxS, a.SKnown = q, true
 	}
+	if n := len(a.dirty); n == 0 || a.dirty[n-1].Q < q {
+		a.dirty = append(a.dirty, ackedSeq{q, seq}) // the usual next sequence
+		return
+	}
 	i, found := slices.BinarySearchFunc(a.dirty, q, func(x ackedSeq, q uint64) int {
 		switch {
 		case x.Q < q:
@@ -920,6 +924,9 @@ func (a *acctView) account(v uint64, seq int64) {
 // Reused returns the acknowledgement q would reuse (ok false when q may be
 // used).
 func (a *acctView) Reused(q uint64) (ackedSeq, bool) {
+	if n := len(a.dirty); n == 0 || a.dirty[n-1].Q < q {
+		return ackedSeq{}, false // the usual next sequence: above every one acknowledged
+	}
 	i := sort.Search(len(a.dirty), func(i int) bool { return a.dirty[i].Q >= q })
 	if i < len(a.dirty) && a.dirty[i].Q == q {
 		return a.dirty[i], true
