@@ -42,8 +42,11 @@ type Model struct {
 	// Result is the latest successful extraction on its way to the chain.
 	Result *Result
 	// Group is the broadcasts of one (r, n) since the last execution start
-	// (O5).
+	// (O5). It points to group (nil: none): only the model and the record's
+	// facts hold it, so a new group overwrites the last (a group per
+	// result was an allocation per round).
 	Group *Group
+	group Group
 	// Acked holds, by nonce, the acknowledgements (code 0 or 19) of this
 	// lifetime.
 	Acked map[uint64]Ack
@@ -284,7 +287,14 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	for _, ef := range o.Effects {
 		switch ef := ef.(type) {
 		case *oracle.QueueResult:
-			m.Result = &Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			// The new result overwrites the last in place: only the model
+			// holds its result (the checkers read it while they judge a
+			// record), and a result per execution was an allocation per
+			// round.
+			if m.Result == nil {
+				m.Result = &Result{}
+			}
+			*m.Result = Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
 		case oracle.AbortExecution:
 			if m.Exec != nil {
 				m.endExec(m.Exec, now, seq)
@@ -520,10 +530,11 @@ func (s *State) getDoneFact(e *history.Event) *GetDoneFact {
 		return f
 	}
 	f.Rule = s.parseRule(g)
-	// The body is read through one scratch copy (specExtract keeps none of
-	// it): a copy per GET was 1 % of the oracle world's allocations.
+	// The body is read through one scratch copy (specExtractText keeps
+	// none of it, its value being a substring of src.Body or a string of
+	// its own): a copy per GET was 1 % of the oracle world's allocations.
 	s.body = append(s.body[:0], src.Body...)
-	f.Value, f.Err = specExtract(s.body, f.Rule)
+	f.Value, f.Err = specExtractText(src.Body, s.body, f.Rule)
 	if f.Err == nil {
 		s.req(src.RequestID).Fetched = f.Value
 	}
@@ -693,7 +704,8 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 func (m *Model) noteBroadcast(s *State, f *BcastFact) {
 	g := f.Group
 	if g == nil {
-		g = &Group{N: f.N}
+		m.group = Group{N: f.N}
+		g = &m.group
 		m.Group = g
 	}
 	g.Count++
@@ -1002,16 +1014,26 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 		return f
 	}
 	f.Routed, f.Sub = true, sub
+	// The lists are the state's scratch (s.frame): no checker keeps them
+	// past the record, and new ones were four allocations per block.
+	sc := &s.frame
 	switch sub {
 	case oracle.SubRegister:
-		f.IDs = specRequestIDs(fr.Events, specKeyRegisterID)
+		sc.ids = specAppendRequestIDs(sc.ids[:0], fr.Events, specKeyRegisterID)
+		f.IDs = sc.ids
 	case oracle.SubUpdate:
-		f.IDs = specRequestIDs(fr.Events, specKeyUpdateID)
+		sc.ids = specAppendRequestIDs(sc.ids[:0], fr.Events, specKeyUpdateID)
+		f.IDs = sc.ids
 	case oracle.SubComplete:
-		f.Entries = specCompleteEntries(fr.Events)
-		f.Before = make([]*oracle.Job, len(f.Entries))
-		f.After = make([]oracle.Outcome, len(f.Entries))
-		var cur map[uint64]*oracle.Job // jobs moved by earlier entries of the frame
+		sc.entries = specAppendCompleteEntries(sc.entries[:0], fr.Events)
+		n := len(sc.entries)
+		sc.before = slices.Grow(sc.before[:0], n)[:n]
+		sc.after = slices.Grow(sc.after[:0], n)[:n]
+		clear(sc.before)
+		clear(sc.after)
+		f.Entries, f.Before, f.After = sc.entries, sc.before, sc.after
+		cur := sc.moved // jobs moved by earlier entries of the frame
+		clear(cur)
 		for i, c := range f.Entries {
 			m := f.Life.Model(c.RequestID)
 			if m == nil || m.Job == nil {
@@ -1030,6 +1052,7 @@ func (s *State) frameFact(e *history.Event) *FrameFact {
 			if len(f.After[i].Rows) > 0 {
 				if cur == nil {
 					cur = map[uint64]*oracle.Job{}
+					sc.moved = cur
 				}
 				cur[c.RequestID] = f.After[i].Job
 			}

@@ -47,7 +47,7 @@ func (c *singleCommit) Observe(s *State, e *history.Event, r *judge.Report) {
 
 // inFlight reports whether a tx of the SUT matching ok is broadcast and
 // not yet committed, failed or evicted.
-func (s *State) inFlight(ok func(*sutTx) bool) bool {
+func (s *State) inFlight(ok func(sutTx) bool) bool {
 	for _, t := range s.sutTxs {
 		if ok(t) {
 			return true
@@ -132,7 +132,7 @@ func (c *restart) Observe(s *State, e *history.Event, r *judge.Report) {
 	cur := &s.Cur
 	switch {
 	case e.Proc != nil && (e.Proc.Action == history.ProcSignal || e.Proc.Action == history.ProcExit):
-		if l := s.life; l != nil && !l.Ended() && s.inFlight(func(t *sutTx) bool { return t.Admitted && t.Life == l.ID }) {
+		if l := s.life; l != nil && !l.Ended() && s.inFlight(func(t sutTx) bool { return t.Admitted && t.Life == l.ID }) {
 			exercise(s, r, c, "stop or crash between admission and commit")
 		}
 	case e.Deliver != nil && e.Deliver.Code == 0:
@@ -153,7 +153,7 @@ func (c *restart) Observe(s *State, e *history.Event, r *judge.Report) {
 // crossCommit flags a round self committed twice from two lifetimes.
 func (c *restart) crossCommit(s *State, e *history.Event, r *judge.Report) {
 	life := 0
-	if t := s.sutTxs[e.Deliver.Hash]; t != nil {
+	if t, ok := s.sutTxs[e.Deliver.Hash]; ok {
 		life = t.Life
 	}
 	for _, m := range e.Deliver.Msgs {

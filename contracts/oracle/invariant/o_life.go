@@ -395,7 +395,7 @@ func (c *recovery) Observe(s *State, e *history.Event, r *judge.Report) {
 			}
 		}
 	case e.Evict != nil && e.Evict.Cause == history.EvictFault && e.Evict.Origin == history.OriginSUT && s.P.Mode == ModeSim:
-		if t := s.sutTxs[e.Evict.Hash]; t != nil {
+		if t, ok := s.sutTxs[e.Evict.Hash]; ok {
 			c.startAs(s, s.req(t.R), e, "F13", specCompleteWait)
 		}
 	case s.Cur.Bcast != nil && s.Cur.Bcast.Msg != nil && s.Cur.Bcast.Life == s.life:

@@ -42,6 +42,10 @@ type retriedNotGivenUp struct {
 	byReq map[uint64]*retryDebt
 	// owing are the debts owed, by request: the few a record may touch.
 	owing map[uint64]*retryDebt
+	// spare is the debt newExecution last settled, which neither map
+	// holds any more: the new execution's debt reuses it (a debt per
+	// execution was an allocation per round).
+	spare *retryDebt
 }
 
 // retryDebt is one execution's result and its attempts so far, from the
@@ -87,7 +91,13 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 	case cur.Get != nil && cur.Get.NewExec && cur.Get.Life == l:
 		c.newExecution(s, r, cur.Get)
 		if m := cur.Get.Model; m != nil && m.Job != nil {
-			c.byReq[cur.Get.R] = &retryDebt{r: cur.Get.R, n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
+			d := c.spare
+			if d == nil {
+				d = &retryDebt{}
+			}
+			c.spare = nil
+			*d = retryDebt{r: cur.Get.R, n: m.Job.Nonce + 1, created: m.Job.CreatedAt}
+			c.byReq[cur.Get.R] = d
 		}
 	case cur.Bcast != nil && cur.Bcast.Msg != nil && cur.Bcast.Life == l:
 		c.busy(cur.Bcast.R)
@@ -277,6 +287,7 @@ func (c *retriedNotGivenUp) newExecution(s *State, r *judge.Report, g *GetFact) 
 	}
 	delete(c.byReq, g.R)
 	delete(c.owing, g.R)
+	c.spare = d // judged below, then free
 	if !d.owed || d.void || d.attempts >= specSubmitAttempts {
 		return
 	}

@@ -90,7 +90,7 @@ func specFeeAmount(price string, gas uint64) (string, error) {
 		return "", fmt.Errorf("gas price %q is not a plain decimal (digits, then a dot and digits)", price)
 	}
 	if fee, ok := specFeeWords(whole, frac, gas); ok {
-		return fee, nil
+		return strconv.FormatUint(fee, 10), nil
 	}
 	p, _ := new(big.Rat).SetString(price)
 	return specCeil(new(big.Rat).Mul(p, new(big.Rat).SetUint64(gas))).String(), nil
@@ -109,9 +109,9 @@ func specPlainDecimal(s string) (whole, frac string, ok bool) {
 // specFeeWords is the fee in machine words when the price has at most 19
 // digits in all and the fee fits: ceil(WF × gas / 10^|F|). It judges every
 // broadcast, so the big rationals are kept for the rest.
-func specFeeWords(whole, frac string, gas uint64) (string, bool) {
+func specFeeWords(whole, frac string, gas uint64) (uint64, bool) {
 	if len(whole)+len(frac) > 19 {
-		return "", false
+		return 0, false
 	}
 	var m uint64 // 19 digits fit
 	for _, part := range [2]string{whole, frac} {
@@ -125,16 +125,16 @@ func specFeeWords(whole, frac string, gas uint64) (string, bool) {
 	}
 	hi, lo := bits.Mul64(m, gas)
 	if hi >= div {
-		return "", false
+		return 0, false
 	}
 	q, rem := bits.Div64(hi, lo, div)
 	if rem > 0 {
 		if q == math.MaxUint64 {
-			return "", false
+			return 0, false
 		}
 		q++
 	}
-	return strconv.FormatUint(q, 10), true
+	return q, true
 }
 
 // specAdjustGas is the gas after code 11: ceil(gas × adjustment); an

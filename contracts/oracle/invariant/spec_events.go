@@ -65,7 +65,11 @@ func specRoute(query string, events map[string][]string) (oracle.Subscription, b
 // one is skipped alone, as §3.2 says of a Complete entry
 // (docs/choices.md 238); no other attribute is read (D10).
 func specRequestIDs(events map[string][]string, key string) []uint64 {
-	var ids []uint64
+	return specAppendRequestIDs(nil, events, key)
+}
+
+// specAppendRequestIDs is specRequestIDs appended to ids.
+func specAppendRequestIDs(ids []uint64, events map[string][]string, key string) []uint64 {
 	for _, v := range events[key] {
 		if id, err := strconv.ParseUint(v, 10, 64); err == nil {
 			ids = append(ids, id)
@@ -80,8 +84,12 @@ func specRequestIDs(events map[string][]string, key string) []uint64 {
 // a value that does not parse as a decimal uint64 (or a block time past
 // what a time holds) is skipped alone.
 func specCompleteEntries(events map[string][]string) []oracle.CompleteEntry {
+	return specAppendCompleteEntries(nil, events)
+}
+
+// specAppendCompleteEntries is specCompleteEntries appended to out.
+func specAppendCompleteEntries(out []oracle.CompleteEntry, events map[string][]string) []oracle.CompleteEntry {
 	ids, nonces, times := events[specKeyCompleteID], events[specKeyCompleteNonce], events[specKeyCompleteBlockTime]
-	var out []oracle.CompleteEntry
 	for i := range min(len(ids), len(nonces), len(times)) {
 		id, err1 := strconv.ParseUint(ids[i], 10, 64)
 		n, err2 := strconv.ParseUint(nonces[i], 10, 64)

@@ -33,36 +33,61 @@ var errSpecParse = errors.New("parse failure")
 // a number found under keys without escapes is rendered here without
 // decoding the body; anything else is decoded.
 func specExtract(body []byte, rule string) (string, error) {
+	v, from, to, err := specExtractSpan(body, rule)
+	if from < to {
+		return string(body[from:to]), nil
+	}
+	return v, err
+}
+
+// specExtractText is specExtract of text, read through body, a copy of
+// its bytes: a rendering that is the body's own text (a string without
+// escapes, a number already in its §3.4 form) is a substring of text, not
+// a new string (the model keeps the value of every 200 answer).
+func specExtractText(text string, body []byte, rule string) (string, error) {
+	v, from, to, err := specExtractSpan(body, rule)
+	if from < to {
+		return text[from:to], nil
+	}
+	return v, err
+}
+
+// specExtractSpan is specExtract, its rendering given as body[from:to]
+// (from < to) when it is the body's own text, else as v.
+func specExtractSpan(body []byte, rule string) (v string, from, to int, err error) {
 	if rule == "" {
-		return "", fmt.Errorf("%w: the parse rule is empty", errSpecParse)
+		return "", 0, 0, fmt.Errorf("%w: the parse rule is empty", errSpecParse)
 	}
 	if strings.HasPrefix(rule, ".") || strings.HasSuffix(rule, ".") || strings.Contains(rule, "..") {
-		return "", fmt.Errorf("%w: the parse rule %q has an empty segment", errSpecParse, rule)
+		return "", 0, 0, fmt.Errorf("%w: the parse rule %q has an empty segment", errSpecParse, rule)
 	}
 	if !jsonscan.Valid(body) {
-		return "", fmt.Errorf("%w: the body is not one JSON value", errSpecParse)
+		return "", 0, 0, fmt.Errorf("%w: the body is not one JSON value", errSpecParse)
 	}
-	if s, ok := specScalarInPlace(body, rule); ok {
-		return s, nil
+	if v, from, to, ok := specScalarInPlace(body, rule); ok {
+		return v, from, to, nil
 	}
-	return specExtractDecoded(body, rule)
+	v, err = specExtractDecoded(body, rule)
+	return v, 0, 0, err
 }
 
 // specScalarInPlace walks a valid JSON body along rule and renders the
 // value found when it is a string without escapes (valid UTF-8), a
-// boolean or a number, every key on the way being free of escapes. Any
-// other case, failures included, is false: specExtractDecoded decides.
-func specScalarInPlace(b []byte, rule string) (string, bool) {
+// boolean or a number, every key on the way being free of escapes: as
+// b[from:to] (from < to) when the rendering is the literal's own text,
+// else as s. Any other case, failures included, is false:
+// specExtractDecoded decides.
+func specScalarInPlace(b []byte, rule string) (s string, from, to int, ok bool) {
 	i := jsonscan.SkipSpace(b, 0)
 	for more := true; more; {
 		var seg string
 		seg, rule, more = strings.Cut(rule, ".")
 		if b[i] != '{' {
-			return "", false
+			return "", 0, 0, false
 		}
 		at, ok := jsonscan.LastMember(b, i, seg)
 		if !ok {
-			return "", false
+			return "", 0, 0, false
 		}
 		i = at
 	}
@@ -70,21 +95,26 @@ func specScalarInPlace(b []byte, rule string) (string, bool) {
 	case c == '"':
 		raw, ok := jsonscan.PlainString(b, i)
 		if !ok || len(raw) == 0 || !utf8.Valid(raw) {
-			return "", false
+			return "", 0, 0, false
 		}
-		return string(raw), true
+		return "", i + 1, i + 1 + len(raw), true // PlainString's text follows the quote
 	case c == 't':
-		return "true", true
+		return "true", 0, 0, true
 	case c == 'f':
-		return "false", true
+		return "false", 0, 0, true
 	case c == '-' || ('0' <= c && c <= '9'):
-		f, err := strconv.ParseFloat(string(b[i:jsonscan.LiteralEnd(b, i)]), 64)
+		end := jsonscan.LiteralEnd(b, i)
+		f, err := strconv.ParseFloat(string(b[i:end]), 64)
 		if err != nil {
-			return "", false
+			return "", 0, 0, false
 		}
-		return specFormatDouble(f), true
+		var buf [32]byte
+		if r := specAppendDouble(buf[:0], f); string(r) != string(b[i:end]) {
+			return string(r), 0, 0, true
+		}
+		return "", i, end, true
 	}
-	return "", false
+	return "", 0, 0, false
 }
 
 // specExtractDecoded is specExtract by decoding the body, numbers kept as
@@ -154,8 +184,14 @@ func specRender(v any) (string, error) {
 // literal beyond the double range has no double: it fails before,
 // docs/choices.md 237).
 func specFormatDouble(f float64) string {
+	var buf [32]byte
+	return string(specAppendDouble(buf[:0], f))
+}
+
+// specAppendDouble appends specFormatDouble(f) to b.
+func specAppendDouble(b []byte, f float64) []byte {
 	if f == 0 {
 		f = 0
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }

@@ -407,13 +407,17 @@ func TestSpecExtractIsTheReferences(t *testing.T) {
 }
 
 // requireSameExtract holds specExtract equal to oracle.Extract: the same
-// value, and failing together.
+// value, and failing together; and specExtractText (the model's way, a
+// substring of the body when it can) equal to specExtract.
 func requireSameExtract(t *testing.T, body, rule string) {
 	t.Helper()
 	v, err := oracle.Extract([]byte(body), rule)
 	sv, serr := specExtract([]byte(body), rule)
 	require.Equal(t, err == nil, serr == nil, "body %q rule %q: %v / %v", body, rule, err, serr)
 	require.Equal(t, v, sv, "body %q rule %q", body, rule)
+	tv, terr := specExtractText(body, []byte(body), rule)
+	require.Equal(t, fmt.Sprint(serr), fmt.Sprint(terr), "body %q rule %q", body, rule)
+	require.Equal(t, sv, tv, "body %q rule %q", body, rule)
 }
 
 // specDrawJSON draws a JSON text, objects more likely near the top.

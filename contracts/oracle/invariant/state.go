@@ -41,14 +41,26 @@ type State struct {
 
 	// body is getDoneFact's scratch copy of a fetched body.
 	body []byte
+	// frame holds the lists the frame fact points to, reused from frame to
+	// frame like the facts (moved holds the jobs moved by earlier entries
+	// of a Complete frame).
+	frame struct {
+		ids     []uint64
+		entries []oracle.CompleteEntry
+		before  []*oracle.Job
+		after   []oracle.Outcome
+		moved   map[uint64]*oracle.Job
+	}
 
 	life  *Life
 	lives int
 
-	reqs   byID[Request]
-	calls  map[int64]*Call
-	gets   map[int64]*Get
-	sutTxs map[string]*sutTx
+	reqs  byID[Request]
+	calls map[int64]*Call
+	gets  map[int64]*Get
+	// sutTxs are held by value: nothing keeps a tx past its record, and a
+	// tx per broadcast was an allocation per round.
+	sutTxs map[string]sutTx
 	// txRounds counts the SUT's pending txs by round.
 	txRounds map[[2]uint64]int
 	faults   faultView
@@ -76,7 +88,7 @@ func newState(p Params) *State {
 		Tol:      p.Tol(),
 		calls:    map[int64]*Call{},
 		gets:     map[int64]*Get{},
-		sutTxs:   map[string]*sutTx{},
+		sutTxs:   map[string]sutTx{},
 		txRounds: map[[2]uint64]int{},
 		faults:   newFaultView(),
 		coverage: map[string]map[string]int{},
@@ -162,6 +174,11 @@ type Request struct {
 	// Commits are self's committed submissions of the rounds still open,
 	// by nonce.
 	Commits map[uint64][]Commit
+	// spareCommits is the list of a round applyBlock closed, for the next
+	// round's first commit: the checkers read Commits only while they
+	// judge a record, so a closed round's list is free (a new one per
+	// round was an allocation per round).
+	spareCommits []Commit
 
 	seen seenNonce
 	// Bogus are the message nonces of bogus-nonce updates (D10), with
@@ -448,7 +465,7 @@ func (s *State) applyCall(e *history.Event) {
 		l.bcIn++
 		c.Submit = submitMsg(c.Tx)
 		if c.Tx != nil && c.Tx.Hash != "" && c.Submit != nil {
-			s.addTx(&sutTx{Hash: c.Tx.Hash, Life: l.ID, R: c.Submit.RequestID, N: c.Submit.Nonce, Seq: e.Seq})
+			s.addTx(sutTx{Hash: c.Tx.Hash, Life: l.ID, R: c.Submit.RequestID, N: c.Submit.Nonce, Seq: e.Seq})
 		}
 		if b := s.Cur.Bcast; b != nil && b.Model != nil {
 			b.Model.noteBroadcast(s, b)
@@ -544,12 +561,13 @@ func (s *State) applyCheckTx(e *history.Event) {
 	if c.Origin != history.OriginSUT {
 		return
 	}
-	t := s.sutTxs[c.Tx.Hash]
-	if t == nil {
+	t, ok := s.sutTxs[c.Tx.Hash]
+	if !ok {
 		return
 	}
 	if c.RPCError == "" && c.Code == 0 {
 		t.Admitted = true
+		s.sutTxs[c.Tx.Hash] = t
 		return
 	}
 	if !strings.Contains(c.RPCError, specRPCTxInCache) {
@@ -565,9 +583,10 @@ func (s *State) applyBlock(e *history.Event) {
 		}
 		q.LastBT = time.Unix(c.BlockTime, 0).UTC()
 		q.LastAt, q.LastSeq = e.At, e.Seq
-		for n := range q.Commits {
+		for n, cs := range q.Commits {
 			if n <= q.C {
 				delete(q.Commits, n) // a closed round can take no further commit
+				q.spareCommits = cs[:0]
 			}
 		}
 	}
@@ -586,18 +605,22 @@ func (s *State) applyDeliver(e *history.Event) {
 					q.Commits = map[uint64][]Commit{}
 				}
 				life := 0
-				if t := s.sutTxs[d.Hash]; t != nil {
+				if t, ok := s.sutTxs[d.Hash]; ok {
 					life = t.Life
 				}
-				q.Commits[m.Nonce] = append(q.Commits[m.Nonce], Commit{Seq: e.Seq, At: e.At, Hash: d.Hash, Life: life})
+				cs, ok := q.Commits[m.Nonce]
+				if !ok {
+					cs, q.spareCommits = q.spareCommits, nil
+				}
+				q.Commits[m.Nonce] = append(cs, Commit{Seq: e.Seq, At: e.At, Hash: d.Hash, Life: life})
 			}
 		}
 	}
 	s.dropTx(d.Hash)
 }
 
-func (s *State) addTx(t *sutTx) {
-	if old := s.sutTxs[t.Hash]; old != nil {
+func (s *State) addTx(t sutTx) {
+	if _, ok := s.sutTxs[t.Hash]; ok {
 		s.dropTx(t.Hash)
 	}
 	s.sutTxs[t.Hash] = t
@@ -605,8 +628,8 @@ func (s *State) addTx(t *sutTx) {
 }
 
 func (s *State) dropTx(hash string) {
-	t := s.sutTxs[hash]
-	if t == nil {
+	t, ok := s.sutTxs[hash]
+	if !ok {
 		return
 	}
 	delete(s.sutTxs, hash)
@@ -654,7 +677,7 @@ func (s *State) learnDoc(d *history.Doc, at time.Time) {
 
 func (s *State) applyEvict(e *history.Event) {
 	v := e.Evict
-	if t := s.sutTxs[v.Hash]; t != nil {
+	if t, ok := s.sutTxs[v.Hash]; ok {
 		if v.Cause == history.EvictFault {
 			s.req(t.R).Hit = e.At // F13: the round now waits for the watchdog
 		}
@@ -872,6 +895,10 @@ func (a *acctView) ack(q uint64, seq int64) {
 	if !a.SKnown || q > a.MaxS {
 		a.MaxS, a.SKnown = q, true
 	}
+	if n := len(a.dirty); n == 0 || a.dirty[n-1].Q < q {
+		a.dirty = append(a.dirty, ackedSeq{q, seq}) // the usual next sequence
+		return
+	}
 	i, found := slices.BinarySearchFunc(a.dirty, q, func(x ackedSeq, q uint64) int {
 		switch {
 		case x.Q < q:
@@ -897,6 +924,9 @@ func (a *acctView) account(v uint64, seq int64) {
 // Reused returns the acknowledgement q would reuse (ok false when q may be
 // used).
 func (a *acctView) Reused(q uint64) (ackedSeq, bool) {
+	if n := len(a.dirty); n == 0 || a.dirty[n-1].Q < q {
+		return ackedSeq{}, false // the usual next sequence: above every one acknowledged
+	}
 	i := sort.Search(len(a.dirty), func(i int) bool { return a.dirty[i].Q >= q })
 	if i < len(a.dirty) && a.dirty[i].Q == q {
 		return a.dirty[i], true
