@@ -93,6 +93,11 @@ type docState struct {
 	doc    *oraclev1.OracleRequestDoc
 	rounds rounds
 	data   *oraclev1.DataSet
+	// The last peer submission signature made for this request, and what
+	// it signs (submissionSignature).
+	sigNonce uint64
+	sigValue string
+	sig      string
 }
 
 // rounds are a request's submissions by round, each round's list sorted

@@ -15,6 +15,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -57,9 +58,17 @@ type memTx struct {
 	buildOnce sync.Once
 
 	rec *history.Tx // the record form, made once
+	// recMem is where rec lives: the tx's own memory, not an allocation
+	// of its own for each of the SUT's txs (records copy it, none holds
+	// its address).
+	recMem history.Tx
 	// given is the caller's record of a decoded tx's bytes (see
 	// BroadcastTxSyncRecorded): rec is made from it.
 	given *history.Tx
+	// answerHash is the hash bytes of the SUT's broadcast_tx_sync answer
+	// (the key's copy, which the caller may keep): decoding the hex again
+	// cost an allocation per broadcast.
+	answerHash [32]byte
 }
 
 // ownTx is how the chain builds one of its own txs.
@@ -78,6 +87,10 @@ type ownMem struct {
 	stand keys.StandInSigner
 	real  keys.KeySigner
 	msgs  [1]proto.Message
+	// submit and set are a peer submission's message (PeerSubmit), made
+	// here rather than in an allocation of their own.
+	submit oraclev1.MsgSubmitOracleData
+	set    oraclev1.SubmitDataSet
 }
 
 // built returns the tx's bytes, hash and decoded form, building them for
@@ -172,11 +185,21 @@ func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, 
 	return c.broadcastSUT(m)
 }
 
-// broadcastSUT admits one of the SUT's txs.
+// broadcastSUT admits one of the SUT's txs. The answer is Result's, its
+// hash the bytes of m's key (the SHA-256 its Hash is the hex of) rather
+// than the hex decoded again.
 func (c *Chain) broadcastSUT(m *memTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.admit(m).Result()
+	a := c.admit(m)
+	if a.RPCError != nil {
+		return cometrpc.ResultBroadcastTx{}, a.RPCError
+	}
+	m.answerHash = m.key
+	if a.Code == 0 {
+		return cometrpc.BroadcastAdmitted(m.answerHash[:]), nil
+	}
+	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: m.answerHash[:]}, nil
 }
 
 // sendOwn admits one of the chain's own txs: signed by key as account a at
@@ -194,12 +217,16 @@ func (c *Chain) sendOwn(origin history.Origin, key keys.PrivKey, a *account, seq
 // caller has checked what Build would refuse (strings that are not UTF-8),
 // so that building later cannot fail.
 func (c *Chain) ownTx(origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, error) {
+	return c.ownTxIn(&ownMem{}, origin, key, a, seq, msgs...)
+}
+
+// ownTxIn is ownTx in mem (a caller that made the message in it).
+func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, error) {
 	if len(msgs) == 0 {
 		return nil, errors.New("a tx needs a message")
 	}
 	// The tx, its build recipe and its signer in one allocation, not three:
 	// every peer submission the chain makes is one of these.
-	mem := &ownMem{}
 	var signer keys.Signer = &mem.stand
 	mem.stand.Key = key
 	if c.p.VerifySignatures {
@@ -511,9 +538,9 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		}
 	}
 	if t == nil {
-		rec := history.DecodeTx(txBytes)
-		m.rec = &rec
-		return rec
+		m.recMem = history.DecodeTx(txBytes)
+		m.rec = &m.recMem
+		return m.recMem
 	}
 	var rec history.Tx
 	if m.given != nil {
@@ -542,7 +569,8 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 			rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
 		}
 	}
-	m.rec = &rec
+	m.recMem = rec
+	m.rec = &m.recMem
 	return rec
 }
 
