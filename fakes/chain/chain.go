@@ -23,8 +23,10 @@ import (
 type Chain struct {
 	exec execution // the delivery in progress (deliver)
 	mu   sync.Mutex
-	// completes is beginBlock's scratch list of the block's Completes.
-	completes []history.Complete
+	// due and text are beginBlock's scratch: the requests whose round
+	// completes, and the block's text before it is one string.
+	due  []*docState
+	text []byte
 
 	p           Params
 	minGasPrice *big.Rat
