@@ -69,30 +69,43 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 		chainID: c.p.ChainID, blockTime: bt, abci: abci}
 	b.Frames = append(b.Frames, &frames[0])
 
-	// 2. Execution, in FIFO order.
+	// 2. Execution, in FIFO order: each tx's result goes in its frame
+	// (and the docs it wrote in the chain's scratch), and then the deliver
+	// records are made, in order, all in b.Delivered's array: it has room
+	// for exactly them, so a record that is kept keeps none but its
+	// block's other deliver records alive (one allocation per block, not
+	// one per tx).
 	included := c.mempool[:n]
-	b.Delivered = make([]history.Deliver, 0, min(n, 8))
+	docsOf := c.docsOf[:0]
+	records := 0
 	for i, m := range included {
 		code, log, docs, events := c.deliver(m)
+		frames[1+i] = Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
+			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired}
+		b.Frames = append(b.Frames, &frames[1+i])
+		docsOf = append(docsOf, docs)
 		if !c.routine(m.origin, code == 0) {
+			records++
+		}
+	}
+	b.Delivered = make([]history.Deliver, 0, records)
+	for i, m := range included {
+		f := &frames[1+i]
+		if !c.routine(m.origin, f.code == 0) {
 			_, hash, _ := m.built()
 			rec := c.txRecord(m)
-			// The record has its own copy: a pointer into Delivered would keep
-			// the whole array alive for as long as the history.
-			d := &history.Deliver{Height: b.Height, Index: i, Hash: hash, Origin: m.origin, Signer: rec.Signer,
-				Sequence: m.seq, GasLimit: m.gas, Fee: rec.Fee, Code: code, Log: log, Msgs: rec.Msgs, Docs: docs}
-			b.Delivered = append(b.Delivered, *d)
-			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: d})
+			b.Delivered = append(b.Delivered, history.Deliver{Height: b.Height, Index: i, Hash: hash, Origin: m.origin,
+				Signer: rec.Signer, Sequence: m.seq, GasLimit: m.gas, Fee: rec.Fee, Code: f.code, Log: f.log,
+				Msgs: rec.Msgs, Docs: docsOf[i]})
+			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: &b.Delivered[len(b.Delivered)-1]})
 		}
-		f := &frames[1+i]
-		*f = Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
-			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired}
-		b.Frames = append(b.Frames, f)
 		// CometBFT keeps a committed tx in the cache and forgets a failed one.
-		if code != 0 {
+		if f.code != 0 {
 			c.uncache(m)
 		}
 	}
+	clear(docsOf)
+	c.docsOf = docsOf[:0]
 	clear(c.mempool[:n])
 	c.mempool = c.mempool[n:]
 
@@ -185,7 +198,7 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 		// Docs copy it), so it changes in place.
 		doc.Nonce = n
 		if keep := c.p.KeepRounds; keep > 0 && n > keep {
-			d.rounds.forget(n - keep)
+			d.rounds.forgetTo(n-keep, &c.spare)
 		}
 	}
 	all := string(text)
@@ -351,7 +364,7 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 	} else {
 		if subs == nil {
 			// Room for every provider at once, not grown one by one.
-			subs = make([]kept, 0, len(st.doc.GetAccountList()))
+			subs = x.c.spare.get(len(st.doc.GetAccountList()))
 		}
 		st.rounds.set(n, slices.Insert(subs, i, k))
 		if !x.logUndo {

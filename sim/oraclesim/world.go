@@ -64,24 +64,57 @@ type fetch struct {
 }
 
 func (f *fetch) fire() {
-	if f.ended {
-		return
-	}
 	w := f.w
-	f.ended = true
-	delete(w.fetches, f.id)
-	if f.timeout { // the client gives up at its timeout
-		w.src.Abort(f.out, w.now())
-		w.handle(f.d, core.Fetched{ID: f.id, Err: errTimeout})
+	if f.ended { // aborted: nothing refers to it now that it fired
+		w.spentFetches.put(f)
 		return
 	}
-	w.src.Done(f.out)
-	in := core.Fetched{ID: f.id, Status: f.out.Status, Body: f.out.Body}
-	if !f.out.Answered() {
+	delete(w.fetches, f.id)
+	d, id, out, timeout := f.d, f.id, f.out, f.timeout
+	w.spentFetches.put(f)
+	if timeout { // the client gives up at its timeout
+		w.src.Abort(out, w.now())
+		w.handle(d, core.Fetched{ID: id, Err: errTimeout})
+		return
+	}
+	w.src.Done(out)
+	in := core.Fetched{ID: id, Status: out.Status, Body: out.Body}
+	if !out.Answered() {
 		in.Err = errNoBody
 	}
-	w.handle(f.d, in)
+	w.handle(d, in)
 }
+
+// spent is a free list of one kind of event the world makes on every
+// round (fetches, peer turns): an event goes back on it once it has fired
+// and nothing refers to it any more, and the next one of its kind reuses
+// its memory rather than allocating. put zeroes it, so no state is
+// carried over.
+type spent[T any] struct{ list []*T }
+
+func (s *spent[T]) get() *T {
+	if n := len(s.list); n > 0 {
+		x := s.list[n-1]
+		s.list = s.list[:n-1]
+		return x
+	}
+	return new(T)
+}
+
+func (s *spent[T]) put(x *T) {
+	var zero T
+	*x = zero
+	s.list = append(s.list, x)
+}
+
+// wake is the daemon's wake-up (an event): one per lifetime, scheduled as
+// often as the daemon asks for a new time.
+type wake struct {
+	w *world
+	d Daemon
+}
+
+func (e *wake) fire() { e.w.handle(e.d, core.Wake{}) }
 
 // world is one run: the chain, the sources, the daemon of the current
 // lifetime and the queue of what happens next.
@@ -120,6 +153,10 @@ type world struct {
 	ports    int // request outputs of this lifetime
 	crashAt  int // F17: crash at this request output (0: none)
 	fetches  map[core.ID]*fetch
+	wakeUp   *wake // this lifetime's
+
+	spentFetches spent[fetch]
+	spentTurns   spent[peerTurn]
 
 	// workload
 	reqs     []*request
@@ -195,7 +232,7 @@ func (w *world) start() {
 		return
 	}
 	w.d, w.life, w.conn, w.exited, w.subs, w.ports, w.stopping = d, w.life+1, 0, false, nil, 0, false
-	w.wake = time.Time{}
+	w.wake, w.wakeUp = time.Time{}, &wake{w: w, d: d}
 	w.proc(&history.Proc{Action: history.ProcStart, Detail: "in-process"})
 	w.act(d, d.Start(w.now()))
 }
@@ -260,7 +297,7 @@ func (w *world) act(d Daemon, outs []core.Output) {
 		if at.Before(w.now()) {
 			at = w.now()
 		}
-		w.at(at, func() { w.handle(d, core.Wake{}) })
+		w.atEvent(at, w.wakeUp) // d is w.d, whose wake-up it is
 	}
 }
 
@@ -501,7 +538,8 @@ func (m *bcastMem) fire() {
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
 
 func (w *world) get(d Daemon, o core.Fetch) {
-	f := &fetch{w: w, id: o.ID, out: w.src.Get(w.now(), o.URL, acceptJSON), d: d}
+	f := w.spentFetches.get()
+	*f = fetch{w: w, id: o.ID, out: w.src.Get(w.now(), o.URL, acceptJSON), d: d}
 	w.fetches[o.ID] = f
 	at := f.out.DoneAt
 	if limit := w.now().Add(o.Timeout); at.After(limit) {
