@@ -58,17 +58,39 @@ type memTx struct {
 	buildOnce sync.Once
 
 	rec *history.Tx // the record form, made once
-	// recMem is where rec lives: the tx's own memory, not an allocation
-	// of its own for each of the SUT's txs (records copy it, none holds
-	// its address).
-	recMem history.Tx
 	// given is the caller's record of a decoded tx's bytes (see
 	// BroadcastTxSyncRecorded): rec is made from it.
 	given *history.Tx
-	// answerHash is the hash bytes of the SUT's broadcast_tx_sync answer
-	// (the key's copy, which the caller may keep): decoding the hex again
-	// cost an allocation per broadcast.
-	answerHash [32]byte
+	// sut is room for what one of the SUT's txs makes (nil for the
+	// chain's own).
+	sut *sutRoom
+}
+
+// sutRoom is room for what one of the SUT's txs makes, allocated with it
+// (sutMem) rather than one by one: its record form (rec; records copy it,
+// none holds its address) and the hash bytes of its broadcast_tx_sync
+// answer (the key's copy, which the caller may keep; decoding the hex
+// again cost an allocation per broadcast).
+type sutRoom struct {
+	rec  history.Tx
+	hash [32]byte
+	// check is the caller's room for the checktx record (nil: none; see
+	// BroadcastTxSyncRecordedIn), used once.
+	check *history.CheckTx
+}
+
+// sutMem is one of the SUT's txs and its room.
+type sutMem struct {
+	tx   memTx
+	room sutRoom
+}
+
+// newSUTTx is one of the SUT's txs, of these bytes, their SHA-256 (the
+// cache key) and hash, in memory with its room.
+func newSUTTx(txBytes []byte, sum [32]byte, hash string) *memTx {
+	mem := &sutMem{}
+	mem.tx.origin, mem.tx.bytes, mem.tx.key, mem.tx.hash, mem.tx.sut = history.OriginSUT, txBytes, sum, hash, &mem.room
+	return &mem.tx
 }
 
 // ownTx is how the chain builds one of its own txs.
@@ -164,7 +186,7 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	sum := sha256.Sum256(txBytes)
-	return c.broadcastSUT(&memTx{origin: history.OriginSUT, bytes: txBytes, key: sum, hash: tx.HashOfSum(sum)})
+	return c.broadcastSUT(newSUTTx(txBytes, sum, tx.HashOfSum(sum)))
 }
 
 // BroadcastTxSyncRecorded is BroadcastTxSync for an in-process caller
@@ -178,7 +200,16 @@ func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *co
 // signature check added, not a second record made from t. The chain never writes
 // into rec or the lists it shares with the copies.
 func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
-	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: rec.Hash}
+	return c.BroadcastTxSyncRecordedIn(txBytes, t, sum, rec, nil)
+}
+
+// BroadcastTxSyncRecordedIn is BroadcastTxSyncRecorded with the checktx
+// record written in check (nil: a record of its own), memory the caller
+// keeps with its own records of the call: the chain writes it once, before
+// recording it, and never again.
+func (c *Chain) BroadcastTxSyncRecordedIn(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx, check *history.CheckTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	m := newSUTTx(txBytes, sum, rec.Hash)
+	m.tx, m.sut.check = t, check
 	if t != nil {
 		m.given = rec
 	}
@@ -195,11 +226,11 @@ func (c *Chain) broadcastSUT(m *memTx) (cometrpc.ResultBroadcastTx, *cometrpc.RP
 	if a.RPCError != nil {
 		return cometrpc.ResultBroadcastTx{}, a.RPCError
 	}
-	m.answerHash = m.key
+	m.sut.hash = m.key
 	if a.Code == 0 {
-		return cometrpc.BroadcastAdmitted(m.answerHash[:]), nil
+		return cometrpc.BroadcastAdmitted(m.sut.hash[:]), nil
 	}
-	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: m.answerHash[:]}, nil
+	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: m.sut.hash[:]}, nil
 }
 
 // sendOwn admits one of the chain's own txs: signed by key as account a at
@@ -517,12 +548,18 @@ func (c *Chain) recordCheck(m *memTx, out Admission) {
 	if c.sink == nil || c.routine(m.origin, out.Admitted()) {
 		return
 	}
-	rec := history.CheckTx{Origin: m.origin, Tx: c.txRecord(m), Code: out.Code, Log: out.Log, Injected: out.Injected,
+	var rec *history.CheckTx
+	if m.sut != nil && m.sut.check != nil {
+		rec, m.sut.check = m.sut.check, nil
+	} else {
+		rec = new(history.CheckTx)
+	}
+	*rec = history.CheckTx{Origin: m.origin, Tx: c.txRecord(m), Code: out.Code, Log: out.Log, Injected: out.Injected,
 		Mempool: len(c.mempool)}
 	if out.RPCError != nil {
 		rec.RPCError = out.RPCError.Data
 	}
-	c.record(c.now(), history.Event{Kind: history.KindCheckTx, CheckTx: &rec})
+	c.record(c.now(), history.Event{Kind: history.KindCheckTx, CheckTx: rec})
 }
 
 // txRecord is the record form of m's tx, made once. The SUT's txs also get
@@ -538,9 +575,9 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		}
 	}
 	if t == nil {
-		m.recMem = history.DecodeTx(txBytes)
-		m.rec = &m.recMem
-		return m.recMem
+		rec := history.DecodeTx(txBytes)
+		m.keepRecord(rec)
+		return rec
 	}
 	var rec history.Tx
 	if m.given != nil {
@@ -569,9 +606,19 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 			rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
 		}
 	}
-	m.recMem = rec
-	m.rec = &m.recMem
+	m.keepRecord(rec)
 	return rec
+}
+
+// keepRecord keeps rec as m's record form, in m's room if it has one.
+func (m *memTx) keepRecord(rec history.Tx) {
+	if m.sut != nil {
+		m.sut.rec = rec
+		m.rec = &m.sut.rec
+		return
+	}
+	m.rec = new(history.Tx) // not &rec: rec would move to the heap on every call
+	*m.rec = rec
 }
 
 // intern is s as the chain's own copy of that account address, if it is

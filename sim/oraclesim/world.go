@@ -470,8 +470,9 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	// The call's record, its tx's, the chain's answer (handed to the
-	// daemon by address) and its delivery in one allocation.
+	// The call's record, its tx's, the chain's checktx record, the
+	// chain's answer (handed to the daemon by address) and its delivery in
+	// one allocation.
 	mem := &bcastMem{w: w, d: d, id: o.ID}
 	var decoded *tx.Tx
 	var sum [32]byte
@@ -483,7 +484,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		return
 	}
 	mem.call = call
-	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.check)
 	res, rerr := &mem.res, mem.rerr
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
@@ -517,9 +518,11 @@ type bcastMem struct {
 	sent time.Time
 	rpc  history.RPC
 	tx   history.Tx
-	res  cometrpc.ResultBroadcastTx
-	rerr *cometrpc.RPCError
-	done history.RPC
+	// check is room for the chain's checktx record of the tx.
+	check history.CheckTx
+	res   cometrpc.ResultBroadcastTx
+	rerr  *cometrpc.RPCError
+	done  history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
 }
