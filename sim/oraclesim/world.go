@@ -58,6 +58,7 @@ type fetch struct {
 	w       *world
 	id      core.ID
 	out     datasource.Outcome
+	x       *datasource.Exchange // the GET's records and body (not reused)
 	d       Daemon
 	ended   bool
 	timeout bool
@@ -70,14 +71,14 @@ func (f *fetch) fire() {
 		return
 	}
 	delete(w.fetches, f.id)
-	d, id, out, timeout := f.d, f.id, f.out, f.timeout
+	d, id, out, x, timeout := f.d, f.id, f.out, f.x, f.timeout
 	w.spentFetches.put(f)
 	if timeout { // the client gives up at its timeout
-		w.src.Abort(out, w.now())
+		w.src.AbortIn(x, out, w.now())
 		w.handle(d, core.Fetched{ID: id, Err: errTimeout})
 		return
 	}
-	w.src.Done(out)
+	w.src.DoneIn(x, out)
 	in := core.Fetched{ID: id, Status: out.Status, Body: out.Body}
 	if !out.Answered() {
 		in.Err = errNoBody
@@ -541,8 +542,10 @@ func (m *bcastMem) fire() {
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
 
 func (w *world) get(d Daemon, o core.Fetch) {
-	f := w.spentFetches.get()
-	*f = fetch{w: w, id: o.ID, out: w.src.Get(w.now(), o.URL, acceptJSON), d: d}
+	// The fetch is reused once spent; the exchange's memory is not, as
+	// its records are kept as long as the run's.
+	f, x := w.spentFetches.get(), new(datasource.Exchange)
+	*f = fetch{w: w, id: o.ID, out: w.src.GetIn(x, w.now(), o.URL, acceptJSON), x: x, d: d}
 	w.fetches[o.ID] = f
 	at := f.out.DoneAt
 	if limit := w.now().Add(o.Timeout); at.After(limit) {
@@ -558,7 +561,7 @@ func (w *world) abortFetch(d Daemon, id core.ID) {
 	}
 	f.ended = true
 	delete(w.fetches, id)
-	w.src.Abort(f.out, w.now())
+	w.src.AbortIn(f.x, f.out, w.now())
 	w.at(w.now(), func() { w.handle(d, core.Fetched{ID: id, Err: errors.New("oraclesim: aborted")}) })
 }
 
