@@ -261,9 +261,11 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 	a.balance.Sub(a.balance, m.fee)
 	a.seq++
 	if a.pubKey == nil {
-		raw := m.pubKey
+		var raw []byte
 		if m.own != nil {
 			raw = m.own.signer.PubKey().Bytes()
+		} else {
+			raw = m.sut.pubKey
 		}
 		if pk, err := keys.ParsePubKey(raw); err == nil {
 			a.setPubKey(pk.Bytes())

@@ -63,6 +63,7 @@ type Chain struct {
 	// ownFee is the fee the chain's own txs pay, shared by all (read only).
 	ownFee      string
 	ownFeeCoins []tx.Coin
+	ownEnv      *tx.Envelope // the envelope they share (read only)
 
 	// Fee amounts parsed, and minimum fees computed, by their input.
 	feeAmounts  map[string]*big.Int
