@@ -24,6 +24,14 @@ const aggregateDigits = 18
 // digits among them), so every rule is integer arithmetic and one rounded
 // division at the end.
 func aggregate(rule oraclev1.AggregationRule, values []string) (result string, unparsable int) {
+	var out [48]byte
+	b, unparsable := appendAggregate(out[:0], rule, values)
+	return string(b), unparsable
+}
+
+// appendAggregate appends aggregate's result to b: a block writes the
+// results of all its rounds into one buffer, made one string.
+func appendAggregate(b []byte, rule oraclev1.AggregationRule, values []string) (_ []byte, unparsable int) {
 	var buf [8]dec // a round's values, on the stack
 	decs := buf[:0]
 	scale := 0
@@ -37,12 +45,12 @@ func aggregate(rule oraclev1.AggregationRule, values []string) (result string, u
 		scale = max(scale, len(frac))
 	}
 	if len(decs) == 0 {
-		return "", unparsable
+		return b, unparsable
 	}
-	if out, ok := aggregateSmall(rule, decs, scale); ok {
+	if out, ok := appendSmall(b, rule, decs, scale); ok {
 		return out, unparsable
 	}
-	return aggregateBig(rule, decs, scale), unparsable
+	return append(b, aggregateBig(rule, decs, scale)...), unparsable
 }
 
 // dec is a plain decimal as aggregate reads it: its digits before and
@@ -129,19 +137,27 @@ const maxSmallScale = 19
 // so it gives aggregateBig's string; it saves the dozens of allocations
 // the big integers cost on every round a run completes.
 func aggregateSmall(rule oraclev1.AggregationRule, decs []dec, scale int) (string, bool) {
+	var out [48]byte
+	b, ok := appendSmall(out[:0], rule, decs, scale)
+	return string(b), ok
+}
+
+// appendSmall appends aggregateSmall's result to b (b unchanged when it
+// is false).
+func appendSmall(b []byte, rule oraclev1.AggregationRule, decs []dec, scale int) ([]byte, bool) {
 	if scale > maxSmallScale {
-		return "", false
+		return b, false
 	}
 	var buf [8]uint64
 	nums := buf[:0]
 	for _, d := range decs {
 		u, ok := d.uint()
 		if !ok || d.neg {
-			return "", false
+			return b, false
 		}
 		hi, n := bits.Mul64(u, pow10u(scale-d.scale()))
 		if hi != 0 {
-			return "", false
+			return b, false
 		}
 		nums = append(nums, n)
 	}
@@ -161,28 +177,29 @@ func aggregateSmall(rule oraclev1.AggregationRule, decs []dec, scale int) (strin
 			num, c1 = bits.Add64(nums[mid-1], nums[mid], 0)
 			den, c2 = bits.Add64(den, den, 0)
 			if c1 != 0 || c2 != 0 {
-				return "", false
+				return b, false
 			}
 		}
 	default:
 		for _, n := range nums {
 			var c uint64
 			if num, c = bits.Add64(num, n, 0); c != 0 {
-				return "", false
+				return b, false
 			}
 		}
 		var hi uint64
 		if hi, den = bits.Mul64(den, uint64(len(nums))); hi != 0 {
-			return "", false
+			return b, false
 		}
 	}
-	return renderSmall(num, den), true
+	return appendRenderSmall(b, num, den), true
 }
 
-// renderSmall is renderDecimal for num/den in machine words: the integer
-// part, then aggregateDigits fractional digits of the remainder (their
-// quotient is below 10^18, so it fits), rounded half away from zero.
-func renderSmall(num, den uint64) string {
+// appendRenderSmall appends renderDecimal of num/den, in machine words:
+// the integer part, then aggregateDigits fractional digits of the
+// remainder (their quotient is below 10^18, so it fits), rounded half
+// away from zero.
+func appendRenderSmall(b []byte, num, den uint64) []byte {
 	whole, rem := num/den, num%den
 	hi, lo := bits.Mul64(rem, pow10u(aggregateDigits))
 	frac, r := bits.Div64(hi, lo, den) // hi < den as rem < den
@@ -193,10 +210,9 @@ func renderSmall(num, den uint64) string {
 		}
 	}
 	if whole == 0 && frac == 0 {
-		return "0"
+		return append(b, '0')
 	}
-	var out [48]byte
-	b := strconv.AppendUint(out[:0], whole, 10)
+	b = strconv.AppendUint(b, whole, 10)
 	if frac != 0 {
 		var digits [aggregateDigits]byte
 		for i := aggregateDigits - 1; i >= 0; i-- {
@@ -210,7 +226,7 @@ func renderSmall(num, den uint64) string {
 		}
 		b = append(b, digits[:n]...)
 	}
-	return string(b)
+	return b
 }
 
 // pow10u is 10^n for n <= maxSmallScale.

@@ -56,14 +56,11 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	b := &Block{Height: c.height, Time: bt}
 
 	// 1. BeginBlock: it sees only submissions committed in earlier blocks.
-	b.Completes = c.beginBlock(b.Height, bt)
+	var abci []cometrpc.ABCIEvent
+	b.Completes, abci = c.beginBlock(b.Height, bt)
 	n := min(len(c.mempool), c.p.MaxBlockTxs)
 	c.record(at, history.Event{Kind: history.KindBlock, Block: &history.Block{Height: b.Height, Time: bt,
 		Completes: b.Completes, Txs: n}})
-	abci := make([]cometrpc.ABCIEvent, len(b.Completes))
-	for i, cp := range b.Completes {
-		abci[i] = completeEvent(cp)
-	}
 	// The block's frames are laid out together, one allocation per block
 	// rather than one per tx.
 	frames := make([]Frame, 1+n)
@@ -72,30 +69,43 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 		chainID: c.p.ChainID, blockTime: bt, abci: abci}
 	b.Frames = append(b.Frames, &frames[0])
 
-	// 2. Execution, in FIFO order.
+	// 2. Execution, in FIFO order: each tx's result goes in its frame
+	// (and the docs it wrote in the chain's scratch), and then the deliver
+	// records are made, in order, all in b.Delivered's array: it has room
+	// for exactly them, so a record that is kept keeps none but its
+	// block's other deliver records alive (one allocation per block, not
+	// one per tx).
 	included := c.mempool[:n]
-	b.Delivered = make([]history.Deliver, 0, min(n, 8))
+	docsOf := c.docsOf[:0]
+	records := 0
 	for i, m := range included {
 		code, log, docs, events := c.deliver(m)
+		frames[1+i] = Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
+			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired}
+		b.Frames = append(b.Frames, &frames[1+i])
+		docsOf = append(docsOf, docs)
 		if !c.routine(m.origin, code == 0) {
+			records++
+		}
+	}
+	b.Delivered = make([]history.Deliver, 0, records)
+	for i, m := range included {
+		f := &frames[1+i]
+		if !c.routine(m.origin, f.code == 0) {
 			_, hash, _ := m.built()
 			rec := c.txRecord(m)
-			// The record has its own copy: a pointer into Delivered would keep
-			// the whole array alive for as long as the history.
-			d := &history.Deliver{Height: b.Height, Index: i, Hash: hash, Origin: m.origin, Signer: rec.Signer,
-				Sequence: m.seq, GasLimit: m.gas, Fee: rec.Fee, Code: code, Log: log, Msgs: rec.Msgs, Docs: docs}
-			b.Delivered = append(b.Delivered, *d)
-			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: d})
+			b.Delivered = append(b.Delivered, history.Deliver{Height: b.Height, Index: i, Hash: hash, Origin: m.origin,
+				Signer: rec.Signer, Sequence: m.seq, GasLimit: m.gas, Fee: rec.Fee, Code: f.code, Log: f.log,
+				Msgs: rec.Msgs, Docs: docsOf[i]})
+			c.record(at, history.Event{Kind: history.KindDeliver, Deliver: &b.Delivered[len(b.Delivered)-1]})
 		}
-		f := &frames[1+i]
-		*f = Frame{Type: cometrpc.TMEventTx, Height: b.Height, Index: i, Published: at,
-			msgEvents: events, m: m, code: code, log: log, gasUsed: c.p.GasRequired}
-		b.Frames = append(b.Frames, f)
 		// CometBFT keeps a committed tx in the cache and forgets a failed one.
-		if code != 0 {
+		if f.code != 0 {
 			c.uncache(m)
 		}
 	}
+	clear(docsOf)
+	c.docsOf = docsOf[:0]
 	clear(c.mempool[:n])
 	c.mempool = c.mempool[n:]
 
@@ -125,68 +135,110 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 }
 
 // beginBlock aggregates every ENABLED request whose next round has a
-// quorum of distinct providers (ORACLE-SPEC 4.5), in ascending request id.
-func (c *Chain) beginBlock(height int64, bt time.Time) []history.Complete {
+// quorum of distinct providers (ORACLE-SPEC 4.5), in ascending request id,
+// and gives the block's Completes and their complete_oracle_data_set
+// events.
+//
+// What a block's rounds keep is laid out for the block as a whole, not
+// round by round (a few rounds complete in most blocks): their lists,
+// stored DataSets and event attributes in one array (completeMem), and
+// every aggregate and number of their events written into one buffer,
+// made one string and sliced.
+func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []cometrpc.ABCIEvent) {
 	if !c.p.EnableOracle {
-		return nil
+		return nil, nil
 	}
-	var out []history.Complete
+	due := c.due[:0]
 	for _, d := range c.docs {
 		doc := d.doc
 		if doc.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_ENABLED {
 			continue
 		}
-		n := doc.GetNonce() + 1
-		subs := d.rounds.get(n)
+		subs := d.rounds.get(doc.GetNonce() + 1)
 		if len(subs) == 0 || uint64(len(subs)) < uint64(doc.GetQuorum()) {
 			continue
 		}
-		cp := history.Complete{RequestID: doc.GetRequestId(), Nonce: n, BlockHeight: height, BlockTime: bt.Unix(),
+		due = append(due, d)
+	}
+	if len(due) == 0 {
+		c.due = due
+		return nil, nil
+	}
+	out := make([]history.Complete, len(due))
+	mem := make([]completeMem, len(due))
+	text := c.text[:0]
+	for i, d := range due {
+		doc := d.doc
+		n := doc.GetNonce() + 1
+		subs := d.rounds.get(n)
+		cp := &out[i]
+		*cp = history.Complete{RequestID: doc.GetRequestId(), Nonce: n, BlockHeight: height, BlockTime: bt.Unix(),
 			Rule: int32(doc.GetAggregationRule())}
-		// The two lists and the stored DataSet in one allocation (a round
-		// has at most a few providers).
-		var both []string
-		var data *oraclev1.DataSet
-		if len(subs) <= completeMemLists {
-			mem := &completeMem{}
-			both, data = mem.lists[:2*len(subs)], &mem.data
-		} else {
-			both, data = make([]string, 2*len(subs)), &oraclev1.DataSet{}
+		both := mem[i].lists[:]
+		if len(subs) > completeMemLists {
+			both = make([]string, 2*len(subs))
 		}
-		cp.Providers, cp.Values = both[:len(subs):len(subs)], both[len(subs):]
-		for i, s := range subs {
-			cp.Providers[i], cp.Values[i] = s.provider, s.raw
+		cp.Providers, cp.Values = both[:len(subs):len(subs)], both[len(subs):2*len(subs):2*len(subs)]
+		for j, s := range subs {
+			cp.Providers[j], cp.Values[j] = s.provider, s.raw
 		}
-		cp.RawData, cp.Unparsable = aggregate(doc.GetAggregationRule(), cp.Values)
+		cuts := &mem[i].cuts
+		cuts[0] = len(text)
+		text, cp.Unparsable = appendAggregate(text, doc.GetAggregationRule(), cp.Values)
+		cuts[1] = len(text)
+		text = strconv.AppendUint(text, cp.RequestID, 10)
+		cuts[2] = len(text)
+		text = strconv.AppendUint(text, cp.Nonce, 10)
+		cuts[3] = len(text)
+		text = strconv.AppendInt(text, cp.BlockHeight, 10)
+		cuts[4] = len(text)
+		text = strconv.AppendInt(text, cp.BlockTime, 10)
+		cuts[5] = len(text)
 		// The stored doc is never handed out (queries encode it, Doc and
 		// Docs copy it), so it changes in place.
 		doc.Nonce = n
 		if keep := c.p.KeepRounds; keep > 0 && n > keep {
-			d.rounds.forget(n - keep)
+			d.rounds.forgetTo(n-keep, &c.spare)
 		}
+	}
+	all := string(text)
+	c.text = text[:0]
+	abci := make([]cometrpc.ABCIEvent, len(due))
+	for i, d := range due {
+		cp, m := &out[i], &mem[i]
+		cut := func(k int) string { return all[m.cuts[k]:m.cuts[k+1]] }
+		cp.RawData = cut(0)
+		data := &m.data
 		data.RequestId, data.Nonce, data.BlockHeight, data.BlockTime, data.RawData =
-			cp.RequestID, n, uint64(height), uint64(cp.BlockTime), cp.RawData
+			cp.RequestID, cp.Nonce, uint64(height), uint64(cp.BlockTime), cp.RawData
 		d.data = data
-		c.completes = append(c.completes, cp)
+		m.attrs = [...]cometrpc.EventAttribute{
+			attr("request_id", cut(1)),
+			attr("nonce", cut(2)),
+			attr("raw_data", cp.RawData),
+			attr("block_height", cut(3)),
+			attr("block_time", cut(4)),
+			attr("mode", "BeginBlock"),
+		}
+		abci[i] = cometrpc.ABCIEvent{Type: oracle.EventComplete, Attributes: m.attrs[:]}
 	}
-	// Gathered in the chain's scratch and copied out once: the block's
-	// list grew by doubling, a few allocations per block.
-	if len(c.completes) > 0 {
-		out = slices.Clone(c.completes)
-		clear(c.completes)
-		c.completes = c.completes[:0]
-	}
-	return out
+	clear(due)
+	c.due = due[:0]
+	return out, abci
 }
 
-// completeMemLists is the most providers a round's lists share an
-// allocation with its DataSet for (completeMem).
+// completeMemLists is the most providers a round's lists share the
+// round's completeMem for.
 const completeMemLists = 4
 
-// completeMem is a round's provider and value lists and its DataSet.
+// completeMem is what a completed round keeps: its provider and value
+// lists, its stored DataSet and its event's attributes, and where its
+// aggregate and event numbers lie in the block's text (beginBlock).
 type completeMem struct {
 	data  oraclev1.DataSet
 	lists [2 * completeMemLists]string
+	attrs [6]cometrpc.EventAttribute
+	cuts  [6]int
 }
 
 // deliver executes one included tx (ORACLE-SPEC 4.4): the ante handler
@@ -209,9 +261,11 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 	a.balance.Sub(a.balance, m.fee)
 	a.seq++
 	if a.pubKey == nil {
-		raw := m.pubKey
+		var raw []byte
 		if m.own != nil {
 			raw = m.own.signer.PubKey().Bytes()
+		} else {
+			raw = m.sut.pubKey
 		}
 		if pk, err := keys.ParsePubKey(raw); err == nil {
 			a.setPubKey(pk.Bytes())
@@ -312,7 +366,7 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 	} else {
 		if subs == nil {
 			// Room for every provider at once, not grown one by one.
-			subs = make([]kept, 0, len(st.doc.GetAccountList()))
+			subs = x.c.spare.get(len(st.doc.GetAccountList()))
 		}
 		st.rounds.set(n, slices.Insert(subs, i, k))
 		if !x.logUndo {

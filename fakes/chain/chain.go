@@ -23,8 +23,14 @@ import (
 type Chain struct {
 	exec execution // the delivery in progress (deliver)
 	mu   sync.Mutex
-	// completes is beginBlock's scratch list of the block's Completes.
-	completes []history.Complete
+	// due and text are beginBlock's scratch: the requests whose round
+	// completes, and the block's text before it is one string.
+	due  []*docState
+	text []byte
+	// docsOf is ProduceBlock's scratch: the docs each included tx wrote.
+	docsOf [][]history.Doc
+	// spare are forgotten rounds' lists, for new rounds.
+	spare spareLists
 
 	p           Params
 	minGasPrice *big.Rat
@@ -57,6 +63,7 @@ type Chain struct {
 	// ownFee is the fee the chain's own txs pay, shared by all (read only).
 	ownFee      string
 	ownFeeCoins []tx.Coin
+	ownEnv      *tx.Envelope // the envelope they share (read only)
 
 	// Fee amounts parsed, and minimum fees computed, by their input.
 	feeAmounts  map[string]*big.Int
@@ -93,6 +100,11 @@ type docState struct {
 	doc    *oraclev1.OracleRequestDoc
 	rounds rounds
 	data   *oraclev1.DataSet
+	// The last peer submission signature made for this request, and what
+	// it signs (submissionSignature).
+	sigNonce uint64
+	sigValue string
+	sig      string
 }
 
 // rounds are a request's submissions by round, each round's list sorted
@@ -150,12 +162,45 @@ func (r *rounds) drop(n uint64) {
 
 // forget drops rounds 1 … n for good: they completed KeepRounds rounds
 // ago, and no submission can be for them any more.
-func (r *rounds) forget(n uint64) {
+func (r *rounds) forget(n uint64) { r.forgetTo(n, nil) }
+
+// forgetTo is forget, the lists going to spare (if not nil) for a later
+// round to reuse.
+func (r *rounds) forgetTo(n uint64, spare *spareLists) {
 	for r.base < n && len(r.lists) > 0 {
+		spare.put(r.lists[0])
 		r.lists[0] = nil
 		r.lists = r.lists[1:]
 		r.base++
 	}
+}
+
+// spareLists are forgotten rounds' lists, by capacity (1 …
+// completeMemLists), for new rounds to reuse: a round's list was an
+// allocation on every round. Nothing refers to a forgotten round's list
+// (queries and aggregation copy what they read of a list, and only the
+// round's request held it), so its memory can be the next round's.
+type spareLists [completeMemLists + 1][][]kept
+
+// put keeps list (emptied) for reuse.
+func (s *spareLists) put(list []kept) {
+	if c := cap(list); s != nil && c > 0 && c <= completeMemLists {
+		clear(list[:c])
+		s[c] = append(s[c], list[:0])
+	}
+}
+
+// get is an empty list with room for n, a spare one if there is one.
+func (s *spareLists) get(n int) []kept {
+	for c := max(n, 1); c <= completeMemLists; c++ {
+		if k := len(s[c]); k > 0 {
+			list := s[c][k-1]
+			s[c][k-1] = nil
+			s[c] = s[c][:k-1]
+			return list
+		}
+	}
+	return make([]kept, 0, n)
 }
 
 // keep is a data set as a round keeps it. A set the decoder gave lies in

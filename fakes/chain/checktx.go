@@ -15,6 +15,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/contracts/oracle/keys"
+	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -33,18 +34,14 @@ type memTx struct {
 	seq      uint64
 	gas      uint64
 	feeCoins []tx.Coin
-	feeCoin  [1]tx.Coin // a decoded tx's feeCoins when it has one
-	fee      *big.Int   // the Denom amount it offers (feeVal once checked)
-	feeVal   big.Int
-	feeWords [2]big.Word // feeVal's digits while they fit (see stateless)
-	pubKey   []byte      // signer_infos[0]'s compressed key, as sent (own txs: their signer's)
-	signer   *account    // set by the stateful checks
+	// fee is the Denom amount it offers, once checked (stateless): read
+	// only, as it may be the chain's parsed amount itself.
+	fee    *big.Int
+	signer *account // set by the stateful checks
 
-	// key is the cache key of a decoded tx: the SHA-256 of its bytes. The
-	// chain's own txs are cached by identity (cacheStamp: the stamp of
-	// their last cache entry, 0 when removed; txCache.cachedOwn): their
-	// bytes are never sent again.
-	key        [32]byte
+	// cacheStamp: the chain's own txs are cached by identity (the stamp of
+	// their last cache entry, 0 when removed; txCache.cachedOwn), the
+	// SUT's by key (sutRoom): their bytes are never sent again.
 	cacheStamp uint64
 
 	// A decoded tx: its bytes, hash and decoded form.
@@ -57,27 +54,80 @@ type memTx struct {
 	buildOnce sync.Once
 
 	rec *history.Tx // the record form, made once
-	// given is the caller's record of a decoded tx's bytes (see
+	// sut is what only the SUT's txs have (nil for the chain's own).
+	sut *sutRoom
+}
+
+// sutRoom is what one of the SUT's txs has besides a memTx, allocated
+// with it (sutMem): the chain's own txs, a peer's on every round, are
+// smaller without it.
+type sutRoom struct {
+	// key is the cache key: the SHA-256 of the bytes.
+	key     [32]byte
+	feeCoin [1]tx.Coin // feeCoins when it has one
+	pubKey  []byte     // signer_infos[0]'s compressed key, as sent
+	// given is the caller's record of the bytes (see
 	// BroadcastTxSyncRecorded): rec is made from it.
 	given *history.Tx
+
+	// Room for what the tx makes, rather than an allocation each: its
+	// record form (rec; records copy it, none holds its address) and the
+	// hash bytes of its broadcast_tx_sync answer (the key's copy, which the
+	// caller may keep; decoding the hex again cost an allocation per
+	// broadcast).
+	rec  history.Tx
+	hash [32]byte
+	// check is the caller's room for the checktx record (nil: none; see
+	// BroadcastTxSyncRecordedIn), used once.
+	check *history.CheckTx
+}
+
+// sutMem is one of the SUT's txs and its room.
+type sutMem struct {
+	tx   memTx
+	room sutRoom
+}
+
+// newSUTTx is one of the SUT's txs, of these bytes, their SHA-256 (the
+// cache key) and hash, in memory with its room.
+func newSUTTx(txBytes []byte, sum [32]byte, hash string) *memTx {
+	mem := &sutMem{}
+	mem.tx.origin, mem.tx.bytes, mem.tx.hash, mem.tx.sut = history.OriginSUT, txBytes, hash, &mem.room
+	mem.room.key = sum
+	return &mem.tx
 }
 
 // ownTx is how the chain builds one of its own txs.
 type ownTx struct {
 	signer keys.Signer
-	env    tx.Envelope
+	// env is the envelope every own tx shares (the chain's ownEnv); the
+	// tx's own are its signer's account number and its sequence.
+	env           *tx.Envelope
+	accountNumber uint64
 	// adm is room for a peer submission's one admission (PeerSubmit's
 	// answer, without a slice of its own).
 	adm [1]Admission
 }
 
-// ownMem is what ownTx allocates for one of the chain's own txs.
+// envelope is the tx's envelope.
+func (o *ownTx) envelope(seq uint64) tx.Envelope {
+	env := *o.env
+	env.AccountNumber, env.Sequence = o.accountNumber, seq
+	return env
+}
+
+// ownMem is what ownTx allocates for one of the chain's own txs. It is
+// kept within 512 bytes (the size classes above cost the collector more):
+// a peer makes one on every round.
 type ownMem struct {
 	tx    memTx
 	own   ownTx
 	stand keys.StandInSigner
-	real  keys.KeySigner
 	msgs  [1]proto.Message
+	// submit and set are a peer submission's message (PeerSubmit), made
+	// here rather than in an allocation of their own.
+	submit oraclev1.MsgSubmitOracleData
+	set    oraclev1.SubmitDataSet
 }
 
 // built returns the tx's bytes, hash and decoded form, building them for
@@ -88,7 +138,7 @@ type ownMem struct {
 func (m *memTx) built() (txBytes []byte, hash string, t *tx.Tx) {
 	if m.own != nil {
 		m.buildOnce.Do(func() {
-			if b, err := tx.Build(m.own.signer, m.own.env, m.msgs...); err == nil {
+			if b, err := tx.Build(m.own.signer, m.own.envelope(m.seq), m.msgs...); err == nil {
 				m.bytes, m.hash, m.tx = b.TxBytes, b.Hash, b.Tx
 			}
 		})
@@ -109,10 +159,10 @@ func (m *memTx) viewOf(t *tx.Tx) {
 	m.signAddr = t.Signer()
 	m.seq, _ = t.Sequence()
 	m.gas = t.GasLimit()
-	m.feeCoins = t.AppendFeeCoins(m.feeCoin[:0])
+	m.feeCoins = t.AppendFeeCoins(m.sut.feeCoin[:0])
 	if sis := t.AuthInfo.GetSignerInfos(); len(sis) > 0 {
 		if key, err := tx.PubKeyKey(sis[0].GetPublicKey().GetValue()); err == nil {
-			m.pubKey = key
+			m.sut.pubKey = key
 		}
 	}
 }
@@ -151,7 +201,7 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	sum := sha256.Sum256(txBytes)
-	return c.broadcastSUT(&memTx{origin: history.OriginSUT, bytes: txBytes, key: sum, hash: tx.HashOfSum(sum)})
+	return c.broadcastSUT(newSUTTx(txBytes, sum, tx.HashOfSum(sum)))
 }
 
 // BroadcastTxSyncRecorded is BroadcastTxSync for an in-process caller
@@ -165,18 +215,37 @@ func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *co
 // signature check added, not a second record made from t. The chain never writes
 // into rec or the lists it shares with the copies.
 func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
-	m := &memTx{origin: history.OriginSUT, bytes: txBytes, tx: t, key: sum, hash: rec.Hash}
+	return c.BroadcastTxSyncRecordedIn(txBytes, t, sum, rec, nil)
+}
+
+// BroadcastTxSyncRecordedIn is BroadcastTxSyncRecorded with the checktx
+// record written in check (nil: a record of its own), memory the caller
+// keeps with its own records of the call: the chain writes it once, before
+// recording it, and never again.
+func (c *Chain) BroadcastTxSyncRecordedIn(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx, check *history.CheckTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	m := newSUTTx(txBytes, sum, rec.Hash)
+	m.tx, m.sut.check = t, check
 	if t != nil {
-		m.given = rec
+		m.sut.given = rec
 	}
 	return c.broadcastSUT(m)
 }
 
-// broadcastSUT admits one of the SUT's txs.
+// broadcastSUT admits one of the SUT's txs. The answer is Result's, its
+// hash the bytes of m's key (the SHA-256 its Hash is the hex of) rather
+// than the hex decoded again.
 func (c *Chain) broadcastSUT(m *memTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.admit(m).Result()
+	a := c.admit(m)
+	if a.RPCError != nil {
+		return cometrpc.ResultBroadcastTx{}, a.RPCError
+	}
+	m.sut.hash = m.sut.key
+	if a.Code == 0 {
+		return cometrpc.BroadcastAdmitted(m.sut.hash[:]), nil
+	}
+	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: m.sut.hash[:]}, nil
 }
 
 // sendOwn admits one of the chain's own txs: signed by key as account a at
@@ -194,24 +263,27 @@ func (c *Chain) sendOwn(origin history.Origin, key keys.PrivKey, a *account, seq
 // caller has checked what Build would refuse (strings that are not UTF-8),
 // so that building later cannot fail.
 func (c *Chain) ownTx(origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, error) {
+	return c.ownTxIn(&ownMem{}, origin, key, a, seq, msgs...)
+}
+
+// ownTxIn is ownTx in mem (a caller that made the message in it).
+func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a *account, seq uint64, msgs ...proto.Message) (*memTx, error) {
 	if len(msgs) == 0 {
 		return nil, errors.New("a tx needs a message")
 	}
 	// The tx, its build recipe and its signer in one allocation, not three:
 	// every peer submission the chain makes is one of these.
-	mem := &ownMem{}
 	var signer keys.Signer = &mem.stand
 	mem.stand.Key = key
 	if c.p.VerifySignatures {
-		mem.real.Key = key
-		signer = &mem.real
+		signer = &keys.KeySigner{Key: key}
 	}
 	if c.ownFee == "" {
 		c.ownFee = c.minFee(OwnGasLimit).String()
 		c.ownFeeCoins = []tx.Coin{{Denom: c.p.Denom, Amount: c.ownFee}}
+		c.ownEnv = &tx.Envelope{ChainID: c.p.ChainID, GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}
 	}
-	mem.own = ownTx{signer: signer, env: tx.Envelope{ChainID: c.p.ChainID, AccountNumber: a.number, Sequence: seq,
-		GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}}
+	mem.own = ownTx{signer: signer, env: c.ownEnv, accountNumber: a.number}
 	m := &mem.tx
 	// The messages are copied (one fits here), so that the caller's
 	// variadic list stays on its stack: a slice per peer submission.
@@ -255,7 +327,7 @@ func (c *Chain) cacheNew(m *memTx) bool {
 		c.cache.pushOwn(m)
 		return true
 	}
-	return c.cache.push(m.key)
+	return c.cache.push(m.sut.key)
 }
 
 // uncache takes m out of the cache.
@@ -264,7 +336,7 @@ func (c *Chain) uncache(m *memTx) {
 		c.cache.removeOwn(m)
 		return
 	}
-	c.cache.remove(m.key)
+	c.cache.remove(m.sut.key)
 }
 
 // mempoolBytes is the size of the mempool's txs (only the "mempool is
@@ -354,16 +426,22 @@ func (c *Chain) stateless(m *memTx) error {
 			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n)
 		}
 	}
-	// No allocation of its own: every tx checked has one, and its digits
-	// start in the tx's words (a sum that outgrows them moves to the heap,
-	// as big.Int does).
-	m.fee = &m.feeVal
-	m.fee.SetBits(m.feeWords[:0])
+	// No allocation of its own for a tx that pays in one coin of the
+	// denom (every tx checked has a fee, and that is the common one): the
+	// parsed amount itself, which no one writes to.
+	m.fee = nil
 	for _, coin := range m.feeCoins {
 		if coin.Denom == c.p.Denom {
 			amount, _ := c.parseAmount(coin.Amount) // checked by decode
-			m.fee.Add(m.fee, amount)
+			if m.fee == nil {
+				m.fee = amount
+			} else {
+				m.fee = new(big.Int).Add(m.fee, amount)
+			}
 		}
+	}
+	if m.fee == nil {
+		m.fee = new(big.Int)
 	}
 	return nil
 }
@@ -490,12 +568,18 @@ func (c *Chain) recordCheck(m *memTx, out Admission) {
 	if c.sink == nil || c.routine(m.origin, out.Admitted()) {
 		return
 	}
-	rec := history.CheckTx{Origin: m.origin, Tx: c.txRecord(m), Code: out.Code, Log: out.Log, Injected: out.Injected,
+	var rec *history.CheckTx
+	if m.sut != nil && m.sut.check != nil {
+		rec, m.sut.check = m.sut.check, nil
+	} else {
+		rec = new(history.CheckTx)
+	}
+	*rec = history.CheckTx{Origin: m.origin, Tx: c.txRecord(m), Code: out.Code, Log: out.Log, Injected: out.Injected,
 		Mempool: len(c.mempool)}
 	if out.RPCError != nil {
 		rec.RPCError = out.RPCError.Data
 	}
-	c.record(c.now(), history.Event{Kind: history.KindCheckTx, CheckTx: &rec})
+	c.record(c.now(), history.Event{Kind: history.KindCheckTx, CheckTx: rec})
 }
 
 // txRecord is the record form of m's tx, made once. The SUT's txs also get
@@ -512,12 +596,12 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 	}
 	if t == nil {
 		rec := history.DecodeTx(txBytes)
-		m.rec = &rec
+		m.keepRecord(rec)
 		return rec
 	}
 	var rec history.Tx
-	if m.given != nil {
-		rec = *m.given
+	if m.sut != nil && m.sut.given != nil {
+		rec = *m.sut.given
 	} else {
 		rec = history.TxOfHashed(t, hash)
 	}
@@ -536,14 +620,25 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 	// accounts' address strings (the lists of a given record are the
 	// caller's, not the chain's to write).
 	rec.Signer = c.intern(rec.Signer)
-	if m.given == nil {
+	if m.sut == nil || m.sut.given == nil {
 		for i := range rec.Msgs {
 			rec.Msgs[i].Signer = c.intern(rec.Msgs[i].Signer)
 			rec.Msgs[i].Provider = c.intern(rec.Msgs[i].Provider)
 		}
 	}
-	m.rec = &rec
+	m.keepRecord(rec)
 	return rec
+}
+
+// keepRecord keeps rec as m's record form, in m's room if it has one.
+func (m *memTx) keepRecord(rec history.Tx) {
+	if m.sut != nil {
+		m.sut.rec = rec
+		m.rec = &m.sut.rec
+		return
+	}
+	m.rec = new(history.Tx) // not &rec: rec would move to the heap on every call
+	*m.rec = rec
 }
 
 // intern is s as the chain's own copy of that account address, if it is

@@ -211,29 +211,6 @@ func attr(key, value string) cometrpc.EventAttribute {
 	return cometrpc.EventAttribute{Key: key, Value: value, Index: true}
 }
 
-// completeEvent is the complete_oracle_data_set event of one round.
-func completeEvent(c history.Complete) cometrpc.ABCIEvent {
-	// The four numbers are written into one string and sliced from it
-	// (every Complete of every block; four strings were four allocations).
-	var buf [4 * 20]byte
-	b := strconv.AppendUint(buf[:0], c.RequestID, 10)
-	r := len(b)
-	b = strconv.AppendUint(b, c.Nonce, 10)
-	n := len(b)
-	b = strconv.AppendInt(b, c.BlockHeight, 10)
-	h := len(b)
-	b = strconv.AppendInt(b, c.BlockTime, 10)
-	nums := string(b)
-	return cometrpc.ABCIEvent{Type: oracle.EventComplete, Attributes: []cometrpc.EventAttribute{
-		attr("request_id", nums[:r]),
-		attr("nonce", nums[r:n]),
-		attr("raw_data", c.RawData),
-		attr("block_height", nums[n:h]),
-		attr("block_time", nums[h:]),
-		attr("mode", "BeginBlock"),
-	}}
-}
-
 // messageEvent is the `message` event every successful message emits.
 func messageEvent(action, sender string) cometrpc.ABCIEvent {
 	return cometrpc.ABCIEvent{Type: oracle.EventMessage, Attributes: []cometrpc.EventAttribute{

@@ -155,8 +155,18 @@ func (c *Chain) PeerSubmit(p *Peer, r uint64, behaviour history.PeerBehaviour, v
 	if !omit {
 		rec = &history.Peer{Provider: p.Address, Behaviour: behaviour, RequestID: r, Nonce: nonce, Value: value}
 	}
+	var st *docState
+	if st = c.docState(r); st == nil {
+		st = &docState{} // no request: nothing to remember the signature by
+	}
+	sig := st.submissionSignature(r, nonce, value)
 	for i := range txs {
-		m, err := c.ownTx(history.OriginPeer, p.key, a, a.checkSeq+uint64(i), tx.SubmissionMsg(p.Address, r, nonce, value))
+		// tx.SubmissionMsg's message, in the tx's memory, with the round's
+		// signature made once for all its peers.
+		mem := &ownMem{}
+		mem.set = oraclev1.SubmitDataSet{RequestId: r, Nonce: nonce, RawData: value, Provider: p.Address, Signature: sig}
+		mem.submit = oraclev1.MsgSubmitOracleData{AuthorityAddress: p.Address, DataSet: &mem.set}
+		m, err := c.ownTxIn(mem, history.OriginPeer, p.key, a, a.checkSeq+uint64(i), &mem.submit)
 		if err != nil {
 			return nil, fmt.Errorf("peer %s: %w", p.Address, err)
 		}
@@ -208,4 +218,15 @@ func (c *Chain) Intrude(key keys.PrivKey) (Admission, error) {
 		return Admission{}, fmt.Errorf("intruder: %w", err)
 	}
 	return adm, nil
+}
+
+// submissionSignature is oracle.SubmissionSignature(r, nonce, value) for
+// d's request r, remembered for the last nonce and value asked: the peers
+// of a round all submit the round's value, each signing it alike.
+func (d *docState) submissionSignature(r, nonce uint64, value string) string {
+	if d.sig == "" || d.sigNonce != nonce || d.sigValue != value {
+		d.sigNonce, d.sigValue = nonce, value
+		d.sig = oracle.SubmissionSignature(r, nonce, value)
+	}
+	return d.sig
 }

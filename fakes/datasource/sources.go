@@ -259,6 +259,14 @@ func (o Outcome) Answered() bool { return o.Class != ClassReset && o.Class != Cl
 // (Done) at DoneAt, or aborts it earlier (Abort), for example at its
 // client's timeout — a hang is always one of the two.
 func (s *Sources) Get(at time.Time, url string, headers []history.Header) Outcome {
+	return s.GetIn(new(Exchange), at, url, headers)
+}
+
+// GetIn is Get with the exchange's memory in x: its recv record, its body
+// (when it fits) and, if the caller ends it with DoneIn or AbortIn, its
+// done record. A caller that keeps its own records of the GET keeps x
+// with them; x must be new (the zero Exchange) and serve one GET.
+func (s *Sources) GetIn(x *Exchange, at time.Time, url string, headers []history.Header) Outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := url
@@ -278,8 +286,9 @@ func (s *Sources) Get(at time.Time, url string, headers []history.Header) Outcom
 	if string(appendPath(canon[:0], r, k)) == path {
 		o.path = path // the done record's path, not formatted again
 	}
-	s.record(at, &history.Src{Exchange: o.Exchange, Phase: history.PhaseRecv, RequestID: r, Endpoint: k, Path: path,
-		Headers: s.sortedHeaders(headers), TRecv: at})
+	x.recv = history.Src{Exchange: o.Exchange, Phase: history.PhaseRecv, RequestID: r, Endpoint: k, Path: path,
+		Headers: s.sortedHeaders(headers), TRecv: at}
+	s.record(at, &x.recv)
 	sc := s.scripts[r]
 	if !ok || sc == nil {
 		o.Class, o.Status, o.Body = ClassUnknown, 404, []byte(`{"error":"no such endpoint"}`)
@@ -304,26 +313,53 @@ func (s *Sources) Get(at time.Time, url string, headers []history.Header) Outcom
 	default:
 		o.Status = 200
 		var value [40]byte
-		o.Body = appendBody(nil, o.Class, sc.path(), s.appendValue(value[:0], r, k, at), at)
+		// Clipped: an append to the body never writes into the rest of x.
+		o.Body = slices.Clip(appendBody(x.body[:0], o.Class, sc.path(), s.appendValue(value[:0], r, k, at), at))
 	}
 	return o
 }
 
+// Exchange is the memory of one GET (GetIn): its records and room for its
+// answer's body, one allocation rather than three for a GET on every
+// round of every request. Each record is written once, before it is
+// recorded, and never again; the body is never written once returned.
+type Exchange struct {
+	recv, done history.Src
+	ended      bool // done is written
+	body       [bodyRoom]byte
+}
+
+// bodyRoom is room for a 200 answer's body with a short path; a longer
+// one grows out of it.
+const bodyRoom = 128
+
 // Done records that o was delivered at o.DoneAt (for a hang: the server
 // gave up and dropped the connection).
-func (s *Sources) Done(o Outcome) { s.finish(o, o.DoneAt, false) }
+func (s *Sources) Done(o Outcome) { s.finish(nil, o, o.DoneAt, false) }
 
 // Abort records that the client went away at at, before o was complete.
-func (s *Sources) Abort(o Outcome, at time.Time) { s.finish(o, at, true) }
+func (s *Sources) Abort(o Outcome, at time.Time) { s.finish(nil, o, at, true) }
 
-func (s *Sources) finish(o Outcome, at time.Time, aborted bool) {
+// DoneIn is Done of the GET whose memory is x (GetIn).
+func (s *Sources) DoneIn(x *Exchange, o Outcome) { s.finish(x, o, o.DoneAt, false) }
+
+// AbortIn is Abort of the GET whose memory is x (GetIn).
+func (s *Sources) AbortIn(x *Exchange, o Outcome, at time.Time) { s.finish(x, o, at, true) }
+
+func (s *Sources) finish(x *Exchange, o Outcome, at time.Time, aborted bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := o.path
 	if path == "" {
 		path = Path(o.RequestID, o.Endpoint)
 	}
-	rec := &history.Src{Exchange: o.Exchange, Phase: history.PhaseDone, RequestID: o.RequestID, Endpoint: o.Endpoint,
+	var rec *history.Src
+	if x != nil && !x.ended {
+		x.ended, rec = true, &x.done
+	} else {
+		rec = new(history.Src)
+	}
+	*rec = history.Src{Exchange: o.Exchange, Phase: history.PhaseDone, RequestID: o.RequestID, Endpoint: o.Endpoint,
 		Path: path, Class: string(o.Class), Status: o.Status, TRecv: o.Arrived, Aborted: aborted}
 	if !aborted {
 		rec.Body = string(o.Body)

@@ -276,13 +276,13 @@ func (w *world) planRound(r *request, n uint64, wait time.Duration) {
 	if w.quiet {
 		mix = chain.HealthyPeers()
 	}
-	// The round's turns in one allocation (a misbehaving peer has two),
+	// The round's turns (a misbehaving peer has two) reuse spent ones,
 	// with the value every peer submits for it.
-	turns := make([]peerTurn, 0, 2*len(r.peers))
 	v := value(r.id, n)
 	turn := func(at time.Time, p int, b history.PeerBehaviour) {
-		turns = append(turns, peerTurn{w: w, r: r, n: n, p: p, b: b, value: v})
-		w.atEvent(at, &turns[len(turns)-1])
+		t := w.spentTurns.get()
+		*t = peerTurn{w: w, r: r, n: n, p: p, b: b, value: v}
+		w.atEvent(at, t)
 	}
 	for _, p := range r.peers {
 		plan := mix.Plan(engine.SubSeed(w.o.Seed, streamPeers), p, r.id, n)
@@ -309,7 +309,11 @@ type peerTurn struct {
 	value string
 }
 
-func (t *peerTurn) fire() { t.w.peerSubmit(t.r, t.n, t.p, t.b, t.value) }
+func (t *peerTurn) fire() {
+	w, r, n, p, b, v := t.w, t.r, t.n, t.p, t.b, t.value
+	w.spentTurns.put(t) // fired: nothing refers to it
+	w.peerSubmit(r, n, p, b, v)
+}
 
 // peerSubmit is peer p's submission of v for round n of r, if that round is
 // still open, r is ENABLED, p still a provider, and p has not sent one. A

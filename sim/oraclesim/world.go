@@ -58,30 +58,64 @@ type fetch struct {
 	w       *world
 	id      core.ID
 	out     datasource.Outcome
+	x       *datasource.Exchange // the GET's records and body (not reused)
 	d       Daemon
 	ended   bool
 	timeout bool
 }
 
 func (f *fetch) fire() {
-	if f.ended {
-		return
-	}
 	w := f.w
-	f.ended = true
-	delete(w.fetches, f.id)
-	if f.timeout { // the client gives up at its timeout
-		w.src.Abort(f.out, w.now())
-		w.handle(f.d, core.Fetched{ID: f.id, Err: errTimeout})
+	if f.ended { // aborted: nothing refers to it now that it fired
+		w.spentFetches.put(f)
 		return
 	}
-	w.src.Done(f.out)
-	in := core.Fetched{ID: f.id, Status: f.out.Status, Body: f.out.Body}
-	if !f.out.Answered() {
+	delete(w.fetches, f.id)
+	d, id, out, x, timeout := f.d, f.id, f.out, f.x, f.timeout
+	w.spentFetches.put(f)
+	if timeout { // the client gives up at its timeout
+		w.src.AbortIn(x, out, w.now())
+		w.handle(d, core.Fetched{ID: id, Err: errTimeout})
+		return
+	}
+	w.src.DoneIn(x, out)
+	in := core.Fetched{ID: id, Status: out.Status, Body: out.Body}
+	if !out.Answered() {
 		in.Err = errNoBody
 	}
-	w.handle(f.d, in)
+	w.handle(d, in)
 }
+
+// spent is a free list of one kind of event the world makes on every
+// round (fetches, peer turns): an event goes back on it once it has fired
+// and nothing refers to it any more, and the next one of its kind reuses
+// its memory rather than allocating. put zeroes it, so no state is
+// carried over.
+type spent[T any] struct{ list []*T }
+
+func (s *spent[T]) get() *T {
+	if n := len(s.list); n > 0 {
+		x := s.list[n-1]
+		s.list = s.list[:n-1]
+		return x
+	}
+	return new(T)
+}
+
+func (s *spent[T]) put(x *T) {
+	var zero T
+	*x = zero
+	s.list = append(s.list, x)
+}
+
+// wake is the daemon's wake-up (an event): one per lifetime, scheduled as
+// often as the daemon asks for a new time.
+type wake struct {
+	w *world
+	d Daemon
+}
+
+func (e *wake) fire() { e.w.handle(e.d, core.Wake{}) }
 
 // world is one run: the chain, the sources, the daemon of the current
 // lifetime and the queue of what happens next.
@@ -120,6 +154,10 @@ type world struct {
 	ports    int // request outputs of this lifetime
 	crashAt  int // F17: crash at this request output (0: none)
 	fetches  map[core.ID]*fetch
+	wakeUp   *wake // this lifetime's
+
+	spentFetches spent[fetch]
+	spentTurns   spent[peerTurn]
 
 	// workload
 	reqs     []*request
@@ -195,7 +233,7 @@ func (w *world) start() {
 		return
 	}
 	w.d, w.life, w.conn, w.exited, w.subs, w.ports, w.stopping = d, w.life+1, 0, false, nil, 0, false
-	w.wake = time.Time{}
+	w.wake, w.wakeUp = time.Time{}, &wake{w: w, d: d}
 	w.proc(&history.Proc{Action: history.ProcStart, Detail: "in-process"})
 	w.act(d, d.Start(w.now()))
 }
@@ -260,7 +298,7 @@ func (w *world) act(d Daemon, outs []core.Output) {
 		if at.Before(w.now()) {
 			at = w.now()
 		}
-		w.at(at, func() { w.handle(d, core.Wake{}) })
+		w.atEvent(at, w.wakeUp) // d is w.d, whose wake-up it is
 	}
 }
 
@@ -433,8 +471,9 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 }
 
 func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
-	// The call's record, its tx's, the chain's answer (handed to the
-	// daemon by address) and its delivery in one allocation.
+	// The call's record, its tx's, the chain's checktx record, the
+	// chain's answer (handed to the daemon by address) and its delivery in
+	// one allocation.
 	mem := &bcastMem{w: w, d: d, id: o.ID}
 	var decoded *tx.Tx
 	var sum [32]byte
@@ -446,7 +485,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		return
 	}
 	mem.call = call
-	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecorded(o.Tx, decoded, sum, &mem.tx)
+	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.check)
 	res, rerr := &mem.res, mem.rerr
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
@@ -480,9 +519,11 @@ type bcastMem struct {
 	sent time.Time
 	rpc  history.RPC
 	tx   history.Tx
-	res  cometrpc.ResultBroadcastTx
-	rerr *cometrpc.RPCError
-	done history.RPC
+	// check is room for the chain's checktx record of the tx.
+	check history.CheckTx
+	res   cometrpc.ResultBroadcastTx
+	rerr  *cometrpc.RPCError
+	done  history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
 }
@@ -501,7 +542,10 @@ func (m *bcastMem) fire() {
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
 
 func (w *world) get(d Daemon, o core.Fetch) {
-	f := &fetch{w: w, id: o.ID, out: w.src.Get(w.now(), o.URL, acceptJSON), d: d}
+	// The fetch is reused once spent; the exchange's memory is not, as
+	// its records are kept as long as the run's.
+	f, x := w.spentFetches.get(), new(datasource.Exchange)
+	*f = fetch{w: w, id: o.ID, out: w.src.GetIn(x, w.now(), o.URL, acceptJSON), x: x, d: d}
 	w.fetches[o.ID] = f
 	at := f.out.DoneAt
 	if limit := w.now().Add(o.Timeout); at.After(limit) {
@@ -517,7 +561,7 @@ func (w *world) abortFetch(d Daemon, id core.ID) {
 	}
 	f.ended = true
 	delete(w.fetches, id)
-	w.src.Abort(f.out, w.now())
+	w.src.AbortIn(f.x, f.out, w.now())
 	w.at(w.now(), func() { w.handle(d, core.Fetched{ID: id, Err: errors.New("oraclesim: aborted")}) })
 }
 
