@@ -53,10 +53,16 @@ func (s StandInSigner) PubKey() PubKey { return s.Key.PubKey() }
 
 // Sign implements Signer.
 func (s StandInSigner) Sign(signDoc []byte) ([]byte, error) {
+	return s.AppendSign(make([]byte, 0, SignatureSize), signDoc)
+}
+
+// AppendSign is Sign appending the signature to b: a tx build writes it
+// into the tx's own array.
+func (s StandInSigner) AppendSign(b, signDoc []byte) ([]byte, error) {
 	if s.Key.IsZero() {
 		return nil, ErrNoKey
 	}
-	return s.Memo.AppendSignature(make([]byte, 0, SignatureSize), s.Key.PubKey(), signDoc), nil
+	return s.Memo.AppendSignature(b, s.Key.PubKey(), signDoc), nil
 }
 
 // StandInMemo remembers the last stand-in signature computed through it:

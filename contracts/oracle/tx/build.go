@@ -231,25 +231,47 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	start = len(a.b)
 	a.b = appendSignDoc(a.b, b.BodyBytes, b.AuthInfoBytes, env.ChainID, env.AccountNumber)
 	b.SignBytes = a.from(start)
-	sig, err := signer.Sign(b.SignBytes)
-	if err != nil {
+	start = len(a.b)
+	var err error
+	if a.b, err = appendSign(signer, a.b, b.SignBytes); err != nil {
 		return Built{}, fmt.Errorf("build tx: sign: %w", err)
 	}
 	raw := &p.raw
-	p.sigs[0] = sig
+	p.sigs[0] = a.from(start)
 	raw.BodyBytes, raw.AuthInfoBytes, raw.Signatures = b.BodyBytes, b.AuthInfoBytes, p.sigs[:]
 	start = len(a.b)
 	a.b = appendTxRaw(a.b, raw)
 	b.TxBytes = a.from(start)
 	sum := sha256.Sum256(b.TxBytes)
 	b.Hash = HashOfSum(sum)
-	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: msgs}
+	// The messages are copied into the parts (for the usual single one), so
+	// that the caller's variadic slice stays on its stack.
+	p.tx = Tx{Bytes: b.TxBytes, Raw: raw, Body: body, AuthInfo: auth, Msgs: append(p.msgList[:0:len(p.msgList)], msgs...)}
 	b.Tx = &p.tx
 	if ms, ok := signer.(MemoSigner); ok && submission {
 		p.memo = memoEntry{t: b.Tx, sum: sum, hash: b.Hash}
 		ms.Memo.remember(&p.memo)
 	}
 	return b, nil
+}
+
+// appendSign appends signer's signature of signDoc to b: the stand-in
+// signer (the simulator's, also under a MemoSigner) writes it there
+// directly; any other signer's Sign is copied. The types are matched
+// exactly, not by a method set, so a type that embeds StandInSigner and
+// signs otherwise is signed with by its own Sign.
+func appendSign(signer keys.Signer, b, signDoc []byte) ([]byte, error) {
+	switch s := signer.(type) {
+	case keys.StandInSigner:
+		return s.AppendSign(b, signDoc)
+	case MemoSigner:
+		return appendSign(s.Signer, b, signDoc)
+	}
+	sig, err := signer.Sign(signDoc)
+	if err != nil {
+		return b, err
+	}
+	return append(b, sig...), nil
 }
 
 // arena is the array a build writes its encodings into.
@@ -260,8 +282,8 @@ type arena struct{ b []byte }
 func (a *arena) from(start int) []byte { return a.b[start:len(a.b):len(a.b)] }
 
 // arenaSize is room for a build's encodings: the body and the auth info
-// are written three times (alone, in the sign doc, in the raw tx). Too
-// little only costs a copy.
+// are written three times (alone, in the sign doc, in the raw tx), the
+// signature twice (alone, in the raw tx). Too little only costs a copy.
 func arenaSize(env Envelope, msgs []proto.Message) int {
 	n := 8
 	for _, m := range msgs {
@@ -274,13 +296,14 @@ func arenaSize(env Envelope, msgs []proto.Message) int {
 		}
 	}
 	auth := len(TypeURLPubKey) + keys.PubKeySize + len(env.FeeAmount) + max(len(env.FeeDenom), len(oracle.Denom)) + 32
-	return n + 3*(n+len(env.Memo)+auth) + len(env.ChainID) + keys.SignatureSize + 48
+	return n + 3*(n+len(env.Memo)+auth) + len(env.ChainID) + 2*keys.SignatureSize + 48
 }
 
 // builtParts are the messages of a built tx, allocated together.
 type builtParts struct {
 	body       txv1beta1.TxBody
 	msgs       [1]*anypb.Any
+	msgList    [1]proto.Message // Tx.Msgs, for one message
 	any        anypb.Any // the first message, when a submission
 	pub        anypb.Any
 	fee        txv1beta1.Fee

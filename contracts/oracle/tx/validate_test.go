@@ -157,6 +157,30 @@ var errSignerDown = errors.New("signer port down")
 func TestBuildReportsASignerFailure(t *testing.T) {
 	_, err := Build(failingSigner{keys.StandInSigner{Key: goldenKey}}, goldenEnvelope(), SubmissionMsg("x", 1, 1, "1"))
 	require.ErrorIs(t, err, errSignerDown)
+	_, err = Build(MemoSigner{Signer: failingSigner{keys.StandInSigner{Key: goldenKey}}}, goldenEnvelope(), SubmissionMsg("x", 1, 1, "1"))
+	require.ErrorIs(t, err, errSignerDown, "under a MemoSigner too")
+}
+
+// signOnly is a signer known only by its methods.
+type signOnly struct{ s keys.Signer }
+
+func (o signOnly) PubKey() keys.PubKey             { return o.s.PubKey() }
+func (o signOnly) Sign(doc []byte) ([]byte, error) { return o.s.Sign(doc) }
+
+// The stand-in signs into the tx's own array; the bytes are those of its
+// Sign.
+func TestBuildWithTheStandInIsItsSign(t *testing.T) {
+	stand := keys.StandInSigner{Key: goldenKey}
+	msg := SubmissionMsg(goldenKey.PubKey().Address(), 7, 15, "101.5")
+	want, err := Build(signOnly{stand}, goldenEnvelope(), msg)
+	require.NoError(t, err)
+	for _, s := range []keys.Signer{stand, MemoSigner{Signer: stand, Memo: &Memo{}}} {
+		got, err := Build(s, goldenEnvelope(), msg)
+		require.NoError(t, err)
+		require.Equal(t, want.TxBytes, got.TxBytes)
+		require.Equal(t, want.Hash, got.Hash)
+		require.Equal(t, want.Tx.Raw.GetSignatures(), got.Tx.Raw.GetSignatures())
+	}
 }
 
 func FuzzDecode(f *testing.F) {
