@@ -304,7 +304,7 @@ type builtParts struct {
 	body       txv1beta1.TxBody
 	msgs       [1]*anypb.Any
 	msgList    [1]proto.Message // Tx.Msgs, for one message
-	any        anypb.Any // the first message, when a submission
+	any        anypb.Any        // the first message, when a submission
 	pub        anypb.Any
 	fee        txv1beta1.Fee
 	coin       basev1beta1.Coin
