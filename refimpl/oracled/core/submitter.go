@@ -30,6 +30,25 @@ type submitter struct {
 	lockQ        []*submission // waiting for the critical section
 	holder       *submission   // in the critical section
 	broadcasting bool          // the holder's broadcast awaits its answer
+	// fee is the last fee computed (D29) and the gas limit it is for: the
+	// price is the configuration's, so the same limit gives the same fee.
+	fee struct {
+		gas    uint64
+		amount string
+	}
+}
+
+// feeFor is oracle.FeeAmount(gas.prices, gas).
+func (c *Core) feeFor(gas uint64) (string, error) {
+	if f := &c.sub.fee; f.amount != "" && f.gas == gas {
+		return f.amount, nil
+	}
+	amount, err := oracle.FeeAmount(c.cfg.Gas.Prices, gas)
+	if err != nil {
+		return "", err
+	}
+	c.sub.fee.gas, c.sub.fee.amount = gas, amount
+	return amount, nil
 }
 
 // queueResult is the QueueResult effect: the result joins the queue.
@@ -142,7 +161,7 @@ func (c *Core) onChainCheck(s *submission) {
 
 // broadcast builds, signs and sends the submission with sequence L.
 func (c *Core) broadcast(s *submission) {
-	fee, err := oracle.FeeAmount(c.cfg.Gas.Prices, s.gas)
+	fee, err := c.feeFor(s.gas)
 	if err != nil {
 		c.releaseLock(s)
 		c.giveUp(s, fmt.Sprintf("fee: %v", err))
