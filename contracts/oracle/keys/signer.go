@@ -101,7 +101,7 @@ func (m *StandInMemo) AppendSignature(b []byte, pub PubKey, signDoc []byte) []by
 }
 
 // StandInSignature is the stand-in signature of signDoc for pub:
-// SHA-256(tag ‖ 0 ‖ pub ‖ signDoc) ‖ SHA-256(tag ‖ 1 ‖ pub ‖ signDoc) ‖ 0.
+// h ‖ SHA-256(1 ‖ h) ‖ 0 with h = SHA-256(tag ‖ 0 ‖ pub ‖ signDoc).
 func StandInSignature(pub PubKey, signDoc []byte) []byte {
 	return AppendStandInSignature(make([]byte, 0, SignatureSize), pub, signDoc)
 }
@@ -110,20 +110,21 @@ func StandInSignature(pub PubKey, signDoc []byte) []byte {
 // chain that checks a signature against it can compute it into an array
 // of its own, not a new slice per tx.
 func AppendStandInSignature(b []byte, pub PubKey, signDoc []byte) []byte {
-	// Both preimages in one buffer (on the stack for a daemon's SignDoc),
-	// differing in the part byte: every tx is signed with it, and checked
-	// again by the history's decoder.
+	// One pass over the sign doc (its preimage on the stack for a daemon's
+	// SignDoc), then one block for the second half: every tx is signed
+	// with it, and the sign doc is most of a tx.
 	var buf [512]byte
 	pre := append(buf[:0], standInTag...)
-	part := len(pre)
 	pre = append(pre, 0)
 	pre = pub.AppendBytes(pre)
 	pre = append(pre, signDoc...)
-	for _, p := range []byte{0, 1} {
-		pre[part] = p
-		sum := sha256.Sum256(pre)
-		b = append(b, sum[:]...)
-	}
+	h := sha256.Sum256(pre)
+	var second [1 + sha256.Size]byte
+	second[0] = 1
+	copy(second[1:], h[:])
+	h2 := sha256.Sum256(second[:])
+	b = append(b, h[:]...)
+	b = append(b, h2[:]...)
 	return append(b, 0)
 }
 
