@@ -223,8 +223,8 @@ func Sources() []*SourceMutant {
 		{name: "fee-from-configured-gas", Kills: []string{o17}, Options: oraclesim.Options{Faults: 60, Ops: 30},
 			Bug: "the fee is priced for gas.limit, not for the gas the tx carries after code 11",
 			Edits: []Edit{{File: fileSubmitter,
-				Old: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, s.gas)\n",
-				New: "\tfee, err := oracle.FeeAmount(c.cfg.Gas.Prices, c.cfg.Gas.Limit) // the configured fee\n"}}},
+				Old: "\tfee, err := c.feeFor(s.gas)\n",
+				New: "\tfee, err := c.feeFor(c.cfg.Gas.Limit) // the configured fee\n"}}},
 		// F10 fills the mempool for a while: the mutant's retries wait 2, 4,
 		// 8, 16 s where 3.5 says 1, 2, 4, 8.
 		{name: "submit-backoff-doubled", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
