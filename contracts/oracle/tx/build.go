@@ -68,14 +68,21 @@ func marshalSubmit(m *oraclev1.MsgSubmitOracleData) ([]byte, bool) {
 // appendMarshalSubmit is marshalSubmit appending to b (b unchanged when it
 // declines).
 func appendMarshalSubmit(b []byte, m *oraclev1.MsgSubmitOracleData) ([]byte, bool) {
+	return appendSubmitChecked(b, m, true)
+}
+
+// appendSubmitChecked is appendMarshalSubmit; without unknown, m is known
+// to carry no unknown fields (BuildSubmission made it), and the check,
+// which stores the message's reflection info on first use, is skipped.
+func appendSubmitChecked(b []byte, m *oraclev1.MsgSubmitOracleData, unknown bool) ([]byte, bool) {
 	ds := m.GetDataSet()
-	if len(m.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(m.GetAuthorityAddress()) {
+	if (unknown && len(m.ProtoReflect().GetUnknown()) > 0) || !utf8.ValidString(m.GetAuthorityAddress()) {
 		return b, false
 	}
 	var inner []byte
 	var buf [scratchSize]byte // a daemon's data set fits
 	if ds != nil {
-		if len(ds.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(ds.GetRawData()) ||
+		if (unknown && len(ds.ProtoReflect().GetUnknown()) > 0) || !utf8.ValidString(ds.GetRawData()) ||
 			!utf8.ValidString(ds.GetProvider()) || !utf8.ValidString(ds.GetSignature()) {
 			return b, false
 		}
@@ -103,14 +110,21 @@ func appendSubmit(b []byte, m *oraclev1.MsgSubmitOracleData, inner []byte) []byt
 func SubmissionMsg(self string, requestID, nonce uint64, rawData string) *oraclev1.MsgSubmitOracleData {
 	// The message and its data set in one allocation: the daemon and every
 	// simulated peer make one per round.
-	mem := &struct {
-		msg oraclev1.MsgSubmitOracleData
-		ds  oraclev1.SubmitDataSet
-	}{}
-	mem.ds.RequestId, mem.ds.Nonce, mem.ds.RawData, mem.ds.Provider = requestID, nonce, rawData, self
-	mem.ds.Signature = oracle.SubmissionSignature(requestID, nonce, rawData)
-	mem.msg.AuthorityAddress, mem.msg.DataSet = self, &mem.ds
+	mem := &submissionParts{}
+	mem.fill(self, requestID, nonce, rawData)
 	return &mem.msg
+}
+
+// submissionParts are a submission and its data set, allocated together.
+type submissionParts struct {
+	msg oraclev1.MsgSubmitOracleData
+	ds  oraclev1.SubmitDataSet
+}
+
+func (m *submissionParts) fill(self string, requestID, nonce uint64, rawData string) {
+	m.ds.RequestId, m.ds.Nonce, m.ds.RawData, m.ds.Provider = requestID, nonce, rawData, self
+	m.ds.Signature = oracle.SubmissionSignature(requestID, nonce, rawData)
+	m.msg.AuthorityAddress, m.msg.DataSet = self, &m.ds
 }
 
 // RegisterMsg is the moderator's registration of a doc.
@@ -158,7 +172,22 @@ type Built struct {
 func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, error) {
 	// Every message of the tx in one allocation: a daemon builds one per
 	// submission attempt and a simulated chain one per peer submission.
+	return build(&builtParts{}, signer, env, msgs, true)
+}
+
+// BuildSubmission is Build(signer, env, SubmissionMsg(self, requestID,
+// nonce, rawData)), the same bytes, with the message made in the tx's own
+// memory: the daemon's tx for one result.
+func BuildSubmission(signer keys.Signer, env Envelope, self string, requestID, nonce uint64, rawData string) (Built, error) {
 	p := &builtParts{}
+	p.sub.fill(self, requestID, nonce, rawData)
+	p.msgList[0] = &p.sub.msg
+	return build(p, signer, env, p.msgList[:1], false)
+}
+
+// build is Build into p; unknown says whether the first message, when a
+// submission, may carry unknown fields (false: BuildSubmission made it).
+func build(p *builtParts, signer keys.Signer, env Envelope, msgs []proto.Message, unknown bool) (Built, error) {
 	// Every encoding the tx carries (a submission's bytes, the key, the
 	// body, the auth info, the sign doc and the raw tx) is written into
 	// one array, each part a slice of it capped at its end: seven
@@ -176,7 +205,7 @@ func Build(signer keys.Signer, env Envelope, msgs ...proto.Message) (Built, erro
 	for i, m := range msgs {
 		if s, ok := m.(*oraclev1.MsgSubmitOracleData); ok && i == 0 {
 			start := len(a.b)
-			if b, ok := appendMarshalSubmit(a.b, s); ok {
+			if b, ok := appendSubmitChecked(a.b, s, unknown); ok {
 				a.b = b
 				p.any.TypeUrl, p.any.Value = oracle.TypeURLSubmit, a.from(start)
 				body.Messages = append(body.Messages, &p.any)
@@ -304,6 +333,7 @@ type builtParts struct {
 	body       txv1beta1.TxBody
 	msgs       [1]*anypb.Any
 	msgList    [1]proto.Message // Tx.Msgs, for one message
+	sub        submissionParts  // BuildSubmission's message
 	any        anypb.Any        // the first message, when a submission
 	pub        anypb.Any
 	fee        txv1beta1.Fee

@@ -261,3 +261,26 @@ func TestHashOfSumIsUpperHex(t *testing.T) {
 		require.Equal(rt, strings.ToUpper(hex.EncodeToString(sum[:])), HashOfSum(sum))
 	})
 }
+
+// BuildSubmission gives Build's bytes for SubmissionMsg's message, and
+// declines what Build declines (a raw value that is not UTF-8 goes the
+// library's way and fails).
+func TestBuildSubmissionIsBuildOfTheMsg(t *testing.T) {
+	self := goldenKey.PubKey().Address()
+	for _, raw := range []string{"101.5", "", "\"quoted\"", strings.Repeat("9", 300)} {
+		want, err := Build(keys.StandInSigner{Key: goldenKey}, goldenEnvelope(), SubmissionMsg(self, 7, 15, raw))
+		require.NoError(t, err)
+		got, err := BuildSubmission(keys.StandInSigner{Key: goldenKey}, goldenEnvelope(), self, 7, 15, raw)
+		require.NoError(t, err)
+		require.Equal(t, want.TxBytes, got.TxBytes, "%q", raw)
+		require.Equal(t, want.Hash, got.Hash)
+		decoded, err := Decode(got.TxBytes)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(decoded.Msgs[0], got.Tx.Msgs[0]), "Tx holds what the bytes decode to")
+	}
+	_, errBuild := Build(keys.StandInSigner{Key: goldenKey}, goldenEnvelope(), SubmissionMsg(self, 7, 15, "\xff"))
+	_, errSub := BuildSubmission(keys.StandInSigner{Key: goldenKey}, goldenEnvelope(), self, 7, 15, "\xff")
+	require.Error(t, errSub)
+	require.Equal(t, errBuild.Error(), errSub.Error())
+}
+

@@ -168,10 +168,10 @@ func (c *Core) broadcast(s *submission) {
 		return
 	}
 	used := c.seq.l
-	built, err := tx.Build(c.signer, tx.Envelope{
+	built, err := tx.BuildSubmission(c.signer, tx.Envelope{
 		ChainID: c.cfg.Chain.ID, AccountNumber: c.seq.accNum, Sequence: used,
 		GasLimit: s.gas, FeeAmount: fee,
-	}, tx.SubmissionMsg(c.self, s.res.RequestID, s.res.Nonce, s.res.Data))
+	}, c.self, s.res.RequestID, s.res.Nonce, s.res.Data)
 	if err != nil {
 		c.attemptFailed(s, fmt.Sprintf("build tx: %v", err))
 		return
