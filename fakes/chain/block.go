@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,8 +149,17 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 	if !c.p.EnableOracle {
 		return nil, nil
 	}
+	// Only a request written since the last block can be due: one that
+	// was not due then stays so until a submission or an update writes it
+	// (touch), and one that completed has no submission for its next
+	// round yet. Scanning every request on every block was 1 % of the
+	// oracle world's day.
 	due := c.due[:0]
-	for _, d := range c.docs {
+	slices.SortFunc(c.touched, func(a, b *docState) int {
+		return cmp.Compare(a.doc.GetRequestId(), b.doc.GetRequestId())
+	})
+	for i, d := range c.touched {
+		c.touched[i], d.touched = nil, false
 		doc := d.doc
 		if doc.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_ENABLED {
 			continue
@@ -160,6 +170,7 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 		}
 		due = append(due, d)
 	}
+	c.touched = c.touched[:0]
 	if len(due) == 0 {
 		c.due = due
 		return nil, nil
@@ -225,6 +236,16 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 	clear(due)
 	c.due = due[:0]
 	return out, abci
+}
+
+// touch notes that request st was written (a submission or an update), so
+// that the next block's BeginBlock looks at it. Without the oracle module
+// nothing is aggregated, and nothing noted.
+func (c *Chain) touch(st *docState) {
+	if !st.touched && c.p.EnableOracle {
+		st.touched = true
+		c.touched = append(c.touched, st)
+	}
 }
 
 // completeMemLists is the most providers a round's lists share the
@@ -348,6 +369,7 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
+	x.c.touch(st)
 	k := x.c.keep(ds, x.decoded)
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
@@ -495,6 +517,7 @@ func (x *execution) update(msg *oraclev1.MsgUpdateOracleRequestDoc) ([]cometrpc.
 	}
 	before := st.doc
 	st.doc = doc
+	x.c.touch(st)
 	x.onUndo(func() { st.doc = before })
 	x.docsWritten = append(x.docsWritten, doc.RequestId)
 	// The event echoes the message's nonce, which is not authoritative.
