@@ -38,6 +38,8 @@ type Block struct {
 	Delivered []history.Deliver
 	Evicted   []history.Evict
 	Frames    []*Frame
+	// frames is Frames' array (Recycle).
+	frames []Frame
 }
 
 // ProduceBlock produces the next block at clock time at (ORACLE-SPEC 4.2):
@@ -63,9 +65,9 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	c.record(at, history.Event{Kind: history.KindBlock, Block: &history.Block{Height: b.Height, Time: bt,
 		Completes: b.Completes, Txs: n}})
 	// The block's frames are laid out together, one allocation per block
-	// rather than one per tx.
-	frames := make([]Frame, 1+n)
-	b.Frames = make([]*Frame, 0, 1+n)
+	// rather than one per tx (none when a recycled block's fit).
+	frames, ptrs := c.framesFor(1 + n)
+	b.frames, b.Frames = frames, ptrs
 	frames[0] = Frame{Type: cometrpc.TMEventNewBlock, Height: b.Height, Published: at,
 		chainID: c.p.ChainID, blockTime: bt, abci: abci}
 	b.Frames = append(b.Frames, &frames[0])
@@ -133,6 +135,49 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	clear(c.mempool[len(kept):])
 	c.mempool = kept
 	return b
+}
+
+// framesFor is room for a block's n frames and their pointers: a
+// recycled block's (cleared) when they fit, new otherwise.
+func (c *Chain) framesFor(n int) ([]Frame, []*Frame) {
+	if cap(c.spareFrames) >= n {
+		frames, ptrs := c.spareFrames[:n], c.sparePtrs[:0]
+		c.spareFrames, c.sparePtrs = nil, nil
+		return frames, ptrs
+	}
+	return make([]Frame, n), make([]*Frame, 0, n)
+}
+
+// Recycle takes back the memory of block b's frames and of the peers'
+// txs it included, for later blocks and submissions: one allocation per
+// peer submission (about a million a day in the oracle world) and a
+// block's frames. The caller must hold nothing of b's any more (nor the
+// admissions PeerSubmit returned for the txs it included): what it took
+// from a frame's records (Record, EventsMap, TxHash, Data, Response) is
+// its own and stays. A caller that never recycles (the chain cannot tell
+// when a frame is published for the last time) only allocates more.
+// Recycling a block twice, or one that was not produced, does nothing.
+func (c *Chain) Recycle(b *Block) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b == nil || b.frames == nil {
+		return
+	}
+	for i := range b.frames {
+		// A peer's tx is referred to by its frame alone once included:
+		// the mempool let go of it, the cache keeps its stamp, not it,
+		// and its records copied what they show.
+		if m := b.frames[i].m; m != nil && m.origin == history.OriginPeer && m.own != nil && m.own.mem != nil &&
+			len(c.spareOwn) < 2*c.p.MaxBlockTxs {
+			c.spareOwn = append(c.spareOwn, m.own.mem)
+		}
+	}
+	clear(b.frames)
+	clear(b.Frames[:cap(b.Frames)])
+	if cap(b.frames) > cap(c.spareFrames) {
+		c.spareFrames, c.sparePtrs = b.frames[:0], b.Frames[:0]
+	}
+	b.frames, b.Frames = nil, nil
 }
 
 // beginBlock aggregates every ENABLED request whose next round has a

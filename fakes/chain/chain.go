@@ -33,6 +33,11 @@ type Chain struct {
 	docsOf [][]history.Doc
 	// spare are forgotten rounds' lists, for new rounds.
 	spare spareLists
+	// spareFrames and sparePtrs are a recycled block's frames, and
+	// spareOwn recycled peer submissions' memory (Recycle).
+	spareFrames []Frame
+	sparePtrs   []*Frame
+	spareOwn    []*ownMem
 
 	p           Params
 	minGasPrice *big.Rat

@@ -107,6 +107,8 @@ type ownTx struct {
 	// adm is room for a peer submission's one admission (PeerSubmit's
 	// answer, without a slice of its own).
 	adm [1]Admission
+	// mem is the memory the tx lies in (Recycle gives a peer's back).
+	mem *ownMem
 }
 
 // envelope is the tx's envelope.
@@ -118,7 +120,7 @@ func (o *ownTx) envelope(seq uint64) tx.Envelope {
 
 // ownMem is what ownTx allocates for one of the chain's own txs. It is
 // kept within 512 bytes (the size classes above cost the collector more):
-// a peer makes one on every round.
+// a peer makes one on every round, or reuses a recycled one (newOwnMem).
 type ownMem struct {
 	tx    memTx
 	own   ownTx
@@ -283,7 +285,7 @@ func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a 
 		c.ownFeeCoins = []tx.Coin{{Denom: c.p.Denom, Amount: c.ownFee}}
 		c.ownEnv = &tx.Envelope{ChainID: c.p.ChainID, GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}
 	}
-	mem.own = ownTx{signer: signer, env: c.ownEnv, accountNumber: a.number}
+	mem.own = ownTx{signer: signer, env: c.ownEnv, accountNumber: a.number, mem: mem}
 	m := &mem.tx
 	// The messages are copied (one fits here), so that the caller's
 	// variadic list stays on its stack: a slice per peer submission.
@@ -293,6 +295,20 @@ func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a 
 		m.built() // a real signature is checked at admission
 	}
 	return m, nil
+}
+
+// newOwnMem is memory for one of the chain's own txs: a recycled peer
+// submission's (Recycle), zeroed, if there is one.
+func (c *Chain) newOwnMem() *ownMem {
+	n := len(c.spareOwn)
+	if n == 0 {
+		return &ownMem{}
+	}
+	mem := c.spareOwn[n-1]
+	c.spareOwn[n-1] = nil
+	c.spareOwn = c.spareOwn[:n-1]
+	*mem = ownMem{}
+	return mem
 }
 
 // admit runs one admission attempt and records it.

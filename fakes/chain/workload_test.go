@@ -169,7 +169,9 @@ func TestPeerMixIsAPureFunctionOfItsArguments(t *testing.T) {
 
 // The same calls give the same records, hashes and frames.
 func TestDeterministic(t *testing.T) {
-	run := func() (string, []string) {
+	// recycle: every block is given back once its frames are read, so its
+	// frames and its peers' txs serve the next ones (Recycle).
+	run := func(recycle bool) (string, []string) {
 		h := newHarness(t)
 		peers := h.addPeers(3)
 		var frames []string
@@ -195,16 +197,24 @@ func TestDeterministic(t *testing.T) {
 				require.NoError(t, err)
 				frames = append(frames, string(resp.Result))
 			}
+			if recycle {
+				h.c.Recycle(b)
+				h.c.Recycle(b) // a second time does nothing
+				require.Nil(t, b.Frames)
+			}
 		}
 		_, err := h.c.Update(&oraclev1.OracleRequestDoc{RequestId: 2, Period: 3}, "")
 		require.NoError(t, err)
 		h.block()
 		return h.rec.Hash(), frames
 	}
-	h1, f1 := run()
-	h2, f2 := run()
+	h1, f1 := run(false)
+	h2, f2 := run(false)
 	require.Equal(t, h1, h2)
 	require.Equal(t, f1, f2)
+	h3, f3 := run(true)
+	require.Equal(t, h1, h3, "recycling changes no record")
+	require.Equal(t, f1, f3, "recycling changes no frame")
 	require.Greater(t, len(f1), 60)
 }
 

@@ -591,16 +591,35 @@ func (w *world) block() {
 		return
 	}
 	b := w.chain.ProduceBlock(w.now())
+	h := &blockHold{w: w, b: b, n: 1}
 	for _, fr := range b.Frames {
-		w.deliver(fr)
+		w.deliver(fr, h)
 	}
 	w.peersAfter(b)
+	h.release()
+}
+
+// blockHold counts what still refers to a block's frames: the block
+// itself until block is done with it, and each copy of a frame on its way
+// to a subscription until it fired. The last to let go gives the block's
+// memory back to the chain (chain.Recycle).
+type blockHold struct {
+	w *world
+	b *chain.Block
+	n int
+}
+
+func (h *blockHold) release() {
+	if h.n--; h.n == 0 {
+		h.w.chain.Recycle(h.b)
+		h.b = nil
+	}
 }
 
 // deliver hands a frame to every subscription of the live connection that
 // matches it, through the frame faults in force (F3 drop, F4 duplicate,
 // F5/F6 delay).
-func (w *world) deliver(fr *chain.Frame) {
+func (w *world) deliver(fr *chain.Frame, h *blockHold) {
 	if w.conn == 0 || w.exited {
 		return
 	}
@@ -610,8 +629,9 @@ func (w *world) deliver(fr *chain.Frame) {
 		}
 		delay, copies, lag := w.frameFault(fr)
 		for i := range copies {
+			h.n++
 			w.atEvent(w.now().Add(frameLat+delay+time.Duration(i)*lag),
-				&frameOut{w: w, d: w.d, conn: w.conn, query: s.query, id: s.id, fr: fr})
+				&frameOut{w: w, d: w.d, conn: w.conn, query: s.query, id: s.id, fr: fr, hold: h})
 		}
 	}
 }
@@ -625,15 +645,19 @@ type frameOut struct {
 	conn      core.ID
 	query, id string
 	fr        *chain.Frame
+	hold      *blockHold // fr's block
 	ws        history.WS
 	frame     history.Frame
 }
 
 func (e *frameOut) fire() {
-	w, d, conn, fr := e.w, e.d, e.conn, e.fr
+	w, d, conn, fr, h := e.w, e.d, e.conn, e.fr, e.hold
 	// The records may be kept as long as the run: they must not keep the
 	// daemon of a past lifetime, nor the frame, alive.
-	e.w, e.d, e.fr = nil, nil, nil
+	e.w, e.d, e.fr, e.hold = nil, nil, nil, nil
+	// The frame is read (into its record, whose map and strings are the
+	// world's to keep) before its block may be recycled.
+	defer h.release()
 	if d != w.d || w.exited || conn != w.conn {
 		return
 	}
