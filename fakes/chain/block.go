@@ -148,11 +148,12 @@ func (c *Chain) framesFor(n int) ([]Frame, []*Frame) {
 	return make([]Frame, n), make([]*Frame, 0, n)
 }
 
-// Recycle takes back the memory of block b's frames and of the peers'
-// txs it included, for later blocks and submissions: one allocation per
-// peer submission (about a million a day in the oracle world) and a
-// block's frames. The caller must hold nothing of b's any more (nor the
-// admissions PeerSubmit returned for the txs it included): what it took
+// Recycle takes back the memory of block b's frames and of the peers' and
+// the SUT's txs it included, for later blocks and submissions: one
+// allocation per submission (about a million and a half a day in the
+// oracle world) and a block's frames. The caller must hold nothing of b's
+// any more (nor the admissions PeerSubmit returned for the txs it
+// included): what it took
 // from a frame's records (Record, EventsMap, TxHash, Data, Response) is
 // its own and stays. A caller that never recycles (the chain cannot tell
 // when a frame is published for the last time) only allocates more.
@@ -165,11 +166,16 @@ func (c *Chain) Recycle(b *Block) {
 	}
 	for i := range b.frames {
 		// A peer's tx is referred to by its frame alone once included:
-		// the mempool let go of it, the cache keeps its stamp, not it,
-		// and its records copied what they show.
-		if m := b.frames[i].m; m != nil && m.origin == history.OriginPeer && m.own != nil && m.own.mem != nil &&
-			len(c.spareOwn) < 2*c.p.MaxBlockTxs {
+		// the mempool let go of it, the cache keeps its stamp or key, not
+		// it, and its records copied what they show. So is the SUT's,
+		// when its answer's hash lies in the caller's room (sutRoom).
+		m := b.frames[i].m
+		switch {
+		case m == nil || len(c.spareOwn)+len(c.spareSUT) >= 2*c.p.MaxBlockTxs:
+		case m.origin == history.OriginPeer && m.own != nil && m.own.mem != nil:
 			c.spareOwn = append(c.spareOwn, m.own.mem)
+		case m.sut != nil && m.sut.hashIn != nil && m.sut.mem != nil:
+			c.spareSUT = append(c.spareSUT, m.sut.mem)
 		}
 	}
 	clear(b.frames)

@@ -33,11 +33,12 @@ type Chain struct {
 	docsOf [][]history.Doc
 	// spare are forgotten rounds' lists, for new rounds.
 	spare spareLists
-	// spareFrames and sparePtrs are a recycled block's frames, and
-	// spareOwn recycled peer submissions' memory (Recycle).
+	// spareFrames and sparePtrs are a recycled block's frames, spareOwn
+	// and spareSUT the memory of recycled peer and SUT txs (Recycle).
 	spareFrames []Frame
 	sparePtrs   []*Frame
 	spareOwn    []*ownMem
+	spareSUT    []*sutMem
 
 	p           Params
 	minGasPrice *big.Rat

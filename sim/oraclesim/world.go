@@ -485,7 +485,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		return
 	}
 	mem.call = call
-	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.check)
+	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.room)
 	res, rerr := &mem.res, mem.rerr
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
@@ -519,11 +519,12 @@ type bcastMem struct {
 	sent time.Time
 	rpc  history.RPC
 	tx   history.Tx
-	// check is room for the chain's checktx record of the tx.
-	check history.CheckTx
-	res   cometrpc.ResultBroadcastTx
-	rerr  *cometrpc.RPCError
-	done  history.RPC
+	// room is room for the chain's checktx record of the tx and the
+	// answer's hash bytes.
+	room chain.BroadcastRoom
+	res  cometrpc.ResultBroadcastTx
+	rerr *cometrpc.RPCError
+	done history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
 }
