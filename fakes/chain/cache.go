@@ -25,7 +25,7 @@ import (
 // moves the head: a map entry whose stamp was evicted is stale, not
 // deleted there (a delete per eviction, a cold probe of a hash map, was
 // 1.5 % of the oracle world's day), and the stale ones are swept out
-// together once they are as many as the cache holds (sweep). The queue
+// together once they outnumber the live ones (sweep). The queue
 // holds no pointer and no hash, so eviction never reads an old tx and the
 // collector never scans the queue. Every operation is amortised O(1) but
 // a removal or a repeated use, O(log n), and the queue's array is reused.
@@ -33,6 +33,7 @@ type txCache struct {
 	size   int
 	stamps map[[32]byte]uint64 // the SUT's hashes, some stale (live)
 	n      int                 // entries cached (not dead, not evicted)
+	hashes int                 // of which the SUT's (in stamps)
 	queue  []cacheEntry
 	head   int
 	next   uint64
@@ -40,6 +41,7 @@ type txCache struct {
 
 type cacheEntry struct {
 	stamp uint64
+	own   bool // one of the chain's own txs (no map entry)
 	dead  bool // superseded or removed
 }
 
@@ -58,9 +60,12 @@ func (c *txCache) live(stamp uint64) bool {
 func (c *txCache) push(key [32]byte) bool {
 	stamp, had := c.stamps[key]
 	had = had && c.live(stamp)
-	c.use(stamp, had)
+	c.use(stamp, had, false)
 	c.stamps[key] = c.next
-	if len(c.stamps) > 2*c.size+64 {
+	if !had {
+		c.hashes++
+	}
+	if len(c.stamps) > 2*c.hashes+64 {
 		c.sweep()
 	}
 	return !had
@@ -68,13 +73,14 @@ func (c *txCache) push(key [32]byte) bool {
 
 // pushOwn adds one of the chain's own txs as the most recently used.
 func (c *txCache) pushOwn(m *memTx) {
-	c.use(m.cacheStamp, c.live(m.cacheStamp))
+	c.use(m.cacheStamp, c.live(m.cacheStamp), true)
 	m.cacheStamp = c.next
 }
 
-// use queues a new entry, the cached entry of stamp superseded when had
-// (room made otherwise); its stamp is c.next.
-func (c *txCache) use(stamp uint64, had bool) {
+// use queues a new entry (own: of one of the chain's own txs), the cached
+// entry of stamp superseded when had (room made otherwise); its stamp is
+// c.next.
+func (c *txCache) use(stamp uint64, had, own bool) {
 	if had {
 		c.kill(stamp)
 	} else {
@@ -82,7 +88,7 @@ func (c *txCache) use(stamp uint64, had bool) {
 		c.n++
 	}
 	c.next++
-	c.add(cacheEntry{stamp: c.next})
+	c.add(cacheEntry{stamp: c.next, own: own})
 	c.compact()
 }
 
@@ -127,6 +133,9 @@ func (c *txCache) evictOldest() {
 		c.head++
 		if !e.dead {
 			c.n--
+			if !e.own {
+				c.hashes--
+			}
 			return
 		}
 	}
@@ -161,6 +170,7 @@ func (c *txCache) remove(key [32]byte) {
 		if c.live(stamp) {
 			c.kill(stamp)
 			c.n--
+			c.hashes--
 		}
 		delete(c.stamps, key)
 	}
