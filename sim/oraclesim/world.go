@@ -86,11 +86,11 @@ func (f *fetch) fire() {
 	w.handle(d, in)
 }
 
-// spent is a free list of one kind of event the world makes on every
-// round (fetches, peer turns): an event goes back on it once it has fired
-// and nothing refers to it any more, and the next one of its kind reuses
-// its memory rather than allocating. put zeroes it, so no state is
-// carried over.
+// spent is a free list of one kind of thing the world makes on every
+// round or block (fetches, peer turns, block holds): one goes back on it
+// once it has fired or been let go of and nothing refers to it any more,
+// and the next one of its kind reuses its memory rather than allocating.
+// put zeroes it, so no state is carried over.
 type spent[T any] struct{ list []*T }
 
 func (s *spent[T]) get() *T {
@@ -158,6 +158,7 @@ type world struct {
 
 	spentFetches spent[fetch]
 	spentTurns   spent[peerTurn]
+	spentHolds   spent[blockHold]
 
 	// workload
 	reqs     []*request
@@ -592,7 +593,8 @@ func (w *world) block() {
 		return
 	}
 	b := w.chain.ProduceBlock(w.now())
-	h := &blockHold{w: w, b: b, n: 1}
+	h := w.spentHolds.get()
+	*h = blockHold{w: w, b: b, n: 1}
 	for _, fr := range b.Frames {
 		w.deliver(fr, h)
 	}
@@ -613,7 +615,7 @@ type blockHold struct {
 func (h *blockHold) release() {
 	if h.n--; h.n == 0 {
 		h.w.chain.Recycle(h.b)
-		h.b = nil
+		h.w.spentHolds.put(h) // let go of by all
 	}
 }
 
