@@ -153,11 +153,10 @@ func (c *Chain) framesFor(n int) ([]Frame, []*Frame) {
 // allocation per submission (about a million and a half a day in the
 // oracle world) and a block's frames. The caller must hold nothing of b's
 // any more (nor the admissions PeerSubmit returned for the txs it
-// included): what it took
-// from a frame's records (Record, EventsMap, TxHash, Data, Response) is
-// its own and stays. A caller that never recycles (the chain cannot tell
-// when a frame is published for the last time) only allocates more.
-// Recycling a block twice, or one that was not produced, does nothing.
+// included); what it took from a frame (Record, EventsMap, TxHash, Data,
+// Response) is its own and stays. A caller that never recycles (the chain
+// cannot tell when a frame is published for the last time) only
+// allocates more. Recycling a block twice does nothing.
 func (c *Chain) Recycle(b *Block) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
