@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,8 @@ type Block struct {
 	Delivered []history.Deliver
 	Evicted   []history.Evict
 	Frames    []*Frame
+	// frames is Frames' array (Recycle).
+	frames []Frame
 }
 
 // ProduceBlock produces the next block at clock time at (ORACLE-SPEC 4.2):
@@ -62,9 +65,9 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	c.record(at, history.Event{Kind: history.KindBlock, Block: &history.Block{Height: b.Height, Time: bt,
 		Completes: b.Completes, Txs: n}})
 	// The block's frames are laid out together, one allocation per block
-	// rather than one per tx.
-	frames := make([]Frame, 1+n)
-	b.Frames = make([]*Frame, 0, 1+n)
+	// rather than one per tx (none when a recycled block's fit).
+	frames, ptrs := c.framesFor(1 + n)
+	b.frames, b.Frames = frames, ptrs
 	frames[0] = Frame{Type: cometrpc.TMEventNewBlock, Height: b.Height, Published: at,
 		chainID: c.p.ChainID, blockTime: bt, abci: abci}
 	b.Frames = append(b.Frames, &frames[0])
@@ -134,6 +137,54 @@ func (c *Chain) ProduceBlock(at time.Time) *Block {
 	return b
 }
 
+// framesFor is room for a block's n frames and their pointers: a
+// recycled block's (cleared) when they fit, new otherwise.
+func (c *Chain) framesFor(n int) ([]Frame, []*Frame) {
+	if cap(c.spareFrames) >= n {
+		frames, ptrs := c.spareFrames[:n], c.sparePtrs[:0]
+		c.spareFrames, c.sparePtrs = nil, nil
+		return frames, ptrs
+	}
+	return make([]Frame, n), make([]*Frame, 0, n)
+}
+
+// Recycle takes back the memory of block b's frames and of the peers' and
+// the SUT's txs it included, for later blocks and submissions: one
+// allocation per submission (about a million and a half a day in the
+// oracle world) and a block's frames. The caller must hold nothing of b's
+// any more (nor the admissions PeerSubmit returned for the txs it
+// included); what it took from a frame (Record, EventsMap, TxHash, Data,
+// Response) is its own and stays. A caller that never recycles (the chain
+// cannot tell when a frame is published for the last time) only
+// allocates more. Recycling a block twice does nothing.
+func (c *Chain) Recycle(b *Block) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b == nil || b.frames == nil {
+		return
+	}
+	for i := range b.frames {
+		// A peer's tx is referred to by its frame alone once included:
+		// the mempool let go of it, the cache keeps its stamp or key, not
+		// it, and its records copied what they show. So is the SUT's,
+		// when its answer's hash lies in the caller's room (sutRoom).
+		m := b.frames[i].m
+		switch {
+		case m == nil || len(c.spareOwn)+len(c.spareSUT) >= 2*c.p.MaxBlockTxs:
+		case m.origin == history.OriginPeer && m.own != nil && m.own.mem != nil:
+			c.spareOwn = append(c.spareOwn, m.own.mem)
+		case m.sut != nil && m.sut.hashIn != nil && m.sut.mem != nil:
+			c.spareSUT = append(c.spareSUT, m.sut.mem)
+		}
+	}
+	clear(b.frames)
+	clear(b.Frames[:cap(b.Frames)])
+	if cap(b.frames) > cap(c.spareFrames) {
+		c.spareFrames, c.sparePtrs = b.frames[:0], b.Frames[:0]
+	}
+	b.frames, b.Frames = nil, nil
+}
+
 // beginBlock aggregates every ENABLED request whose next round has a
 // quorum of distinct providers (ORACLE-SPEC 4.5), in ascending request id,
 // and gives the block's Completes and their complete_oracle_data_set
@@ -148,8 +199,17 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 	if !c.p.EnableOracle {
 		return nil, nil
 	}
+	// Only a request written since the last block can be due: one that
+	// was not due then stays so until a submission or an update writes it
+	// (touch), and one that completed has no submission for its next
+	// round yet. Scanning every request on every block was 1 % of the
+	// oracle world's day.
 	due := c.due[:0]
-	for _, d := range c.docs {
+	slices.SortFunc(c.touched, func(a, b *docState) int {
+		return cmp.Compare(a.doc.GetRequestId(), b.doc.GetRequestId())
+	})
+	for i, d := range c.touched {
+		c.touched[i], d.touched = nil, false
 		doc := d.doc
 		if doc.GetStatus() != oraclev1.RequestStatus_REQUEST_STATUS_ENABLED {
 			continue
@@ -160,6 +220,7 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 		}
 		due = append(due, d)
 	}
+	c.touched = c.touched[:0]
 	if len(due) == 0 {
 		c.due = due
 		return nil, nil
@@ -225,6 +286,16 @@ func (c *Chain) beginBlock(height int64, bt time.Time) ([]history.Complete, []co
 	clear(due)
 	c.due = due[:0]
 	return out, abci
+}
+
+// touch notes that request st was written (a submission or an update), so
+// that the next block's BeginBlock looks at it. Without the oracle module
+// nothing is aggregated, and nothing noted.
+func (c *Chain) touch(st *docState) {
+	if !st.touched && c.p.EnableOracle {
+		st.touched = true
+		c.touched = append(c.touched, st)
+	}
 }
 
 // completeMemLists is the most providers a round's lists share the
@@ -348,6 +419,7 @@ func (x *execution) submit(msg *oraclev1.MsgSubmitOracleData) ([]cometrpc.ABCIEv
 		return nil, oracle.Errorf(oracle.CodeInvalidRequest, "nonce is not correct")
 	}
 	n := ds.GetNonce()
+	x.c.touch(st)
 	k := x.c.keep(ds, x.decoded)
 	// A round's list changes in place: queries encode it at once and
 	// aggregation copies what it reads, so no one holds it.
@@ -495,6 +567,7 @@ func (x *execution) update(msg *oraclev1.MsgUpdateOracleRequestDoc) ([]cometrpc.
 	}
 	before := st.doc
 	st.doc = doc
+	x.c.touch(st)
 	x.onUndo(func() { st.doc = before })
 	x.docsWritten = append(x.docsWritten, doc.RequestId)
 	// The event echoes the message's nonce, which is not authoritative.

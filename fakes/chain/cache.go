@@ -10,31 +10,38 @@ import (
 // tx is rejected, fails in a block or is evicted, or when it is the least
 // recently used and room is needed.
 //
-// It is a map from hash to the stamp of its last use and a queue of
-// entries in use order (so in stamp order). An entry that a later use of
-// its hash superseded, or whose hash was removed, is marked dead where it
-// lies (found by its stamp); eviction skips dead entries, and they are
-// dropped once they outnumber the live ones. The chain's own txs are never
-// looked up by content (their bytes are built only when read, and nobody
-// re-sends them), so they take a place in the queue and in the count
-// without a map entry: the tx keeps the stamp of its last entry, and is
-// cached while that entry has not been evicted (cachedOwn). The queue
-// holds no pointer, so eviction never reads an old tx and the collector
-// never scans the queue. Every operation is amortised O(1) but a removal
-// or a repeated use, O(log n), and the queue's array is reused.
+// It is a queue of entries in use order (so in stamp order) and, for the
+// SUT's hashes, a map from hash to the stamp of its last use. An entry
+// that a later use of its hash superseded, or whose hash was removed, is
+// marked dead where it lies (found by its stamp); eviction skips dead
+// entries, and they are dropped once they outnumber the live ones. The
+// chain's own txs are never looked up by content (their bytes are built
+// only when read, and nobody re-sends them), so they have no map entry:
+// the tx keeps the stamp of its last entry.
+//
+// A stamp is cached while its entry has not been evicted: entries are in
+// stamp order and only dead ones are dropped otherwise, so an evicted
+// stamp is older than every entry left (live). Eviction therefore only
+// moves the head: a map entry whose stamp was evicted is stale, not
+// deleted there (a delete per eviction, a cold probe of a hash map, was
+// 1.5 % of the oracle world's day), and the stale ones are swept out
+// together once they outnumber the live ones (sweep). The queue
+// holds no pointer and no hash, so eviction never reads an old tx and the
+// collector never scans the queue. Every operation is amortised O(1) but
+// a removal or a repeated use, O(log n), and the queue's array is reused.
 type txCache struct {
 	size   int
-	stamps map[[32]byte]uint64
-	own    int // own txs cached
+	stamps map[[32]byte]uint64 // the SUT's hashes, some stale (live)
+	n      int                 // entries cached (not dead, not evicted)
+	hashes int                 // of which the SUT's (in stamps)
 	queue  []cacheEntry
 	head   int
 	next   uint64
 }
 
 type cacheEntry struct {
-	key   [32]byte // a hash's entry
 	stamp uint64
-	own   bool // one of the chain's own txs (key unused)
+	own   bool // one of the chain's own txs (no map entry)
 	dead  bool // superseded or removed
 }
 
@@ -42,43 +49,52 @@ func newTxCache(size int) *txCache {
 	return &txCache{size: size, stamps: make(map[[32]byte]uint64, size)}
 }
 
+// live reports whether the entry of stamp (not 0, not killed) is still
+// cached, that is, not evicted.
+func (c *txCache) live(stamp uint64) bool {
+	return stamp != 0 && c.head < len(c.queue) && stamp >= c.queue[c.head].stamp
+}
+
 // push adds key as the most recently used; false (and key refreshed) if it
 // was already there.
 func (c *txCache) push(key [32]byte) bool {
 	stamp, had := c.stamps[key]
-	if had {
-		c.kill(stamp)
-	} else {
-		c.makeRoom()
-	}
-	c.next++
+	had = had && c.live(stamp)
+	c.use(stamp, had, false)
 	c.stamps[key] = c.next
-	c.add(cacheEntry{key: key, stamp: c.next})
-	c.compact()
+	if !had {
+		c.hashes++
+	}
+	if len(c.stamps) > 2*c.hashes+64 {
+		c.sweep()
+	}
 	return !had
 }
 
 // pushOwn adds one of the chain's own txs as the most recently used.
 func (c *txCache) pushOwn(m *memTx) {
-	if c.cachedOwn(m) {
-		c.kill(m.cacheStamp)
+	c.use(m.cacheStamp, c.live(m.cacheStamp), true)
+	m.cacheStamp = c.next
+}
+
+// use queues a new entry (own: of one of the chain's own txs), the cached
+// entry of stamp superseded when had (room made otherwise); its stamp is
+// c.next.
+func (c *txCache) use(stamp uint64, had, own bool) {
+	if had {
+		c.kill(stamp)
 	} else {
 		c.makeRoom()
-		c.own++
+		c.n++
 	}
 	c.next++
-	m.cacheStamp = c.next
-	c.add(cacheEntry{stamp: c.next, own: true})
+	c.add(cacheEntry{stamp: c.next, own: own})
 	c.compact()
 }
 
 // cachedOwn reports whether one of the chain's own txs is cached: its last
-// entry was neither removed (stamp 0) nor evicted (older than every entry
-// left; entries are in stamp order and only dead ones are dropped
-// otherwise).
-func (c *txCache) cachedOwn(m *memTx) bool {
-	return m.cacheStamp != 0 && c.head < len(c.queue) && m.cacheStamp >= c.queue[c.head].stamp
-}
+// entry was neither removed (stamp 0) nor evicted.
+func (c *txCache) cachedOwn(m *memTx) bool { return c.live(m.cacheStamp) }
 
 // kill marks the live entry of stamp dead.
 func (c *txCache) kill(stamp uint64) {
@@ -104,23 +120,22 @@ func (c *txCache) add(e cacheEntry) {
 }
 
 func (c *txCache) makeRoom() {
-	for c.len() >= c.size {
+	for c.n >= c.size {
 		c.evictOldest()
 	}
 }
 
-// evictOldest drops the least recently used entry.
+// evictOldest drops the least recently used entry (its map entry, if it
+// has one, is stale from now on).
 func (c *txCache) evictOldest() {
 	for c.head < len(c.queue) {
-		e := &c.queue[c.head]
+		e := c.queue[c.head]
 		c.head++
-		switch {
-		case e.dead:
-		case e.own:
-			c.own--
-			return
-		default:
-			delete(c.stamps, e.key)
+		if !e.dead {
+			c.n--
+			if !e.own {
+				c.hashes--
+			}
 			return
 		}
 	}
@@ -140,9 +155,23 @@ func (c *txCache) compact() {
 	c.queue, c.head = live, 0
 }
 
+// sweep deletes the stale map entries (their stamps were evicted). Which
+// ones are deleted does not depend on the map's order.
+func (c *txCache) sweep() {
+	for key, stamp := range c.stamps {
+		if !c.live(stamp) {
+			delete(c.stamps, key)
+		}
+	}
+}
+
 func (c *txCache) remove(key [32]byte) {
 	if stamp, ok := c.stamps[key]; ok {
-		c.kill(stamp)
+		if c.live(stamp) {
+			c.kill(stamp)
+			c.n--
+			c.hashes--
+		}
 		delete(c.stamps, key)
 	}
 }
@@ -151,14 +180,14 @@ func (c *txCache) remove(key [32]byte) {
 func (c *txCache) removeOwn(m *memTx) {
 	if c.cachedOwn(m) {
 		c.kill(m.cacheStamp)
-		c.own--
+		c.n--
 	}
 	m.cacheStamp = 0
 }
 
 func (c *txCache) has(key [32]byte) bool {
-	_, ok := c.stamps[key]
-	return ok
+	stamp, ok := c.stamps[key]
+	return ok && c.live(stamp)
 }
 
-func (c *txCache) len() int { return len(c.stamps) + c.own }
+func (c *txCache) len() int { return c.n }

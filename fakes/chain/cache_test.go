@@ -58,6 +58,7 @@ func TestTxCacheIsAnLRU(t *testing.T) {
 				require.Equal(rt, slices.Contains(model, 10+j), c.cachedOwn(m))
 			}
 			require.LessOrEqual(rt, len(c.queue)-c.head, 2*c.len()+64+1, "stale entries are dropped")
+			require.LessOrEqual(rt, len(c.stamps), 2*c.hashes+64, "evicted hashes are swept")
 		}
 		for k := 0; k < 10; k++ {
 			require.Equal(rt, slices.Contains(model, k), c.has([32]byte{byte(k)}))

@@ -27,10 +27,18 @@ type Chain struct {
 	// completes, and the block's text before it is one string.
 	due  []*docState
 	text []byte
+	// touched are the requests written since the last BeginBlock (touch).
+	touched []*docState
 	// docsOf is ProduceBlock's scratch: the docs each included tx wrote.
 	docsOf [][]history.Doc
 	// spare are forgotten rounds' lists, for new rounds.
 	spare spareLists
+	// spareFrames and sparePtrs are a recycled block's frames, spareOwn
+	// and spareSUT the memory of recycled peer and SUT txs (Recycle).
+	spareFrames []Frame
+	sparePtrs   []*Frame
+	spareOwn    []*ownMem
+	spareSUT    []*sutMem
 
 	p           Params
 	minGasPrice *big.Rat
@@ -105,6 +113,8 @@ type docState struct {
 	sigNonce uint64
 	sigValue string
 	sig      string
+	// touched: in Chain.touched.
+	touched bool
 }
 
 // rounds are a request's submissions by round, each round's list sorted

@@ -78,8 +78,13 @@ type sutRoom struct {
 	rec  history.Tx
 	hash [32]byte
 	// check is the caller's room for the checktx record (nil: none; see
-	// BroadcastTxSyncRecordedIn), used once.
-	check *history.CheckTx
+	// BroadcastTxSyncRecordedIn), used once; hashIn the caller's room for
+	// the answer's hash bytes (nil: hash). A tx whose answer lies in the
+	// caller's room refers to nothing it hands out, so Recycle can take
+	// back its memory (mem).
+	check  *history.CheckTx
+	hashIn *[32]byte
+	mem    *sutMem
 }
 
 // sutMem is one of the SUT's txs and its room.
@@ -89,11 +94,20 @@ type sutMem struct {
 }
 
 // newSUTTx is one of the SUT's txs, of these bytes, their SHA-256 (the
-// cache key) and hash, in memory with its room.
-func newSUTTx(txBytes []byte, sum [32]byte, hash string) *memTx {
-	mem := &sutMem{}
+// cache key) and hash, in memory with its room: a recycled tx's (Recycle),
+// zeroed, if there is one.
+func (c *Chain) newSUTTx(txBytes []byte, sum [32]byte, hash string) *memTx {
+	var mem *sutMem
+	if n := len(c.spareSUT); n > 0 {
+		mem = c.spareSUT[n-1]
+		c.spareSUT[n-1] = nil
+		c.spareSUT = c.spareSUT[:n-1]
+		*mem = sutMem{}
+	} else {
+		mem = &sutMem{}
+	}
 	mem.tx.origin, mem.tx.bytes, mem.tx.hash, mem.tx.sut = history.OriginSUT, txBytes, hash, &mem.room
-	mem.room.key = sum
+	mem.room.key, mem.room.mem = sum, mem
 	return &mem.tx
 }
 
@@ -107,6 +121,8 @@ type ownTx struct {
 	// adm is room for a peer submission's one admission (PeerSubmit's
 	// answer, without a slice of its own).
 	adm [1]Admission
+	// mem is the memory the tx lies in (Recycle gives a peer's back).
+	mem *ownMem
 }
 
 // envelope is the tx's envelope.
@@ -118,7 +134,7 @@ func (o *ownTx) envelope(seq uint64) tx.Envelope {
 
 // ownMem is what ownTx allocates for one of the chain's own txs. It is
 // kept within 512 bytes (the size classes above cost the collector more):
-// a peer makes one on every round.
+// a peer makes one on every round, or reuses a recycled one (newOwnMem).
 type ownMem struct {
 	tx    memTx
 	own   ownTx
@@ -201,7 +217,7 @@ func (a Admission) Result() (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 // with CheckTx's code. It records a checktx event (origin sut).
 func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	sum := sha256.Sum256(txBytes)
-	return c.broadcastSUT(newSUTTx(txBytes, sum, tx.HashOfSum(sum)))
+	return c.broadcastSUT(txBytes, sum, tx.HashOfSum(sum), nil, nil, nil)
 }
 
 // BroadcastTxSyncRecorded is BroadcastTxSync for an in-process caller
@@ -219,33 +235,50 @@ func (c *Chain) BroadcastTxSyncRecorded(txBytes []byte, t *tx.Tx, sum [32]byte, 
 }
 
 // BroadcastTxSyncRecordedIn is BroadcastTxSyncRecorded with the checktx
-// record written in check (nil: a record of its own), memory the caller
-// keeps with its own records of the call: the chain writes it once, before
-// recording it, and never again.
-func (c *Chain) BroadcastTxSyncRecordedIn(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx, check *history.CheckTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
-	m := newSUTTx(txBytes, sum, rec.Hash)
-	m.tx, m.sut.check = t, check
-	if t != nil {
-		m.sut.given = rec
-	}
-	return c.broadcastSUT(m)
+// record and the answer's hash bytes written in room (nil: memory of the
+// chain's own), memory the caller keeps with its own records of the call:
+// the chain writes it once, before recording or answering, and never
+// again.
+func (c *Chain) BroadcastTxSyncRecordedIn(txBytes []byte, t *tx.Tx, sum [32]byte, rec *history.Tx, room *BroadcastRoom) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+	return c.broadcastSUT(txBytes, sum, rec.Hash, t, rec, room)
 }
 
-// broadcastSUT admits one of the SUT's txs. The answer is Result's, its
-// hash the bytes of m's key (the SHA-256 its Hash is the hex of) rather
-// than the hex decoded again.
-func (c *Chain) broadcastSUT(m *memTx) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
+// BroadcastRoom is a caller's memory for what the chain makes of one of
+// the SUT's broadcasts (BroadcastTxSyncRecordedIn).
+type BroadcastRoom struct {
+	Check history.CheckTx
+	Hash  [32]byte
+}
+
+// broadcastSUT admits one of the SUT's txs: txBytes, their SHA-256 sum
+// and hash, and (when the caller decoded and recorded them) their decoding
+// t and record given. The answer is Result's, its hash the bytes of the
+// key (the SHA-256 its Hash is the hex of) rather than the hex decoded
+// again.
+func (c *Chain) broadcastSUT(txBytes []byte, sum [32]byte, hash string, t *tx.Tx, given *history.Tx, room *BroadcastRoom) (cometrpc.ResultBroadcastTx, *cometrpc.RPCError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	m := c.newSUTTx(txBytes, sum, hash)
+	m.tx = t
+	if t != nil {
+		m.sut.given = given
+	}
+	if room != nil {
+		m.sut.check, m.sut.hashIn = &room.Check, &room.Hash
+	}
 	a := c.admit(m)
 	if a.RPCError != nil {
 		return cometrpc.ResultBroadcastTx{}, a.RPCError
 	}
-	m.sut.hash = m.sut.key
-	if a.Code == 0 {
-		return cometrpc.BroadcastAdmitted(m.sut.hash[:]), nil
+	h := &m.sut.hash
+	if m.sut.hashIn != nil {
+		h = m.sut.hashIn
 	}
-	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: m.sut.hash[:]}, nil
+	*h = m.sut.key
+	if a.Code == 0 {
+		return cometrpc.BroadcastAdmitted(h[:]), nil
+	}
+	return cometrpc.ResultBroadcastTx{Code: a.Code, Log: a.Log, Codespace: oracle.Codespace, Hash: h[:]}, nil
 }
 
 // sendOwn admits one of the chain's own txs: signed by key as account a at
@@ -283,7 +316,7 @@ func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a 
 		c.ownFeeCoins = []tx.Coin{{Denom: c.p.Denom, Amount: c.ownFee}}
 		c.ownEnv = &tx.Envelope{ChainID: c.p.ChainID, GasLimit: OwnGasLimit, FeeAmount: c.ownFee, FeeDenom: c.p.Denom}
 	}
-	mem.own = ownTx{signer: signer, env: c.ownEnv, accountNumber: a.number}
+	mem.own = ownTx{signer: signer, env: c.ownEnv, accountNumber: a.number, mem: mem}
 	m := &mem.tx
 	// The messages are copied (one fits here), so that the caller's
 	// variadic list stays on its stack: a slice per peer submission.
@@ -293,6 +326,20 @@ func (c *Chain) ownTxIn(mem *ownMem, origin history.Origin, key keys.PrivKey, a 
 		m.built() // a real signature is checked at admission
 	}
 	return m, nil
+}
+
+// newOwnMem is memory for one of the chain's own txs: a recycled peer
+// submission's (Recycle), zeroed, if there is one.
+func (c *Chain) newOwnMem() *ownMem {
+	n := len(c.spareOwn)
+	if n == 0 {
+		return &ownMem{}
+	}
+	mem := c.spareOwn[n-1]
+	c.spareOwn[n-1] = nil
+	c.spareOwn = c.spareOwn[:n-1]
+	*mem = ownMem{}
+	return mem
 }
 
 // admit runs one admission attempt and records it.

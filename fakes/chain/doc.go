@@ -26,6 +26,8 @@
 //     recheck and eviction, and the frames to publish (§4.6): one NewBlock
 //     frame, then one Tx frame per included tx, as cometrpc values built
 //     on demand. Matches filters a frame with a subscription's query.
+//     A caller done with a block's frames may Recycle it, giving its
+//     memory and its included txs' back for later blocks.
 //   - The operator workload and peers (§4.7): Register, Update, Disable and
 //     BogusNonceUpdate sign and send the moderator's txs; AddPeer and
 //     PeerSubmit a peer provider's submissions with its own key and

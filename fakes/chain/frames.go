@@ -197,9 +197,14 @@ func (f *Frame) Response(subscribeID cometrpc.ID, query string) (cometrpc.Respon
 
 // Record is the frame's record form for a ws frame event (the caller sets
 // the event's time to the delivery).
-func (f *Frame) Record() *history.Frame {
-	return &history.Frame{Type: f.Type, Height: f.Height, Index: f.Index, TxHash: f.TxHash(), Events: f.EventsMap(),
+func (f *Frame) Record() *history.Frame { return f.RecordIn(new(history.Frame)) }
+
+// RecordIn is Record written in rec, memory the caller keeps with its own
+// record of the delivery.
+func (f *Frame) RecordIn(rec *history.Frame) *history.Frame {
+	*rec = history.Frame{Type: f.Type, Height: f.Height, Index: f.Index, TxHash: f.TxHash(), Events: f.EventsMap(),
 		Published: f.Published}
+	return rec
 }
 
 // Matches reports whether the frame matches a subscription's query: the

@@ -163,7 +163,7 @@ func (c *Chain) PeerSubmit(p *Peer, r uint64, behaviour history.PeerBehaviour, v
 	for i := range txs {
 		// tx.SubmissionMsg's message, in the tx's memory, with the round's
 		// signature made once for all its peers.
-		mem := &ownMem{}
+		mem := c.newOwnMem()
 		mem.set = oraclev1.SubmitDataSet{RequestId: r, Nonce: nonce, RawData: value, Provider: p.Address, Signature: sig}
 		mem.submit = oraclev1.MsgSubmitOracleData{AuthorityAddress: p.Address, DataSet: &mem.set}
 		m, err := c.ownTxIn(mem, history.OriginPeer, p.key, a, a.checkSeq+uint64(i), &mem.submit)

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -169,10 +170,36 @@ func TestPeerMixIsAPureFunctionOfItsArguments(t *testing.T) {
 
 // The same calls give the same records, hashes and frames.
 func TestDeterministic(t *testing.T) {
-	run := func() (string, []string) {
+	// recycle: every block is given back once its frames are read, so its
+	// frames and its peers' and the SUT's txs serve the next ones
+	// (Recycle); the SUT then broadcasts as a simulator does, its answers
+	// in rooms of its own.
+	run := func(recycle bool) (string, []string) {
 		h := newHarness(t)
 		peers := h.addPeers(3)
-		var frames []string
+		var frames, answers []string
+		var rooms []*BroadcastRoom
+		var hashes [][]byte
+		var codes []uint32
+		submit := func(r, n uint64, value string) {
+			b := sutTx(t, sutEnv(h.seq), tx.SubmissionMsg(sutAddr, r, n, value))
+			var res cometrpc.ResultBroadcastTx
+			var rpcErr *cometrpc.RPCError
+			if recycle {
+				rec, decoded, sum := history.DecodeTxSummed(b)
+				room := new(BroadcastRoom)
+				res, rpcErr = h.c.BroadcastTxSyncRecordedIn(b, decoded, sum, &rec, room)
+				rooms = append(rooms, room)
+			} else {
+				res, rpcErr = h.c.BroadcastTxSync(b)
+			}
+			require.Nil(t, rpcErr)
+			if res.Code == 0 {
+				h.seq++
+			}
+			hashes, codes = append(hashes, res.Hash), append(codes, res.Code)
+			answers = append(answers, fmt.Sprintf("%d %X", res.Code, []byte(res.Hash)))
+		}
 		for i := 0; i < 3; i++ {
 			h.register(newDoc(2, sutAddr, peers[0], peers[1], peers[2]))
 		}
@@ -183,7 +210,7 @@ func TestDeterministic(t *testing.T) {
 					_, err := h.c.PeerSubmit(p, r, plan.Behaviour, "1.5")
 					require.NoError(t, err)
 				}
-				h.submit(r, h.c.Nonce(r)+1, "2.25")
+				submit(r, h.c.Nonce(r)+1, "2.25")
 			}
 			if round == 7 {
 				_, err := h.c.Intrude(sutKey)
@@ -195,16 +222,30 @@ func TestDeterministic(t *testing.T) {
 				require.NoError(t, err)
 				frames = append(frames, string(resp.Result))
 			}
+			if recycle {
+				h.c.Recycle(b)
+				h.c.Recycle(b) // a second time does nothing
+				require.Nil(t, b.Frames)
+			}
 		}
 		_, err := h.c.Update(&oraclev1.OracleRequestDoc{RequestId: 2, Period: 3}, "")
 		require.NoError(t, err)
 		h.block()
-		return h.rec.Hash(), frames
+		for i, hash := range hashes {
+			require.Equal(t, answers[i], fmt.Sprintf("%d %X", codes[i], []byte(hash)), "an answer's hash is never written again")
+		}
+		if recycle {
+			require.NotEmpty(t, rooms)
+		}
+		return h.rec.Hash(), append(frames, answers...)
 	}
-	h1, f1 := run()
-	h2, f2 := run()
+	h1, f1 := run(false)
+	h2, f2 := run(false)
 	require.Equal(t, h1, h2)
 	require.Equal(t, f1, f2)
+	h3, f3 := run(true)
+	require.Equal(t, h1, h3, "recycling changes no record")
+	require.Equal(t, f1, f3, "recycling changes no frame")
 	require.Greater(t, len(f1), 60)
 }
 

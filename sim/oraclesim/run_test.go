@@ -84,3 +84,19 @@ func TestNoFaultsNoOps(t *testing.T) {
 		require.False(t, e.Op != nil && e.Op.Action != history.OpRegister, "an op other than the registers")
 	}
 }
+
+// TestKeptRecordsStayAsMade: the records a run keeps hash, once the run is
+// over, as they did when they were made: no memory a kept record points to
+// was reused for a later one (choices 263 and 264), with faults, operator
+// updates and restarts.
+func TestKeptRecordsStayAsMade(t *testing.T) {
+	for _, seed := range []uint64{3, 4} {
+		res, err := Run(context.Background(), Options{Seed: seed, Faults: -1, Ops: -1, Keep: true})
+		require.NoError(t, err)
+		again := history.NewRecorder()
+		for _, e := range res.Events {
+			again.Add(e)
+		}
+		require.Equal(t, res.Hash, again.Hash(), "seed %d", seed)
+	}
+}

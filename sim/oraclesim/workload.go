@@ -44,6 +44,9 @@ type request struct {
 	self   bool // self in account_list
 	status oraclev1.RequestStatus
 	ends   int // endpoints
+	// values are its peers' values by round, made as needed (roundValue);
+	// shared, not copied, with a copy of the request.
+	values *[valueCycle]string
 }
 
 // peerSent is who has sent a submission for a request's round n. Only the
@@ -278,7 +281,7 @@ func (w *world) planRound(r *request, n uint64, wait time.Duration) {
 	}
 	// The round's turns (a misbehaving peer has two) reuse spent ones,
 	// with the value every peer submits for it.
-	v := value(r.id, n)
+	v := r.roundValue(n)
 	turn := func(at time.Time, p int, b history.PeerBehaviour) {
 		t := w.spentTurns.get()
 		*t = peerTurn{w: w, r: r, n: n, p: p, b: b, value: v}
@@ -347,6 +350,9 @@ func (w *world) peerSubmit(r *request, n uint64, p int, b history.PeerBehaviour,
 	w.markSent(r.id, n, p)
 }
 
+// valueCycle is how many rounds a request's peer values take to repeat.
+const valueCycle = 1000
+
 // value is a peer's raw_data for round n of r.
 func value(r, n uint64) string {
 	// Written into a stack buffer and copied once (a value per peer
@@ -354,6 +360,20 @@ func value(r, n uint64) string {
 	var buf [48]byte
 	b := strconv.AppendUint(buf[:0], 1000+r, 10)
 	b = append(b, '.')
-	b = strconv.AppendUint(b, n%1000+1, 10)
+	b = strconv.AppendUint(b, n%valueCycle+1, 10)
 	return string(b)
+}
+
+// roundValue is value(r.id, n), made once for each place in the cycle: a
+// day of a request is a few thousand rounds, and a string for each was
+// 1.5 % of the oracle world's allocations.
+func (r *request) roundValue(n uint64) string {
+	if r.values == nil {
+		r.values = new([valueCycle]string)
+	}
+	v := &r.values[n%valueCycle]
+	if *v == "" {
+		*v = value(r.id, n)
+	}
+	return *v
 }

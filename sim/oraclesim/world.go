@@ -86,11 +86,11 @@ func (f *fetch) fire() {
 	w.handle(d, in)
 }
 
-// spent is a free list of one kind of event the world makes on every
-// round (fetches, peer turns): an event goes back on it once it has fired
-// and nothing refers to it any more, and the next one of its kind reuses
-// its memory rather than allocating. put zeroes it, so no state is
-// carried over.
+// spent is a free list of one kind of thing the world makes on every
+// round or block (fetches, peer turns, block holds): one goes back on it
+// once it has fired or been let go of and nothing refers to it any more,
+// and the next one of its kind reuses its memory rather than allocating.
+// put zeroes it, so no state is carried over.
 type spent[T any] struct{ list []*T }
 
 func (s *spent[T]) get() *T {
@@ -158,6 +158,7 @@ type world struct {
 
 	spentFetches spent[fetch]
 	spentTurns   spent[peerTurn]
+	spentHolds   spent[blockHold]
 
 	// workload
 	reqs     []*request
@@ -485,7 +486,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 		return
 	}
 	mem.call = call
-	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.check)
+	mem.res, mem.rerr = w.chain.BroadcastTxSyncRecordedIn(o.Tx, decoded, sum, &mem.tx, &mem.room)
 	res, rerr := &mem.res, mem.rerr
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
@@ -519,11 +520,12 @@ type bcastMem struct {
 	sent time.Time
 	rpc  history.RPC
 	tx   history.Tx
-	// check is room for the chain's checktx record of the tx.
-	check history.CheckTx
-	res   cometrpc.ResultBroadcastTx
-	rerr  *cometrpc.RPCError
-	done  history.RPC
+	// room is room for the chain's checktx record of the tx and the
+	// answer's hash bytes.
+	room chain.BroadcastRoom
+	res  cometrpc.ResultBroadcastTx
+	rerr *cometrpc.RPCError
+	done history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
 }
@@ -591,16 +593,36 @@ func (w *world) block() {
 		return
 	}
 	b := w.chain.ProduceBlock(w.now())
+	h := w.spentHolds.get()
+	*h = blockHold{w: w, b: b, n: 1}
 	for _, fr := range b.Frames {
-		w.deliver(fr)
+		w.deliver(fr, h)
 	}
 	w.peersAfter(b)
+	h.release()
+}
+
+// blockHold counts what still refers to a block's frames: the block
+// itself until block is done with it, and each copy of a frame on its way
+// to a subscription until it fired. The last to let go gives the block's
+// memory back to the chain (chain.Recycle).
+type blockHold struct {
+	w *world
+	b *chain.Block
+	n int
+}
+
+func (h *blockHold) release() {
+	if h.n--; h.n == 0 {
+		h.w.chain.Recycle(h.b)
+		h.w.spentHolds.put(h) // let go of by all
+	}
 }
 
 // deliver hands a frame to every subscription of the live connection that
 // matches it, through the frame faults in force (F3 drop, F4 duplicate,
 // F5/F6 delay).
-func (w *world) deliver(fr *chain.Frame) {
+func (w *world) deliver(fr *chain.Frame, h *blockHold) {
 	if w.conn == 0 || w.exited {
 		return
 	}
@@ -608,22 +630,47 @@ func (w *world) deliver(fr *chain.Frame) {
 		if !chain.Matches(s.q, fr) {
 			continue
 		}
-		d, conn, s := w.d, w.conn, s
 		delay, copies, lag := w.frameFault(fr)
 		for i := range copies {
-			w.at(w.now().Add(frameLat+delay+time.Duration(i)*lag), func() {
-				if d != w.d || w.exited || conn != w.conn {
-					return
-				}
-				rec := fr.Record()
-				if w.o.RaggedCompletes {
-					rec.Events = ragged(rec.Events)
-				}
-				w.ws(&history.WS{Conn: int64(conn), Action: history.WSFrame, Query: s.query, ID: s.id, Frame: rec})
-				w.handle(d, core.Frame{Conn: conn, Query: s.query, Events: rec.Events})
-			})
+			h.n++
+			w.atEvent(w.now().Add(frameLat+delay+time.Duration(i)*lag),
+				&frameOut{w: w, d: w.d, conn: w.conn, query: s.query, id: s.id, fr: fr, hold: h})
 		}
 	}
+}
+
+// frameOut is one copy of a frame on its way to a subscription (an
+// event), with the memory of its ws and frame records: one allocation
+// rather than three (a closure and two records) for a frame every block.
+type frameOut struct {
+	w         *world
+	d         Daemon
+	conn      core.ID
+	query, id string
+	fr        *chain.Frame
+	hold      *blockHold // fr's block
+	ws        history.WS
+	frame     history.Frame
+}
+
+func (e *frameOut) fire() {
+	w, d, conn, fr, h := e.w, e.d, e.conn, e.fr, e.hold
+	// The records may be kept as long as the run: they must not keep the
+	// daemon of a past lifetime, nor the frame, alive.
+	e.w, e.d, e.fr, e.hold = nil, nil, nil, nil
+	// The frame is read (into its record, whose map and strings are the
+	// world's to keep) before its block may be recycled.
+	defer h.release()
+	if d != w.d || w.exited || conn != w.conn {
+		return
+	}
+	rec := fr.RecordIn(&e.frame)
+	if w.o.RaggedCompletes {
+		rec.Events = ragged(rec.Events)
+	}
+	e.ws = history.WS{Conn: int64(conn), Action: history.WSFrame, Query: e.query, ID: e.id, Frame: rec}
+	w.ws(&e.ws)
+	w.handle(d, core.Frame{Conn: conn, Query: e.query, Events: rec.Events})
 }
 
 // ragged is a Complete frame's events map with its block_time list one
