@@ -82,7 +82,7 @@ type Clock[S any] interface {
 
 // Forever is a Sleeper's Wake when no time-driven judgement is due: it
 // sees only its classes' events.
-var Forever = time.Unix(math.MaxInt64/int64(time.Second), 0)
+var Forever = time.Unix(foreverSec, 0)
 
 // Run replays events through every checker once, in order (a Reader sees
 // only the events of its classes), with the state w maintains, then runs
@@ -174,10 +174,10 @@ func NewStream[S, E any](w World[S, E], s S, checkers []Checker[S, E], warn ...s
 // the zero time (any before 1678) is less than every clock, Forever
 // (any time from it on) never passed.
 func wakeNanos(t time.Time) int64 {
-	switch {
-	case t.Before(minClock):
+	switch sec := t.Unix(); {
+	case sec < minClockSec:
 		return math.MinInt64
-	case !t.Before(Forever):
+	case sec >= foreverSec:
 		return math.MaxInt64
 	}
 	return t.UnixNano()
@@ -185,17 +185,22 @@ func wakeNanos(t time.Time) int64 {
 
 // clockNanos is the world's clock as a number to compare wakeNanos with.
 func clockNanos(t time.Time) int64 {
-	switch {
-	case t.Before(minClock):
+	switch sec := t.Unix(); {
+	case sec < minClockSec:
 		return math.MinInt64 + 1
-	case !t.Before(Forever):
+	case sec >= foreverSec:
 		return math.MaxInt64
 	}
 	return t.UnixNano()
 }
 
-// minClock is the earliest time wakeNanos and clockNanos tell apart.
-var minClock = time.Unix(0, math.MinInt64+2)
+// minClockSec and foreverSec bound the times (in Unix seconds) that
+// wakeNanos and clockNanos tell apart: from them on, and before Forever,
+// UnixNano is more than math.MinInt64+1.
+const (
+	minClockSec = math.MinInt64/int64(time.Second) + 1
+	foreverSec  = math.MaxInt64 / int64(time.Second)
+)
 
 // Step judges the next event. Steps after Finish are ignored.
 func (st *Stream[S, E]) Step(e *E) {
