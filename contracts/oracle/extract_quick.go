@@ -22,24 +22,9 @@ func quickScalar(body []byte, rule string) (string, bool) {
 	if rule[0] == '.' || rule[len(rule)-1] == '.' || strings.Contains(rule, "..") {
 		return "", false
 	}
-	if !jsonscan.Valid(body) {
+	i, found, valid := jsonscan.Lookup(body, rule)
+	if !valid || !found {
 		return "", false
-	}
-	i := jsonscan.SkipSpace(body, 0)
-	for {
-		seg, rest, more := strings.Cut(rule, ".")
-		if body[i] != '{' {
-			return "", false
-		}
-		start, ok := jsonscan.LastMember(body, i, seg)
-		if !ok {
-			return "", false
-		}
-		i = start
-		if !more {
-			break
-		}
-		rule = rest
 	}
 	switch c := body[i]; {
 	case c == '"':

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -117,4 +118,81 @@ func TestNumberEndReadsTheGrammar(t *testing.T) {
 			require.Equal(t, c.end, end, c.in)
 		}
 	}
+}
+
+// Lookup says what Valid says and, for a valid body, finds what Walk
+// finds (LastMember down the path): random documents whose objects repeat
+// keys, escape some, hold empty objects and nest arrays, with white space,
+// some mangled, on paths of up to four keys.
+func TestLookupIsValidAndWalk(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	keys := []string{`"a"`, `"a"`, `"b"`, `"b"`, `"c"`, `""`, `"\u0061"`, `"a\"b"`, `"é"`}
+	spaces := []string{"", "", " ", "\n\t"}
+	pick := func(xs []string) string { return xs[rnd.IntN(len(xs))] }
+	var value func(b []byte, depth int) []byte
+	value = func(b []byte, depth int) []byte {
+		b = append(b, pick(spaces)...)
+		kind := rnd.IntN(6)
+		if depth >= 4 {
+			kind = rnd.IntN(3)
+		}
+		switch kind {
+		case 0:
+			b = append(b, pick([]string{"1", "-2.5e3", "true", "false", "null", "0"})...)
+		case 1:
+			b = append(b, pick([]string{`"x"`, `""`, `"\n"`, `"a b"`})...)
+		case 2:
+			b = append(b, pick([]string{"{}", "[]", "{ }", "{}"})...)
+		case 3:
+			b = append(b, '[')
+			for j := range 1 + rnd.IntN(3) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = value(b, depth+1)
+			}
+			b = append(b, ']')
+		default:
+			b = append(b, '{')
+			for j := range 1 + rnd.IntN(4) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, pick(spaces)...)
+				b = append(b, pick(keys)...)
+				b = append(b, pick(spaces)...)
+				b = append(b, ':')
+				b = value(b, depth+1)
+			}
+			b = append(b, '}')
+		}
+		return append(b, pick(spaces)...)
+	}
+	for range 300_000 {
+		b := value(nil, 0)
+		if rnd.IntN(5) == 0 {
+			mangle := `{}[],:"\ a`
+			b[rnd.IntN(len(b))] = mangle[rnd.IntN(len(mangle))]
+		}
+		var segs []string
+		for range 1 + rnd.IntN(4) {
+			segs = append(segs, pick([]string{"a", "b", "a", "b", "c", ""}))
+		}
+		path := strings.Join(segs, ".")
+		at, found, valid := Lookup(b, path)
+		require.Equal(t, Valid(b), valid, "%q", b)
+		if !valid {
+			continue
+		}
+		wantAt, wantFound := Walk(b, path)
+		require.Equal(t, wantFound, found, "%q at %q", b, path)
+		if found {
+			require.Equal(t, wantAt, at, "%q at %q", b, path)
+		}
+	}
+	long := strings.Repeat("a.", maxPathKeys) + "a"
+	body := []byte(strings.Repeat(`{"a":`, maxPathKeys+1) + "1" + strings.Repeat("}", maxPathKeys+1))
+	at, found, valid := Lookup(body, long)
+	require.True(t, valid && found, "a path longer than maxPathKeys is walked")
+	require.Equal(t, "1", string(body[at:at+1]))
 }
