@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"encoding/binary"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +160,19 @@ func TestAppendHelpersAreUnambiguous(t *testing.T) {
 	require.NotEqual(t, AppendBytes(AppendBytes(nil, []byte("ab")), []byte("c")), AppendBytes(AppendBytes(nil, []byte("a")), []byte("bc")))
 	require.Equal(t, AppendString(nil, "xy"), AppendBytes(nil, []byte("xy")))
 	require.NotEqual(t, AppendUint(nil, 1<<63), AppendUint(nil, 1<<62))
+}
+
+// AppendUint and AppendInt are binary.AppendUvarint and AppendVarint (the
+// history hash depends on every byte), their one-byte values inline.
+func TestAppendIntegersAreVarints(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0x7f, 0x80, 0xff, 300, 1<<32 - 1, 1 << 62, 1<<64 - 1} {
+		require.Equal(t, binary.AppendUvarint([]byte{9}, v), AppendUint([]byte{9}, v), "%d", v)
+	}
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 1 << 40, -1 << 40, math.MaxInt64, math.MinInt64} {
+		require.Equal(t, binary.AppendVarint([]byte{9}, v), AppendInt([]byte{9}, v), "%d", v)
+	}
+	s := strings.Repeat("x", 200)
+	require.Equal(t, append(binary.AppendUvarint(nil, 200), s...), AppendString(nil, s))
 }
 
 func TestOffset(t *testing.T) {

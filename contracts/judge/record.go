@@ -176,21 +176,34 @@ func OldHash(h string) bool {
 
 // AppendString appends a length-prefixed string.
 func AppendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return append(AppendUint(b, uint64(len(s))), s...)
 }
 
 // AppendBytes appends a length-prefixed byte string (nil and empty alike).
 func AppendBytes(b []byte, v []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
+	return append(AppendUint(b, uint64(len(v))), v...)
 }
 
-// AppendUint appends an unsigned integer.
-func AppendUint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+// AppendUint appends an unsigned integer (binary.AppendUvarint). A value
+// below 0x80, the length of most strings and most numbers of a record, is
+// its one byte, appended inline: the call to binary.AppendUvarint, which
+// is not inlined, was a tenth of a record's encoding.
+func AppendUint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
+}
 
-// AppendInt appends a signed integer.
-func AppendInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+// AppendInt appends a signed integer (binary.AppendVarint: zig-zag, then
+// AppendUint).
+func AppendInt(b []byte, v int64) []byte {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	return AppendUint(b, u)
+}
 
 // AppendBool appends a boolean.
 func AppendBool(b []byte, v bool) []byte {
