@@ -38,7 +38,11 @@ func quickScalar(body []byte, rule string) (string, bool) {
 	case c == 'f':
 		return "false", true
 	case c == '-' || (c >= '0' && c <= '9'):
-		f, err := strconv.ParseFloat(string(body[i:jsonscan.LiteralEnd(body, i)]), 64)
+		lit := body[i:jsonscan.LiteralEnd(body, i)]
+		if jsonscan.Shortest(lit) {
+			return string(lit), true // FormatFloat would write it as it stands
+		}
+		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
 			return "", false
 		}

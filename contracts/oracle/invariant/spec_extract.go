@@ -94,7 +94,7 @@ func specScalarAt(b []byte, i int) (s string, from, to int, ok bool) {
 		return "false", 0, 0, true
 	case c == '-' || ('0' <= c && c <= '9'):
 		end := jsonscan.LiteralEnd(b, i)
-		if specShortestLiteral(b[i:end]) {
+		if jsonscan.Shortest(b[i:end]) {
 			return "", i, end, true
 		}
 		f, err := strconv.ParseFloat(string(b[i:end]), 64)
@@ -182,43 +182,6 @@ func specFormatDouble(f float64) string {
 }
 
 // specAppendDouble appends specFormatDouble(f) to b.
-// specShortestLiteral reports, without parsing it, that the number literal
-// lit (of a valid JSON body) is specAppendDouble's rendering of its value:
-// no exponent, no trailing zero after a decimal point, not a negative
-// zero, at most 15 digits from its first non-zero one and at most 40
-// bytes. A decimal of at most 15 significant digits in the normal range
-// is the only one of so few digits that reads back as its double (DBL_DIG
-// is 15), so it is the shortest, and 'f' writes its digits where they
-// stand. TestShortestLiteralIsTheRendering holds it to ParseFloat and
-// specAppendDouble.
-func specShortestLiteral(lit []byte) bool {
-	if len(lit) > 40 {
-		return false
-	}
-	sig, nonZero, point := 0, false, false
-	for j, c := range lit {
-		switch {
-		case c == '-' && j == 0:
-		case c == '.':
-			point = true
-		case c >= '1' && c <= '9':
-			nonZero = true
-			sig++
-		case c == '0':
-			if nonZero {
-				sig++
-			}
-		default: // an exponent
-			return false
-		}
-	}
-	switch {
-	case sig > 15, !nonZero && lit[0] == '-', point && lit[len(lit)-1] == '0':
-		return false
-	}
-	return true
-}
-
 func specAppendDouble(b []byte, f float64) []byte {
 	if f == 0 {
 		f = 0

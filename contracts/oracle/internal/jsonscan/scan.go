@@ -462,3 +462,39 @@ func LiteralEnd(b []byte, i int) int {
 	}
 	return i
 }
+
+// Shortest reports, without parsing it, that the number literal lit (of
+// valid JSON) is strconv.FormatFloat(v, 'f', -1, 64) of the double v it
+// denotes (a negative zero rendered as 0): no exponent, no trailing zero
+// after a decimal point, not a negative zero, at most 15 digits from its
+// first non-zero one and at most 40 bytes. A decimal of at most 15
+// significant digits in the normal range is the only one of so few digits
+// that reads back as its double (DBL_DIG is 15), so it is the shortest,
+// and 'f' writes its digits where they stand. False says nothing: parse.
+func Shortest(lit []byte) bool {
+	if len(lit) == 0 || len(lit) > 40 {
+		return false
+	}
+	sig, nonZero, point := 0, false, false
+	for j, c := range lit {
+		switch {
+		case c == '-' && j == 0:
+		case c == '.':
+			point = true
+		case c >= '1' && c <= '9':
+			nonZero = true
+			sig++
+		case c == '0':
+			if nonZero {
+				sig++
+			}
+		default: // an exponent
+			return false
+		}
+	}
+	switch {
+	case sig > 15, !nonZero && lit[0] == '-', point && lit[len(lit)-1] == '0':
+		return false
+	}
+	return true
+}

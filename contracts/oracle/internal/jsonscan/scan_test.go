@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,4 +196,60 @@ func TestLookupIsValidAndWalk(t *testing.T) {
 	at, found, valid := Lookup(body, long)
 	require.True(t, valid && found, "a path longer than maxPathKeys is walked")
 	require.Equal(t, "1", string(body[at:at+1]))
+}
+
+// Shortest says yes only to a literal that ParseFloat and FormatFloat
+// ('f', -1, a negative zero as 0) render as itself, and to the common
+// ones: random literals of digits, points, signs and exponents.
+func TestShortestIsTheRendering(t *testing.T) {
+	for _, lit := range []string{"0", "1", "-1", "101.5", "0.001", "123456789012345", "-0.5", "100", "99.99"} {
+		require.True(t, Shortest([]byte(lit)), lit)
+	}
+	for _, lit := range []string{"-0", "-0.0", "1.50", "1e3", "1E-2", "1234567890123456", "0.10"} {
+		require.False(t, Shortest([]byte(lit)), lit)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		lit := rapid.StringMatching(`-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?`).Draw(rt, "lit")
+		if !Shortest([]byte(lit)) {
+			return
+		}
+		f, err := strconv.ParseFloat(lit, 64)
+		require.NoError(rt, err)
+		require.Equal(rt, lit, render(f))
+	})
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		var b []byte
+		if rnd.IntN(3) == 0 {
+			b = append(b, '-')
+		}
+		if rnd.IntN(4) == 0 {
+			b = append(b, '0')
+		} else {
+			b = append(b, byte('1'+rnd.IntN(9)))
+			for range rnd.IntN(17) {
+				b = append(b, byte('0'+rnd.IntN(10)))
+			}
+		}
+		if rnd.IntN(2) == 0 {
+			b = append(b, '.')
+			for range 1 + rnd.IntN(20) {
+				b = append(b, "0000123456789"[rnd.IntN(13)])
+			}
+		}
+		if !Shortest(b) {
+			continue
+		}
+		f, err := strconv.ParseFloat(string(b), 64)
+		require.NoError(t, err)
+		require.Equal(t, string(b), render(f))
+	}
+}
+
+// render is the 'f' rendering Shortest stands for.
+func render(f float64) string {
+	if f == 0 {
+		f = 0
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
