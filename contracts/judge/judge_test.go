@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"encoding/binary"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +162,19 @@ func TestAppendHelpersAreUnambiguous(t *testing.T) {
 	require.NotEqual(t, AppendUint(nil, 1<<63), AppendUint(nil, 1<<62))
 }
 
+// AppendUint and AppendInt are binary.AppendUvarint and AppendVarint (the
+// history hash depends on every byte), their one-byte values inline.
+func TestAppendIntegersAreVarints(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0x7f, 0x80, 0xff, 300, 1<<32 - 1, 1 << 62, 1<<64 - 1} {
+		require.Equal(t, binary.AppendUvarint([]byte{9}, v), AppendUint([]byte{9}, v), "%d", v)
+	}
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 1 << 40, -1 << 40, math.MaxInt64, math.MinInt64} {
+		require.Equal(t, binary.AppendVarint([]byte{9}, v), AppendInt([]byte{9}, v), "%d", v)
+	}
+	s := strings.Repeat("x", 200)
+	require.Equal(t, append(binary.AppendUvarint(nil, 200), s...), AppendString(nil, s))
+}
+
 func TestOffset(t *testing.T) {
 	require.Equal(t, "+00:00:00.000", Offset(0))
 	require.Equal(t, "+00:05:02.100", Offset(5*time.Minute+2100*time.Millisecond))
@@ -302,4 +318,64 @@ func TestReadersSeeOnlyTheirClasses(t *testing.T) {
 	require.Equal(t, NotExercised, st.Finish().Verdict("seen-reader"))
 	require.Empty(t, deaf.observed)
 	require.True(t, deaf.finished, "Finish runs for every checker")
+}
+
+// clockedWorld is classedWorld with a clock: the counter's time.
+type clockedWorld struct{ classedWorld }
+
+func (clockedWorld) Now(s *counter) time.Time { return s.now }
+
+// sleeper reads subtractions and, between them, wakes at the times in
+// wakes (one per call, then Forever).
+type sleeper struct {
+	observed []int64
+	wakes    []time.Time
+}
+
+func (*sleeper) Name() string     { return "sleeper" }
+func (*sleeper) Contract() string { return "T4" }
+func (*sleeper) Reads() uint64    { return 1 << 1 }
+func (c *sleeper) Observe(_ *counter, e *ev, _ *Report) {
+	c.observed = append(c.observed, e.seq)
+}
+func (c *sleeper) Wake(*counter) time.Time {
+	if len(c.wakes) == 0 {
+		return Forever
+	}
+	w := c.wakes[0]
+	c.wakes = c.wakes[1:]
+	return w
+}
+
+// afterSleeper is a sleeper that is also an AfterApplier: it sees every
+// event.
+type afterSleeper struct{ sleeper }
+
+func (*afterSleeper) AfterApply(*counter, *ev, *Report) {}
+
+// A Sleeper sees its classes' events, the first event, and any other once
+// the clock is past its last Wake (the zero time: the next event); without
+// a clock, or as an AfterApplier, it sees every event.
+func TestSleepersSeeTheirClassesAndWhatIsDue(t *testing.T) {
+	evs := events(1, 1, -1, 1, 1, 1, 1, 1) // at 0 s, 1 s, … 7 s
+	t0 := evs[0].at
+	sl := &sleeper{wakes: []time.Time{
+		t0.Add(1500 * time.Millisecond), // after event 1: wake past 1.5 s (event 3 is read anyway)
+		{},                              // after event 3: the next event
+		t0.Add(5 * time.Second),         // after event 4: past 5 s, not at 5 s
+	}}
+	Run[*counter, ev](clockedWorld{}, &counter{}, evs, []Checker[*counter, ev]{sl})
+	require.Equal(t, []int64{1, 3, 4, 7}, sl.observed)
+
+	classless := &sleeper{}
+	Run[*counter, ev](toyWorld{}, &counter{}, evs, []Checker[*counter, ev]{classless})
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8}, classless.observed, "a world without classes shows every event")
+
+	unclocked := &sleeper{}
+	Run[*counter, ev](classedWorld{}, &counter{}, evs, []Checker[*counter, ev]{unclocked})
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8}, unclocked.observed, "a world without a clock shows every event")
+
+	after := &afterSleeper{}
+	Run[*counter, ev](clockedWorld{}, &counter{}, evs, []Checker[*counter, ev]{after})
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8}, after.observed, "an AfterApplier sees every event")
 }

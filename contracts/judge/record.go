@@ -28,7 +28,10 @@ type Recorder[E any] struct {
 	seq    int64
 	folded int64
 	h      *xxh3.Hasher
-	buf    []byte
+	// buf holds the encodings of the events not yet hashed: the hash of
+	// the concatenation is the same written at once, and one write of a
+	// few kilobytes costs less than one per event.
+	buf []byte
 
 	encode func(b []byte, e *E) []byte
 	setSeq func(e *E, seq int64)
@@ -59,8 +62,10 @@ func (r *Recorder[E]) AddRef(e *E) int64 {
 	defer r.mu.Unlock()
 	r.seq++
 	r.setSeq(e, r.seq)
-	r.buf = r.encode(r.buf[:0], e)
-	r.h.Write(r.buf)
+	r.buf = r.encode(r.buf, e)
+	if len(r.buf) >= hashBatch {
+		r.flush()
+	}
 	if r.keep != nil && !r.keep(e) {
 		r.folded++
 		return r.seq
@@ -75,6 +80,16 @@ func (r *Recorder[E]) AddRef(e *E) int64 {
 		r.Sink(*e)
 	}
 	return r.seq
+}
+
+// hashBatch is how many bytes of encodings AddRef gathers before it
+// hashes them.
+const hashBatch = 4096
+
+// flush hashes the encodings gathered.
+func (r *Recorder[E]) flush() {
+	r.h.Write(r.buf)
+	r.buf = r.buf[:0]
 }
 
 // CountFolded accounts for n events applied in bulk that the recorder
@@ -150,6 +165,7 @@ func (r *Recorder[E]) Len() int {
 func (r *Recorder[E]) Hash() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.flush()
 	sum := r.h.Sum128().Bytes()
 	return hex.EncodeToString(sum[:])
 }
@@ -176,21 +192,34 @@ func OldHash(h string) bool {
 
 // AppendString appends a length-prefixed string.
 func AppendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return append(AppendUint(b, uint64(len(s))), s...)
 }
 
 // AppendBytes appends a length-prefixed byte string (nil and empty alike).
 func AppendBytes(b []byte, v []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
+	return append(AppendUint(b, uint64(len(v))), v...)
 }
 
-// AppendUint appends an unsigned integer.
-func AppendUint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+// AppendUint appends an unsigned integer (binary.AppendUvarint). A value
+// below 0x80, the length of most strings and most numbers of a record, is
+// its one byte, appended inline: the call to binary.AppendUvarint, which
+// is not inlined, was a tenth of a record's encoding.
+func AppendUint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
+}
 
-// AppendInt appends a signed integer.
-func AppendInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+// AppendInt appends a signed integer (binary.AppendVarint: zig-zag, then
+// AppendUint).
+func AppendInt(b []byte, v int64) []byte {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	return AppendUint(b, u)
+}
 
 // AppendBool appends a boolean.
 func AppendBool(b []byte, v bool) []byte {

@@ -22,24 +22,9 @@ func quickScalar(body []byte, rule string) (string, bool) {
 	if rule[0] == '.' || rule[len(rule)-1] == '.' || strings.Contains(rule, "..") {
 		return "", false
 	}
-	if !jsonscan.Valid(body) {
+	i, found, valid := jsonscan.Lookup(body, rule)
+	if !valid || !found {
 		return "", false
-	}
-	i := jsonscan.SkipSpace(body, 0)
-	for {
-		seg, rest, more := strings.Cut(rule, ".")
-		if body[i] != '{' {
-			return "", false
-		}
-		start, ok := jsonscan.LastMember(body, i, seg)
-		if !ok {
-			return "", false
-		}
-		i = start
-		if !more {
-			break
-		}
-		rule = rest
 	}
 	switch c := body[i]; {
 	case c == '"':
@@ -53,7 +38,11 @@ func quickScalar(body []byte, rule string) (string, bool) {
 	case c == 'f':
 		return "false", true
 	case c == '-' || (c >= '0' && c <= '9'):
-		f, err := strconv.ParseFloat(string(body[i:jsonscan.LiteralEnd(body, i)]), 64)
+		lit := body[i:jsonscan.LiteralEnd(body, i)]
+		if jsonscan.Shortest(lit) {
+			return string(lit), true // FormatFloat would write it as it stands
+		}
+		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
 			return "", false
 		}

@@ -620,7 +620,32 @@ func judgeRun(t *testing.T, p Params, evs []history.Event) *judge.Report {
 	r, err := Check(p, evs)
 	require.NoError(t, err)
 	require.Equal(t, r, checkEveryRecord(t, p, evs), "a checker's report changed when it was shown the classes it does not read")
+	requireSameSteps(t, p, evs)
 	return r
+}
+
+// requireSameSteps judges evs as Check does and with every checker shown
+// every record (checkEveryRecord), side by side, and requires the same
+// violations found at every record: a checker that reads only some
+// classes, or sleeps until a deadline (judge.Sleeper), must find each
+// violation at the record it would find it at if it saw them all.
+func requireSameSteps(t *testing.T, p Params, evs []history.Event) {
+	t.Helper()
+	st, err := NewStream(p)
+	require.NoError(t, err)
+	p = p.withDefaults()
+	var cs []judge.Checker[*State, history.Event]
+	for _, c := range All() {
+		cs = append(cs, c)
+	}
+	every := judge.NewStream[*State, history.Event](everyRecord{}, newState(p), cs, p.Warnings()...)
+	for i := range evs {
+		st.Step(&evs[i])
+		every.Step(&evs[i])
+		got, want := st.js.Report(), every.Report()
+		require.Equal(t, want.Violations, got.Violations, "violations found by record %d (seq %d)", i, evs[i].Seq)
+		require.Equal(t, want.Exercised, got.Exercised, "situations met by record %d (seq %d)", i, evs[i].Seq)
+	}
 }
 
 // everyRecord is the oracle world without classes: every checker sees

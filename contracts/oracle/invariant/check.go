@@ -306,6 +306,10 @@ type world struct{}
 func (world) Before(s *State, e *history.Event) { s.before(e) }
 func (world) Apply(s *State, e *history.Event)  { s.apply(e) }
 
+// Now is the clock the sleeping checkers wake by (judge.Sleeper): the
+// latest record time seen.
+func (world) Now(s *State) time.Time { return s.Now }
+
 // exercise counts one occurrence of a checker's situation, by name.
 func exercise(s *State, r *judge.Report, c judge.Named, situation string) {
 	r.Exercise()

@@ -3,6 +3,8 @@ package invariant
 import (
 	"container/heap"
 	"time"
+
+	"github.com/wsconverge/converge/contracts/judge"
 )
 
 // deadlines is a queue of values due at given times; values due at the
@@ -51,4 +53,13 @@ func (d *deadlines[T]) due(now time.Time) []T {
 		out = append(out, heap.Pop(&d.h).(dl[T]).v)
 	}
 	return out
+}
+
+// next is when the first value queued is due (judge.Forever when none
+// is): due pops nothing before the clock is past it.
+func (d *deadlines[T]) next() time.Time {
+	if len(d.h) == 0 {
+		return judge.Forever
+	}
+	return d.h[0].at
 }

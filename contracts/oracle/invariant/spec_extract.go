@@ -61,36 +61,26 @@ func specExtractSpan(body []byte, rule string) (v string, from, to int, err erro
 	if strings.HasPrefix(rule, ".") || strings.HasSuffix(rule, ".") || strings.Contains(rule, "..") {
 		return "", 0, 0, fmt.Errorf("%w: the parse rule %q has an empty segment", errSpecParse, rule)
 	}
-	if !jsonscan.Valid(body) {
+	at, found, valid := jsonscan.Lookup(body, rule)
+	if !valid {
 		return "", 0, 0, fmt.Errorf("%w: the body is not one JSON value", errSpecParse)
 	}
-	if v, from, to, ok := specScalarInPlace(body, rule); ok {
-		return v, from, to, nil
+	if found {
+		if v, from, to, ok := specScalarAt(body, at); ok {
+			return v, from, to, nil
+		}
 	}
 	v, err = specExtractDecoded(body, rule)
 	return v, 0, 0, err
 }
 
-// specScalarInPlace walks a valid JSON body along rule and renders the
-// value found when it is a string without escapes (valid UTF-8), a
-// boolean or a number, every key on the way being free of escapes: as
-// b[from:to] (from < to) when the rendering is the literal's own text,
-// else as s. Any other case, failures included, is false:
+// specScalarAt renders the value at b[i] of a valid JSON body, found
+// along the rule with every key on the way free of escapes
+// (jsonscan.Lookup), when it is a string without escapes (valid UTF-8), a
+// boolean or a number: as b[from:to] (from < to) when the rendering is the
+// literal's own text, else as s. Any other case is false:
 // specExtractDecoded decides.
-func specScalarInPlace(b []byte, rule string) (s string, from, to int, ok bool) {
-	i := jsonscan.SkipSpace(b, 0)
-	for more := true; more; {
-		var seg string
-		seg, rule, more = strings.Cut(rule, ".")
-		if b[i] != '{' {
-			return "", 0, 0, false
-		}
-		at, ok := jsonscan.LastMember(b, i, seg)
-		if !ok {
-			return "", 0, 0, false
-		}
-		i = at
-	}
+func specScalarAt(b []byte, i int) (s string, from, to int, ok bool) {
 	switch c := b[i]; {
 	case c == '"':
 		raw, ok := jsonscan.PlainString(b, i)
@@ -104,6 +94,9 @@ func specScalarInPlace(b []byte, rule string) (s string, from, to int, ok bool) 
 		return "false", 0, 0, true
 	case c == '-' || ('0' <= c && c <= '9'):
 		end := jsonscan.LiteralEnd(b, i)
+		if jsonscan.Shortest(b[i:end]) {
+			return "", i, end, true
+		}
 		f, err := strconv.ParseFloat(string(b[i:end]), 64)
 		if err != nil {
 			return "", 0, 0, false

@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,4 +119,137 @@ func TestNumberEndReadsTheGrammar(t *testing.T) {
 			require.Equal(t, c.end, end, c.in)
 		}
 	}
+}
+
+// Lookup says what Valid says and, for a valid body, finds what Walk
+// finds (LastMember down the path): random documents whose objects repeat
+// keys, escape some, hold empty objects and nest arrays, with white space,
+// some mangled, on paths of up to four keys.
+func TestLookupIsValidAndWalk(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	keys := []string{`"a"`, `"a"`, `"b"`, `"b"`, `"c"`, `""`, `"\u0061"`, `"a\"b"`, `"é"`}
+	spaces := []string{"", "", " ", "\n\t"}
+	pick := func(xs []string) string { return xs[rnd.IntN(len(xs))] }
+	var value func(b []byte, depth int) []byte
+	value = func(b []byte, depth int) []byte {
+		b = append(b, pick(spaces)...)
+		kind := rnd.IntN(6)
+		if depth >= 4 {
+			kind = rnd.IntN(3)
+		}
+		switch kind {
+		case 0:
+			b = append(b, pick([]string{"1", "-2.5e3", "true", "false", "null", "0"})...)
+		case 1:
+			b = append(b, pick([]string{`"x"`, `""`, `"\n"`, `"a b"`})...)
+		case 2:
+			b = append(b, pick([]string{"{}", "[]", "{ }", "{}"})...)
+		case 3:
+			b = append(b, '[')
+			for j := range 1 + rnd.IntN(3) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = value(b, depth+1)
+			}
+			b = append(b, ']')
+		default:
+			b = append(b, '{')
+			for j := range 1 + rnd.IntN(4) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, pick(spaces)...)
+				b = append(b, pick(keys)...)
+				b = append(b, pick(spaces)...)
+				b = append(b, ':')
+				b = value(b, depth+1)
+			}
+			b = append(b, '}')
+		}
+		return append(b, pick(spaces)...)
+	}
+	for range 300_000 {
+		b := value(nil, 0)
+		if rnd.IntN(5) == 0 {
+			mangle := `{}[],:"\ a`
+			b[rnd.IntN(len(b))] = mangle[rnd.IntN(len(mangle))]
+		}
+		var segs []string
+		for range 1 + rnd.IntN(4) {
+			segs = append(segs, pick([]string{"a", "b", "a", "b", "c", ""}))
+		}
+		path := strings.Join(segs, ".")
+		at, found, valid := Lookup(b, path)
+		require.Equal(t, Valid(b), valid, "%q", b)
+		if !valid {
+			continue
+		}
+		wantAt, wantFound := Walk(b, path)
+		require.Equal(t, wantFound, found, "%q at %q", b, path)
+		if found {
+			require.Equal(t, wantAt, at, "%q at %q", b, path)
+		}
+	}
+	long := strings.Repeat("a.", maxPathKeys) + "a"
+	body := []byte(strings.Repeat(`{"a":`, maxPathKeys+1) + "1" + strings.Repeat("}", maxPathKeys+1))
+	at, found, valid := Lookup(body, long)
+	require.True(t, valid && found, "a path longer than maxPathKeys is walked")
+	require.Equal(t, "1", string(body[at:at+1]))
+}
+
+// Shortest says yes only to a literal that ParseFloat and FormatFloat
+// ('f', -1, a negative zero as 0) render as itself, and to the common
+// ones: random literals of digits, points, signs and exponents.
+func TestShortestIsTheRendering(t *testing.T) {
+	for _, lit := range []string{"0", "1", "-1", "101.5", "0.001", "123456789012345", "-0.5", "100", "99.99"} {
+		require.True(t, Shortest([]byte(lit)), lit)
+	}
+	for _, lit := range []string{"-0", "-0.0", "1.50", "1e3", "1E-2", "1234567890123456", "0.10"} {
+		require.False(t, Shortest([]byte(lit)), lit)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		lit := rapid.StringMatching(`-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?`).Draw(rt, "lit")
+		if !Shortest([]byte(lit)) {
+			return
+		}
+		f, err := strconv.ParseFloat(lit, 64)
+		require.NoError(rt, err)
+		require.Equal(rt, lit, render(f))
+	})
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		var b []byte
+		if rnd.IntN(3) == 0 {
+			b = append(b, '-')
+		}
+		if rnd.IntN(4) == 0 {
+			b = append(b, '0')
+		} else {
+			b = append(b, byte('1'+rnd.IntN(9)))
+			for range rnd.IntN(17) {
+				b = append(b, byte('0'+rnd.IntN(10)))
+			}
+		}
+		if rnd.IntN(2) == 0 {
+			b = append(b, '.')
+			for range 1 + rnd.IntN(20) {
+				b = append(b, "0000123456789"[rnd.IntN(13)])
+			}
+		}
+		if !Shortest(b) {
+			continue
+		}
+		f, err := strconv.ParseFloat(string(b), 64)
+		require.NoError(t, err)
+		require.Equal(t, string(b), render(f))
+	}
+}
+
+// render is the 'f' rendering Shortest stands for.
+func render(f float64) string {
+	if f == 0 {
+		f = 0
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
