@@ -283,4 +283,3 @@ func TestBuildSubmissionIsBuildOfTheMsg(t *testing.T) {
 	require.Error(t, errSub)
 	require.Equal(t, errBuild.Error(), errSub.Error())
 }
-
