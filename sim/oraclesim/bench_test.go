@@ -4,8 +4,6 @@ package oraclesim
 
 import (
 	"context"
-	"os"
-	"runtime/debug"
 	"syscall"
 	"testing"
 	"time"
@@ -26,11 +24,9 @@ func BenchmarkOracle100x24h(b *testing.B) { benchDay(b, 24*time.Hour) }
 func BenchmarkOracle100x1h(b *testing.B) { benchDay(b, time.Hour) }
 
 func benchDay(b *testing.B, quiet time.Duration) {
-	// Measure what the CLI runs (converge oracle sim, like converge sim):
-	// it trades memory for fewer collections (GOGC=400) unless GOGC is set.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
+	// Measure what the CLI runs (converge oracle sim): it trades memory for
+	// fewer collections (TuneGC) unless GOGC or GOMEMLIMIT is set.
+	defer TuneGC()()
 	o := Options{Seed: 1, Requests: 100, FaultPhase: 2 * time.Minute, QuietPhase: quiet, Faults: -1, Ops: -1,
 		PoolSize: 16, Discard: true}
 	cpu0 := cpuTime(b)

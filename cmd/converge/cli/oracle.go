@@ -180,7 +180,7 @@ VIOLATED, or "not exercised" (its situation never arose).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
-			fastGC()
+			oraclesim.TuneGC()
 			return c.runOracleSim(cmd.Context(), &o)
 		},
 	}
@@ -559,7 +559,7 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 			if list {
 				return c.listOracleMutants(set, asJSON)
 			}
-			fastGC()
+			oraclesim.TuneGC()
 			return c.runOracleMutants(cmd.Context(), set, seed, seeds, asJSON, junitFile)
 		},
 	}
