@@ -31,24 +31,26 @@ func replyErr(r Reply) error {
 func (c *Core) abciQuery(path string, data []byte, fn func(value []byte, err error)) {
 	id := c.newID()
 	c.call(QueryCall{ID: id, Path: path, Data: data, Timeout: rpcTimeout}, id, func(r Reply) {
-		if err := replyErr(r); err != nil {
-			fn(nil, fmt.Errorf("abci_query %s: %w", path, err))
-			return
-		}
-		if r.Query == nil {
-			fn(nil, fmt.Errorf("abci_query %s: no result", path))
-			return
-		}
-		if qe := r.Query.Err(); qe != nil {
-			if qe.Code == oracle.CodeInvalidRequest {
-				fn(nil, errNotFound)
-				return
-			}
-			fn(nil, fmt.Errorf("abci_query %s: %w", path, qe))
-			return
-		}
-		fn(r.Query.Response.Value, nil)
+		fn(queryValue(path, r))
 	})
+}
+
+// queryValue is the response value of the query of path that r answers,
+// or its error as abciQuery gives it.
+func queryValue(path string, r Reply) ([]byte, error) {
+	if err := replyErr(r); err != nil {
+		return nil, fmt.Errorf("abci_query %s: %w", path, err)
+	}
+	if r.Query == nil {
+		return nil, fmt.Errorf("abci_query %s: no result", path)
+	}
+	if qe := r.Query.Err(); qe != nil {
+		if qe.Code == oracle.CodeInvalidRequest {
+			return nil, errNotFound
+		}
+		return nil, fmt.Errorf("abci_query %s: %w", path, qe)
+	}
+	return r.Query.Response.Value, nil
 }
 
 // encoded runs fn with a query's request data, or fails the query at once
@@ -99,22 +101,32 @@ func (c *Core) queryDocs(fn func(docs []oracle.RequestDoc, err error)) {
 // querySubmitted is the on-chain check of D3: whether self's submission
 // for round (r, n) is on chain.
 func (c *Core) querySubmitted(r, n uint64, fn func(submitted bool, err error)) {
-	data, err := abciquery.SubmitDataRequest(r, n, "")
+	data, err := submittedRequest(r, n)
 	c.encoded(data, err, abciquery.PathSubmitData, func(v []byte, err error) {
-		switch {
-		case errors.Is(err, errNotFound):
-			fn(false, nil)
-		case err != nil:
-			fn(false, err)
-		default:
-			sets, err := abciquery.DecodeSubmitDataResponse(v)
-			if err != nil {
-				fn(false, err)
-				return
-			}
-			fn(abciquery.HasProvider(sets, c.self), nil)
-		}
+		fn(c.submittedIn(v, err))
 	})
+}
+
+// submittedRequest is the on-chain check's request: every provider's
+// submissions for round (r, n).
+func submittedRequest(r, n uint64) ([]byte, error) {
+	return abciquery.SubmitDataRequest(r, n, "")
+}
+
+// submittedIn reads the on-chain check's answer (queryValue's): whether
+// self's submission is among the round's.
+func (c *Core) submittedIn(v []byte, err error) (bool, error) {
+	switch {
+	case errors.Is(err, errNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	sets, err := abciquery.DecodeSubmitDataResponse(v)
+	if err != nil {
+		return false, err
+	}
+	return abciquery.HasProvider(sets, c.self), nil
 }
 
 // queryLastBlockTime is data_set.block_time of the request's latest

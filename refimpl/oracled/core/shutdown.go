@@ -91,7 +91,7 @@ func (c *Core) advanceShutdown() {
 		c.sd.step = 7
 		c.phase = phaseExited
 		c.exited = true
-		c.pending = map[ID]func(Reply){}
+		c.pending = map[ID]pendingCall{}
 		c.timers = nil
 		c.emit(Exit{Code: c.exitCode, Reason: c.sd.reason})
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/abciquery"
 	"github.com/wsconverge/converge/contracts/oracle/tx"
 )
 
@@ -140,23 +141,35 @@ func (c *Core) critical(s *submission) {
 // the result counts as submitted (and L is resynced before the next
 // broadcast); a failed query is a transport failure of this attempt.
 func (c *Core) onChainCheck(s *submission) {
-	c.querySubmitted(s.res.RequestID, s.res.Nonce, func(submitted bool, err error) {
-		switch {
-		case c.stopping():
-			c.releaseLock(s)
-		case err != nil:
-			c.attemptFailed(s, fmt.Sprintf("on-chain check: %v", err))
-		case submitted:
-			c.seq.needResync = true
-			c.releaseLock(s)
-			c.finishSubmission(s, ResultOnChain)
-		case c.stale(s):
-			c.releaseLock(s)
-			c.finishSubmission(s, ResultAbandoned)
-		default:
-			c.broadcast(s)
-		}
-	})
+	// querySubmitted, with the attempt itself waiting for the answer (see
+	// pendingCall).
+	data, err := submittedRequest(s.res.RequestID, s.res.Nonce)
+	if err != nil {
+		c.onChainChecked(s, false, fmt.Errorf("abci_query %s: encode: %w", abciquery.PathSubmitData, err))
+		return
+	}
+	id := c.newID()
+	c.pending[id] = pendingCall{kind: pendingCheck, s: s}
+	c.emit(QueryCall{ID: id, Path: abciquery.PathSubmitData, Data: data, Timeout: rpcTimeout})
+}
+
+// onChainChecked goes on from the on-chain check's answer.
+func (c *Core) onChainChecked(s *submission, submitted bool, err error) {
+	switch {
+	case c.stopping():
+		c.releaseLock(s)
+	case err != nil:
+		c.attemptFailed(s, fmt.Sprintf("on-chain check: %v", err))
+	case submitted:
+		c.seq.needResync = true
+		c.releaseLock(s)
+		c.finishSubmission(s, ResultOnChain)
+	case c.stale(s):
+		c.releaseLock(s)
+		c.finishSubmission(s, ResultAbandoned)
+	default:
+		c.broadcast(s)
+	}
 }
 
 // broadcast builds, signs and sends the submission with sequence L.
@@ -178,10 +191,8 @@ func (c *Core) broadcast(s *submission) {
 	}
 	id := c.newID()
 	c.sub.broadcasting = true
-	c.call(BroadcastCall{ID: id, Tx: built.TxBytes, Hash: built.Hash, Timeout: rpcTimeout}, id, func(r Reply) {
-		c.sub.broadcasting = false
-		c.onBroadcastReply(s, used, r)
-	})
+	c.pending[id] = pendingCall{kind: pendingBroadcast, s: s, used: used}
+	c.emit(BroadcastCall{ID: id, Tx: built.TxBytes, Hash: built.Hash, Timeout: rpcTimeout})
 }
 
 func broadcastReply(r Reply) oracle.BroadcastReply {
