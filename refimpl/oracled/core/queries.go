@@ -101,7 +101,7 @@ func (c *Core) queryDocs(fn func(docs []oracle.RequestDoc, err error)) {
 // querySubmitted is the on-chain check of D3: whether self's submission
 // for round (r, n) is on chain.
 func (c *Core) querySubmitted(r, n uint64, fn func(submitted bool, err error)) {
-	data, err := submittedRequest(r, n)
+	data, err := c.submittedRequest(r, n)
 	c.encoded(data, err, abciquery.PathSubmitData, func(v []byte, err error) {
 		fn(c.submittedIn(v, err))
 	})
@@ -109,7 +109,7 @@ func (c *Core) querySubmitted(r, n uint64, fn func(submitted bool, err error)) {
 
 // submittedRequest is the on-chain check's request: every provider's
 // submissions for round (r, n).
-func submittedRequest(r, n uint64) ([]byte, error) {
+func (c *Core) submittedRequest(r, n uint64) ([]byte, error) {
 	return abciquery.SubmitDataRequest(r, n, "")
 }
 

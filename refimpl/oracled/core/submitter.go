@@ -143,7 +143,7 @@ func (c *Core) critical(s *submission) {
 func (c *Core) onChainCheck(s *submission) {
 	// querySubmitted, with the attempt itself waiting for the answer (see
 	// pendingCall).
-	data, err := submittedRequest(s.res.RequestID, s.res.Nonce)
+	data, err := c.submittedRequest(s.res.RequestID, s.res.Nonce)
 	if err != nil {
 		c.onChainChecked(s, false, fmt.Errorf("abci_query %s: encode: %w", abciquery.PathSubmitData, err))
 		return
