@@ -78,6 +78,7 @@ func (b *bent) Start(now time.Time) []core.Output {
 
 func (b *bent) Handle(now time.Time, in core.Input) []core.Output {
 	b.now = now
+	in = core.ByValue(in) // the bends read replies by value
 	b.observe(in)
 	if b.m.in != nil {
 		var ok bool

@@ -12,6 +12,9 @@ import (
 // Daemon is an oracle daemon as the world sees it: the ports of
 // refimpl/oracled/core. Start begins a lifetime, Handle gives it one input
 // at a time (time never going back), NextWake says when it wants a Wake.
+// Replies and fetch results come by address (*core.Reply, *core.Fetched,
+// in the world's memory and valid during the call only; core.ByValue
+// gives the values).
 type Daemon interface {
 	Start(now time.Time) []core.Output
 	Handle(now time.Time, in core.Input) []core.Output

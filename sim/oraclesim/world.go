@@ -73,13 +73,16 @@ func (f *fetch) fire() {
 	delete(w.fetches, f.id)
 	d, id, out, x, timeout := f.d, f.id, f.out, f.x, f.timeout
 	w.spentFetches.put(f)
+	// The result is handed over in the world's scratch (see Daemon).
+	in := &w.fetched
 	if timeout { // the client gives up at its timeout
 		w.src.AbortIn(x, out, w.now())
-		w.handle(d, core.Fetched{ID: id, Err: errTimeout})
+		*in = core.Fetched{ID: id, Err: errTimeout}
+		w.handle(d, in)
 		return
 	}
 	w.src.DoneIn(x, out)
-	in := core.Fetched{ID: id, Status: out.Status, Body: out.Body}
+	*in = core.Fetched{ID: id, Status: out.Status, Body: out.Body}
 	if !out.Answered() {
 		in.Err = errNoBody
 	}
@@ -129,6 +132,9 @@ type world struct {
 	sink  func(*history.Event)
 	// scratch is the record handed to sink (see record).
 	scratch history.Event
+	// fetched is the fetch result handed to the daemon by address (see
+	// Daemon): it reads it during the call only.
+	fetched core.Fetched
 	cfg     oracle.Config
 	sut     keys.PrivKey
 	// standIn is the memo the SUT's signer and the chain's check of its
@@ -418,7 +424,7 @@ type rpcAnswer struct {
 
 func (a *rpcAnswer) fire() {
 	a.w.doneIn(&a.rec, a.call, a.sent, a.res)
-	a.w.handle(a.d, a.reply)
+	a.w.handle(a.d, &a.reply)
 }
 
 // lose answers call with nothing: after wait (the client's timeout, or
@@ -528,17 +534,20 @@ type bcastMem struct {
 	done history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
+	reply  core.Reply // handed to the daemon by address (see Daemon)
 }
 
 func (m *bcastMem) fire() {
 	w := m.w
 	if m.rerr != nil {
 		w.doneIn(&m.done, m.call, m.sent, history.ResultOfError(m.rerr))
-		w.handle(m.d, core.Reply{ID: m.id, RPCError: m.rerr})
+		m.reply = core.Reply{ID: m.id, RPCError: m.rerr}
+		w.handle(m.d, &m.reply)
 		return
 	}
 	w.doneIn(&m.done, m.call, m.sent, history.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
-	w.handle(m.d, core.Reply{ID: m.id, Broadcast: &m.res})
+	m.reply = core.Reply{ID: m.id, Broadcast: &m.res}
+	w.handle(m.d, &m.reply)
 }
 
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}

@@ -171,10 +171,11 @@ func (c *Core) dispatch(in Input) {
 	case Dialed:
 		c.onDialed(in)
 	case Reply:
-		if p, ok := c.pending[in.ID]; ok {
-			delete(c.pending, in.ID)
-			c.answer(p, in)
-		}
+		c.onReply(in)
+	case *Reply:
+		c.onReply(*in)
+	case *Fetched:
+		c.onFetched(*in)
 	case Frame:
 		c.onFrame(in)
 	case ConnClosed:
@@ -265,6 +266,14 @@ const (
 	pendingCheck                        // s's on-chain check (D3)
 	pendingBroadcast                    // s's broadcast with sequence used
 )
+
+// onReply hands a Reply to the call that waits for it, if one does.
+func (c *Core) onReply(r Reply) {
+	if p, ok := c.pending[r.ID]; ok {
+		delete(c.pending, r.ID)
+		c.answer(p, r)
+	}
+}
 
 // answer hands a Reply to what waits for it.
 func (c *Core) answer(p pendingCall, r Reply) {

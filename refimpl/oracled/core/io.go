@@ -224,7 +224,23 @@ func (*Trace) isOutput()         {} // a trace is emitted by address (see Core.t
 // Inputs: what happened.
 
 // Input is one thing that happened to the daemon, handed to Core.Handle.
+// A Reply or a Fetched may also be handed over by address (*Reply,
+// *Fetched: a driver that keeps them in memory of its own then saves a
+// copy into the interface for each one); the core reads it during the
+// call only.
 type Input interface{ isInput() }
+
+// ByValue is in with a *Reply or a *Fetched replaced by the value it
+// points to, for code that inspects inputs by their value types.
+func ByValue(in Input) Input {
+	switch p := in.(type) {
+	case *Reply:
+		return *p
+	case *Fetched:
+		return *p
+	}
+	return in
+}
 
 // Dialed answers Dial: Err is nil when the connection is open.
 type Dialed struct {

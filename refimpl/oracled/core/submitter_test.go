@@ -40,44 +40,50 @@ func TestBroadcastAnswers(t *testing.T) {
 		{"code 4", oracledtest.Answer{Code: oracle.CodeUnauthorized}, 1, core.ResultGaveUp, 0, false, 0},
 		{"code 18", oracledtest.Answer{Code: oracle.CodeInvalidRequest}, 1, core.ResultGaveUp, 0, false, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t).withDoc(doc(1)).startRunning()
-			w.chain.Script(tc.answer)
-			w.advance(time.Second)
-			w.advance(3 * time.Second)
-			subs := w.broadcasts()
-			require.Len(t, subs, tc.broadcasts)
-			require.Len(t, w.results(tc.outcome), 1)
-			if tc.broadcasts == 2 {
-				gap := subs[1].at.Sub(subs[0].at)
-				lo, hi := oracle.JitterBounds(time.Second)
-				require.GreaterOrEqual(t, gap, lo)
-				require.LessOrEqual(t, gap, hi)
-				require.Equal(t, tc.gas2, subs[1].gas)
-				accounts := w.queriesOf(abciquery.PathAccount)
-				between := 0
-				for _, a := range accounts {
-					if a.at.After(subs[0].at) && !a.at.After(subs[1].at) {
-						between++
+		for _, byAddress := range []bool{false, true} {
+			name := tc.name
+			if byAddress {
+				name += " by address"
+			}
+			t.Run(name, func(t *testing.T) {
+				w := newWorld(t).addressed(byAddress).withDoc(doc(1)).startRunning()
+				w.chain.Script(tc.answer)
+				w.advance(time.Second)
+				w.advance(3 * time.Second)
+				subs := w.broadcasts()
+				require.Len(t, subs, tc.broadcasts)
+				require.Len(t, w.results(tc.outcome), 1)
+				if tc.broadcasts == 2 {
+					gap := subs[1].at.Sub(subs[0].at)
+					lo, hi := oracle.JitterBounds(time.Second)
+					require.GreaterOrEqual(t, gap, lo)
+					require.LessOrEqual(t, gap, hi)
+					require.Equal(t, tc.gas2, subs[1].gas)
+					accounts := w.queriesOf(abciquery.PathAccount)
+					between := 0
+					for _, a := range accounts {
+						if a.at.After(subs[0].at) && !a.at.After(subs[1].at) {
+							between++
+						}
 					}
+					require.Equal(t, tc.resync, between > 0, "Account query before the retry")
 				}
-				require.Equal(t, tc.resync, between > 0, "Account query before the retry")
-			}
-			if tc.outcome == core.ResultGaveUp {
-				// D7: the job runs again 1 min later, same nonce.
-				require.Equal(t, oracle.ExecFailed, w.job(1).Exec.Status)
-				w.advance(time.Minute)
-				require.Len(t, w.fetchesOf(1), 2)
-				require.Equal(t, uint64(1), w.broadcasts()[len(w.broadcasts())-1].n)
-				return
-			}
-			// The next result uses the sequence the answer left.
-			w.chain.Commit()
-			w.complete(completeEntry{1, 1, w.now.Add(-10 * time.Second)})
-			w.advance(time.Second)
-			subs = w.broadcasts()
-			require.Equal(t, tc.nextSeq, subs[len(subs)-1].sequence)
-		})
+				if tc.outcome == core.ResultGaveUp {
+					// D7: the job runs again 1 min later, same nonce.
+					require.Equal(t, oracle.ExecFailed, w.job(1).Exec.Status)
+					w.advance(time.Minute)
+					require.Len(t, w.fetchesOf(1), 2)
+					require.Equal(t, uint64(1), w.broadcasts()[len(w.broadcasts())-1].n)
+					return
+				}
+				// The next result uses the sequence the answer left.
+				w.chain.Commit()
+				w.complete(completeEntry{1, 1, w.now.Add(-10 * time.Second)})
+				w.advance(time.Second)
+				subs = w.broadcasts()
+				require.Equal(t, tc.nextSeq, subs[len(subs)-1].sequence)
+			})
+		}
 	}
 }
 

@@ -58,6 +58,16 @@ type world struct {
 	refuse  int // dials still to refuse
 	exited  bool
 	inputs  []core.Input
+	// byAddress hands replies and fetch results over by address, as the
+	// simulator does (core.Input).
+	byAddress bool
+}
+
+// addressed makes the world hand replies and fetch results over by
+// address when on.
+func (w *world) addressed(on bool) *world {
+	w.byAddress = on
+	return w
 }
 
 type option func(*oracle.Config)
@@ -115,6 +125,14 @@ func (w *world) drain() {
 	for len(w.inputs) > 0 {
 		in := w.inputs[0]
 		w.inputs = w.inputs[1:]
+		if w.byAddress {
+			switch v := in.(type) {
+			case core.Reply:
+				in = &v
+			case core.Fetched:
+				in = &v
+			}
+		}
 		w.feed(w.c.Handle(w.now, in))
 	}
 }
