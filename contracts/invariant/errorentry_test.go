@@ -165,10 +165,16 @@ func TestAPIRules(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "created with last_access_at never")
 
 	stamped := func() *trace { return newTrace().insert("w", contracts.DesiredRunning) }
-	inError := func() *trace {
+	// inErrorWith: the reconciler's ERROR entry, with message unless "".
+	inErrorWith := func(message string) *trace {
 		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
-		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)})
+		p := contracts.Patch{ErrorInfo: contracts.Some(info)}
+		if message != "" {
+			p.ErrorMessage = contracts.Some(message)
+		}
+		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, p)
 	}
+	inError := func() *trace { return inErrorWith("") }
 	// Recovery resets error_info and error_count together, and
 	// error_message (4.3's rules: "in one write"; the table names the
 	// first two).
@@ -179,10 +185,7 @@ func TestAPIRules(t *testing.T) {
 	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "error_info = null and error_count = 0 are reset together")
-	withMessage := func() *trace {
-		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
-		return stamped().write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info), ErrorMessage: contracts.Some("STARTING timed out")})
-	}
+	withMessage := func() *trace { return inErrorWith("STARTING timed out") }
 	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
 	keepsMessage := contracts.RecoverPatch()

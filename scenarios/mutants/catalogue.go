@@ -1090,10 +1090,16 @@ func (a blindRecovery) Recover(ctx context.Context, admin, id string) error {
 
 // recoverKeepsCount: the recovery write loses its error_count reset.
 func recoverKeepsCount(b *bend) {
+	recoverLoses(b, func(p *contracts.Patch) { p.ErrorCount = contracts.Opt[int]{} })
+}
+
+// recoverLoses bends the API: drop takes a reset out of the
+// administrator's recovery write.
+func recoverLoses(b *bend, drop func(p *contracts.Patch)) {
 	b.api = func(d ports.Deps) ports.Deps {
 		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
 			if w.Component == contracts.CompAdmin {
-				p.ErrorCount = contracts.Opt[int]{}
+				drop(p)
 			}
 		})
 	}
@@ -1411,13 +1417,7 @@ func (s restampStorage) DeleteVolume(ctx context.Context, id string) error {
 
 // recoverKeepsMessage: the recovery's write loses its error_message reset.
 func recoverKeepsMessage(b *bend) {
-	b.api = func(d ports.Deps) ports.Deps {
-		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
-			if w.Component == contracts.CompAdmin {
-				p.ErrorMessage = contracts.Opt[string]{}
-			}
-		})
-	}
+	recoverLoses(b, func(p *contracts.Patch) { p.ErrorMessage = contracts.Opt[string]{} })
 }
 
 // previousStatusDesired: the ERROR entry's previous_status is the row's

@@ -23,19 +23,18 @@ const (
 // unless the environment sets it (GOGC, GOMEMLIMIT). It returns what
 // restores the settings before it.
 func TuneGC() (restore func()) {
-	percent, limit := -2, int64(-1)
+	var undo []func()
 	if os.Getenv("GOGC") == "" {
-		percent = debug.SetGCPercent(gcPercent)
+		was := debug.SetGCPercent(gcPercent)
+		undo = append(undo, func() { debug.SetGCPercent(was) })
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		limit = debug.SetMemoryLimit(memoryLimit)
+		was := debug.SetMemoryLimit(memoryLimit)
+		undo = append(undo, func() { debug.SetMemoryLimit(was) })
 	}
 	return func() {
-		if percent != -2 {
-			debug.SetGCPercent(percent)
-		}
-		if limit >= 0 {
-			debug.SetMemoryLimit(limit)
+		for _, u := range undo {
+			u()
 		}
 	}
 }

@@ -186,7 +186,11 @@ func restartThenPeersComplete() (Params, []history.Event) {
 
 // crashInFlight: lifetime 1 crashes 200 ms after its round-2 tx was
 // admitted; the tx commits anyway, and lifetime 2 resumes round 3.
-func crashInFlight(resume bool) (Params, []history.Event) {
+func crashInFlight(resume bool) (Params, []history.Event) { return crashInFlightBlocks(resume, 0) }
+
+// crashInFlightBlocks is crashInFlight with a block every blockEvery after
+// the restart (none when 0).
+func crashInFlightBlocks(resume bool, blockEvery time.Duration) (Params, []history.Event) {
 	b := newHB()
 	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
 	bt := b.round(tl+sec(0.5), 1, 0)
@@ -201,9 +205,11 @@ func crashInFlight(resume bool) (Params, []history.Event) {
 	if resume {
 		b.round(bt2+sec(10.5), 1, 0)
 	}
+	for t := tl2 + ms(50); blockEvery > 0 && t < end; t += blockEvery {
+		b.block(t)
+	}
 	b.periodic(bt2+2*time.Second, end)
 	b.stop(end)
-	_ = tl2
 	return std(b)
 }
 

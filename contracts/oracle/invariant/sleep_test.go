@@ -42,25 +42,7 @@ func TestSleepersWakeOnTime(t *testing.T) {
 			})
 		}},
 		{"blocks past a restart's deadline", nameRestart, func() (Params, []history.Event) {
-			// crashInFlight(false), with a block every 100 ms after the
-			// restart.
-			b := newHB()
-			tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
-			bt := b.round(tl+sec(0.5), 1, 0)
-			at := bt + sec(10.5)
-			bt2 := b.round(at, 1, 0)
-			b.signal(at+ms(200), "crash")
-			b.exit(at+ms(201), 1)
-			d := doc(1, 10, []string{self, peer}, 1)
-			d.Nonce = 2
-			tl2 := b.boot(bt2+2*time.Second, d)
-			end := tl2 + 20*time.Second
-			for t := tl2 + ms(50); t < end; t += ms(100) {
-				b.block(t)
-			}
-			b.periodic(bt2+2*time.Second, end)
-			b.stop(end)
-			return std(b)
+			return crashInFlightBlocks(false, ms(100))
 		}},
 	}
 	for _, tc := range cases {
