@@ -42,7 +42,7 @@ endif
 # go test of its own beside the rest instead of holding one of their places (entry 173);
 # its output follows theirs.
 TEST_PACKAGES ?=
-BESIDE := github.com/wsconverge/converge/sim/oracleconform
+BESIDE := github.com/wsconverge/converge/sim/oracle/conform
 tests:
 	eval "$$(bash images/env.sh)"; \
 	export CONVERGE_REQUIRE_REAL=$${CONVERGE_REQUIRE_REAL:-$(HAVE_DOCKER)}; \

@@ -11,10 +11,10 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/sim"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/sim/engine"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // rapidSource draws a plan's randomness from rapid, so that a failing
@@ -33,54 +33,54 @@ const (
 
 // machine is the state machine: a small fleet (1–4 workspaces, 2
 // coordinators) driven by scripted user actions, faults and time advances,
-// all drawn by the generators the simulator's plans use (sim.DrawAction).
+// all drawn by the generators the simulator's plans use (wssim.DrawAction).
 type machine struct {
-	s         *sim.Sim
+	s         *wssim.Sim
 	system    ports.System
 	replayDir string
 	// known counts the violations that are instances of a known issue of
-	// the reference (sim.KnownIssues): logged, not failed on.
+	// the reference (wssim.KnownIssues): logged, not failed on.
 	known map[string]int
 }
 
 func newMachine(t *rapid.T, system ports.System) *machine {
 	seed := rapid.Uint64Range(0, 1<<20).Draw(t, "seed")
-	s, err := sim.New(sim.Config{
+	s, err := wssim.New(wssim.Config{
 		Seed:         seed,
 		System:       system,
 		Coordinators: rapidCoordinators,
-		Workload:     sim.Workload{Disabled: true},
+		Workload:     wssim.Workload{Disabled: true},
 		Limits:       contracts.Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 3},
 	})
 	require.NoError(t, err)
 	m := &machine{s: s, system: system, known: map[string]int{}, replayDir: engine.DefaultReplayDir()}
 	// The fleet starts with one workspace.
-	m.play(t, sim.DrawAction(rapidSource{t}, sim.UserCreate))
+	m.play(t, wssim.DrawAction(rapidSource{t}, wssim.UserCreate))
 	return m
 }
 
-func (m *machine) play(t *rapid.T, a sim.Action) {
+func (m *machine) play(t *rapid.T, a wssim.Action) {
 	require.NoError(t, m.s.Play(a), "playing %s", a)
 }
 
 // User acts: one of the scripted user or administrator actions.
 func (m *machine) User(t *rapid.T) {
-	k := sim.DrawKind(rapidSource{t}, "user action", sim.UserKinds())
-	if k == sim.UserCreate && len(m.s.Scripted()) >= rapidMaxWorkspaces {
+	k := wssim.DrawKind(rapidSource{t}, "user action", wssim.UserKinds())
+	if k == wssim.UserCreate && len(m.s.Scripted()) >= rapidMaxWorkspaces {
 		t.Skip("the fleet is full")
 	}
-	m.play(t, sim.DrawAction(rapidSource{t}, k))
+	m.play(t, wssim.DrawAction(rapidSource{t}, k))
 }
 
 // Fault strikes: one of the simulator's fault kinds.
 func (m *machine) Fault(t *rapid.T) {
-	k := sim.DrawKind(rapidSource{t}, "fault", sim.FaultKinds())
-	m.play(t, sim.DrawAction(rapidSource{t}, k))
+	k := wssim.DrawKind(rapidSource{t}, "fault", wssim.FaultKinds())
+	m.play(t, wssim.DrawAction(rapidSource{t}, k))
 }
 
 // Advance lets time pass (2 s to 3 h).
 func (m *machine) Advance(t *rapid.T) {
-	m.play(t, sim.DrawAction(rapidSource{t}, sim.Advance))
+	m.play(t, wssim.DrawAction(rapidSource{t}, wssim.Advance))
 }
 
 // Check judges the history so far and the world now: every contract's
@@ -89,7 +89,7 @@ func (m *machine) Check(t *rapid.T) {
 	m.judge(t, m.s.Judge(true))
 }
 
-func (m *machine) judge(t *rapid.T, r *invariant.Report) {
+func (m *machine) judge(t *rapid.T, r *wsjudge.Report) {
 	var bad []string
 	for i, v := range r.Violations {
 		if k := m.s.Known(v); k != "" {
@@ -111,11 +111,11 @@ func (m *machine) judge(t *rapid.T, r *invariant.Report) {
 // finish runs the quiet phase and judges everything, convergence included.
 func (m *machine) finish(t *rapid.T) {
 	require.NoError(t, m.s.BeginQuiet())
-	require.NoError(t, m.s.RunFor(sim.DefaultQuiet))
+	require.NoError(t, m.s.RunFor(wssim.DefaultQuiet))
 	m.judge(t, m.s.Judge(true))
 }
 
-func planLines(p *sim.Plan) []string {
+func planLines(p *wssim.Plan) []string {
 	out := make([]string, len(p.Actions))
 	for i, a := range p.Actions {
 		out[i] = history.Offset(a.At) + " " + a.String()
@@ -125,7 +125,7 @@ func planLines(p *sim.Plan) []string {
 
 // saveReplay writes the failing sequence as a replay file for converge
 // replay and returns its path.
-func (m *machine) saveReplay(r *invariant.Report) string {
+func (m *machine) saveReplay(r *wsjudge.Report) string {
 	cfg := m.s.Config()
 	cfg.Plan = m.s.Played()
 	cfg.Duration = m.s.Elapsed()
@@ -136,11 +136,11 @@ func (m *machine) saveReplay(r *invariant.Report) string {
 	if name := m.system.Name(); strings.HasPrefix(name, "mutant:") {
 		mutant = strings.TrimPrefix(name, "mutant:")
 	}
-	f, err := sim.NewReplay(cfg, mutant, sim.Result{Hash: m.s.History().Hash(), Report: r})
+	f, err := wssim.NewReplay(cfg, mutant, wssim.Result{Hash: m.s.History().Hash(), Report: r})
 	if err != nil {
 		return "(not written: " + err.Error() + ")"
 	}
-	path, err := sim.SaveReplay(m.replayDir, f)
+	path, err := wssim.SaveReplay(m.replayDir, f)
 	if err != nil {
 		return "(not written: " + err.Error() + ")"
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/scenarios/mutants"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 	"github.com/wsconverge/converge/sim/engine/failrec"
 )
 
@@ -22,7 +22,7 @@ func TestRapidStateMachine(t *testing.T) {
 	PinRapidSeed(t)
 	known := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
-		m := newMachine(t, refimpl.NewSystem())
+		m := newMachine(t, wsref.NewSystem())
 		t.Repeat(rapid.StateMachineActions(m))
 		m.finish(t)
 		for k, n := range m.known {
@@ -38,7 +38,7 @@ func TestRapidStateMachine(t *testing.T) {
 // mutant it must fail, and rapid must shrink the failure to a short
 // sequence.
 func TestRapidFindsAndShrinksAMutant(t *testing.T) {
-	m, err := mutants.Lookup("no-retry-spacing")
+	m, err := wsmutants.Lookup("no-retry-spacing")
 	require.NoError(t, err)
 	// This run is meant to fail: keep rapid from saving it as a failfile.
 	// A fixed seed and a shrink budget that is never the binding limit make

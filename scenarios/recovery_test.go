@@ -11,20 +11,20 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/sim"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // failStarts makes every container start fail with IMAGE_PULL_FAILED for
 // d: three attempts, then RetryExceeded (SPEC 4.2.4).
-func failStarts(t *testing.T, s *sim.Sim, d time.Duration) {
+func failStarts(t *testing.T, s *wssim.Sim, d time.Duration) {
 	t.Helper()
-	require.NoError(t, s.Apply(sim.Action{Kind: sim.FaultOutage, Method: "instances.Start",
+	require.NoError(t, s.Apply(wssim.Action{Kind: wssim.FaultOutage, Method: "instances.Start",
 		Code: contracts.CodeImagePullFailed, For: d, Percent: 100}))
 }
 
 // startsFailingToError creates a RUNNING workspace whose starts fail until
 // it is in ERROR, with the pull outage lasting until `outage` from now.
-func startsFailingToError(t *testing.T, s *sim.Sim, outage time.Duration) string {
+func startsFailingToError(t *testing.T, s *wssim.Sim, outage time.Duration) string {
 	t.Helper()
 	failStarts(t, s, outage)
 	id := create(t, s, contracts.DesiredRunning)
@@ -37,7 +37,7 @@ func startsFailingToError(t *testing.T, s *sim.Sim, outage time.Duration) string
 }
 
 // claimsAfter lists the operations claimed on id after event seq.
-func claimsAfter(s *sim.Sim, id string, seq int64) []contracts.Operation {
+func claimsAfter(s *wssim.Sim, id string, seq int64) []contracts.Operation {
 	var out []contracts.Operation
 	for _, o := range TraceOf(s.History().Events(), id).Ops {
 		if o.What == "claim" && o.Seq > seq {
@@ -99,7 +99,7 @@ func TestRecoveryResumesTheRequest(t *testing.T) {
 
 	recoveredAt := s.Now()
 	require.NoError(t, s.API().Recover(t.Context(), "admin", id))
-	ok, err := s.RunUntilCond(func(s *sim.Sim) bool { return row(t, s, id).HealthStatus == contracts.HealthOK }, time.Minute)
+	ok, err := s.RunUntilCond(func(s *wssim.Sim) bool { return row(t, s, id).HealthStatus == contracts.HealthOK }, time.Minute)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Less(t, s.Now().Sub(recoveredAt), 5*time.Second, "re-observed on the trigger, not at the next idle pass")
@@ -130,7 +130,7 @@ func TestRecoveryWriteIsOneReset(t *testing.T) {
 	require.Equal(t, 1, triggers)
 }
 
-func displayOf(t *testing.T, s *sim.Sim, id string) contracts.DisplayState {
+func displayOf(t *testing.T, s *wssim.Sim, id string) contracts.DisplayState {
 	t.Helper()
 	w := row(t, s, id)
 	return contracts.Display(&w)

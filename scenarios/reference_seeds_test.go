@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/contracts/invariant"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/sim"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // The unmodified reference passes 1,000 seeds of the default fault mix
@@ -21,14 +21,14 @@ import (
 func TestReferencePassesAThousandSeeds(t *testing.T) {
 	const seeds, chunks = 1000, 4
 	var mu sync.Mutex
-	tally := sim.NewTally()
+	tally := wssim.NewTally()
 	for c := range chunks {
 		t.Run(fmt.Sprintf("seeds-%d-%d", c*seeds/chunks+1, (c+1)*seeds/chunks), func(t *testing.T) {
 			t.Parallel()
 			for seed := uint64(c*seeds/chunks + 1); seed <= uint64((c+1)*seeds/chunks); seed++ {
-				s, r, err := sim.Execute(context.Background(), sim.Config{
-					Seed: seed, Workspaces: 5, Duration: 24 * time.Hour, Quiet: sim.DefaultQuiet,
-					System: refimpl.NewSystem(), Faults: sim.DefaultFaults(),
+				s, r, err := wssim.Execute(context.Background(), wssim.Config{
+					Seed: seed, Workspaces: 5, Duration: 24 * time.Hour, Quiet: wssim.DefaultQuiet,
+					System: wsref.NewSystem(), Faults: wssim.DefaultFaults(),
 				})
 				require.NoError(t, err)
 				require.Empty(t, r.Failures, "seed %d", seed)
@@ -46,7 +46,7 @@ func TestReferencePassesAThousandSeeds(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		for _, n := range invariant.Names() {
+		for _, n := range wsjudge.Names() {
 			if tally.Exercised[n] == 0 {
 				t.Errorf("checker %s never exercised in %d seeds", n, seeds)
 			}

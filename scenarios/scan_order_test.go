@@ -9,8 +9,8 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/sim"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // reversedScans is the reference on a store whose scans pass rows in
@@ -45,12 +45,12 @@ func (s reversedStore) Scan(ctx context.Context, f contracts.Filter, fn func(*co
 // on the ordered fakes.
 func TestHealthJoinDoesNotDependOnScanOrder(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		cfg := sim.Config{Seed: seed, Workspaces: 12, Duration: 12 * time.Hour, Quiet: sim.DefaultQuiet, Faults: sim.DefaultFaults()}
-		cfg.System = refimpl.NewSystem()
-		_, ordered, err := sim.Execute(context.Background(), cfg)
+		cfg := wssim.Config{Seed: seed, Workspaces: 12, Duration: 12 * time.Hour, Quiet: wssim.DefaultQuiet, Faults: wssim.DefaultFaults()}
+		cfg.System = wsref.NewSystem()
+		_, ordered, err := wssim.Execute(context.Background(), cfg)
 		require.NoError(t, err)
-		cfg.System = reversedScans{refimpl.NewSystem()}
-		s, reversed, err := sim.Execute(context.Background(), cfg)
+		cfg.System = reversedScans{wsref.NewSystem()}
+		s, reversed, err := wssim.Execute(context.Background(), cfg)
 		require.NoError(t, err)
 		require.Empty(t, reversed.Failures, "seed %d", seed)
 		for _, v := range reversed.Report.Violations {

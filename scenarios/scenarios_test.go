@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/scenarios/mutants"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 )
 
 // scenarioSystem is the system the scenarios run against: the reference,
 // or with CONVERGE_SCENARIO_MUTANT=<name> one of its deliberately broken
 // variants (to see which scenarios catch it).
-var scenarioSystem ports.System = refimpl.NewSystem()
+var scenarioSystem ports.System = wsref.NewSystem()
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv("CONVERGE_SCENARIO_MUTANT"); name != "" {
-		mut, err := mutants.Lookup(name)
+		mut, err := wsmutants.Lookup(name)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

@@ -9,8 +9,8 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/sim"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // Scenario is one of the scenarios SPEC 6 walks through, as a test of any
@@ -95,7 +95,7 @@ func scenario3ContainerCrash(t *testing.T, sys ports.System) {
 
 	mark := lastSeq(s)
 	s.World().Instances.Kill(id)
-	ok, err := s.RunUntilCond(func(s *sim.Sim) bool {
+	ok, err := s.RunUntilCond(func(s *wssim.Sim) bool {
 		return len(TraceOf(since(s, mark), id).Completed()) > 0
 	}, 2*time.Minute)
 	require.NoError(t, err)
@@ -150,7 +150,7 @@ func scenario5CrashDuringStarting(t *testing.T, sys ports.System) {
 	leaders := s.Leaders()
 	require.Len(t, leaders, 1)
 	first := leaders[0]
-	fired := crashLeaderAt(s, first, func(c fakes.Call) bool { return c.Port == "instances" && c.Method == "Start" })
+	fired := crashLeaderAt(s, first, func(c wsfakes.Call) bool { return c.Port == "instances" && c.Method == "Start" })
 
 	mark := lastSeq(s)
 	setDesired(t, s, id, contracts.DesiredRunning)
@@ -177,14 +177,14 @@ func scenario5CrashDuringStarting(t *testing.T, sys ports.System) {
 func scenario6ArchivingCrashPoints(t *testing.T, sys ports.System) {
 	type point struct {
 		name  string
-		match func(armed *bool) func(c fakes.Call) bool
+		match func(armed *bool) func(c wsfakes.Call) bool
 	}
 	points := []point{
-		{"after op_id is committed, before the archive", func(*bool) func(fakes.Call) bool {
-			return func(c fakes.Call) bool { return c.Port == "storage" && c.Method == "Archive" }
+		{"after op_id is committed, before the archive", func(*bool) func(wsfakes.Call) bool {
+			return func(c wsfakes.Call) bool { return c.Port == "storage" && c.Method == "Archive" }
 		}},
-		{"after the archive is uploaded, before archive_key is committed", func(armed *bool) func(fakes.Call) bool {
-			return func(c fakes.Call) bool {
+		{"after the archive is uploaded, before archive_key is committed", func(armed *bool) func(wsfakes.Call) bool {
+			return func(c wsfakes.Call) bool {
 				if c.Port == "storage" && c.Method == "Archive" {
 					*armed = true
 					return false
@@ -192,8 +192,8 @@ func scenario6ArchivingCrashPoints(t *testing.T, sys ports.System) {
 				return *armed && c.Port == "store" && c.Method == "Update"
 			}
 		}},
-		{"after archive_key is committed, before the volume is deleted", func(*bool) func(fakes.Call) bool {
-			return func(c fakes.Call) bool { return c.Port == "storage" && c.Method == "DeleteVolume" }
+		{"after archive_key is committed, before the volume is deleted", func(*bool) func(wsfakes.Call) bool {
+			return func(c wsfakes.Call) bool { return c.Port == "storage" && c.Method == "DeleteVolume" }
 		}},
 	}
 	for _, p := range points {
@@ -299,7 +299,7 @@ func scenario8LeaderFailover(t *testing.T, sys ports.System) {
 		ids = append(ids, create(t, s, contracts.DesiredRunning))
 	}
 	// Let the leader claim and start work, then cut its session.
-	ok, err := s.RunUntilCond(func(s *sim.Sim) bool {
+	ok, err := s.RunUntilCond(func(s *wssim.Sim) bool {
 		return row(t, s, ids[0]).Operation != contracts.OpNone
 	}, time.Minute)
 	require.NoError(t, err)

@@ -10,20 +10,20 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/sim"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // newSim is a scripted simulation of sys with the random workload off.
-func newSim(t *testing.T, sys ports.System, coordinators int) *sim.Sim {
+func newSim(t *testing.T, sys ports.System, coordinators int) *wssim.Sim {
 	t.Helper()
-	s, err := sim.New(sim.Config{
+	s, err := wssim.New(wssim.Config{
 		Seed:         1,
 		Coordinators: coordinators,
 		System:       sys,
-		Workload:     sim.Workload{Disabled: true},
+		Workload:     wssim.Workload{Disabled: true},
 		Limits:       contracts.Limits{MaxRunningPerUser: 10, MaxRunningGlobal: 100},
 	})
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func newSim(t *testing.T, sys ports.System, coordinators int) *sim.Sim {
 
 func ptr[T any](v T) *T { return &v }
 
-func create(t *testing.T, s *sim.Sim, desired contracts.DesiredState, mods ...func(*ports.CreateRequest)) string {
+func create(t *testing.T, s *wssim.Sim, desired contracts.DesiredState, mods ...func(*ports.CreateRequest)) string {
 	t.Helper()
 	req := ports.CreateRequest{Name: "dev", ImageRef: "workspace:1", DesiredState: ptr(string(desired))}
 	for _, m := range mods {
@@ -45,13 +45,13 @@ func create(t *testing.T, s *sim.Sim, desired contracts.DesiredState, mods ...fu
 	return ws.ID
 }
 
-func setDesired(t *testing.T, s *sim.Sim, id string, d contracts.DesiredState) {
+func setDesired(t *testing.T, s *wssim.Sim, id string, d contracts.DesiredState) {
 	t.Helper()
 	_, err := s.API().Patch(t.Context(), "alice", id, ports.PatchRequest{DesiredState: ptr(string(d))})
 	require.NoError(t, err)
 }
 
-func row(t *testing.T, s *sim.Sim, id string) contracts.Workspace {
+func row(t *testing.T, s *wssim.Sim, id string) contracts.Workspace {
 	t.Helper()
 	w, err := s.World().Store.Get(t.Context(), id)
 	require.NoError(t, err)
@@ -59,9 +59,9 @@ func row(t *testing.T, s *sim.Sim, id string) contracts.Workspace {
 }
 
 // waitDisplay runs until workspace id shows display state d, idle.
-func waitDisplay(t *testing.T, s *sim.Sim, id string, d contracts.DisplayState, limit time.Duration) {
+func waitDisplay(t *testing.T, s *wssim.Sim, id string, d contracts.DisplayState, limit time.Duration) {
 	t.Helper()
-	ok, err := s.RunUntilCond(func(s *sim.Sim) bool {
+	ok, err := s.RunUntilCond(func(s *wssim.Sim) bool {
 		w, err := s.World().Store.Get(t.Context(), id)
 		return err == nil && contracts.Display(&w) == d && w.Operation == contracts.OpNone
 	}, limit)
@@ -74,7 +74,7 @@ func waitDisplay(t *testing.T, s *sim.Sim, id string, d contracts.DisplayState, 
 }
 
 // since returns the history events after sequence number seq.
-func since(s *sim.Sim, seq int64) []history.Event {
+func since(s *wssim.Sim, seq int64) []history.Event {
 	var out []history.Event
 	for _, e := range s.History().Events() {
 		if e.Seq > seq {
@@ -84,7 +84,7 @@ func since(s *sim.Sim, seq int64) []history.Event {
 	return out
 }
 
-func lastSeq(s *sim.Sim) int64 {
+func lastSeq(s *wssim.Sim) int64 {
 	ev := s.History().Events()
 	if len(ev) == 0 {
 		return 0
@@ -92,7 +92,7 @@ func lastSeq(s *sim.Sim) int64 {
 	return ev[len(ev)-1].Seq
 }
 
-func writeFiles(t *testing.T, s *sim.Sim, id string, n int) map[string][]byte {
+func writeFiles(t *testing.T, s *wssim.Sim, id string, n int) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	for i := range n {
@@ -103,7 +103,7 @@ func writeFiles(t *testing.T, s *sim.Sim, id string, n int) map[string][]byte {
 	return files
 }
 
-func volumeFiles(t *testing.T, s *sim.Sim, id string) map[string][]byte {
+func volumeFiles(t *testing.T, s *wssim.Sim, id string) map[string][]byte {
 	t.Helper()
 	files, ok := s.World().Storage.Files(id)
 	require.True(t, ok, "workspace %s has no volume", id)
@@ -111,9 +111,9 @@ func volumeFiles(t *testing.T, s *sim.Sim, id string) map[string][]byte {
 }
 
 // requireNoViolations runs every checker over the history so far.
-func requireNoViolations(t *testing.T, s *sim.Sim) *invariant.Report {
+func requireNoViolations(t *testing.T, s *wssim.Sim) *wsjudge.Report {
 	t.Helper()
-	r := invariant.Check(invariant.Input{Events: s.History().Events(), Limits: s.Config().Limits})
+	r := wsjudge.Check(wsjudge.Input{Events: s.History().Events(), Limits: s.Config().Limits})
 	var lines []string
 	for _, v := range r.Violations {
 		lines = append(lines, v.String())
@@ -123,7 +123,7 @@ func requireNoViolations(t *testing.T, s *sim.Sim) *invariant.Report {
 }
 
 // archiveObjects lists the workspace's objects in the bucket.
-func archiveObjects(s *sim.Sim, id string) []string {
+func archiveObjects(s *wssim.Sim, id string) []string {
 	var out []string
 	for _, k := range s.World().Objects.Keys() {
 		if strings.HasPrefix(k, contracts.ArchivePrefix+id+"/") {
@@ -135,9 +135,9 @@ func archiveObjects(s *sim.Sim, id string) []string {
 
 // crashLeaderAt makes the leader crash (fail-stop) at its first call
 // matching match, once.
-func crashLeaderAt(s *sim.Sim, leader string, match func(c fakes.Call) bool) *bool {
+func crashLeaderAt(s *wssim.Sim, leader string, match func(c wsfakes.Call) bool) *bool {
 	fired := new(bool)
-	s.World().SetHook(func(c fakes.Call) error {
+	s.World().SetHook(func(c wsfakes.Call) error {
 		if *fired || c.Instance != leader || !match(c) {
 			return nil
 		}

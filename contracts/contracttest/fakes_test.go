@@ -12,14 +12,14 @@ import (
 	"github.com/wsconverge/converge/contracts/contracttest"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 )
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
 
-func newWorld(t *testing.T) *fakes.World {
+func newWorld(t *testing.T) *wsfakes.World {
 	t.Helper()
-	return fakes.NewWorld(fakes.NewClock(start), history.NewRecorder())
+	return wsfakes.NewWorld(wsfakes.NewClock(start), history.NewRecorder())
 }
 
 func TestFakeObjects(t *testing.T) {

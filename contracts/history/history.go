@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
-	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/judge"
 )
 
 // Kind classifies an event.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
-	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/judge"
 )
 
 // Line renders e on one line for a failure timeline. Its time is shown as

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/wsconverge/converge/contracts/oracle/internal/jsonscan"
+	"github.com/wsconverge/converge/wire/jsonscan"
 )
 
 // quickScalar is Extract's answer for the common case, found without

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsconverge/converge/sim"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // BenchmarkPythonExample is the Python example's simulated-to-wall ratio
@@ -18,7 +18,7 @@ func BenchmarkPythonExample(b *testing.B) {
 	for b.Loop() {
 		seed++
 		sys := example(b)
-		r, err := sim.Run(context.Background(), run(seed, sys))
+		r, err := wssim.Run(context.Background(), run(seed, sys))
 		if err != nil {
 			b.Fatal(err)
 		}

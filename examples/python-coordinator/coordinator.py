@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs every child's star
 
 try:
     import converge_driver as cd
-except ImportError:  # run from the repository: the library lives in sim/driver/python
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "driver", "python"))
+except ImportError:  # run from the repository: the library lives in sim/workspace/driver/python
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sim", "workspace", "driver", "python"))
     import converge_driver as cd
 
 S = cd.NS  # one second in ns

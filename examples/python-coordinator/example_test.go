@@ -12,10 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/contracts/invariant"
-	"github.com/wsconverge/converge/sim"
-	"github.com/wsconverge/converge/sim/driver"
-	"github.com/wsconverge/converge/sim/driver/drivertest"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver"
+	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
 )
 
 func TestMain(m *testing.M) {
@@ -43,12 +43,12 @@ func example(t testing.TB, bugs ...string) *driver.System {
 // run is one judged run of the example: a small fleet, an hour of the
 // default fault mix, then a quiet phase just long enough for the
 // convergence bound, in which every workspace must converge.
-func run(seed uint64, sys *driver.System) sim.Config {
-	return driver.Judged(sim.Config{Seed: seed, Workspaces: 3, Duration: time.Hour, Quiet: invariant.ConvergeBound + time.Minute,
-		Faults: sim.DefaultFaults(), System: sys})
+func run(seed uint64, sys *driver.System) wssim.Config {
+	return driver.Judged(wssim.Config{Seed: seed, Workspaces: 3, Duration: time.Hour, Quiet: wsjudge.ConvergeBound + time.Minute,
+		Faults: wssim.DefaultFaults(), System: sys})
 }
 
-func describe(s *sim.Sim, r sim.Result) string {
+func describe(s *wssim.Sim, r wssim.Result) string {
 	var b strings.Builder
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "failure: %s\n", f)
@@ -68,17 +68,17 @@ func TestThePythonExamplePasses200Seeds(t *testing.T) {
 	const seeds, chunks = 200, 2
 	start := time.Now()
 	var mu sync.Mutex
-	tally := sim.NewTally()
+	tally := wssim.NewTally()
 	t.Run("chunks", func(t *testing.T) {
 		for c := range chunks {
 			t.Run(fmt.Sprintf("seeds-%d-%d", c*seeds/chunks+1, (c+1)*seeds/chunks), func(t *testing.T) {
 				t.Parallel()
 				for seed := uint64(c*seeds/chunks + 1); seed <= uint64((c+1)*seeds/chunks); seed++ {
 					sys := example(t)
-					s, r, err := sim.Execute(context.Background(), run(seed, sys))
+					s, r, err := wssim.Execute(context.Background(), run(seed, sys))
 					require.NoError(t, err)
 					require.True(t, r.OK(), "seed %d:\n%s\nreplay: converge sim --exec %q --seed %d --seeds 1 --workspaces 3 --duration 1h --quiet %s",
-						seed, describe(s, r), strings.Join(sys.Command(), " "), seed, invariant.ConvergeBound+time.Minute)
+						seed, describe(s, r), strings.Join(sys.Command(), " "), seed, wsjudge.ConvergeBound+time.Minute)
 					sys.Close()
 					mu.Lock()
 					tally.Add(r.Report)
@@ -88,13 +88,13 @@ func TestThePythonExamplePasses200Seeds(t *testing.T) {
 		}
 	})
 	var exercised []string
-	for _, n := range invariant.Names() {
+	for _, n := range wsjudge.Names() {
 		if tally.Exercised[n] > 0 {
 			exercised = append(exercised, n)
 		}
 	}
 	t.Logf("%d seeds in %s; checkers exercised: %d of %d (%v); not exercised: %v", seeds, time.Since(start).Round(time.Millisecond),
-		len(exercised), len(invariant.Names()), exercised, tally.NotExercised())
+		len(exercised), len(wsjudge.Names()), exercised, tally.NotExercised())
 }
 
 // The example is deterministic: each seed's double run records the same
@@ -123,14 +123,14 @@ func TestTheBrokenVariantsAreKilled(t *testing.T) {
 				// STANDBY or RUNNING) happens within the hour.
 				cfg := run(seed, example(t, c.bug))
 				cfg.Workload.DeletesPerDay = 24
-				_, r, err := sim.Execute(context.Background(), cfg)
+				_, r, err := wssim.Execute(context.Background(), cfg)
 				require.NoError(t, err)
 				if r.Report == nil || len(r.Report.ByChecker(c.checker)) == 0 {
 					continue
 				}
 				cfg = run(seed, example(t))
 				cfg.Workload.DeletesPerDay = 24
-				s, good, err := sim.Execute(context.Background(), cfg)
+				s, good, err := wssim.Execute(context.Background(), cfg)
 				require.NoError(t, err)
 				require.True(t, good.OK(), "the unbroken example fails seed %d:\n%s", seed, describe(s, good))
 				t.Logf("--bug %s killed at seed %d by %s: %s", c.bug, seed, c.checker, r.Report.ByChecker(c.checker)[0])

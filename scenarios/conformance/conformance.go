@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wsconverge/converge/contracts/invariant"
-	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/judge"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/scenarios"
-	"github.com/wsconverge/converge/sim"
 	"github.com/wsconverge/converge/sim/engine"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // Config says what to judge and how hard.
@@ -25,14 +25,14 @@ type Config struct {
 	// Seeds is the number of seeds of the default fault mix (default 100);
 	// FirstSeed the first (default 1). Workspaces per seed (default 5) and
 	// Duration of the fault phase (default 24h) size each run; the quiet
-	// phase is sim.DefaultQuiet.
+	// phase is wssim.DefaultQuiet.
 	Seeds      int
 	FirstSeed  uint64
 	Workspaces int
 	Duration   time.Duration
-	// Faults is the fault mix (default sim.DefaultFaults: every kind,
+	// Faults is the fault mix (default wssim.DefaultFaults: every kind,
 	// swarm style).
-	Faults *sim.FaultMix
+	Faults *wssim.FaultMix
 	// Jobs is how many seeds run at once (default: the cores Go may use).
 	Jobs int
 
@@ -64,7 +64,7 @@ func (c *Config) defaults() {
 		c.Duration = 24 * time.Hour
 	}
 	if c.Faults == nil {
-		m := sim.DefaultFaults()
+		m := wssim.DefaultFaults()
 		c.Faults = &m
 	}
 	if c.Jobs == 0 {
@@ -120,7 +120,7 @@ func Run(t *testing.T, cfg Config) {
 	if !cfg.skipped("seeds") {
 		tally := runSeeds(t, &cfg)
 		t.Run("checkers", func(t *testing.T) {
-			for _, c := range invariant.All() {
+			for _, c := range wsjudge.All() {
 				name := c.Name()
 				t.Run(name, func(t *testing.T) {
 					switch tally.Verdict(name) {
@@ -145,20 +145,20 @@ func Run(t *testing.T, cfg Config) {
 // subtest and returns the tally of their reports.
 func runSeeds(t *testing.T, cfg *Config) *judge.Tally {
 	t.Helper()
-	tally := sim.NewTally()
+	tally := wssim.NewTally()
 	t.Run("seeds", func(t *testing.T) {
 		seeds := engine.Shard{}.Seeds(cfg.FirstSeed, cfg.Seeds)
 		type outcome struct {
-			res sim.Result
+			res wssim.Result
 			err error
-			cfg sim.Config
+			cfg wssim.Config
 		}
 		var mu sync.Mutex
 		failed := 0
 		engine.RunSeeds(t.Context(), seeds, cfg.Jobs, time.Now, func(ctx context.Context, seed uint64) (outcome, error) {
-			c := sim.Config{Seed: seed, Workspaces: cfg.Workspaces, Duration: cfg.Duration, Quiet: sim.DefaultQuiet,
+			c := wssim.Config{Seed: seed, Workspaces: cfg.Workspaces, Duration: cfg.Duration, Quiet: wssim.DefaultQuiet,
 				Faults: *cfg.Faults, System: cfg.NewSystem()}
-			res, err := sim.Check(ctx, c)
+			res, err := wssim.Check(ctx, c)
 			return outcome{res, err, c}, nil
 		}, func(o engine.Outcome[outcome]) bool {
 			mu.Lock()
@@ -180,7 +180,7 @@ func runSeeds(t *testing.T, cfg *Config) *judge.Tally {
 
 // describe renders a failing seed: what failed, the violations with their
 // evidence, and how to replay it.
-func describe(cfg *Config, c sim.Config, res sim.Result, err error) string {
+func describe(cfg *Config, c wssim.Config, res wssim.Result, err error) string {
 	var b strings.Builder
 	if err != nil {
 		fmt.Fprintf(&b, "%v\n", err)
@@ -196,8 +196,8 @@ func describe(cfg *Config, c sim.Config, res sim.Result, err error) string {
 			}
 		}
 	}
-	if f, ferr := sim.NewReplay(c, "", res); ferr == nil {
-		if path, werr := sim.SaveReplay(cfg.ReplayDir, f); werr == nil {
+	if f, ferr := wssim.NewReplay(c, "", res); ferr == nil {
+		if path, werr := wssim.SaveReplay(cfg.ReplayDir, f); werr == nil {
 			fmt.Fprintf(&b, "replay file: %s\nreplay: %s %s\n", path, cfg.ReplayCommand, path)
 		} else {
 			fmt.Fprintf(&b, "replay file not written: %v\n", werr)

@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/refimpl"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	"github.com/wsconverge/converge/scenarios/conformance"
-	"github.com/wsconverge/converge/scenarios/mutants"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 )
 
 // The reference passes the suite it offers third parties.
 func TestReferenceConforms(t *testing.T) {
 	conformance.Run(t, conformance.Config{
-		NewSystem: refimpl.NewSystem,
+		NewSystem: wsref.NewSystem,
 		Seeds:     30,
 		ReplayDir: t.TempDir(),
 	})
@@ -47,7 +47,7 @@ func TestHelperSuiteOnAMutant(t *testing.T) {
 	if name == "" {
 		t.Skip("a helper process of TestMutantFailsTheSuite")
 	}
-	m, err := mutants.Lookup(name)
+	m, err := wsmutants.Lookup(name)
 	require.NoError(t, err)
 	conformance.Run(t, conformance.Config{
 		NewSystem:     func() ports.System { return m.System },

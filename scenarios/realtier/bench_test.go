@@ -18,14 +18,14 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/refimpl/api"
-	"github.com/wsconverge/converge/refimpl/coordinator"
-	"github.com/wsconverge/converge/refimpl/httpapi"
-	"github.com/wsconverge/converge/refimpl/pgstore"
-	"github.com/wsconverge/converge/refimpl/redisbus"
-	"github.com/wsconverge/converge/refimpl/runner"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/coordinator"
+	"github.com/wsconverge/converge/refimpl/workspace/httpapi"
+	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
+	"github.com/wsconverge/converge/refimpl/workspace/redisbus"
+	"github.com/wsconverge/converge/refimpl/workspace/runner"
 )
 
 // BenchmarkEventLatency measures the time from a DB write (a desired-state
@@ -44,7 +44,7 @@ func BenchmarkEventLatency(b *testing.B) {
 	bus, err := redisbus.New(ctx, redisURL)
 	require.NoError(b, err)
 	defer bus.Close()
-	world := fakes.NewWorld(fakes.NewClock(time.Now()), history.NewRecorder())
+	world := wsfakes.NewWorld(wsfakes.NewClock(time.Now()), history.NewRecorder())
 	deps := func(name string) ports.Deps {
 		w := world.Deps(name)
 		return ports.Deps{Instance: name, Store: store, Leadership: store.Leadership(), Feed: store,
@@ -138,13 +138,13 @@ func BenchmarkPass(b *testing.B) {
 func benchPass(b *testing.B, n int) {
 	ctx := b.Context()
 	dsn := testenv.PostgresDB(b)
-	clock := fakes.NewClock(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC))
+	clock := wsfakes.NewClock(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC))
 	store, err := pgstore.Open(ctx, dsn, clock)
 	require.NoError(b, err)
 	defer store.Close()
 	require.NoError(b, store.Migrate(ctx))
-	world := fakes.NewWorld(clock, history.NewRecorder())
-	ids := fakes.NewIDs(1)
+	world := wsfakes.NewWorld(clock, history.NewRecorder())
+	ids := wsfakes.NewIDs(1)
 	rows := make([]contracts.Workspace, n)
 	for i := range rows {
 		w := contracts.NewWorkspace(ids.NewID(), fmt.Sprintf("user-%d", i%5000), "ws", "img", clock.Now())
@@ -170,7 +170,7 @@ func benchPass(b *testing.B, n int) {
 	require.NoError(b, g.Wait())
 	d := world.Deps("coord")
 	ttl := &ttlScans{Store: store}
-	d.Store, d.Leadership, d.Feed, d.Clock, d.IDs, d.Limits = ttl, store.Leadership(), store, clock, fakes.NewIDs(2), contracts.DefaultLimits
+	d.Store, d.Leadership, d.Feed, d.Clock, d.IDs, d.Limits = ttl, store.Leadership(), store, clock, wsfakes.NewIDs(2), contracts.DefaultLimits
 	coord := coordinator.New(d, coordinator.Options{})
 	_, err = coord.Step(ctx) // take the lead and do the first pass
 	require.NoError(b, err)

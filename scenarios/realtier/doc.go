@@ -2,7 +2,7 @@
 // (pgstore), Redis (redisbus), MinIO (s3objects) and Docker (dockerprov),
 // started with testcontainers from local images. Coordinators run in
 // process under the production runner on a scaled clock; every port is
-// wrapped by contracts/recorded, so each run's history is judged by the
+// wrapped by sim/workspace/recorded, so each run's history is judged by the
 // same checkers as the simulator's. User data is written and read through
 // the workspace agent's HTTP API inside the real workspace container.
 //

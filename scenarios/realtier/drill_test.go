@@ -22,11 +22,11 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
-	"github.com/wsconverge/converge/refimpl/dockerprov"
-	"github.com/wsconverge/converge/refimpl/pgstore"
-	"github.com/wsconverge/converge/refimpl/runner"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
+	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
+	"github.com/wsconverge/converge/refimpl/workspace/runner"
 )
 
 // serveProc is one `converge serve` process of the drill.
@@ -285,7 +285,7 @@ func TestFailoverDrill(t *testing.T) {
 
 	events, err := store.History(ctx, 0)
 	require.NoError(t, err)
-	r := invariant.Check(invariant.Input{Events: events}, invariantCheckers("c3-single-writer", "c4-non-preemptive", "c5-one-level", "c10-single-leader", "c11-error-skip")...)
+	r := wsjudge.Check(wsjudge.Input{Events: events}, invariantCheckers("c3-single-writer", "c4-non-preemptive", "c5-one-level", "c10-single-leader", "c11-error-skip")...)
 	var lines []string
 	for _, v := range r.Violations {
 		lines = append(lines, v.String())
@@ -303,9 +303,9 @@ func TestFailoverDrill(t *testing.T) {
 
 // invariantCheckers picks checkers by name: a history recorded by the audit
 // trigger has DB writes and leadership but no provider calls.
-func invariantCheckers(names ...string) []invariant.Checker {
-	var out []invariant.Checker
-	for _, c := range invariant.All() {
+func invariantCheckers(names ...string) []wsjudge.Checker {
+	var out []wsjudge.Checker
+	for _, c := range wsjudge.All() {
 		for _, n := range names {
 			if c.Name() == n {
 				out = append(out, c)

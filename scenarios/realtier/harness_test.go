@@ -17,17 +17,17 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/contracts/recorded"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/refimpl/api"
-	"github.com/wsconverge/converge/refimpl/dockerprov"
-	"github.com/wsconverge/converge/refimpl/pgstore"
-	"github.com/wsconverge/converge/refimpl/redisbus"
-	"github.com/wsconverge/converge/refimpl/runner"
-	"github.com/wsconverge/converge/refimpl/s3objects"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
+	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
+	"github.com/wsconverge/converge/refimpl/workspace/redisbus"
+	"github.com/wsconverge/converge/refimpl/workspace/runner"
+	"github.com/wsconverge/converge/refimpl/workspace/s3objects"
+	"github.com/wsconverge/converge/sim/workspace/recorded"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
@@ -125,7 +125,7 @@ func (w *world) start(name string, wrap func(ports.Deps) ports.Deps) *coordProc 
 	if wrap != nil {
 		d = wrap(d)
 	}
-	c, err := refimpl.NewSystem().NewCoordinator(d)
+	c, err := wsref.NewSystem().NewCoordinator(d)
 	require.NoError(w.t, err)
 	ctx, cancel := context.WithCancel(w.ctx)
 	p := &coordProc{coord: c, lead: lead, cancel: cancel, done: make(chan error, 1)}
@@ -280,9 +280,9 @@ func (w *world) requireData(id string, files map[string][]byte) {
 }
 
 // judge runs every checker over the recorded history.
-func (w *world) judge() *invariant.Report {
+func (w *world) judge() *wsjudge.Report {
 	w.t.Helper()
-	r := invariant.Check(invariant.Input{Events: w.rec.Events()})
+	r := wsjudge.Check(wsjudge.Input{Events: w.rec.Events()})
 	var lines []string
 	for _, v := range r.Violations {
 		lines = append(lines, v.String())

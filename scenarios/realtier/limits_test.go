@@ -13,14 +13,14 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/refimpl/api"
-	"github.com/wsconverge/converge/refimpl/httpapi"
-	"github.com/wsconverge/converge/refimpl/pgstore"
-	"github.com/wsconverge/converge/refimpl/runner"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/httpapi"
+	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
+	"github.com/wsconverge/converge/refimpl/workspace/runner"
 )
 
 // TestRunningLimitsOnPostgreSQL: SPEC 4.3 as amended, through the HTTP API
@@ -42,7 +42,7 @@ func TestRunningLimitsOnPostgreSQL(t *testing.T) {
 	for i := range users {
 		tokens[fmt.Sprintf("tok-%d", i)] = fmt.Sprintf("user-%d", i)
 	}
-	world := fakes.NewWorld(fakes.NewClock(time.Now()), history.NewRecorder()) // the event streams' bus only
+	world := wsfakes.NewWorld(wsfakes.NewClock(time.Now()), history.NewRecorder()) // the event streams' bus only
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{API: svc, Tokens: tokens, Bus: world.Bus, Clock: runner.Clock{}}))
 	t.Cleanup(srv.Close)
 	create := func(token string) int {
@@ -98,12 +98,12 @@ func TestRunningLimitsOnPostgreSQL(t *testing.T) {
 	events, err := store.History(ctx, 0)
 	require.NoError(t, err)
 	require.Len(t, events, limits.MaxRunningGlobal, "one audited insert per accepted request")
-	var checker invariant.Checker
-	for _, c := range invariant.All() {
+	var checker wsjudge.Checker
+	for _, c := range wsjudge.All() {
 		if c.Name() == "limits" {
 			checker = c
 		}
 	}
-	r := invariant.Check(invariant.Input{Events: events, Limits: limits}, checker)
+	r := wsjudge.Check(wsjudge.Input{Events: events, Limits: limits}, checker)
 	require.Empty(t, r.Violations)
 }

@@ -1,12 +1,10 @@
 // Package engine is the simulation engine converge's two worlds share —
-// the workspace control plane (package sim) and the oracle daemon (package
-// sim/oraclesim). It knows nothing of either:
+// the workspace control plane (sim/workspace) and the oracle daemon
+// (sim/oracle). It knows nothing of either:
 //
 //   - Queue and Loop: a single-threaded event queue on a virtual clock,
 //     ordered by (time, late, sequence), so Go's scheduler never decides
 //     an ordering;
-//   - SubSeed and NewRand: independent random streams derived from one
-//     seed, so adding draws to one consumer never shifts another;
 //   - Gate: fail-stop crashes at an instance's k-th port call;
 //   - ShrinkList: delta debugging over a counterexample's actions;
 //   - replay files: a common header, strict decoding and bounded sizes,
@@ -17,6 +15,6 @@
 //     checker the reference passes, then shrinking and a stored corpus;
 //   - JUnit: test reports for CI.
 //
-// The checkers' engine and the history recorder live in contracts/judge,
+// The checkers' engine and the history recorder live in judge,
 // beside the contracts they serve.
 package engine

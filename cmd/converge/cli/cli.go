@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/sim"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	"github.com/wsconverge/converge/sim/engine"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // Exit codes: the same for every command.
@@ -67,7 +67,7 @@ func WithSystem(name string, build func() ports.System) Option {
 func WithProgram(name string) Option { return func(c *config) { c.program = name } }
 
 // withChecks adds end-of-run checks to every simulated run (tests).
-func withChecks(checks ...func(*sim.Sim) []string) Option {
+func withChecks(checks ...func(*wssim.Sim) []string) Option {
 	return func(c *config) { c.checks = append(c.checks, checks...) }
 }
 
@@ -88,7 +88,7 @@ type registered struct {
 type config struct {
 	systems  []registered
 	program  string
-	checks   []func(*sim.Sim) []string
+	checks   []func(*wssim.Sim) []string
 	now      func() time.Time
 	progress io.Writer
 	stdout   io.Writer
@@ -117,7 +117,7 @@ func (c *config) systemNames() string {
 
 func newConfig(stdout, stderr io.Writer, opts []Option) *config {
 	c := &config{
-		systems: []registered{{name: ReferenceSystem, build: refimpl.NewSystem}},
+		systems: []registered{{name: ReferenceSystem, build: wsref.NewSystem}},
 		now:     time.Now,
 		stdout:  stdout,
 		stderr:  stderr,

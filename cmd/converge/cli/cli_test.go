@@ -13,12 +13,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/refimpl"
-	"github.com/wsconverge/converge/scenarios/mutants"
-	"github.com/wsconverge/converge/sim"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 	"github.com/wsconverge/converge/sim/engine"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // invoke runs the command line in-process, as the program "converge".
@@ -48,7 +48,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		"--system", "--mutant", "--replay-dir", "--shrink", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
-	for _, k := range sim.FaultKinds() {
+	for _, k := range wssim.FaultKinds() {
 		require.Contains(t, simHelp, string(k))
 	}
 }
@@ -154,18 +154,18 @@ func TestSimJudgesFaultsAndTheQuietPhase(t *testing.T) {
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "all", rep.Faults)
-	require.Equal(t, shortDuration(sim.DefaultQuiet), rep.Quiet)
+	require.Equal(t, shortDuration(wssim.DefaultQuiet), rep.Quiet)
 	for _, r := range rep.Runs {
 		require.Positive(t, r.FaultActions)
-		require.Len(t, r.FaultKinds, len(sim.FaultKinds()))
-		require.Equal(t, 12+sim.DefaultQuiet.Hours(), r.SimHours)
+		require.Len(t, r.FaultKinds, len(wssim.FaultKinds()))
+		require.Equal(t, 12+wssim.DefaultQuiet.Hours(), r.SimHours)
 		require.True(t, r.Deterministic)
 	}
 	verdicts := map[string]string{}
 	for _, c := range rep.Total.Checkers {
 		verdicts[c.Name] = c.Verdict
 	}
-	require.Len(t, verdicts, len(invariant.Names()))
+	require.Len(t, verdicts, len(wsjudge.Names()))
 	require.Equal(t, "pass", verdicts["c12-convergence"])
 	require.Equal(t, "pass", verdicts["c10-single-leader"], "crashes and depositions made new leaders")
 }
@@ -224,13 +224,13 @@ func TestSimJSONReportAndJUnit(t *testing.T) {
 	var j engine.JUnitSuites
 	require.NoError(t, xml.Unmarshal(b, &j))
 	require.Len(t, j.Suites, 2)
-	require.Equal(t, 1+len(invariant.Names()), j.Suites[0].Tests, "the run's own case and one per checker")
+	require.Equal(t, 1+len(wsjudge.Names()), j.Suites[0].Tests, "the run's own case and one per checker")
 	require.Zero(t, j.Suites[0].Failures)
 	require.Positive(t, j.Suites[0].Skipped, "checkers not exercised are skipped, not passed")
 }
 
 func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
-	check := withChecks(func(s *sim.Sim) []string {
+	check := withChecks(func(s *wssim.Sim) []string {
 		if s.Config().Seed == 12 {
 			return []string{"workspace lost its data"}
 		}
@@ -266,7 +266,7 @@ func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
 	require.Len(t, rep.Runs, 1)
 	require.Equal(t, 1, rep.Total.NotRun)
 	require.Equal(t, []string{"workspace lost its data"}, rep.Runs[0].Failures)
-	require.Len(t, rep.Runs[0].Timeline, sim.TailLines)
+	require.Len(t, rep.Runs[0].Timeline, wssim.TailLines)
 }
 
 // A mutant's violations come with the timeline around their evidence and a
@@ -295,10 +295,10 @@ func TestMutantViolationReplayRoundTrip(t *testing.T) {
 	require.Equal(t, "mutant:no-cas-claim", rep.System)
 	require.Greater(t, len(rep.Timeline), 50, "--full prints the whole timeline")
 
-	f, err := sim.ReadReplay(path)
+	f, err := wssim.ReadReplay(path)
 	require.NoError(t, err)
 	f.Hash = strings.Repeat("0", 64)
-	require.NoError(t, sim.WriteReplay(path, f))
+	require.NoError(t, wssim.WriteReplay(path, f))
 	code, rout, _ = invoke(t, nil, "replay", path)
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, rout, "HASH DIFFERS")
@@ -313,8 +313,8 @@ func (acme) Name() string { return "acme" }
 // A system registered with WithSystem is judged, and its failing seeds'
 // replay files replay, by name; a binary that does not know it says so.
 func TestRegisteredSystemsSimAndReplay(t *testing.T) {
-	withAcme := []Option{WithSystem("acme", func() ports.System { return acme{refimpl.NewSystem()} }),
-		withChecks(func(*sim.Sim) []string { return []string{"forced failure"} })}
+	withAcme := []Option{WithSystem("acme", func() ports.System { return acme{wsref.NewSystem()} }),
+		withChecks(func(*wssim.Sim) []string { return []string{"forced failure"} })}
 	dir := t.TempDir()
 	code, out, _ := invoke(t, withAcme, "sim", "--system", "acme", "--seed", "2", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--replay-dir", dir)
 	require.Equal(t, ExitFailed, code, out)
@@ -337,9 +337,9 @@ func TestReplayRejectsBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	_, _, _ = invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "1", "--duration", "30m", "--quiet", "0", "--replay-dir", dir)
-	f, err := sim.ReadReplay(filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
+	f, err := wssim.ReadReplay(filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
 	require.NoError(t, err)
-	require.NoError(t, sim.WriteReplay(good, f))
+	require.NoError(t, wssim.WriteReplay(good, f))
 	raw, err := os.ReadFile(good)
 	require.NoError(t, err)
 	edit := func(name, from, to string) string {
@@ -409,7 +409,7 @@ func TestMutantsFallBackToTheCorpus(t *testing.T) {
 
 	code, out, _ = invoke(t, nil, "mutants", "--list")
 	require.Equal(t, ExitOK, code)
-	require.Equal(t, len(mutants.Catalogue()), strings.Count(out, "\n"))
+	require.Equal(t, len(wsmutants.Catalogue()), strings.Count(out, "\n"))
 }
 
 func TestShortDurationAndQuoting(t *testing.T) {
@@ -432,7 +432,7 @@ func TestEveryMutantIsKilled(t *testing.T) {
 	require.Equal(t, ExitOK, code, errOut)
 	var rep mutantsReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.Len(t, rep.Mutants, len(mutants.Catalogue()))
+	require.Len(t, rep.Mutants, len(wsmutants.Catalogue()))
 	require.Zero(t, rep.Survived)
 	byCorpus := 0
 	for _, m := range rep.Mutants {

@@ -30,7 +30,7 @@ func refchildBinary(t *testing.T) string {
 			return
 		}
 		refchild.path = filepath.Join(dir, "refchild")
-		out, err := exec.Command("go", "build", "-o", refchild.path, "github.com/wsconverge/converge/sim/driver/refchild").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", refchild.path, "github.com/wsconverge/converge/cmd/refchild").CombinedOutput()
 		if err != nil {
 			refchild.err = err
 			refchild.path = string(out)

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/scenarios/mutants"
-	"github.com/wsconverge/converge/sim"
-	"github.com/wsconverge/converge/sim/driver"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 	"github.com/wsconverge/converge/sim/engine"
+	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver"
 )
 
 const mutantsLong = `The kill matrix: proves the judge's power on the catalogue of mutants — the
@@ -28,7 +28,7 @@ shrinks the killing run (fewer fault actions, workspaces and time) while the
 mutant still fails the same checker, and prints the mutant × checker matrix,
 the seeds and wall time to the first kill, and the shrunk counterexample's
 size. A mutant the search does not kill is replayed against its stored
-counterexample (scenarios/mutants/corpus) and reported as a corpus kill.
+counterexample (scenarios/mutants/workspace/corpus) and reported as a corpus kill.
 
 Mutants are hunted in parallel on --jobs cores.
 
@@ -70,10 +70,10 @@ type mutantReport struct {
 	Checkers  []string `json:"checkers,omitempty"`
 	Violation string   `json:"violation,omitempty"`
 	// Shrunk is the counterexample after shrinking (nil: not shrunk).
-	Shrunk        *sim.Size `json:"shrunk,omitempty"`
-	ShrinkRuns    int       `json:"shrink_runs,omitempty"`
-	ShrinkSeconds float64   `json:"shrink_seconds,omitempty"`
-	ReplayFile    string    `json:"replay_file,omitempty"`
+	Shrunk        *wssim.Size `json:"shrunk,omitempty"`
+	ShrinkRuns    int         `json:"shrink_runs,omitempty"`
+	ShrinkSeconds float64     `json:"shrink_seconds,omitempty"`
+	ReplayFile    string      `json:"replay_file,omitempty"`
 }
 
 type mutantsReport struct {
@@ -155,7 +155,7 @@ func (o *mutantsOptions) validate() error {
 		return nil
 	}
 	for _, n := range o.only {
-		if _, err := mutants.Lookup(strings.TrimSpace(n)); err != nil {
+		if _, err := wsmutants.Lookup(strings.TrimSpace(n)); err != nil {
 			return usagef("--only: %v", err)
 		}
 	}
@@ -165,7 +165,7 @@ func (o *mutantsOptions) validate() error {
 // candidate is one mutant the hunt tries to kill, and what it is hunted
 // against.
 type candidate struct {
-	mutants.Mutant
+	wsmutants.Mutant
 	// build and reference make the mutant's and the reference's systems
 	// (the end function closes a child process's system after the hunt).
 	build, reference func() (ports.System, func(), error)
@@ -185,7 +185,7 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 			name, cmd, _ := strings.Cut(v, "=")
 			name, cmd = strings.TrimSpace(name), strings.TrimSpace(cmd)
 			out = append(out, candidate{
-				Mutant:    mutants.Mutant{Name: name, Contract: "-", Description: "variant: " + cmd},
+				Mutant:    wsmutants.Mutant{Name: name, Contract: "-", Description: "variant: " + cmd},
 				build:     func() (ports.System, func(), error) { return c.build(target{exec: cmd, timeout: o.timeout}) },
 				reference: ref,
 			})
@@ -194,7 +194,7 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 	}
 	ref := func() (ports.System, func(), error) { return c.build(target{system: ReferenceSystem}) }
 	var out []candidate
-	for _, m := range mutants.Catalogue() {
+	for _, m := range wsmutants.Catalogue() {
 		if len(o.only) == 0 || slices.ContainsFunc(o.only, func(n string) bool { return strings.TrimSpace(n) == m.Name }) {
 			sys := m.System
 			out = append(out, candidate{Mutant: m, build: func() (ports.System, func(), error) { return sys, func() {}, nil },
@@ -206,14 +206,14 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 
 func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 	if o.list {
-		for _, m := range mutants.Catalogue() {
+		for _, m := range wsmutants.Catalogue() {
 			fmt.Fprintf(c.stdout, "%-28s %-6s %s\n", m.Name, m.Contract, m.Description)
 		}
 		return nil
 	}
 	chosen := c.candidates(o)
 	start := c.now()
-	rep := mutantsReport{Workspaces: o.workspaces, Duration: shortDuration(o.duration), Faults: o.faults.String(), Checkers: invariant.Names()}
+	rep := mutantsReport{Workspaces: o.workspaces, Duration: shortDuration(o.duration), Faults: o.faults.String(), Checkers: wsjudge.Names()}
 	idx := make([]uint64, len(chosen))
 	for i := range idx {
 		idx[i] = uint64(i)
@@ -271,28 +271,28 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		return mr, err
 	}
 	defer endRef()
-	h := &engine.Hunt[sim.Config, sim.Result]{
+	h := &engine.Hunt[wssim.Config, wssim.Result]{
 		Seeds: o.seeds,
-		Config: func(seed uint64) sim.Config {
-			return sim.Config{Seed: seed, Workspaces: o.workspaces, Duration: o.duration, Quiet: o.quiet,
+		Config: func(seed uint64) wssim.Config {
+			return wssim.Config{Seed: seed, Workspaces: o.workspaces, Duration: o.duration, Quiet: o.quiet,
 				Faults: o.faults, Coordinators: o.coordinators, System: sys}
 		},
-		Seed: func(cfg sim.Config) uint64 { return cfg.Seed },
-		Mutant: func(ctx context.Context, cfg sim.Config) (sim.Result, error) {
-			return sim.Run(ctx, driver.Judged(cfg))
+		Seed: func(cfg wssim.Config) uint64 { return cfg.Seed },
+		Mutant: func(ctx context.Context, cfg wssim.Config) (wssim.Result, error) {
+			return wssim.Run(ctx, driver.Judged(cfg))
 		},
-		Reference: func(ctx context.Context, cfg sim.Config) (sim.Result, error) {
+		Reference: func(ctx context.Context, cfg wssim.Config) (wssim.Result, error) {
 			cfg.System = ref
-			return sim.Run(ctx, driver.Judged(cfg))
+			return wssim.Run(ctx, driver.Judged(cfg))
 		},
 		Violated: violatedCheckers,
 		Now:      c.now,
 	}
 	if m.corpus {
-		h.Corpus = func() ([]sim.Config, error) {
-			var out []sim.Config
-			for i, b := range mutants.Corpus(m.Name) {
-				f, err := sim.ParseReplay(b)
+		h.Corpus = func() ([]wssim.Config, error) {
+			var out []wssim.Config
+			for i, b := range wsmutants.Corpus(m.Name) {
+				f, err := wssim.ParseReplay(b)
 				if err != nil {
 					return nil, fmt.Errorf("corpus file %d of %s: %w", i+1, m.Name, err)
 				}
@@ -306,8 +306,8 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		}
 	}
 	if o.shrinkBudget > 0 {
-		h.Shrink = func(ctx context.Context, cfg sim.Config, _ sim.Result, checker string) (sim.Config, sim.Result, int, error) {
-			sh, err := sim.Shrink(ctx, driver.Judged(cfg), func(r sim.Result) bool { return slices.Contains(violatedCheckers(r), checker) }, o.shrinkBudget)
+		h.Shrink = func(ctx context.Context, cfg wssim.Config, _ wssim.Result, checker string) (wssim.Config, wssim.Result, int, error) {
+			sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return slices.Contains(violatedCheckers(r), checker) }, o.shrinkBudget)
 			return sh.Config, sh.Result, sh.Runs, err
 		}
 	}
@@ -322,11 +322,11 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 	}
 	mr.Violation = firstViolation(k.Run, k.Checkers[0])
 	if k.Shrunk || k.ByCorpus {
-		size := sim.SizeOf(k.Config)
+		size := wssim.SizeOf(k.Config)
 		mr.Shrunk = &size
 	}
 	if o.save != "" && !k.ByCorpus {
-		f, err := sim.NewReplay(k.Config, m.replayMutant, k.Run)
+		f, err := wssim.NewReplay(k.Config, m.replayMutant, k.Run)
 		if err != nil {
 			return mr, err
 		}
@@ -334,7 +334,7 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		if k.Shrunk {
 			f.Kills = k.Checkers[:1]
 		}
-		if mr.ReplayFile, err = sim.SaveReplay(o.save, f); err != nil {
+		if mr.ReplayFile, err = wssim.SaveReplay(o.save, f); err != nil {
 			return mr, err
 		}
 	}
@@ -343,7 +343,7 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 
 // violatedCheckers lists the checkers r violates, and engine.Failure for a
 // harness failure.
-func violatedCheckers(r sim.Result) []string {
+func violatedCheckers(r wssim.Result) []string {
 	var out []string
 	if r.Report != nil {
 		for _, v := range r.Report.Violations {
@@ -358,7 +358,7 @@ func violatedCheckers(r sim.Result) []string {
 	return out
 }
 
-func firstViolation(res sim.Result, checker string) string {
+func firstViolation(res wssim.Result, checker string) string {
 	if checker == engine.Failure {
 		return firstLine(res.Failures[0])
 	}
@@ -458,7 +458,7 @@ func (c *config) writeMutants(w io.Writer, rep *mutantsReport) {
 	for _, m := range rep.Mutants {
 		if m.ByCorpus {
 			byCorpus++
-			fmt.Fprintf(w, "%s: not killed by %d random seeds; killed by its stored counterexample (scenarios/mutants/corpus)\n", m.Name, m.Seeds)
+			fmt.Fprintf(w, "%s: not killed by %d random seeds; killed by its stored counterexample (scenarios/mutants/workspace/corpus)\n", m.Name, m.Seeds)
 		}
 	}
 	fmt.Fprintf(w, "\n%d mutants: %d killed (%d by the random search, %d only by the stored corpus), %d survived; wall time to first kill by search: median %.2fs, max %.2fs; %.1fs in all\n",

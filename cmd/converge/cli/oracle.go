@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/oracle/history"
-	"github.com/wsconverge/converge/contracts/oracle/invariant"
-	"github.com/wsconverge/converge/scenarios/oraclemutants"
+	"github.com/wsconverge/converge/judge"
+	oraclejudge "github.com/wsconverge/converge/judge/oracle"
+	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine"
-	"github.com/wsconverge/converge/sim/oraclesim"
+	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
 // The oracle system's commands: `converge oracle sim | replay | mutants`,
@@ -229,7 +229,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		return err
 	}
 	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}}
-	tally := judge.NewTally(invariant.Names())
+	tally := judge.NewTally(oraclejudge.Names())
 	seeds := engine.Shard{}.Seeds(o.seed, o.seeds)
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
 	status := progress{w: c.progress}
@@ -283,7 +283,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	})
 	status.clear()
 	rep.Interrupted = ctx.Err() != nil
-	for _, n := range invariant.Names() {
+	for _, n := range oraclejudge.Names() {
 		rep.Verdicts[n] = string(tally.Verdict(n))
 	}
 	rep.NotExercised = tally.NotExercised()
@@ -325,7 +325,7 @@ func (c *config) saveOracleReplay(o *oracleSimOptions, system oraclesim.System, 
 // oracleSuite is one seed's JUnit suite: a case per checker.
 func oracleSuite(system string, r oracleRun, wall time.Duration) engine.JUnitSuite {
 	s := engine.JUnitSuite{Name: fmt.Sprintf("%s seed %d", system, r.Seed), Time: wall.Seconds()}
-	for _, n := range invariant.Names() {
+	for _, n := range oraclejudge.Names() {
 		jc := engine.JUnitCase{Name: n, Classname: "oracle." + system}
 		switch r.report.Verdict(n) {
 		case judge.Violated:
@@ -365,7 +365,7 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 
 func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
 	fmt.Fprintf(w, "\n%s: %d seeds, %d passed, %d failed\n", rep.System, len(rep.Runs), rep.Passed, rep.Failed)
-	for _, n := range invariant.Names() {
+	for _, n := range oraclejudge.Names() {
 		fmt.Fprintf(w, "  %-22s %s\n", n, rep.Verdicts[n])
 	}
 	for _, e := range rep.Errors {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/judge"
 	"github.com/wsconverge/converge/sim/engine"
 )
 

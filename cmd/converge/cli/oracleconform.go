@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wsconverge/converge/contracts/oracle/invariant"
-	"github.com/wsconverge/converge/sim/oracleconform"
+	oraclejudge "github.com/wsconverge/converge/judge/oracle"
+	oracleconform "github.com/wsconverge/converge/sim/oracle/conform"
 )
 
 // oracleConformCommand is `converge oracle conform`: black-box judging of
@@ -152,7 +152,7 @@ func newConformReport(daemon string, res *oracleconform.Result) conformReport {
 		Verdicts: map[string]string{}, Unmet: res.Unmet, Problems: res.Problems, Steps: []conformStep{},
 		HarnessLateMS: res.MaxStall.Milliseconds(), DaemonCPUWaitMS: res.MaxWait.Milliseconds(),
 		Stalled: res.Stalled(), Starved: res.Starved()}
-	for _, n := range invariant.Names() {
+	for _, n := range oraclejudge.Names() {
 		rep.Verdicts[n] = string(res.Report.Verdict(n))
 	}
 	for _, v := range res.Report.Violations {

@@ -69,7 +69,7 @@ func buildBentOracled(t *testing.T) (dir, bin string) {
 	t.Helper()
 	dir = t.TempDir()
 	bin = filepath.Join(dir, "bentoracled")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/bentoracled").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/wsconverge/converge/scenarios/mutants/oracle/bentoracled").CombinedOutput()
 	require.NoError(t, err, string(out))
 	return dir, bin
 }

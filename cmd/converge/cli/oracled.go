@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/refimpl/oracled"
-	"github.com/wsconverge/converge/refimpl/oracled/keyring"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
+	"github.com/wsconverge/converge/refimpl/oracle/keyring"
 )
 
 // oracledCommand is `converge oracled`: the reference oracle daemon as a

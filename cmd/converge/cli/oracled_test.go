@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/contracts/oracle/keys"
-	"github.com/wsconverge/converge/refimpl/oracled"
-	"github.com/wsconverge/converge/refimpl/oracled/oracledtest"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
+	"github.com/wsconverge/converge/refimpl/oracle/oracledtest"
+	"github.com/wsconverge/converge/wire/keys"
 )
 
 var oracledKey = keys.PrivKeyFromSeed("cli-oracled-test")

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/sim"
-	"github.com/wsconverge/converge/sim/driver"
-	"github.com/wsconverge/converge/sim/report"
+	"github.com/wsconverge/converge/judge"
+	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver"
+	"github.com/wsconverge/converge/sim/workspace/report"
 )
 
 // replayReport is the replay command's JSON form.
@@ -68,7 +68,7 @@ kinds and values out of range are rejected with exit status 2.`,
 
 // replaySystem resolves a replay file's system in this binary, and the
 // function that ends it after the run.
-func (c *config) replaySystem(f *sim.Replay, timeout time.Duration) (ports.System, func(), error) {
+func (c *config) replaySystem(f *wssim.Replay, timeout time.Duration) (ports.System, func(), error) {
 	t := targetOfSystem(f.System, f.Mutant)
 	if t.exec != "" {
 		t.timeout = timeout
@@ -82,7 +82,7 @@ func (c *config) replaySystem(f *sim.Replay, timeout time.Duration) (ports.Syste
 }
 
 func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, htmlFile string, timeout time.Duration) error {
-	f, err := sim.ReadReplay(path)
+	f, err := wssim.ReadReplay(path)
 	if err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
@@ -97,7 +97,7 @@ func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, h
 	}
 	cfg.Checks = c.checks
 	start := c.now()
-	s, res, err := sim.Execute(cmd.Context(), driver.Judged(cfg))
+	s, res, err := wssim.Execute(cmd.Context(), driver.Judged(cfg))
 	if err != nil {
 		return &codeError{code: ExitError, err: err}
 	}
@@ -120,7 +120,7 @@ func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, h
 	if full {
 		rep.Timeline = s.Timeline(0)
 	} else if len(rep.Violations) == 0 {
-		rep.Timeline = s.Timeline(sim.TailLines)
+		rep.Timeline = s.Timeline(wssim.TailLines)
 	}
 	if asJSON {
 		if err := writeJSON(c.stdout, rep); err != nil {
@@ -141,7 +141,7 @@ const oldHashNote = "the file's hash is a SHA-256 history hash, written by a con
 	"became XXH3-128: no run of this converge can match it (the run itself may well be the same); " +
 	"write the file again to compare"
 
-func writeReplay(w io.Writer, rep *replayReport, f *sim.Replay) {
+func writeReplay(w io.Writer, rep *replayReport, f *wssim.Replay) {
 	fmt.Fprintf(w, "replay %s: system %s, seed %d, %d workspaces, %s of faults + %s quiet, %d coordinators\n",
 		rep.File, rep.System, rep.Seed, f.Workspaces, f.Duration, f.Quiet, f.Coordinators)
 	if rep.HashMatches {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
-	"github.com/wsconverge/converge/contracts/invariant"
-	"github.com/wsconverge/converge/contracts/judge"
-	"github.com/wsconverge/converge/sim"
+	"github.com/wsconverge/converge/judge"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // simReport is the sim command's whole report (also its JSON form).
@@ -32,7 +32,7 @@ type simReport struct {
 	// Errors are runs that could not be carried out.
 	Errors []string `json:"errors,omitempty"`
 
-	tally *sim.Tally
+	tally *wssim.Tally
 }
 
 // violationReport is one contract violation of a run.
@@ -131,14 +131,14 @@ func newSimReport(o *simOptions, system string) *simReport {
 		Shard:        o.shard.String(),
 		Runs:         []runReport{},
 		Total:        totalReport{Ops: map[string]int{}, Display: map[string]int{}},
-		tally:        sim.NewTally(),
+		tally:        wssim.NewTally(),
 	}
 }
 
-// runsPerSeed: sim.Check runs every seed twice.
+// runsPerSeed: wssim.Check runs every seed twice.
 const runsPerSeed = 2
 
-func (c *config) newRunReport(o *simOptions, res sim.Result, err error, wall time.Duration) runReport {
+func (c *config) newRunReport(o *simOptions, res wssim.Result, err error, wall time.Duration) runReport {
 	r := runReport{
 		Seed:          res.Seed,
 		SimHours:      res.SimDuration.Hours(),
@@ -169,7 +169,7 @@ func (c *config) newRunReport(o *simOptions, res sim.Result, err error, wall tim
 		r.Display[string(d)] = n
 	}
 	if res.Report != nil {
-		r.Violations = violationReports(res, sim.DefaultStart)
+		r.Violations = violationReports(res, wssim.DefaultStart)
 	}
 	if err != nil && len(r.Failures) == 0 && len(r.Violations) == 0 {
 		r.Failures = []string{err.Error()}
@@ -181,10 +181,10 @@ func (c *config) newRunReport(o *simOptions, res sim.Result, err error, wall tim
 }
 
 func isNondeterministic(err error) bool {
-	return err != nil && strings.Contains(err.Error(), sim.ErrNondeterministic.Error())
+	return err != nil && strings.Contains(err.Error(), wssim.ErrNondeterministic.Error())
 }
 
-func violationReports(res sim.Result, start time.Time) []violationReport {
+func violationReports(res wssim.Result, start time.Time) []violationReport {
 	var out []violationReport
 	for i, v := range res.Report.Violations {
 		vr := violationReport{Checker: v.Checker, Contract: v.Contract, Workspace: v.Subject,
@@ -200,7 +200,7 @@ func violationReports(res sim.Result, start time.Time) []violationReport {
 	return out
 }
 
-func (rep *simReport) add(r runReport, res sim.Result) {
+func (rep *simReport) add(r runReport, res wssim.Result) {
 	rep.Runs = append(rep.Runs, r)
 	rep.tally.Add(res.Report)
 	t := &rep.Total
@@ -234,15 +234,15 @@ func (rep *simReport) finish(wall time.Duration, planned int) {
 	t.Checkers = checkerReports(rep.tally)
 }
 
-func checkerReports(t *sim.Tally) []checkerReport {
+func checkerReports(t *wssim.Tally) []checkerReport {
 	var out []checkerReport
-	for _, c := range invariant.All() {
+	for _, c := range wsjudge.All() {
 		n := c.Name()
 		cr := checkerReport{
 			Name: n, Contract: c.Contract(), Verdict: string(t.Verdict(n)),
 			Exercised: t.Exercised[n], Violations: t.Violations[n], ViolatedSeeds: t.ViolatedRuns[n],
 		}
-		for _, f := range invariant.FiguresOf(c) {
+		for _, f := range wsjudge.FiguresOf(c) {
 			key := n + "." + f
 			cr.Figures = append(cr.Figures, figureReport{Name: f, Total: t.Figures[key], Max: t.FigureMax[key]})
 		}
@@ -389,8 +389,8 @@ func writeViolations(w io.Writer, seed uint64, vs []violationReport) {
 			}
 		}
 	}
-	if len(vs) >= invariant.MaxViolationsPerChecker {
-		fmt.Fprintf(w, "  (a checker reports at most its first %d violations per run)\n", invariant.MaxViolationsPerChecker)
+	if len(vs) >= wsjudge.MaxViolationsPerChecker {
+		fmt.Fprintf(w, "  (a checker reports at most its first %d violations per run)\n", wsjudge.MaxViolationsPerChecker)
 	}
 }
 

@@ -20,15 +20,15 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/refimpl/api"
-	"github.com/wsconverge/converge/refimpl/coordinator"
-	"github.com/wsconverge/converge/refimpl/dockerprov"
-	"github.com/wsconverge/converge/refimpl/httpapi"
-	"github.com/wsconverge/converge/refimpl/pgstore"
-	"github.com/wsconverge/converge/refimpl/redisbus"
-	"github.com/wsconverge/converge/refimpl/runner"
-	"github.com/wsconverge/converge/refimpl/s3objects"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/coordinator"
+	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
+	"github.com/wsconverge/converge/refimpl/workspace/httpapi"
+	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
+	"github.com/wsconverge/converge/refimpl/workspace/redisbus"
+	"github.com/wsconverge/converge/refimpl/workspace/runner"
+	"github.com/wsconverge/converge/refimpl/workspace/s3objects"
 )
 
 // defaultDockerHost is the Docker engine used when DOCKER_HOST is unset.
@@ -352,14 +352,14 @@ func probeHealth(d ports.Deps) func(ctx context.Context) error {
 // it records (a long --fake run grows slowly).
 type fakeBackends struct {
 	// world is the fakes' world once opened (tests look at it).
-	world *fakes.World
+	world *wsfakes.World
 }
 
 func (*fakeBackends) name() string { return "fakes" }
 
 func (b *fakeBackends) open(_ context.Context, cfg serveConfig, _ *slog.Logger) (*stack, error) {
-	fc := fakes.NewClock(time.Now().UTC())
-	b.world = fakes.NewWorld(fc, history.NewRecorder())
+	fc := wsfakes.NewClock(time.Now().UTC())
+	b.world = wsfakes.NewWorld(fc, history.NewRecorder())
 	if len(cfg.fakeFaults) > 0 {
 		b.world.SetHook(injectFaults(cfg.fakeFaults))
 	}
@@ -385,7 +385,7 @@ func (b *fakeBackends) open(_ context.Context, cfg serveConfig, _ *slog.Logger) 
 // coordinator agree on the time.
 type wallClock struct {
 	mu sync.Mutex
-	fc *fakes.Clock
+	fc *wsfakes.Clock
 }
 
 func (c *wallClock) Now() time.Time {
@@ -484,8 +484,8 @@ func splitEndpoint(e string) (hostport string, secure bool) {
 // injectFaults fails the calls serve --fake --fake-faults names: a call of
 // a listed port method fails with its code, in the given share of calls.
 // (Outside the simulator, so the wall clock's randomness is fine.)
-func injectFaults(faults []fakeFault) fakes.Hook {
-	return func(c fakes.Call) error {
+func injectFaults(faults []fakeFault) wsfakes.Hook {
+	return func(c wsfakes.Call) error {
 		for _, f := range faults {
 			if c.Port == f.port && c.Method == f.method && (f.percent >= 100 || rand.IntN(100) < f.percent) {
 				return &contracts.ProviderError{Code: f.code, Message: "injected by --fake-faults on " + c.Port + "." + c.Method}

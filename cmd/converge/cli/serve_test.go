@@ -20,9 +20,9 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/contracttest"
-	"github.com/wsconverge/converge/fakes"
-	"github.com/wsconverge/converge/refimpl/dockerprov"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's goroutines.
@@ -363,7 +363,7 @@ func TestProbeHealthReportsTheFailingService(t *testing.T) {
 	st, err := fb.open(t.Context(), serveConfig{instance: "p"}, nil)
 	require.NoError(t, err)
 	require.NoError(t, st.health(t.Context()))
-	fb.world.SetHook(func(c fakes.Call) error {
+	fb.world.SetHook(func(c wsfakes.Call) error {
 		if c.Port == "bus" {
 			return errors.New("connection refused")
 		}

@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wsconverge/converge/contracts"
-	"github.com/wsconverge/converge/refimpl/dockerprov"
-	"github.com/wsconverge/converge/refimpl/httpapi"
 	"github.com/wsconverge/converge/refimpl/testenv"
+	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
+	"github.com/wsconverge/converge/refimpl/workspace/httpapi"
 )
 
 // setting is one entry of serve's configuration table: every value has a

@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/sim"
-	"github.com/wsconverge/converge/sim/driver"
 	"github.com/wsconverge/converge/sim/engine"
-	"github.com/wsconverge/converge/sim/report"
+	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver"
+	"github.com/wsconverge/converge/sim/workspace/report"
 )
 
 // runShape is what every command that runs seeds shares.
@@ -25,30 +25,30 @@ type runShape struct {
 	quiet        time.Duration
 	coordinators int
 	faultsSpec   string
-	faults       sim.FaultMix
+	faults       wssim.FaultMix
 }
 
 func (r *runShape) register(cmd *cobra.Command, workspaces int) {
 	f := cmd.Flags()
 	f.IntVar(&r.workspaces, "workspaces", workspaces, "workspaces the user workload creates per run")
 	f.DurationVar(&r.duration, "duration", 24*time.Hour, "length of the fault phase (a Go duration: 24h, 90m)")
-	f.DurationVar(&r.quiet, "quiet", sim.DefaultQuiet, "length of the quiet phase after it: no faults, no users, crashed coordinators restarted; every workspace must converge (0: none)")
-	f.IntVar(&r.coordinators, "coordinators", sim.DefaultCoordinators, "coordinator instances per run: one leads, the others stand by")
+	f.DurationVar(&r.quiet, "quiet", wssim.DefaultQuiet, "length of the quiet phase after it: no faults, no users, crashed coordinators restarted; every workspace must converge (0: none)")
+	f.IntVar(&r.coordinators, "coordinators", wssim.DefaultCoordinators, "coordinator instances per run: one leads, the others stand by")
 	f.StringVar(&r.faultsSpec, "faults", "swarm", `fault mix: swarm (each kind on or off per seed), all, none, or kinds "crash,outage"; "@R" scales rates (all@2)`)
 }
 
 func (r *runShape) validate() error {
 	switch {
-	case r.workspaces < 1 || r.workspaces > sim.MaxWorkspaces:
-		return usagef("--workspaces %d: want 1 to %d", r.workspaces, sim.MaxWorkspaces)
-	case r.duration <= 0 || r.duration > sim.MaxDuration:
-		return usagef("--duration %s: want a positive duration up to %s", r.duration, shortDuration(sim.MaxDuration))
-	case r.quiet < 0 || r.quiet > sim.MaxDuration:
-		return usagef("--quiet %s: want 0 up to %s", r.quiet, shortDuration(sim.MaxDuration))
-	case r.coordinators < 1 || r.coordinators > sim.MaxCoordinators:
-		return usagef("--coordinators %d: want 1 to %d", r.coordinators, sim.MaxCoordinators)
+	case r.workspaces < 1 || r.workspaces > wssim.MaxWorkspaces:
+		return usagef("--workspaces %d: want 1 to %d", r.workspaces, wssim.MaxWorkspaces)
+	case r.duration <= 0 || r.duration > wssim.MaxDuration:
+		return usagef("--duration %s: want a positive duration up to %s", r.duration, shortDuration(wssim.MaxDuration))
+	case r.quiet < 0 || r.quiet > wssim.MaxDuration:
+		return usagef("--quiet %s: want 0 up to %s", r.quiet, shortDuration(wssim.MaxDuration))
+	case r.coordinators < 1 || r.coordinators > wssim.MaxCoordinators:
+		return usagef("--coordinators %d: want 1 to %d", r.coordinators, wssim.MaxCoordinators)
 	}
-	m, err := sim.ParseFaultMix(r.faultsSpec)
+	m, err := wssim.ParseFaultMix(r.faultsSpec)
 	if err != nil {
 		return usagef("--faults: %s", trimBadInput(err))
 	}
@@ -166,8 +166,8 @@ func fastGC() {
 	}
 }
 
-func (o *simOptions) config(seed uint64, system ports.System, checks []func(*sim.Sim) []string) sim.Config {
-	return sim.Config{
+func (o *simOptions) config(seed uint64, system ports.System, checks []func(*wssim.Sim) []string) wssim.Config {
+	return wssim.Config{
 		Seed:         seed,
 		Workspaces:   o.workspaces,
 		Duration:     o.duration,
@@ -181,9 +181,9 @@ func (o *simOptions) config(seed uint64, system ports.System, checks []func(*sim
 
 // seedResult is one seed's outcome as the sim command keeps it.
 type seedResult struct {
-	res sim.Result
+	res wssim.Result
 	err error
-	cfg sim.Config
+	cfg wssim.Config
 }
 
 func (c *config) runSim(ctx context.Context, o *simOptions) error {
@@ -290,7 +290,7 @@ func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) e
 	}
 	defer done()
 	start := c.now()
-	s, res, err := sim.Execute(ctx, driver.Judged(o.config(seed, system, c.checks)))
+	s, res, err := wssim.Execute(ctx, driver.Judged(o.config(seed, system, c.checks)))
 	if err != nil {
 		return fmt.Errorf("re-run seed %d for --html: %w", seed, err)
 	}
@@ -311,13 +311,13 @@ func (c *config) rerunCommand(o *simOptions, seed uint64) string {
 
 // writeReplayFile writes the replay file of a failing run (shrunk first
 // with --shrink) and returns its path.
-func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg sim.Config, res sim.Result) (string, error) {
+func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.Config, res wssim.Result) (string, error) {
 	if o.shrink && res.Report != nil && res.Report.Failed() {
 		violated := map[string]bool{}
 		for _, v := range res.Report.Violations {
 			violated[v.Checker] = true
 		}
-		sh, err := sim.Shrink(ctx, driver.Judged(cfg), func(r sim.Result) bool {
+		sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool {
 			if r.Report == nil {
 				return false
 			}
@@ -332,11 +332,11 @@ func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg sim.Con
 			cfg, res = sh.Config, sh.Result
 		}
 	}
-	f, err := sim.NewReplay(cfg, o.target.mutant, res)
+	f, err := wssim.NewReplay(cfg, o.target.mutant, res)
 	if err != nil {
 		return "", err
 	}
-	return sim.SaveReplay(o.replayDir, f)
+	return wssim.SaveReplay(o.replayDir, f)
 }
 
 // writeFile creates path and lets write fill it.
@@ -357,7 +357,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 
 // kindList names every fault kind, for the help text.
 func kindList() string {
-	ks := sim.FaultKinds()
+	ks := wssim.FaultKinds()
 	s := ""
 	for i, k := range ks {
 		if i > 0 {
@@ -365,7 +365,7 @@ func kindList() string {
 		}
 		s += string(k)
 	}
-	for i, k := range sim.OptInFaultKinds() {
+	for i, k := range wssim.OptInFaultKinds() {
 		if i == 0 {
 			s += "; named only (not in swarm or all): "
 		} else {

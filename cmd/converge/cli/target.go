@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/scenarios/mutants"
-	"github.com/wsconverge/converge/sim/driver"
+	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver"
 )
 
 // target is what a command judges: a system registered in the binary, a
@@ -78,7 +78,7 @@ func (c *config) build(t target) (ports.System, func(), error) {
 		}
 		return sys, func() { _ = sys.Close() }, nil
 	case t.mutant != "":
-		m, err := mutants.Lookup(t.mutant)
+		m, err := wsmutants.Lookup(t.mutant)
 		if err != nil {
 			return nil, nil, usagef("%v", err)
 		}

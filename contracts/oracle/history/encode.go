@@ -3,7 +3,7 @@ package history
 import (
 	"slices"
 
-	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/judge"
 )
 
 // Recorder collects an oracle run's events: a judge.Recorder with this

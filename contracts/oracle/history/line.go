@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wsconverge/converge/contracts/judge"
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/judge"
 )
 
 // Line renders e on one line for a failure timeline: the virtual offset

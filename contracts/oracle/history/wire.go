@@ -8,12 +8,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/contracts/oracle/abciquery"
-	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
-	"github.com/wsconverge/converge/contracts/oracle/keys"
-	authv1beta1 "github.com/wsconverge/converge/contracts/oracle/proto/cosmos/auth/v1beta1"
-	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
-	"github.com/wsconverge/converge/contracts/oracle/tx"
+	"github.com/wsconverge/converge/wire/abciquery"
+	"github.com/wsconverge/converge/wire/cometrpc"
+	"github.com/wsconverge/converge/wire/keys"
+	authv1beta1 "github.com/wsconverge/converge/wire/proto/cosmos/auth/v1beta1"
+	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/tx"
 )
 
 // DocFromProto copies every field of a chain doc.

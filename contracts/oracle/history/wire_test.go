@@ -9,11 +9,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/contracts/oracle/abciquery"
-	"github.com/wsconverge/converge/contracts/oracle/cometrpc"
-	"github.com/wsconverge/converge/contracts/oracle/keys"
-	oraclev1 "github.com/wsconverge/converge/contracts/oracle/proto/guru/oracle/v1"
-	"github.com/wsconverge/converge/contracts/oracle/tx"
+	"github.com/wsconverge/converge/wire/abciquery"
+	"github.com/wsconverge/converge/wire/cometrpc"
+	"github.com/wsconverge/converge/wire/keys"
+	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/tx"
 )
 
 var (

@@ -11,16 +11,16 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/fakes"
+	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 )
 
 // newAPI is acme's API on converge's in-memory world, with limits of 2
 // per user and 3 in all.
-func newAPI(t *testing.T) (ports.API, *fakes.World) {
+func newAPI(t *testing.T) (ports.API, *wsfakes.World) {
 	t.Helper()
-	world := fakes.NewWorld(fakes.NewClock(t0), history.NewRecorder())
+	world := wsfakes.NewWorld(wsfakes.NewClock(t0), history.NewRecorder())
 	deps := world.Deps("api")
-	deps.IDs = fakes.NewIDs(1)
+	deps.IDs = wsfakes.NewIDs(1)
 	deps.Limits = contracts.Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 3}
 	a, err := NewSystem().NewAPI(deps)
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func create(t *testing.T, a ports.API, user string, desired contracts.DesiredSta
 
 // set changes columns of row id behind the API's back, as the coordinator
 // would.
-func set(t *testing.T, world *fakes.World, id string, p contracts.Patch) {
+func set(t *testing.T, world *wsfakes.World, id string, p contracts.Patch) {
 	t.Helper()
 	ok, err := world.Store.Update(context.Background(), contracts.Writer{Component: contracts.CompStateReconciler}, id, contracts.Cond{}, p)
 	require.NoError(t, err)

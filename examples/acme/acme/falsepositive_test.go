@@ -8,7 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/sim"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // The tests in this file are the minimal runs behind the false positives
@@ -21,12 +21,12 @@ import (
 // coordinators instances, and helpers to drive it.
 type scripted struct {
 	t *testing.T
-	s *sim.Sim
+	s *wssim.Sim
 }
 
 func newScripted(t *testing.T, sys ports.System, coordinators int, limits contracts.Limits) *scripted {
 	t.Helper()
-	s, err := sim.New(sim.Config{Seed: 1, System: sys, Coordinators: coordinators, Workload: sim.Workload{Disabled: true}, Limits: limits})
+	s, err := wssim.New(wssim.Config{Seed: 1, System: sys, Coordinators: coordinators, Workload: wssim.Workload{Disabled: true}, Limits: limits})
 	require.NoError(t, err)
 	require.NoError(t, s.RunFor(time.Second))
 	return &scripted{t: t, s: s}
@@ -49,7 +49,7 @@ func (x *scripted) desire(user, id string, to contracts.DesiredState) error {
 // reach runs until workspace id satisfies pred.
 func (x *scripted) reach(id, what string, pred func(w *contracts.Workspace) bool) {
 	x.t.Helper()
-	ok, err := x.s.RunUntilCond(func(s *sim.Sim) bool {
+	ok, err := x.s.RunUntilCond(func(s *wssim.Sim) bool {
 		w, err := s.World().Store.Get(x.t.Context(), id)
 		return err == nil && pred(&w)
 	}, 10*time.Minute)

@@ -1,5 +1,0 @@
-package invariant
-
-// RequireSameSteps is requireSameSteps, for the external tests that judge
-// simulated histories.
-var RequireSameSteps = requireSameSteps

@@ -1,0 +1,266 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/ports"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
+)
+
+// BenchmarkPortCall is the protocol's cost per port call: a round trip
+// harness → Go child → harness (ids.new_id, the cheapest call), wall time
+// per call.
+func BenchmarkPortCall(b *testing.B) {
+	sys := fakeSystem(b, "bench-calls", DefaultTimeout)
+	defer sys.Close()
+	w := newWorld()
+	if _, err := sys.NewAPI(w.deps("api")); err != nil {
+		b.Fatal(err)
+	}
+	c, err := sys.NewCoordinator(w.deps("coord-1"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	steps := 0
+	for b.Loop() {
+		if _, err := c.Step(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		steps++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(steps*benchCalls), "ns/call")
+}
+
+// BenchmarkReferenceInProcess and BenchmarkReferenceThroughProtocol run
+// the same seeds (the hash-equality proof's runs: 3 workspaces, 15
+// minutes of the default fault mix at 24 times its rate); their sim-s/s
+// ratio is the protocol's overhead on the reference.
+func BenchmarkReferenceInProcess(b *testing.B) {
+	benchReference(b, sameSeed, func(testing.TB) *System { return nil })
+}
+
+func BenchmarkReferenceThroughProtocol(b *testing.B) {
+	benchReference(b, sameSeed, func(t testing.TB) *System { return refChild(t, "") })
+}
+
+// BenchmarkFleet is the overhead on a run of ordinary size: 50 workspaces,
+// 6 hours of the default fault mix, the reference in process and through
+// the protocol, on the same seeds. Run it with -benchtime 1x: a run
+// through the protocol takes seconds.
+func BenchmarkFleet(b *testing.B) {
+	b.Run("in-process", func(b *testing.B) { benchReference(b, fleet, func(testing.TB) *System { return nil }) })
+	b.Run("protocol", func(b *testing.B) { benchReference(b, fleet, func(t testing.TB) *System { return refChild(t, "") }) })
+}
+
+// fleet is a run of ordinary size: 50 workspaces, 6 hours of the default
+// fault mix.
+func fleet(seed uint64, system ports.System) wssim.Config {
+	return wssim.Config{Seed: seed, Workspaces: 50, Duration: 6 * time.Hour, Faults: wssim.DefaultFaults(), System: system}
+}
+
+// benchReference runs seeds 1, 2, … of config, in process (system gives
+// nil) or through the System it gives, and reports simulated seconds per
+// wall second and per CPU second (the harness's and its children's
+// together: on a shared machine wall time also measures the neighbours),
+// and the protocol's messages per run.
+func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config, system func(testing.TB) *System) {
+	var simulated time.Duration
+	var cpu time.Duration
+	messages := 0
+	seed := uint64(0)
+	if sys := system(b); sys != nil {
+		sys.Close() // the child is built before the clock starts
+	}
+	for b.Loop() {
+		seed++
+		cfg := config(seed, wsref.NewSystem())
+		sys := system(b)
+		if sys != nil {
+			cfg = Judged(config(seed, sys))
+		}
+		before := cpuTime()
+		r, err := wssim.Run(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Failures) > 0 {
+			b.Fatal(r.Failures)
+		}
+		if sys != nil {
+			messages += sys.Messages()
+			sys.Close()
+			waitExited(sys.reg)
+		}
+		cpu += cpuTime() - before
+		simulated += r.SimDuration
+	}
+	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
+	b.ReportMetric(simulated.Seconds()/cpu.Seconds(), "sim-s/cpu-s")
+	if messages > 0 {
+		b.ReportMetric(float64(messages)/float64(b.N), "messages/op")
+	}
+}
+
+// cpuTime is the CPU time of this process and of its children reaped so
+// far.
+func cpuTime() time.Duration {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	ns := func(r *syscall.Rusage) int64 {
+		return syscall.TimevalToNsec(r.Utime) + syscall.TimevalToNsec(r.Stime)
+	}
+	return time.Duration(ns(&self) + ns(&children))
+}
+
+// waitExited waits until every child of g has exited and been reaped, so
+// that its CPU time is counted.
+func waitExited(g *registry) {
+	for _, p := range g.live() {
+		<-p.exited
+	}
+}
+
+// BenchmarkProtocolFloor is the least overhead the protocol can have on
+// this machine, whoever implements either side: the reference's runs in
+// process (their CPU time), plus, for every round trip the same run
+// makes through the protocol, the round trip of a bare line between two
+// processes that do nothing else (the echo child: no JSON, no harness,
+// no coordinator). The conversation alternates strictly — a port call's
+// answer must come back before the child can make the next call — so no
+// implementation of version 1 can run faster than that sum. It reports
+// floor-x, the sum over the in-process time, beside the round trips per
+// run and the bare round trip; and spinning-floor-x, the same with the
+// round trip of two processes that never sleep (each needs a core of its
+// own, which a 2-core machine running anything else does not have). Run
+// it with -benchtime 1x.
+//
+//	go test -run '^$' -bench ProtocolFloor -benchtime 1x ./sim/driver/
+func BenchmarkProtocolFloor(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		config func(uint64, ports.System) wssim.Config
+	}{{"same-seed", sameSeed}, {"fleet", fleet}} {
+		b.Run(c.name, func(b *testing.B) {
+			var inProcess time.Duration
+			trips, seed := 0, uint64(0)
+			for b.Loop() {
+				seed++
+				before := cpuTime()
+				r, err := wssim.Run(context.Background(), c.config(seed, wsref.NewSystem()))
+				if err != nil || len(r.Failures) > 0 {
+					b.Fatal(err, r.Failures)
+				}
+				inProcess += cpuTime() - before
+				sys := refChild(b, "")
+				r, err = wssim.Run(context.Background(), Judged(c.config(seed, sys)))
+				if err != nil || len(r.Failures) > 0 {
+					b.Fatal(err, r.Failures)
+				}
+				// Every message but a child's hello answers one the other
+				// side sent: half of them are round trips.
+				trips += sys.Messages() / 2
+				sys.Close()
+				waitExited(sys.reg)
+			}
+			floor := func(rtt time.Duration) float64 {
+				return (inProcess + time.Duration(trips)*rtt).Seconds() / inProcess.Seconds()
+			}
+			blocking, spinning := echoRoundTrip(b, false), echoRoundTrip(b, true)
+			b.ReportMetric(float64(trips)/float64(b.N), "round-trips/op")
+			b.ReportMetric(float64(inProcess.Microseconds())/float64(b.N), "in-process-cpu-µs/op")
+			b.ReportMetric(float64(blocking.Nanoseconds()), "ns/bare-round-trip")
+			b.ReportMetric(floor(blocking), "floor-x")
+			b.ReportMetric(float64(spinning.Nanoseconds()), "ns/spinning-round-trip")
+			b.ReportMetric(floor(spinning), "spinning-floor-x")
+		})
+	}
+}
+
+// echoRoundTrip is the fastest mean round trip of a 100-byte line to an
+// echo child and back, over five batches of 4,000 after a warm-up: the
+// most favourable figure the machine gives, so the floor it makes is
+// never overstated. With spin, neither side ever sleeps: both read
+// without blocking, in a loop.
+func echoRoundTrip(b *testing.B, spin bool) time.Duration {
+	b.Helper()
+	child := "echo"
+	if spin {
+		child = "echo-spin"
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"="+child)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	var read func() error
+	if spin {
+		fd := int(stdout.(*os.File).Fd())
+		if err := syscall.SetNonblock(fd, true); err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, len(line))
+		read = func() error {
+			for got := 0; got < len(line); {
+				n, err := syscall.Read(fd, buf[got:])
+				switch {
+				case err == syscall.EAGAIN:
+					continue
+				case err != nil:
+					return err
+				case n == 0:
+					return io.ErrUnexpectedEOF
+				}
+				got += n
+			}
+			return nil
+		}
+	} else {
+		in := bufio.NewReader(stdout)
+		read = func() error { _, err := in.ReadSlice('\n'); return err }
+	}
+	trip := func() {
+		if _, err := stdin.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if err := read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 1000 {
+		trip()
+	}
+	best := time.Duration(math.MaxInt64)
+	for range 5 {
+		start := time.Now()
+		for range 4000 {
+			trip()
+		}
+		best = min(best, time.Since(start)/4000)
+	}
+	return best
+}

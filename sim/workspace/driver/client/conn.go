@@ -1,0 +1,163 @@
+package client
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wsconverge/converge/sim/workspace/driver/wire"
+)
+
+// conn is the child's end of the protocol.
+type conn struct {
+	in   *bufio.Reader
+	out  *bufio.Writer
+	errw io.Writer
+	// now is the time of the exchange in progress: the child's clock.
+	now time.Time
+	// isLeader, for a coordinator, is asked before each call; the flag
+	// goes with the call when it changed since it was last sent.
+	isLeader func() bool
+	sent     int8 // the leader flag last sent: -1 none, 0 false, 1 true
+	buf      []byte
+}
+
+// fatal aborts Serve: the harness broke the protocol or went away. It is
+// raised as a panic from inside a port call (a port has no way to say
+// "the protocol is gone") and recovered by Serve.
+type fatal struct{ err error }
+
+func newConn(in io.Reader, out, errw io.Writer) *conn {
+	return &conn{in: bufio.NewReaderSize(in, 64<<10), out: bufio.NewWriterSize(out, 64<<10), errw: errw, sent: -1}
+}
+
+func (c *conn) fail(format string, args ...any) {
+	panic(fatal{fmt.Errorf(format, args...)})
+}
+
+// readLine reads the next line of the harness; io.EOF at the end of
+// input.
+func (c *conn) readLine() ([]byte, error) {
+	line, err := c.in.ReadSlice('\n')
+	if err == nil {
+		return line[:len(line)-1], nil
+	}
+	if errors.Is(err, bufio.ErrBufferFull) {
+		buf := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = c.in.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		if err == nil {
+			return buf[:len(buf)-1], nil
+		}
+	}
+	if errors.Is(err, io.EOF) && len(line) == 0 {
+		return nil, io.EOF
+	}
+	return nil, fmt.Errorf("read from the harness: %w", err)
+}
+
+func (c *conn) send(b []byte) {
+	if _, err := c.out.Write(b); err != nil {
+		c.fail("write to the harness: %v", err)
+	}
+	if err := c.out.Flush(); err != nil {
+		c.fail("write to the harness: %v", err)
+	}
+}
+
+// leaderField appends the leader flag to a message if it changed.
+func (c *conn) leaderField(b []byte, always bool) []byte {
+	if c.isLeader == nil {
+		return b
+	}
+	l := int8(0)
+	if c.isLeader() {
+		l = 1
+	}
+	if l == c.sent && !always {
+		return b
+	}
+	c.sent = l
+	if l == 1 {
+		return append(b, `,"leader":true`...)
+	}
+	return append(b, `,"leader":false`...)
+}
+
+// call makes one port call and decodes its result into out (nil: none).
+// A port error is returned as the error the port reported (its text, and
+// the sentinel or provider error it wraps); a broken protocol is fatal.
+func (c *conn) call(method string, args, out any) error {
+	a, err := json.Marshal(args)
+	if err != nil {
+		c.fail("encode %s: %v", method, err)
+	}
+	b := append(c.buf[:0], `{"type":"call","method":"`...)
+	b = append(b, method...)
+	b = append(b, `","args":`...)
+	b = append(b, a...)
+	b = c.leaderField(b, false)
+	b = append(b, '}', '\n')
+	c.buf = b
+	c.send(b)
+	line, err := c.readLine()
+	if err != nil {
+		c.fail("%s: no answer: %v", method, err)
+	}
+	m, err := wire.DecodeFromHarness(line)
+	if err != nil {
+		c.fail("%s: %v", method, err)
+	}
+	switch m.Type {
+	case wire.TOK:
+		if out != nil {
+			if len(m.Value) == 0 {
+				c.fail("%s: the answer has no value", method)
+			}
+			if err := json.Unmarshal(m.Value, out); err != nil {
+				c.fail("%s: the answer's value: %v", method, err)
+			}
+		}
+		return nil
+	case wire.TError:
+		callErr, invalid := m.Error.Err()
+		if invalid != nil {
+			c.fail("%s: %v", method, invalid)
+		}
+		return callErr
+	}
+	c.fail("%s: a %q message where an answer was due", method, m.Type)
+	return nil
+}
+
+// note sends a note (no answer).
+func (c *conn) note(text string) {
+	b, err := wire.AppendLine(c.buf[:0], wire.FromChild{Type: wire.TNote, Text: text})
+	if err != nil {
+		c.fail("note: %v", err)
+	}
+	c.buf = b
+	c.send(b)
+}
+
+// terminal sends the message that ends an exchange, after the standard
+// error marker (the client declares stderr_sync).
+func (c *conn) terminal(m wire.FromChild) {
+	if _, err := io.WriteString(c.errw, wire.StderrMarker); err != nil {
+		c.fail("write the standard error marker: %v", err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		c.fail("encode %s: %v", m.Type, err)
+	}
+	if m.Type == wire.TDone && c.isLeader != nil {
+		b = c.leaderField(b[:len(b)-1], true)
+		b = append(b, '}')
+	}
+	c.send(append(b, '\n'))
+}

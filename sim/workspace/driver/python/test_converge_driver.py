@@ -1,0 +1,188 @@
+"""Tests of converge_driver (stdlib unittest; run by sim/workspace/driver's Go tests)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import random
+import unittest
+
+import converge_driver as cd
+
+
+def lines(*msgs: dict) -> io.BytesIO:
+    return io.BytesIO(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
+
+
+def sent(out: io.BytesIO) -> list:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+HELLO = {"type": "hello", "protocol": 1, "role": "coordinator", "instance": "coord-1",
+         "limits": {"max_running_per_user": 2, "max_running_global": 100}}
+T0 = "2026-01-05T00:00:00Z"
+T0_NS = 1767571200 * cd.NS
+
+
+class TimeTest(unittest.TestCase):
+    def test_round_trip_to_the_nanosecond(self) -> None:
+        r = random.Random(7)
+        for _ in range(5000):
+            ns = r.randrange(0, 4 * 10**18)
+            self.assertEqual(cd.parse_time(cd.format_time(ns)), ns)
+
+    def test_agrees_with_datetime(self) -> None:
+        r = random.Random(8)
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        for _ in range(2000):
+            us = r.randrange(0, 4 * 10**15)
+            want = (epoch + dt.timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S")
+            self.assertEqual(cd.format_time(us * 1000)[:19], want)
+
+    def test_formats_like_go(self) -> None:
+        self.assertEqual(cd.format_time(T0_NS), T0)
+        self.assertEqual(cd.format_time(T0_NS + 1_500_000_000), "2026-01-05T00:00:01.5Z")
+        self.assertEqual(cd.format_time(T0_NS + 7), "2026-01-05T00:00:00.000000007Z")
+        self.assertIsNone(cd.format_time(None))
+
+    def test_parses_offsets_and_rejects_garbage(self) -> None:
+        self.assertEqual(cd.parse_time("2026-01-05T01:00:01.5+01:00"), T0_NS + 1_500_000_000)
+        self.assertEqual(cd.parse_time("2026-01-04T23:00:00-01:00"), T0_NS)
+        self.assertIsNone(cd.parse_time(None))
+        for bad in ("2026-01-05", "2026-13-05T00:00:00Z", "2026-01-05T00:00:00", "yesterday", "2026-01-05T00:00:00.1234567890Z"):
+            with self.assertRaises(cd.ProtocolError, msg=bad):
+                cd.parse_time(bad)
+
+
+class ErrorTest(unittest.TestCase):
+    def test_every_name_maps_to_its_exception(self) -> None:
+        for name, cls in (("not_found", cd.NotFound), ("fenced", cd.Fenced), ("not_leader", cd.NotLeader),
+                          ("crashed", cd.Crashed), ("unavailable", cd.Unavailable)):
+            e = cd.error_from_wire({"name": name, "text": "x: " + name})
+            self.assertIsInstance(e, cls)
+            self.assertEqual(str(e), "x: " + name)
+        p = cd.error_from_wire({"name": "provider", "text": "DISK_FULL: no room", "code": "DISK_FULL",
+                                "message": "no room", "context": {"free": 0}})
+        self.assertIsInstance(p, cd.ProviderError)
+        self.assertEqual((p.code, p.message, p.context), ("DISK_FULL", "no room", {"free": 0}))
+        a = cd.error_from_wire({"name": "api", "text": "x", "status": 409, "code": "INVALID_STATE", "message": "busy"})
+        self.assertEqual((a.status, a.code, a.message), (409, "INVALID_STATE", "busy"))
+        self.assertIsInstance(cd.error_from_wire({"name": "error", "text": "other"}), cd.PortError)
+        with self.assertRaises(cd.ProtocolError):
+            cd.error_from_wire({"name": "kaboom", "text": "x"})
+
+    def test_api_errors_cross_back_with_their_details(self) -> None:
+        e = cd.APIError(429, "workspace_limit_exceeded", "limit", {"limit_type": "per_user", "current": 2, "max": 2})
+        self.assertEqual(e.to_wire(), {"name": "api", "text": "workspace_limit_exceeded: limit", "status": 429,
+                                       "code": "workspace_limit_exceeded", "message": "limit",
+                                       "limit": {"limit_type": "per_user", "current": 2, "max": 2}})
+
+
+class Leader:
+    """Takes the lock at its first step, then reads a row and writes it."""
+
+    def __init__(self, ports: cd.Ports) -> None:
+        self.p = ports
+        self.lease = None
+        self.seen: list = []
+
+    def is_leader(self) -> bool:
+        return self.lease is not None
+
+    def step(self) -> int:
+        self.lease = self.p.try_acquire(self.p.instance)
+        row = self.p.store_get("w1")
+        self.seen.append(row["observed_at"])
+        self.p.store_update({"component": "health_monitor", "instance": "coord-1", "epoch": self.lease.epoch},
+                            "w1", {"operation": "NONE"}, {"observed_at": self.p.now})
+        self.p.note("stepped")
+        return self.p.now + cd.NS
+
+
+class SessionTest(unittest.TestCase):
+    def test_a_coordinator_session(self) -> None:
+        row = {"id": "w1", "observed_at": "2026-01-04T23:59:59.5Z", "error_info": None}
+        stdin = lines(HELLO, {"type": "step", "now": T0},
+                      {"type": "ok", "value": {"ok": True, "lease": 1, "epoch": 7}},
+                      {"type": "ok", "value": row},
+                      {"type": "ok", "value": {"applied": True}})
+        stdout, stderr = io.BytesIO(), io.StringIO()
+        made: list = []
+
+        def build(ports: cd.Ports) -> Leader:
+            made.append(Leader(ports))
+            return made[0]
+
+        cd.serve(coordinator=build, name="t", stdin=stdin, stdout=stdout, stderr=stderr)
+        out = sent(stdout)
+        self.assertEqual(out[0], {"type": "ready", "protocol": 1, "name": "t", "stderr_sync": True})
+        self.assertEqual(out[1], {"type": "call", "method": "leadership.try_acquire", "args": {"holder": "coord-1"}, "leader": False})
+        # The flag goes with the first call after it changed.
+        self.assertEqual(out[2], {"type": "call", "method": "store.get", "args": {"id": "w1"}, "leader": True})
+        self.assertEqual(out[3]["args"]["patch"], {"observed_at": T0}, "integer times cross as RFC 3339")
+        self.assertNotIn("leader", out[3])
+        self.assertEqual(out[4], {"type": "note", "text": "stepped"})
+        self.assertEqual(out[5], {"type": "done", "next": "2026-01-05T00:00:01Z", "leader": True})
+        self.assertEqual(made[0].seen, [T0_NS - cd.NS // 2], "row times arrive as integers")
+        self.assertEqual(stderr.getvalue(), cd.STDERR_MARKER * 2, "a marker before ready and before done")
+        self.assertEqual(made[0].p.max_running_per_user, 2)
+
+    def test_a_port_error_is_raised_and_a_step_error_reported(self) -> None:
+        class Dies:
+            def __init__(self, ports: cd.Ports) -> None:
+                self.p = ports
+
+            def is_leader(self) -> bool:
+                return False
+
+            def step(self) -> int:
+                try:
+                    self.p.store_get("w1")
+                except cd.NotFound as e:
+                    raise cd.Crashed("gave up: " + str(e)) from None
+                return 0
+
+        stdin = lines(HELLO, {"type": "step", "now": T0}, {"type": "error", "error": {"name": "not_found", "text": "not found"}})
+        stdout = io.BytesIO()
+        cd.serve(coordinator=Dies, stdin=stdin, stdout=stdout, stderr=io.StringIO())
+        done = sent(stdout)[-1]
+        self.assertEqual(done, {"type": "done", "error": {"name": "crashed", "text": "gave up: not found"}, "leader": False})
+
+    def test_an_api_session(self) -> None:
+        class API:
+            def __init__(self, ports: cd.Ports) -> None:
+                self.p = ports
+
+            def create(self, user: str, req: dict) -> dict:
+                return {"id": self.p.new_id(), "owner_user_id": user, "name": req["name"], "created_at": self.p.now}
+
+            def delete(self, user: str, id: str) -> None:
+                raise cd.APIError(409, "INVALID_STATE", "operation STARTING is in progress")
+
+        stdin = lines({**HELLO, "role": "api", "instance": "api"},
+                      {"type": "api", "method": "create", "now": T0, "args": {"user": "u1", "create": {"name": "dev", "image_ref": "i"}}},
+                      {"type": "ok", "value": "id-1"},
+                      {"type": "api", "method": "delete", "now": T0, "args": {"user": "u1", "id": "id-1"}})
+        stdout = io.BytesIO()
+        cd.serve(api=API, stdin=stdin, stdout=stdout, stderr=io.StringIO())
+        out = sent(stdout)
+        self.assertEqual(out[1], {"type": "call", "method": "ids.new_id", "args": {}})
+        self.assertEqual(out[2], {"type": "done", "value": {"id": "id-1", "owner_user_id": "u1", "name": "dev", "created_at": T0}})
+        self.assertEqual(out[3]["error"]["status"], 409)
+        self.assertEqual(out[3]["error"]["name"], "api")
+
+    def test_protocol_errors(self) -> None:
+        with self.assertRaises(cd.ProtocolError):
+            cd.serve(coordinator=Leader, stdin=io.BytesIO(b"not json\n"), stdout=io.BytesIO(), stderr=io.StringIO())
+        with self.assertRaises(cd.ProtocolError):
+            cd.serve(api=Leader, stdin=lines(HELLO), stdout=io.BytesIO(), stderr=io.StringIO())
+        with self.assertRaises(cd.ProtocolError):
+            cd.serve(coordinator=Leader, stdin=lines(HELLO, {"type": "step", "now": T0}, {"type": "step", "now": T0}),
+                     stdout=io.BytesIO(), stderr=io.StringIO())
+        # The end of input before the hello is a clean end.
+        cd.serve(coordinator=Leader, stdin=io.BytesIO(), stdout=io.BytesIO(), stderr=io.StringIO())
+
+
+if __name__ == "__main__":
+    unittest.main()

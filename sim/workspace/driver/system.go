@@ -1,0 +1,362 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim/workspace/driver/wire"
+)
+
+// ExecPrefix starts the default name of a System: "exec:" and the
+// command ("exec:python3 coordinator.py"), which is how a replay file
+// names it.
+const ExecPrefix = "exec:"
+
+// DefaultTimeout is how long the harness waits, in wall-clock time, for
+// each message of a child before it kills it.
+const DefaultTimeout = 30 * time.Second
+
+// Options configure a System.
+type Options struct {
+	// Command is the child's command line (argv): the harness starts it
+	// once per coordinator instance (again on every restart) and once
+	// per API process. ShellCommand makes one from a shell string.
+	Command []string
+	// Name is the system's name in reports and replay files (default
+	// "exec:" and the command).
+	Name string
+	// Dir is the child's working directory (default: the harness's).
+	Dir string
+	// Env is the child's environment (nil: the harness's).
+	Env []string
+	// Timeout is how long the harness waits, in wall-clock time, for each
+	// message of the child (default DefaultTimeout). It only ever fires
+	// on a child that hangs: a healthy child answers in microseconds.
+	Timeout time.Duration
+	// TranscriptCap is how many bytes of each run's transcript are kept
+	// as text, to show where two runs part (default
+	// DefaultTranscriptCap).
+	TranscriptCap int
+}
+
+// ShellCommand is the command line that runs s with /bin/sh, for a
+// command given as one string ("python3 coordinator.py --bug x").
+func ShellCommand(s string) []string { return []string{"/bin/sh", "-c", s} }
+
+// System is a ports.System whose coordinators and API are child
+// processes speaking the driver protocol (docs/driver-protocol.md). Each
+// port call a child makes is served through the ports the simulator
+// hands NewCoordinator and NewAPI, so the simulator records, gates and
+// judges it exactly as it does an implementation running in process.
+//
+// A System drives one simulated run at a time (a run begins with
+// NewAPI, as in sim.New, and ends the children of the run before it):
+// make one System per concurrent run. Close ends every child.
+type System struct {
+	opts Options
+	name string
+	reg  *registry
+	seed maphash.Seed
+
+	mu        sync.Mutex
+	runs      int
+	cur, prev *run
+}
+
+// run is one simulated run's children, transcript and failures.
+type run struct {
+	sys        *System
+	n          int
+	transcript *transcript
+	failures   []string
+	coords     map[string]*session
+	gens       map[string]int
+	api        *api
+}
+
+func (r *run) addFailure(msg string) {
+	r.sys.mu.Lock()
+	r.failures = append(r.failures, msg)
+	r.sys.mu.Unlock()
+}
+
+// New builds a System over opts.Command.
+func New(opts Options) (*System, error) {
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return nil, errors.New("driver: no command to run")
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("driver: timeout %s is negative", opts.Timeout)
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.TranscriptCap <= 0 {
+		opts.TranscriptCap = DefaultTranscriptCap
+	}
+	opts.Command = slices.Clone(opts.Command)
+	name := opts.Name
+	if name == "" {
+		name = ExecPrefix + commandString(opts.Command)
+	}
+	s := &System{opts: opts, name: name, reg: &registry{procs: map[*proc]struct{}{}}, seed: maphash.MakeSeed()}
+	// Children of a System nobody closed end when it is collected.
+	runtime.AddCleanup(s, func(r *registry) { r.killAll() }, s.reg)
+	return s, nil
+}
+
+func commandString(argv []string) string {
+	if len(argv) == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" {
+		return argv[2]
+	}
+	return strings.Join(argv, " ")
+}
+
+// Name is the system's name.
+func (s *System) Name() string { return s.name }
+
+// Command is the child's command line.
+func (s *System) Command() []string { return slices.Clone(s.opts.Command) }
+
+// NewAPI begins a run: it ends the previous run's children and starts the
+// first API process (later ones start when API calls overlap).
+func (s *System) NewAPI(deps ports.Deps) (ports.API, error) {
+	r := s.beginRun()
+	a := &api{run: r, deps: deps}
+	r.api = a
+	sess, err := a.start(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	a.idle = append(a.idle, sess)
+	return a, nil
+}
+
+// NewCoordinator starts a child for coordinator instance deps.Instance,
+// ending the instance's previous child (a restart).
+func (s *System) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
+	r := s.current()
+	s.mu.Lock()
+	old := r.coords[deps.Instance]
+	r.gens[deps.Instance]++
+	gen := r.gens[deps.Instance]
+	s.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	sess, err := newSession(context.Background(), r, label(deps.Instance, gen), wire.RoleCoordinator, deps)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	r.coords[deps.Instance] = sess
+	s.mu.Unlock()
+	return &coordinator{s: sess}, nil
+}
+
+func (s *System) beginRun() *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil {
+		s.cur.stopAll()
+	}
+	s.runs++
+	s.prev = s.cur
+	var like *transcript
+	if s.prev != nil {
+		like = s.prev.transcript
+	}
+	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap, like),
+		coords: map[string]*session{}, gens: map[string]int{}}
+	return s.cur
+}
+
+// current is the run in progress (one is begun if NewCoordinator comes
+// first).
+func (s *System) current() *run {
+	s.mu.Lock()
+	r := s.cur
+	s.mu.Unlock()
+	if r == nil {
+		return s.beginRun()
+	}
+	return r
+}
+
+// stopAll kills every child of the run; s.mu is held.
+func (r *run) stopAll() {
+	for _, name := range sortedKeys(r.coords) {
+		r.coords[name].stop()
+	}
+	if r.api != nil {
+		r.api.stopAll()
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Failures lists the protocol failures of the run in progress (or last
+// run): children that broke the protocol, exited or hung. It has the
+// shape of a sim.Config check: add it to Config.Checks (Check does).
+func (s *System) Failures() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return nil
+	}
+	return slices.Clone(s.cur.failures)
+}
+
+// Divergence describes the first protocol message where the last two runs
+// differ ("" when they agree or there were not two runs): after a
+// nondeterministic double run, it names the child that answered the same
+// conversation differently, and both versions of its message.
+func (s *System) Divergence() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prev == nil || s.cur == nil {
+		return ""
+	}
+	return firstDifference(s.prev.transcript, s.cur.transcript)
+}
+
+// Messages is the number of protocol messages of the run in progress (or
+// last run).
+func (s *System) Messages() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return 0
+	}
+	return s.cur.transcript.Len()
+}
+
+// Close ends every child of the System.
+func (s *System) Close() error {
+	s.mu.Lock()
+	if s.cur != nil {
+		s.cur.stopAll()
+	}
+	s.mu.Unlock()
+	s.reg.killAll()
+	return nil
+}
+
+// registry holds every live child of a System, to end them all.
+type registry struct {
+	mu    sync.Mutex
+	procs map[*proc]struct{}
+}
+
+func (g *registry) add(p *proc) {
+	g.mu.Lock()
+	g.procs[p] = struct{}{}
+	g.mu.Unlock()
+	go func() {
+		<-p.exited
+		g.mu.Lock()
+		delete(g.procs, p)
+		g.mu.Unlock()
+	}()
+}
+
+// live returns the children not yet reaped.
+func (g *registry) live() []*proc {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	procs := make([]*proc, 0, len(g.procs))
+	for p := range g.procs {
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+func (g *registry) killAll() {
+	for _, p := range g.live() {
+		p.kill()
+	}
+}
+
+// ---- the coordinator -----------------------------------------------------
+
+// coordinator is one coordinator instance: Step is one exchange with its
+// child.
+type coordinator struct{ s *session }
+
+var _ ports.Coordinator = (*coordinator)(nil)
+
+// Step sends step {now} and serves the child's calls until it says when
+// it next wants to run. An error means the child is dead: crashed by the
+// simulator, failed (its Step returned an error), or broke the protocol.
+func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
+	s := c.s
+	m, err := s.exchange(ctx, wire.AppendStep(nil, wire.T(s.deps.Clock.Now())), wire.TDone)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if m.Leader != nil {
+		s.leader = *m.Leader
+	}
+	if m.Error != nil {
+		stepErr, invalid := m.Error.Err()
+		if invalid != nil {
+			return time.Time{}, s.fail(fmt.Errorf("done: %w", invalid))
+		}
+		// The child says it is dead, as an in-process Step would by
+		// returning an error.
+		s.stop()
+		return time.Time{}, stepErr
+	}
+	switch {
+	case m.Next == nil:
+		return time.Time{}, s.fail(errors.New(`a step's done has no "next": when should it run again?`))
+	case m.Leader == nil:
+		return time.Time{}, s.fail(errors.New(`a step's done has no "leader": does the instance believe it leads?`))
+	}
+	return m.Next.Time, nil
+}
+
+// IsLeader is what the child last said (with a call or a done).
+func (c *coordinator) IsLeader() bool { return c.s.leader }
+
+// Close sends close {now}, serves the calls of the child's shutdown, then
+// ends its input and waits for it to exit.
+func (c *coordinator) Close(ctx context.Context) error {
+	s := c.s
+	if s.dead != nil {
+		return nil
+	}
+	req, err := s.request(wire.FromHarness{Type: wire.TClose})
+	if err != nil {
+		return err
+	}
+	m, err := s.exchange(ctx, req, wire.TDone)
+	if err != nil {
+		return err
+	}
+	s.leader = false
+	s.close()
+	if m.Error != nil {
+		closeErr, invalid := m.Error.Err()
+		if invalid != nil {
+			return fmt.Errorf("driver: %s: close: %w", s.label, invalid)
+		}
+		return closeErr
+	}
+	return nil
+}
