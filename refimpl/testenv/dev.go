@@ -28,16 +28,19 @@ func StartServices(ctx context.Context) (s *Services, err error) {
 	if err := dockerErr(); err != nil {
 		return nil, fmt.Errorf("no Docker engine answers: %w", err)
 	}
-	s = &Services{}
+	// started is what to terminate on an error: the error returns set the
+	// named result s to nil before this deferred cleanup runs.
+	started := &Services{}
+	s = started
 	defer func() {
 		if err != nil {
-			_ = s.Close(context.WithoutCancel(ctx))
+			_ = started.Close(context.WithoutCancel(ctx))
 			s = nil
 		}
 	}()
 	keep := func(c testcontainers.Container) {
 		if c != nil {
-			s.ctrs = append(s.ctrs, c)
+			started.ctrs = append(started.ctrs, c)
 		}
 	}
 	dsn, pg, err := startPostgres(ctx, nil)

@@ -136,3 +136,16 @@ func TestSetupEnvKeepsCallerValues(t *testing.T) {
 	_, ok = os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE")
 	require.True(t, ok)
 }
+
+// TestStartServicesFailsCleanly: a service that cannot start ends
+// StartServices with an error and nothing left running, never a panic
+// (the cleanup once closed the nil it had just returned).
+func TestStartServicesFailsCleanly(t *testing.T) {
+	needDocker(t, "StartServices")
+	t.Setenv(EnvPostgresImage, "converge-test/absent-image:none")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := StartServices(ctx)
+	require.Error(t, err)
+	require.Nil(t, s)
+}
