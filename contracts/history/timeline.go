@@ -149,3 +149,18 @@ func Routine(e *Event) bool {
 	}
 	return false
 }
+
+// OnBehalfPrefix begins the Args of a write the API service layer makes
+// on behalf of another component (the TTL Manager's desired change, the
+// proxy's auto-wake, the reconciler's last-access stamp): "on behalf of
+// ttl_manager". Every recorder writes it so and the checkers read it so.
+const OnBehalfPrefix = "on behalf of "
+
+// OnBehalfArgs is the Args a recorder gives a write by w: OnBehalfPrefix
+// and the component it acts for, or "" when it acts for none.
+func OnBehalfArgs(w contracts.Writer) string {
+	if w.OnBehalf == "" {
+		return ""
+	}
+	return OnBehalfPrefix + string(w.OnBehalf)
+}

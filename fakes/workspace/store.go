@@ -647,9 +647,7 @@ func (s *Store) recordWrite(m method, inst string, w contracts.Writer, id string
 		Component: w.Component, Epoch: w.Epoch, Workspace: id, Method: methods[m].full,
 		Patch: p, Cond: cond, Applied: applied,
 	}
-	if w.OnBehalf != "" {
-		e.Args = "on behalf of " + string(w.OnBehalf)
-	}
+	e.Args = history.OnBehalfArgs(w)
 	if !onlyObservedAt(p) {
 		// The recorder keeps this event: give it copies. (A write of
 		// observed_at alone is folded into the hash during Add and never

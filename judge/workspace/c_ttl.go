@@ -17,7 +17,7 @@ const (
 	MBusSet    = "bus.Set"
 	MBusDel    = "bus.Del"
 	FFlushBus  = "bus.FlushAll"
-	onBehalfOf = "on behalf of "
+	onBehalfOf = history.OnBehalfPrefix
 )
 
 // ttlRules: SPEC 4.4. A desired-state change the TTL Manager asks for is

@@ -30,7 +30,7 @@ const ComponentUnknown contracts.Component = "unknown"
 //
 //   - an insert is a history.KindInsert with the inserted Row;
 //   - an update is a history.KindWrite with the writer (Component,
-//     Instance, Epoch; OnBehalf in Args as "on_behalf=…"), the Patch
+//     Instance, Epoch; OnBehalf in Args as history.OnBehalfArgs writes it), the Patch
 //     rebuilt from the recorded columns and values, the Cond, Applied=true
 //     (failed conditional updates write nothing and are not recorded);
 //     columns a Patch cannot assign are named in Args ("other=…");
@@ -122,7 +122,7 @@ func (s *Store) event(a *auditRow) (e history.Event, keep bool, err error) {
 		Epoch: a.epoch, Workspace: a.workspace,
 	}
 	if a.onBehalf != "" {
-		e.Args = "on_behalf=" + a.onBehalf
+		e.Args = history.OnBehalfPrefix + a.onBehalf
 	}
 	switch a.op {
 	case "insert":

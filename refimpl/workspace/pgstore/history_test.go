@@ -96,9 +96,10 @@ func TestHistoryReproducesWrites(t *testing.T) {
 		require.Equal(t, wr.id, ev.Workspace)
 		require.Equal(t, wr.patch, *ev.Patch)
 		require.Equal(t, wr.cond, *ev.Cond)
+		require.Equal(t, history.OnBehalfArgs(wr.w), ev.Args, "read as the checkers read it")
 		require.True(t, ev.Applied)
 	}
-	require.Equal(t, "on_behalf=ttl_manager", evs[3].Args)
+	require.Equal(t, "on behalf of ttl_manager", evs[3].Args)
 
 	hmEv := evs[5]
 	require.Equal(t, contracts.CompHealthMonitor, hmEv.Component)

@@ -76,9 +76,7 @@ func (r *recorder) write(method string, w contracts.Writer, id string, cond cont
 	pc, cc := p, cond
 	e := history.Event{At: r.clock.Now(), Kind: history.KindWrite, Instance: inst, Component: w.Component, Epoch: w.Epoch,
 		Workspace: id, Method: method, Patch: &pc, Cond: &cc, Applied: applied, Err: errText(err)}
-	if w.OnBehalf != "" {
-		e.Args = "on behalf of " + string(w.OnBehalf)
-	}
+	e.Args = history.OnBehalfArgs(w)
 	r.rec.Add(e)
 }
 
