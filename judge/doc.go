@@ -2,10 +2,8 @@
 // the workspace control plane (judge/workspace) and the oracle daemon
 // (judge/oracle) judge their recorded histories with it.
 //
-// A Recorder keeps a run's events in order, numbers them and folds each
-// one's canonical encoding into a running hash (XXH3-128): the run's determinism
-// fingerprint. Run replays a history through a set of checkers, each
-// seeing every event (or every event of the classes it declares it reads)
+// A run's history is kept by contracts/record's Recorder. Run replays a
+// history through a set of checkers, each seeing every event (or every event of the classes it declares it reads)
 // with the world's state just before it; a checker flags violations (with
 // the events that prove them) and counts how often its situation arose,
 // so that a Report tells "passed" from "never exercised" (non-vacuity).

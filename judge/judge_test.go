@@ -1,9 +1,6 @@
 package judge
 
 import (
-	"encoding/binary"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +95,11 @@ func TestReportCapsViolationsPerChecker(t *testing.T) {
 	require.Len(t, r.Violations, MaxViolationsPerChecker)
 }
 
+func TestTallyListsTheUnexercisedInOrder(t *testing.T) {
+	tl := NewTally([]string{"b", "a"})
+	require.Equal(t, []string{"b", "a"}, tl.NotExercised())
+}
+
 func TestTallySumsRuns(t *testing.T) {
 	tl := NewTally([]string{"non-negative", "never-seen"})
 	tl.Add(Run[*counter, ev](toyWorld{}, &counter{}, events(1, -1), []Checker[*counter, ev]{&nonNegative{}, neverSeen{}}))
@@ -111,75 +113,6 @@ func TestTallySumsRuns(t *testing.T) {
 	require.Equal(t, 2, tl.Violations["non-negative"])
 	require.Equal(t, 1, tl.ViolatedRuns["non-negative"])
 	require.Equal(t, NotExercised, tl.Verdict("never-seen"))
-}
-
-func newToyRecorder() *Recorder[ev] {
-	return NewRecorder(func(b []byte, e *ev) []byte {
-		b = AppendInt(b, e.seq)
-		b = AppendTime(b, e.at)
-		return AppendInt(b, int64(e.add))
-	}, func(e *ev, seq int64) { e.seq = seq }, func(e *ev) bool { return e.add != 0 })
-}
-
-func TestRecorderNumbersKeepsAndHashes(t *testing.T) {
-	a, b := newToyRecorder(), newToyRecorder()
-	var sunk []int64
-	a.Sink = func(e ev) { sunk = append(sunk, e.seq) }
-	for _, e := range events(1, 0, 2, 3) {
-		a.Add(e)
-		b.Add(e)
-	}
-	require.Equal(t, a.Hash(), b.Hash(), "the same events give the same hash")
-	require.Equal(t, 3, a.Len())
-	require.Equal(t, int64(1), a.Folded(), "the zero event is hashed, not kept")
-	require.Equal(t, []int64{1, 3, 4}, sunk)
-	tail := a.Tail(2, nil)
-	require.Equal(t, []int64{3, 4}, []int64{tail[0].seq, tail[1].seq})
-	require.Len(t, a.Tail(0, func(e *ev) bool { return e.add > 1 }), 2)
-	tl := NewTally([]string{"b", "a"})
-	require.Equal(t, []string{"b", "a"}, tl.NotExercised())
-
-	b.Add(events(5)[0])
-	require.NotEqual(t, a.Hash(), b.Hash())
-	c := newToyRecorder()
-	for _, e := range events(1, 0, 2, 4) { // one value differs
-		c.Add(e)
-	}
-	require.NotEqual(t, a.Hash(), c.Hash())
-	c.CountFolded(3)
-	require.Equal(t, int64(4), c.Folded())
-}
-
-func TestAppendHelpersAreUnambiguous(t *testing.T) {
-	// "ab"+"c" and "a"+"bc" must not encode alike.
-	x := AppendString(AppendString(nil, "ab"), "c")
-	y := AppendString(AppendString(nil, "a"), "bc")
-	require.NotEqual(t, x, y)
-	require.NotEqual(t, AppendTime(nil, time.Time{}), AppendTime(nil, time.Unix(0, 0)))
-	require.NotEqual(t, AppendBool(nil, true), AppendBool(nil, false))
-	require.NotEqual(t, AppendBytes(AppendBytes(nil, []byte("ab")), []byte("c")), AppendBytes(AppendBytes(nil, []byte("a")), []byte("bc")))
-	require.Equal(t, AppendString(nil, "xy"), AppendBytes(nil, []byte("xy")))
-	require.NotEqual(t, AppendUint(nil, 1<<63), AppendUint(nil, 1<<62))
-}
-
-// AppendUint and AppendInt are binary.AppendUvarint and AppendVarint (the
-// history hash depends on every byte), their one-byte values inline.
-func TestAppendIntegersAreVarints(t *testing.T) {
-	for _, v := range []uint64{0, 1, 0x7f, 0x80, 0xff, 300, 1<<32 - 1, 1 << 62, 1<<64 - 1} {
-		require.Equal(t, binary.AppendUvarint([]byte{9}, v), AppendUint([]byte{9}, v), "%d", v)
-	}
-	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 1 << 40, -1 << 40, math.MaxInt64, math.MinInt64} {
-		require.Equal(t, binary.AppendVarint([]byte{9}, v), AppendInt([]byte{9}, v), "%d", v)
-	}
-	s := strings.Repeat("x", 200)
-	require.Equal(t, append(binary.AppendUvarint(nil, 200), s...), AppendString(nil, s))
-}
-
-func TestOffset(t *testing.T) {
-	require.Equal(t, "+00:00:00.000", Offset(0))
-	require.Equal(t, "+00:05:02.100", Offset(5*time.Minute+2100*time.Millisecond))
-	require.Equal(t, "+1d02:03:04.500", Offset(26*time.Hour+3*time.Minute+4500*time.Millisecond))
-	require.Equal(t, "-00:00:01.000", Offset(-time.Second))
 }
 
 func TestStreamJudgesLikeRun(t *testing.T) {
@@ -218,38 +151,6 @@ func TestFiguresAreSummedAndMaxedNotJudged(t *testing.T) {
 	tl.Merge(part)
 	require.Equal(t, 9.0, tl.Figures["non-negative.window"])
 	require.Equal(t, 5.0, tl.FigureMax["non-negative.window"])
-}
-
-// A history longer than one chunk of the store reads back whole, in order.
-func TestRecorderKeepsLongHistoriesInOrder(t *testing.T) {
-	r := newToyRecorder()
-	n := 3*chunkLen + 17
-	for i := range n {
-		r.Add(ev{add: i%5 + 1})
-	}
-	require.Equal(t, n, r.Len())
-	all := r.Events()
-	require.Len(t, all, n)
-	for i, e := range all {
-		require.Equal(t, int64(i+1), e.seq)
-	}
-	var seen []ev
-	for e := range r.All() {
-		seen = append(seen, *e)
-	}
-	require.Equal(t, all, seen, "All yields what Events copies")
-	stopped := 0
-	for range r.All() {
-		if stopped++; stopped == 2 {
-			break
-		}
-	}
-	tail := r.Tail(chunkLen+3, func(e *ev) bool { return e.add == 1 })
-	require.Len(t, tail, (n+4)/5)
-	require.Equal(t, int64(1), tail[0].seq)
-	require.Equal(t, int64((n-1)/5*5+1), tail[len(tail)-1].seq)
-	require.Len(t, r.Tail(2, nil), 2)
-	require.Equal(t, int64(n), r.Tail(1, nil)[0].seq)
 }
 
 // classedWorld is toyWorld with two classes of events: additions (0) and

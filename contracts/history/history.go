@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 )
 
 // Kind classifies an event.
@@ -55,18 +55,18 @@ type Event struct {
 	Row *contracts.Workspace
 }
 
-// Recorder collects a run's events (judge.Recorder with the workspace
+// Recorder collects a run's events (record.Recorder with the workspace
 // world's canonical encoding). Events whose Kind is KindWrite and that only
 // set observed_at are folded into the hash but not kept: they are the bulk
 // of a long run and say nothing a checker needs; ObservedAtWrites counts
 // them.
 type Recorder struct {
-	*judge.Recorder[Event]
+	*record.Recorder[Event]
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{judge.NewRecorder(appendEvent, func(e *Event, seq int64) { e.Seq = seq }, keep)}
+	return &Recorder{record.NewRecorder(appendEvent, func(e *Event, seq int64) { e.Seq = seq }, keep)}
 }
 
 func keep(e *Event) bool {

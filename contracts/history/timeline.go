@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 )
 
 // Line renders e on one line for a failure timeline. Its time is shown as
@@ -97,8 +97,8 @@ func Timeline(events []Event, start time.Time) []string {
 }
 
 // Offset renders a virtual duration since the start of a run as
-// "+HH:MM:SS.mmm" (judge.Offset: both worlds' timelines share it).
-func Offset(d time.Duration) string { return judge.Offset(d) }
+// "+HH:MM:SS.mmm" (record.Offset: both worlds' timelines share it).
+func Offset(d time.Duration) string { return record.Offset(d) }
 
 // ShortID shortens a UUID to its first 8 characters for timelines; any
 // other string is returned whole.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/judge"
 )
 
@@ -244,4 +245,4 @@ func subjN(r, n uint64) string {
 	return string(strconv.AppendUint(append(b, " n="...), n, 10))
 }
 
-func offset(s *State, t time.Time) string { return judge.Offset(t.Sub(s.Begin)) }
+func offset(s *State, t time.Time) string { return record.Offset(t.Sub(s.Begin)) }

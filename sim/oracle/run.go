@@ -9,6 +9,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/fakes/oracle/chain"
 	"github.com/wsconverge/converge/fakes/oracle/datasource"
 	"github.com/wsconverge/converge/internal/streams"
@@ -115,7 +116,7 @@ type Result struct {
 	Seed   uint64
 	System string
 	// Hash is the hex XXH3-128 of the canonical encoding of every record
-	// (judge.Recorder.Hash).
+	// (record.Recorder.Hash).
 	Hash     string
 	Records  int64
 	Report   *judge.Report
@@ -167,7 +168,7 @@ func newWorld(o Options) (*world, error) {
 	w.loop.Dispatch = func(it *engine.Item[event]) { it.P.fire() }
 	switch {
 	case o.Discard:
-		w.rec = judge.NewRecorder(history.AppendEvent, func(e *history.Event, seq int64) { e.Seq = seq },
+		w.rec = record.NewRecorder(history.AppendEvent, func(e *history.Event, seq int64) { e.Seq = seq },
 			func(*history.Event) bool { return false })
 	case o.Lean:
 		w.rec = history.NewLeanRecorder()

@@ -20,7 +20,7 @@ const TailLines = 40
 type Result struct {
 	Seed        uint64
 	SimDuration time.Duration
-	// Hash is the history's hash (judge.Recorder.Hash): the run's determinism
+	// Hash is the history's hash (record.Recorder.Hash): the run's determinism
 	// fingerprint.
 	Hash string
 	// Events is the number of events recorded (kept or only hashed).

@@ -15,7 +15,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 )
 
@@ -93,7 +93,7 @@ func TestCheckPassesAndSeedsDiffer(t *testing.T) {
 	r1, err := Check(context.Background(), cfg)
 	require.NoError(t, err)
 	require.True(t, r1.OK())
-	require.Len(t, r1.Hash, 2*judge.HashSize)
+	require.Len(t, r1.Hash, 2*record.HashSize)
 
 	cfg.Seed = 6
 	r2, err := Run(context.Background(), cfg)

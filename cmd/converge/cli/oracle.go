@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/judge"
 	oraclejudge "github.com/wsconverge/converge/judge/oracle"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
@@ -119,7 +120,7 @@ type oracleViolation struct {
 
 // newOracleViolation is v as JSON, its time from genesis.
 func newOracleViolation(v judge.Violation, genesis time.Time) oracleViolation {
-	return oracleViolation{Checker: v.Checker, Contract: v.Contract, Subject: v.Subject, At: judge.Offset(v.At.Sub(genesis)),
+	return oracleViolation{Checker: v.Checker, Contract: v.Contract, Subject: v.Subject, At: record.Offset(v.At.Sub(genesis)),
 		Message: v.Message, Evidence: v.Evidence}
 }
 
@@ -451,7 +452,7 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 			fmt.Fprintln(c.stdout, "reproduced")
 		} else {
 			fmt.Fprintln(c.stdout, "NOT REPRODUCED")
-			if judge.OldHash(f.Hash) {
+			if record.OldHash(f.Hash) {
 				fmt.Fprintln(c.stdout, oldHashNote)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/sim/engine"
 )
 
@@ -41,7 +41,7 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 	for i, r := range rep.Runs {
 		require.Equal(t, uint64(i+1), r.Seed)
 		require.True(t, r.Pass)
-		require.Len(t, r.Hash, 2*judge.HashSize)
+		require.Len(t, r.Hash, 2*record.HashSize)
 	}
 	require.Equal(t, "pass", rep.Verdicts["o17-wire"])
 	raw, err := os.ReadFile(junit)

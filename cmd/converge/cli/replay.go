@@ -11,7 +11,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver"
 	"github.com/wsconverge/converge/sim/workspace/report"
@@ -136,7 +136,7 @@ func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, h
 }
 
 // oldHashNote says why a replay file's hash cannot match: it was written
-// before history hashes became XXH3-128 (judge.OldHash).
+// before history hashes became XXH3-128 (record.OldHash).
 const oldHashNote = "the file's hash is a SHA-256 history hash, written by a converge before history hashes " +
 	"became XXH3-128: no run of this converge can match it (the run itself may well be the same); " +
 	"write the file again to compare"
@@ -148,7 +148,7 @@ func writeReplay(w io.Writer, rep *replayReport, f *wssim.Replay) {
 		fmt.Fprintf(w, "hash %.16s… matches the recorded run\n", rep.Hash)
 	} else {
 		fmt.Fprintf(w, "HASH DIFFERS: %.16s… now, %.16s… recorded (the code changed since the file was written?)\n", rep.Hash, rep.RecordedHash)
-		if judge.OldHash(rep.RecordedHash) {
+		if record.OldHash(rep.RecordedHash) {
 			fmt.Fprintln(w, oldHashNote)
 		}
 	}

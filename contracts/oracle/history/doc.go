@@ -33,7 +33,7 @@
 //     of the §3.3.3 table applied, component stops, task-group drained,
 //     channel closes, goroutine counts, health.
 //
-// NewRecorder returns a judge.Recorder whose canonical encoding covers
+// NewRecorder returns a record.Recorder whose canonical encoding covers
 // every field of every payload (maps in sorted key order), so two runs
 // with the same hash recorded the same history; Line renders an event on
 // one line for a failure timeline. The conversions in wire.go turn the

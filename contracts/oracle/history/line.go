@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/contracts/record"
 )
 
 // Line renders e on one line for a failure timeline: the virtual offset
@@ -20,7 +20,7 @@ import (
 func Line(e Event, start time.Time) string {
 	var b strings.Builder
 	b.Grow(128)
-	b.WriteString(judge.Offset(e.At.Sub(start)))
+	b.WriteString(record.Offset(e.At.Sub(start)))
 	b.WriteString(" #")
 	b.WriteString(strconv.FormatInt(e.Seq, 10))
 	if e.Life != 0 {
@@ -111,7 +111,7 @@ func (l line) at(k string, t time.Time) {
 		l.kv(k, "-")
 		return
 	}
-	l.kv(k, judge.Offset(t.Sub(l.start)))
+	l.kv(k, record.Offset(t.Sub(l.start)))
 }
 
 func (l line) proc(p *Proc) {
@@ -475,5 +475,5 @@ func (l line) jobState(j *JobState) string {
 	if j.Superseded {
 		s += " superseded"
 	}
-	return s + " next=" + judge.Offset(j.NextRunTime.Sub(l.start)) + ")"
+	return s + " next=" + record.Offset(j.NextRunTime.Sub(l.start)) + ")"
 }

@@ -1,4 +1,4 @@
-package judge
+package record
 
 import (
 	"encoding/binary"
