@@ -64,15 +64,9 @@ func crossesWorlds(from, to room, toRel string) bool {
 // that removes it. The test fails on any other, and on a listed one that
 // no longer exists (so the list only shrinks).
 var known = map[string]string{
-	"contracts/oracle -> wire/jsonscan":                          "the reference's extraction moves to refimpl/oracle/core",
-	"contracts/oracle/history -> wire/abciquery":                 "history/wire.go moves to the wire room",
-	"contracts/oracle/history -> wire/cometrpc":                  "history/wire.go moves to the wire room",
-	"contracts/oracle/history -> wire/keys":                      "history/wire.go moves to the wire room",
-	"contracts/oracle/history -> wire/proto/cosmos/auth/v1beta1": "history/wire.go moves to the wire room",
-	"contracts/oracle/history -> wire/proto/guru/oracle/v1":      "history/wire.go moves to the wire room",
-	"contracts/oracle/history -> wire/tx":                        "history/wire.go moves to the wire room",
-	"sim/oracle -> refimpl/oracle/core":                          "the reference daemon reaches the world through a registry",
-	"sim/oracle/conform -> refimpl/oracle/keyring":               "the keyring format moves to the wire room",
+	"contracts/oracle -> wire/jsonscan":            "the reference's extraction moves to refimpl/oracle/core",
+	"sim/oracle -> refimpl/oracle/core":            "the reference daemon reaches the world through a registry",
+	"sim/oracle/conform -> refimpl/oracle/keyring": "the keyring format moves to the wire room",
 }
 
 type pkg struct {

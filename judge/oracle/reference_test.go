@@ -20,6 +20,7 @@ import (
 	"github.com/wsconverge/converge/sim/engine"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
+	"github.com/wsconverge/converge/wire/records"
 )
 
 // The checkers against the reference daemon itself: a small driver runs
@@ -92,7 +93,7 @@ func newRefRunWith(t testing.TB, requests int, script datasource.Script) *refRun
 			Quorum: 2, AggregationRule: 1, Status: int32(oracle.StatusEnabled),
 			Endpoints: []history.Endpoint{{URL: datasource.URL("http://127.0.0.1:9", r, 0), ParseRule: "data.price"},
 				{URL: datasource.URL("http://127.0.0.1:9", r, 1), ParseRule: "data.price"}}}
-		_, err = c.Register(d.Proto())
+		_, err = c.Register(records.DocProto(d))
 		require.NoError(t, err)
 		require.NoError(t, w.src.Set(r, script))
 	}
@@ -172,27 +173,27 @@ func (w *refRun) act(outs []core.Output) {
 			call := w.recv(&history.RPC{Method: "status"})
 			res := w.chain.Status()
 			w.at(w.now.Add(lat), func() {
-				w.done(call, history.ResultOfStatus(res))
+				w.done(call, records.ResultOfStatus(res))
 				w.handle(c, core.Reply{ID: o.ID, Status: &res})
 			})
 		case core.QueryCall:
-			call := w.recv(&history.RPC{Method: "abci_query", Query: history.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})})
+			call := w.recv(&history.RPC{Method: "abci_query", Query: records.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})})
 			res := w.chain.ABCIQuery(o.Path, o.Data)
 			w.at(w.now.Add(lat), func() {
-				w.done(call, history.ResultOfQuery(o.Path, res))
+				w.done(call, records.ResultOfQuery(o.Path, res))
 				w.handle(c, core.Reply{ID: o.ID, Query: &res})
 			})
 		case core.BroadcastCall:
-			t := history.DecodeTx(o.Tx)
+			t := records.DecodeTx(o.Tx)
 			call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
 			res, rerr := w.chain.BroadcastTxSync(o.Tx)
 			w.at(w.now.Add(lat), func() {
 				if rerr != nil {
-					w.done(call, history.ResultOfError(rerr))
+					w.done(call, records.ResultOfError(rerr))
 					w.handle(c, core.Reply{ID: o.ID, RPCError: rerr})
 					return
 				}
-				w.done(call, history.ResultOfBroadcast(res))
+				w.done(call, records.ResultOfBroadcast(res))
 				w.handle(c, core.Reply{ID: o.ID, Broadcast: &res})
 			})
 		case core.Fetch:

@@ -18,6 +18,7 @@ import (
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -143,7 +144,7 @@ type world struct {
 	standIn keys.StandInMemo
 	// txMemo holds the memo the SUT's signer and the world's decoding of
 	// its broadcasts share (tx.Memo) and what their records repeat.
-	txMemo history.TxMemo
+	txMemo records.TxMemo
 	self   string
 	err    error
 
@@ -338,7 +339,7 @@ func (w *world) output(d Daemon, o core.Output) {
 	case core.StatusCall:
 		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (*history.RPCResult, core.Reply) {
 			res := w.chain.Status()
-			return history.ResultOfStatus(res), core.Reply{ID: o.ID, Status: &res}
+			return records.ResultOfStatus(res), core.Reply{ID: o.ID, Status: &res}
 		})
 	case core.QueryCall:
 		w.query(d, o)
@@ -467,14 +468,14 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 		value  history.QueryValue
 	}{}
 	mem.rpc = history.RPC{Method: "abci_query",
-		Query: history.QueryOfRequestIn(&mem.q, cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
+		Query: records.QueryOfRequestIn(&mem.q, cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
 	w.rpcIn(&mem.ans, d, o.ID, o.Timeout, &mem.rpc, func() (*history.RPCResult, core.Reply) {
 		if w.f.queryFail {
 			mem.res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
 			mem.res = w.chain.ABCIQueryDecoded(req, err)
 		}
-		return history.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
+		return records.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
 	})
 }
 
@@ -485,7 +486,7 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 	mem := &bcastMem{w: w, d: d, id: o.ID}
 	var decoded *tx.Tx
 	var sum [32]byte
-	mem.tx, decoded, sum = history.DecodeTxMemo(o.Tx, &w.txMemo)
+	mem.tx, decoded, sum = records.DecodeTxMemo(o.Tx, &w.txMemo)
 	mem.rpc = history.RPC{Method: "broadcast_tx_sync", Tx: &mem.tx}
 	call := w.recv(&mem.rpc)
 	if w.f.rpcOutage {
@@ -541,12 +542,12 @@ type bcastMem struct {
 func (m *bcastMem) fire() {
 	w := m.w
 	if m.rerr != nil {
-		w.doneIn(&m.done, m.call, m.sent, history.ResultOfError(m.rerr))
+		w.doneIn(&m.done, m.call, m.sent, records.ResultOfError(m.rerr))
 		m.reply = core.Reply{ID: m.id, RPCError: m.rerr}
 		w.handle(m.d, &m.reply)
 		return
 	}
-	w.doneIn(&m.done, m.call, m.sent, history.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
+	w.doneIn(&m.done, m.call, m.sent, records.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
 	m.reply = core.Reply{ID: m.id, Broadcast: &m.res}
 	w.handle(m.d, &m.reply)
 }

@@ -1,6 +1,10 @@
 package history
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+)
 
 // Kind classifies an event; it names the payload that is set.
 type Kind string
@@ -523,4 +527,20 @@ type JobState struct {
 	NextRunTime time.Time
 	Superseded  bool
 	URL         string
+}
+
+// RequestDoc is the part of d the daemon reads, for the checkers' model.
+func (d Doc) RequestDoc() oracle.RequestDoc {
+	out := oracle.RequestDoc{
+		RequestID:   d.RequestID,
+		Period:      d.Period,
+		AccountList: append([]string(nil), d.AccountList...),
+		Quorum:      d.Quorum,
+		Status:      oracle.RequestStatus(d.Status),
+		Nonce:       d.Nonce,
+	}
+	for _, ep := range d.Endpoints {
+		out.Endpoints = append(out.Endpoints, oracle.Endpoint{URL: ep.URL, ParseRule: ep.ParseRule})
+	}
+	return out
 }

@@ -54,7 +54,7 @@ func TestLineRendersEachKind(t *testing.T) {
 			[]string{`deliver sut h=63 i=1 tx=S1 signer=guru1qyfk2x…6va3 seq=4 submit(r=7 n=15 "101.5") code 18 "nonce is not correct"`}},
 		{Event{Kind: KindEvict, Evict: &Evict{Cause: EvictFault, Origin: OriginSUT, Hash: "EE", Sequence: 5}},
 			[]string{"evict fault sut tx=EE", "seq=5"}},
-		{Event{Kind: KindOp, Op: &Op{Action: OpBogusUpdate, RequestID: 7, Doc: DocFromProto(testDoc()), Hash: "OP"}},
+		{Event{Kind: KindOp, Op: &Op{Action: OpBogusUpdate, RequestID: 7, Doc: testDocRecord(), Hash: "OP"}},
 			[]string{"op bogus-nonce-update r=7 tx=OP", "doc(r=7 n=14 ENABLED period=30 quorum=2"}},
 		{Event{Kind: KindPeer, Peer: &Peer{Provider: self, Behaviour: PeerDuplicate, RequestID: 7, Nonce: 15, Value: "1",
 			Hashes: []string{"H1", "H2"}}},
@@ -102,4 +102,13 @@ func TestLineRendersEveryPayloadStably(t *testing.T) {
 		}
 	}
 	require.Len(t, Timeline([]Event{full, full}, lineStart), 2)
+}
+
+// testDocRecord is a request doc as the records hold it (wire/records
+// converts the chain's proto form to it).
+func testDocRecord() Doc {
+	return Doc{RequestID: 7, OracleType: 1, Name: "btc", Description: "d", Period: 30,
+		AccountList: []string{"guru1a", "guru1b"}, Quorum: 2,
+		Endpoints:       []Endpoint{{URL: "http://127.0.0.1:1/r/7/e/0", ParseRule: "data.price"}},
+		AggregationRule: 4, Status: int32(oracle.StatusEnabled), Nonce: 14}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 )
 
 // minBlockStep is how far a block time must be after the previous one
@@ -361,7 +362,7 @@ func (c *Chain) deliver(m *memTx) (code uint32, log string, docs []history.Doc, 
 		}
 	}
 	for _, r := range x.docsWritten {
-		docs = append(docs, history.DocFromProto(c.docState(r).doc))
+		docs = append(docs, records.DocFromProto(c.docState(r).doc))
 	}
 	return 0, "", docs, events
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -167,7 +168,7 @@ func TestRegisterAndUpdate(t *testing.T) {
 	want.RequestId, want.Period, want.Endpoints = r2, 30, upd.Endpoints
 	want.AggregationRule = oraclev1.AggregationRule_AGGREGATION_RULE_MEDIAN
 	require.True(t, proto.Equal(want, got), "got %v", got)
-	require.Equal(t, []history.Doc{history.DocFromProto(want)}, b.Delivered[0].Docs, "the deliver record has the doc that results")
+	require.Equal(t, []history.Doc{records.DocFromProto(want)}, b.Delivered[0].Docs, "the deliver record has the doc that results")
 	frame := b.Frames[1]
 	require.Equal(t, []string{"77"}, frame.EventsMap()[oracle.EventUpdate+".nonce"], "the event echoes the message's nonce")
 	require.Equal(t, []string{"2"}, frame.EventsMap()[oracle.KeyUpdateID])

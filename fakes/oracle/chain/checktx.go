@@ -16,6 +16,7 @@ import (
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -225,7 +226,7 @@ func (c *Chain) BroadcastTxSync(txBytes []byte) (cometrpc.ResultBroadcastTx, *co
 // records every broadcast it forwards), so that none of it is done twice:
 // t must be what tx.Decode gave for them (nil: the chain decodes them
 // itself; the checks are the same, as tx.Decode is a function of the
-// bytes), sum their SHA-256, and rec what history.DecodeTxSummed gave
+// bytes), sum their SHA-256, and rec what records.DecodeTxSummed gave
 // with t and sum (its Hash is the hash). The checktx record (and the
 // deliver record, if the tx is delivered) is a copy of rec with the
 // signature check added, not a second record made from t. The chain never writes
@@ -642,7 +643,7 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 		}
 	}
 	if t == nil {
-		rec := history.DecodeTx(txBytes)
+		rec := records.DecodeTx(txBytes)
 		m.keepRecord(rec)
 		return rec
 	}
@@ -650,13 +651,13 @@ func (c *Chain) txRecord(m *memTx) history.Tx {
 	if m.sut != nil && m.sut.given != nil {
 		rec = *m.sut.given
 	} else {
-		rec = history.TxOfHashed(t, hash)
+		rec = records.TxOfHashed(t, hash)
 	}
 	if m.origin == history.OriginSUT {
 		if a := c.byAddr[rec.Signer]; a != nil {
 			rec.Sig = history.SigInvalid
 			if pub, ok := a.signingKey(rec.PubKey); ok {
-				rec.Sig = history.CheckSigMemo(t, c.p.ChainID, a.number, pub, c.standIn)
+				rec.Sig = records.CheckSigMemo(t, c.p.ChainID, a.number, pub, c.standIn)
 			}
 			if rec.PubKey == a.sigKeyHex {
 				rec.PubKey = a.sigKeyHex // one copy for all the account's records

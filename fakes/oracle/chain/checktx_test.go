@@ -14,6 +14,7 @@ import (
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -317,7 +318,7 @@ func TestBroadcastTxSyncRecordedRecordsAsTheChain(t *testing.T) {
 				_, rpcErr := h.c.BroadcastTxSync(b)
 				require.Nil(t, rpcErr)
 			} else {
-				rec, decoded, sum := history.DecodeTxSummed(b)
+				rec, decoded, sum := records.DecodeTxSummed(b)
 				given := rec
 				given.Msgs = slices.Clone(rec.Msgs)
 				_, rpcErr := h.c.BroadcastTxSyncRecorded(b, decoded, sum, &given)

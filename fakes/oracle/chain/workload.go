@@ -13,6 +13,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -82,7 +83,7 @@ func (c *Chain) moderate(action history.OpAction, r uint64,
 		return Admission{}, fmt.Errorf("%s: %w", action, err)
 	}
 	c.record(c.now(), history.Event{Kind: history.KindOp, Op: &history.Op{Action: action, RequestID: r,
-		Doc: history.DocFromProto(doc), Reason: reason, Hash: m.txHash(), Sequence: seq}})
+		Doc: records.DocFromProto(doc), Reason: reason, Hash: m.txHash(), Sequence: seq}})
 	return c.admit(m), nil
 }
 

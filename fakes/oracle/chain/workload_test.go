@@ -14,6 +14,7 @@ import (
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 	"github.com/wsconverge/converge/wire/tx"
 )
 
@@ -186,7 +187,7 @@ func TestDeterministic(t *testing.T) {
 			var res cometrpc.ResultBroadcastTx
 			var rpcErr *cometrpc.RPCError
 			if recycle {
-				rec, decoded, sum := history.DecodeTxSummed(b)
+				rec, decoded, sum := records.DecodeTxSummed(b)
 				room := new(BroadcastRoom)
 				res, rpcErr = h.c.BroadcastTxSyncRecordedIn(b, decoded, sum, &rec, room)
 				rooms = append(rooms, room)

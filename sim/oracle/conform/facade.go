@@ -18,6 +18,7 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/fakes/oracle/chain"
 	"github.com/wsconverge/converge/wire/cometrpc"
+	"github.com/wsconverge/converge/wire/records"
 )
 
 // Limits of one WebSocket connection (ORACLE-SPEC §6.3).
@@ -368,7 +369,7 @@ func (f *Facade) call(conn int64, req cometrpc.Request, canLose bool) (call int6
 	case cometrpc.MethodStatus:
 		answer = func() (any, *history.RPCResult, *cometrpc.RPCError) {
 			s := f.chain.Status()
-			return s, history.ResultOfStatus(s), nil
+			return s, records.ResultOfStatus(s), nil
 		}
 	case cometrpc.MethodABCIQuery:
 		var p cometrpc.ABCIQueryParams
@@ -376,10 +377,10 @@ func (f *Facade) call(conn int64, req cometrpc.Request, canLose bool) (call int6
 			answer = fail(e)
 			break
 		}
-		rec.Query = history.QueryOf(p)
+		rec.Query = records.QueryOf(p)
 		answer = func() (any, *history.RPCResult, *cometrpc.RPCError) {
 			q := f.chain.ABCIQuery(p.Path, p.Data)
-			return q, history.ResultOfQuery(p.Path, q), nil
+			return q, records.ResultOfQuery(p.Path, q), nil
 		}
 	case cometrpc.MethodBroadcastTxSync:
 		var p cometrpc.BroadcastTxParams
@@ -387,14 +388,14 @@ func (f *Facade) call(conn int64, req cometrpc.Request, canLose bool) (call int6
 			answer = fail(e)
 			break
 		}
-		t := history.DecodeTx(p.Tx)
+		t := records.DecodeTx(p.Tx)
 		rec.Tx = &t
 		answer = func() (any, *history.RPCResult, *cometrpc.RPCError) {
 			res, e := f.broadcast(&t, p.Tx, canLose, &lose)
 			if e != nil {
 				return nil, nil, e
 			}
-			return res, history.ResultOfBroadcast(res), nil
+			return res, records.ResultOfBroadcast(res), nil
 		}
 	default:
 		answer = fail(cometrpc.ErrMethodNotFound())
@@ -408,12 +409,12 @@ func (f *Facade) call(conn int64, req cometrpc.Request, canLose bool) (call int6
 
 	res, summary, e := answer()
 	if e != nil {
-		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e), lose
+		return call, cometrpc.NewErrorResponse(req.ID, e), records.ResultOfError(e), lose
 	}
 	resp, err := cometrpc.NewResult(req.ID, res)
 	if err != nil {
 		e = cometrpc.ErrInternal(err.Error())
-		return call, cometrpc.NewErrorResponse(req.ID, e), history.ResultOfError(e), lose
+		return call, cometrpc.NewErrorResponse(req.ID, e), records.ResultOfError(e), lose
 	}
 	return call, resp, summary, lose
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
+	"github.com/wsconverge/converge/wire/records"
 )
 
 // World is the façade's side of a black-box run: the simulated chain with
@@ -125,7 +126,7 @@ func (w *World) doc(r Request, peers []*chain.Peer) *oraclev1.OracleRequestDoc {
 	for k := range r.Endpoints {
 		d.Endpoints = append(d.Endpoints, history.Endpoint{URL: w.srcSrv.URL(r.ID, k), ParseRule: "data.price"})
 	}
-	return d.Proto()
+	return records.DocProto(d)
 }
 
 // Register creates r's peer and data source script and sends the

@@ -1,4 +1,4 @@
-package history
+package records
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
@@ -17,8 +18,8 @@ import (
 )
 
 // DocFromProto copies every field of a chain doc.
-func DocFromProto(d *oraclev1.OracleRequestDoc) Doc {
-	out := Doc{
+func DocFromProto(d *oraclev1.OracleRequestDoc) history.Doc {
+	out := history.Doc{
 		RequestID:       d.GetRequestId(),
 		OracleType:      int32(d.GetOracleType()),
 		Name:            d.GetName(),
@@ -31,13 +32,13 @@ func DocFromProto(d *oraclev1.OracleRequestDoc) Doc {
 		Nonce:           d.GetNonce(),
 	}
 	for _, e := range d.GetEndpoints() {
-		out.Endpoints = append(out.Endpoints, Endpoint{URL: e.GetUrl(), ParseRule: e.GetParseRule()})
+		out.Endpoints = append(out.Endpoints, history.Endpoint{URL: e.GetUrl(), ParseRule: e.GetParseRule()})
 	}
 	return out
 }
 
-// Proto is d as a chain doc.
-func (d Doc) Proto() *oraclev1.OracleRequestDoc {
+// DocProto is d as a chain doc.
+func DocProto(d history.Doc) *oraclev1.OracleRequestDoc {
 	out := &oraclev1.OracleRequestDoc{
 		RequestId:       d.RequestID,
 		OracleType:      oraclev1.OracleType(d.OracleType),
@@ -56,14 +57,9 @@ func (d Doc) Proto() *oraclev1.OracleRequestDoc {
 	return out
 }
 
-// RequestDoc is the part of d the daemon reads, for the checkers' model.
-func (d Doc) RequestDoc() oracle.RequestDoc {
-	return abciquery.DocFromProto(d.Proto())
-}
-
 // MsgOf summarises one decoded message.
-func MsgOf(m proto.Message) Msg {
-	out := Msg{Signer: tx.MsgSigner(m)}
+func MsgOf(m proto.Message) history.Msg {
+	out := history.Msg{Signer: tx.MsgSigner(m)}
 	switch m := m.(type) {
 	case *oraclev1.MsgSubmitOracleData:
 		out.Type = oracle.TypeURLSubmit // a constant: no copy per record
@@ -90,14 +86,14 @@ func MsgOf(m proto.Message) Msg {
 }
 
 // TxOf summarises a decoded tx (Sig unchecked).
-func TxOf(t *tx.Tx) Tx { return TxOfHashed(t, t.Hash()) }
+func TxOf(t *tx.Tx) history.Tx { return TxOfHashed(t, t.Hash()) }
 
 // TxOfHashed is TxOf for a tx whose hash the caller has already computed.
-func TxOfHashed(t *tx.Tx, hash string) Tx { return txOf(t, hash, nil) }
+func TxOfHashed(t *tx.Tx, hash string) history.Tx { return txOf(t, hash, nil) }
 
 // txOf is TxOfHashed with the public key's hex from m (nil: made anew).
-func txOf(t *tx.Tx, hash string, m *TxMemo) Tx {
-	out := Tx{
+func txOf(t *tx.Tx, hash string, m *TxMemo) history.Tx {
+	out := history.Tx{
 		Hash:          hash,
 		Size:          len(t.Bytes),
 		Signer:        t.Signer(),
@@ -121,18 +117,18 @@ func txOf(t *tx.Tx, hash string, m *TxMemo) Tx {
 	coins := t.AuthInfo.GetFee().GetAmount()
 	if len(coins) == 1 && len(t.Msgs) == 1 {
 		mem := &struct {
-			fee [1]Coin
-			msg [1]Msg
+			fee [1]history.Coin
+			msg [1]history.Msg
 		}{}
 		out.Fee, out.Msgs = mem.fee[:], mem.msg[:]
 	} else {
 		if len(coins) > 0 {
-			out.Fee = make([]Coin, len(coins))
+			out.Fee = make([]history.Coin, len(coins))
 		}
-		out.Msgs = make([]Msg, len(t.Msgs))
+		out.Msgs = make([]history.Msg, len(t.Msgs))
 	}
 	for i, c := range coins {
-		out.Fee[i] = Coin{Denom: c.GetDenom(), Amount: c.GetAmount()}
+		out.Fee[i] = history.Coin{Denom: c.GetDenom(), Amount: c.GetAmount()}
 	}
 	for i, m := range t.Msgs {
 		out.Msgs[i] = MsgOf(m)
@@ -142,7 +138,7 @@ func txOf(t *tx.Tx, hash string, m *TxMemo) Tx {
 
 // DecodeTx decodes tx bytes as the chain does; bytes that do not decode
 // give a Tx with only Hash, Size and DecodeErr.
-func DecodeTx(b []byte) Tx {
+func DecodeTx(b []byte) history.Tx {
 	rec, _ := DecodeTxFull(b)
 	return rec
 }
@@ -150,7 +146,7 @@ func DecodeTx(b []byte) Tx {
 // DecodeTxFull is DecodeTx that also gives the decoded tx (nil when the
 // bytes do not decode), for a caller that hands it on instead of having
 // the same bytes decoded again.
-func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
+func DecodeTxFull(b []byte) (history.Tx, *tx.Tx) {
 	rec, t, _ := DecodeTxSummed(b)
 	return rec, t
 }
@@ -158,20 +154,20 @@ func DecodeTxFull(b []byte) (Tx, *tx.Tx) {
 // DecodeTxSummed is DecodeTxFull that also gives the bytes' SHA-256 (the
 // record's Hash is tx.HashOfSum of it), for a caller that hands the tx on
 // to a chain that would hash it again.
-func DecodeTxSummed(b []byte) (Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, nil) }
+func DecodeTxSummed(b []byte) (history.Tx, *tx.Tx, [32]byte) { return DecodeTxMemo(b, nil) }
 
 // DecodeTxMemo is DecodeTxSummed through m (nil: none): the tx the SUT
 // just built through m's signer comes back from m.Tx, not parsed and
 // hashed a second time (tx.Memo), and the record shares the hex of the
 // key the SUT's txs repeat.
-func DecodeTxMemo(b []byte, m *TxMemo) (Tx, *tx.Tx, [32]byte) {
+func DecodeTxMemo(b []byte, m *TxMemo) (history.Tx, *tx.Tx, [32]byte) {
 	var tm *tx.Memo
 	if m != nil {
 		tm = &m.Tx
 	}
 	t, sum, hash, err := tm.DecodeSummed(b)
 	if err != nil {
-		return Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
+		return history.Tx{Hash: hash, Size: len(b), DecodeErr: codeReason(err)}, nil, sum
 	}
 	return txOf(t, hash, m), t, sum
 }
@@ -203,10 +199,10 @@ func (m *TxMemo) keyHex(key []byte) string {
 // doc (D26), SigValid if it is a real eth_secp256k1 signature the chain's
 // verifying mode accepts, SigInvalid otherwise (also when the public key is
 // not the signer's).
-func CheckSig(t *tx.Tx, chainID string, accountNumber uint64) SigCheck {
+func CheckSig(t *tx.Tx, chainID string, accountNumber uint64) history.SigCheck {
 	pub, err := t.PubKey()
 	if err != nil {
-		return SigInvalid
+		return history.SigInvalid
 	}
 	return CheckSigKey(t, chainID, accountNumber, pub)
 }
@@ -214,10 +210,10 @@ func CheckSig(t *tx.Tx, chainID string, accountNumber uint64) SigCheck {
 // CheckSigKey is CheckSig with the tx's public key already parsed (a
 // recorder that sees many txs of one signer parses its key once: parsing
 // a compressed point costs a square root on the curve).
-func CheckSigKey(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) SigCheck {
+func CheckSigKey(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) history.SigCheck {
 	signer, err := keys.DecodeAddress(t.Signer())
 	if err != nil || !bytes.Equal(signer, pub.AddressBytes()) {
-		return SigInvalid
+		return history.SigInvalid
 	}
 	return CheckSigSigner(t, chainID, accountNumber, pub)
 }
@@ -225,16 +221,16 @@ func CheckSigKey(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey
 // CheckSigSigner is CheckSigKey for a key the caller knows to be the
 // signer's (it checked the address once for many txs): only the signature
 // over the sign doc is checked.
-func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) SigCheck {
+func CheckSigSigner(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey) history.SigCheck {
 	return CheckSigMemo(t, chainID, accountNumber, pub, nil)
 }
 
 // CheckSigMemo is CheckSigSigner with the stand-in signature expected of
 // the sign doc taken from memo when it holds that key and sign doc (the
 // signer just made it; keys.StandInMemo), computed otherwise.
-func CheckSigMemo(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey, memo *keys.StandInMemo) SigCheck {
+func CheckSigMemo(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKey, memo *keys.StandInMemo) history.SigCheck {
 	if len(t.Raw.GetSignatures()) != 1 {
-		return SigInvalid
+		return history.SigInvalid
 	}
 	// The sign doc and the stand-in signature in arrays of this call: the
 	// chain checks every tx of the SUT this way.
@@ -242,16 +238,16 @@ func CheckSigMemo(t *tx.Tx, chainID string, accountNumber uint64, pub keys.PubKe
 	signDoc := tx.AppendSignBytes(docBuf[:0], t.Raw.GetBodyBytes(), t.Raw.GetAuthInfoBytes(), chainID, accountNumber)
 	var sigBuf [keys.SignatureSize]byte
 	if bytes.Equal(t.Raw.Signatures[0], memo.AppendSignature(sigBuf[:0], pub, signDoc)) {
-		return SigStandIn
+		return history.SigStandIn
 	}
 	if pub.Verify(signDoc, t.Raw.Signatures[0]) == nil {
-		return SigValid
+		return history.SigValid
 	}
-	return SigInvalid
+	return history.SigInvalid
 }
 
 // QueryOf decodes abci_query's params for its path.
-func QueryOf(p cometrpc.ABCIQueryParams) *Query {
+func QueryOf(p cometrpc.ABCIQueryParams) *history.Query {
 	m, err := abciquery.DecodeRequest(p.Path, p.Data)
 	return QueryOfRequest(p, m, err)
 }
@@ -261,14 +257,14 @@ func QueryOf(p cometrpc.ABCIQueryParams) *Query {
 // p.Data) returned. A simulator that records a query and answers it from
 // a chain decodes the request once for both (the chain's
 // ABCIQueryDecoded).
-func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
-	return QueryOfRequestIn(&Query{}, p, m, err)
+func QueryOfRequest(p cometrpc.ABCIQueryParams, m proto.Message, err error) *history.Query {
+	return QueryOfRequestIn(&history.Query{}, p, m, err)
 }
 
 // QueryOfRequestIn is QueryOfRequest written into q (a caller that keeps
 // the record with other memory of its own), which it returns.
-func QueryOfRequestIn(q *Query, p cometrpc.ABCIQueryParams, m proto.Message, err error) *Query {
-	*q = Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
+func QueryOfRequestIn(q *history.Query, p cometrpc.ABCIQueryParams, m proto.Message, err error) *history.Query {
+	*q = history.Query{Path: p.Path, Height: int64(p.Height), Prove: p.Prove}
 	if err != nil {
 		q.DecodeErr = codeReason(err)
 		return q
@@ -290,23 +286,25 @@ func QueryOfRequestIn(q *Query, p cometrpc.ABCIQueryParams, m proto.Message, err
 
 // ValueOf decodes a successful query answer's value for its path (nil
 // for an unknown path).
-func ValueOf(path string, value []byte) *QueryValue { return valueIn(&QueryValue{}, path, value) }
+func ValueOf(path string, value []byte) *history.QueryValue {
+	return valueIn(&history.QueryValue{}, path, value)
+}
 
 // valueIn is ValueOf written into v (nil is returned for an unknown path).
-func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
-	*v = QueryValue{}
+func valueIn(v *history.QueryValue, path string, value []byte) *history.QueryValue {
+	*v = history.QueryValue{}
 	var err error
 	switch path {
 	case abciquery.PathAccount:
 		var a abciquery.Account
 		if a, err = abciquery.DecodeAccountResponse(value); err == nil {
-			v.Account = &Account{Address: a.Address, AccountNumber: a.AccountNumber, Sequence: a.Sequence,
+			v.Account = &history.Account{Address: a.Address, AccountNumber: a.AccountNumber, Sequence: a.Sequence,
 				PubKey: hex.EncodeToString(a.PubKey)}
 		}
 	case abciquery.PathDocs:
 		var r oraclev1.QueryOracleRequestDocsResponse
 		if err = proto.Unmarshal(value, &r); err == nil {
-			v.Docs = make([]Doc, 0, len(r.GetOracleRequestDocs()))
+			v.Docs = make([]history.Doc, 0, len(r.GetOracleRequestDocs()))
 			for _, d := range r.GetOracleRequestDocs() {
 				v.Docs = append(v.Docs, DocFromProto(d))
 			}
@@ -320,7 +318,7 @@ func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
 	case abciquery.PathSubmitData:
 		var sets []*oraclev1.SubmitDataSet
 		if sets, err = abciquery.DecodeSubmitDataResponse(value); err == nil {
-			v.Submissions = make([]Submission, 0, len(sets))
+			v.Submissions = make([]history.Submission, 0, len(sets))
 			for _, s := range sets {
 				v.Submissions = append(v.Submissions, SubmissionFromProto(s))
 			}
@@ -328,7 +326,7 @@ func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
 	case abciquery.PathData:
 		var ds *oraclev1.DataSet
 		if ds, err = abciquery.DecodeDataResponse(value); err == nil {
-			v.DataSet = &DataSet{RequestID: ds.GetRequestId(), Nonce: ds.GetNonce(), BlockHeight: ds.GetBlockHeight(),
+			v.DataSet = &history.DataSet{RequestID: ds.GetRequestId(), Nonce: ds.GetNonce(), BlockHeight: ds.GetBlockHeight(),
 				BlockTime: ds.GetBlockTime(), RawData: ds.GetRawData()}
 		}
 	default:
@@ -341,22 +339,22 @@ func valueIn(v *QueryValue, path string, value []byte) *QueryValue {
 }
 
 // SubmissionFromProto copies a stored submission.
-func SubmissionFromProto(s *oraclev1.SubmitDataSet) Submission {
-	return Submission{RequestID: s.GetRequestId(), Nonce: s.GetNonce(), RawData: s.GetRawData(),
+func SubmissionFromProto(s *oraclev1.SubmitDataSet) history.Submission {
+	return history.Submission{RequestID: s.GetRequestId(), Nonce: s.GetNonce(), RawData: s.GetRawData(),
 		Provider: s.GetProvider(), Signature: s.GetSignature()}
 }
 
 // ResultOfQuery summarises an abci_query answer, decoding a successful
 // value for the path.
-func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *RPCResult {
-	return ResultOfQueryIn(&RPCResult{}, &QueryValue{}, path, r)
+func ResultOfQuery(path string, r cometrpc.ResultABCIQuery) *history.RPCResult {
+	return ResultOfQueryIn(&history.RPCResult{}, &history.QueryValue{}, path, r)
 }
 
 // ResultOfQueryIn is ResultOfQuery written into out, a successful value
 // into v (memory the caller keeps with its other records); it returns
 // out.
-func ResultOfQueryIn(out *RPCResult, v *QueryValue, path string, r cometrpc.ResultABCIQuery) *RPCResult {
-	*out = RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
+func ResultOfQueryIn(out *history.RPCResult, v *history.QueryValue, path string, r cometrpc.ResultABCIQuery) *history.RPCResult {
+	*out = history.RPCResult{Height: int64(r.Response.Height), Code: r.Response.Code, Log: r.Response.Log,
 		Codespace: r.Response.Codespace}
 	if r.Response.Code == 0 {
 		out.Value = valueIn(v, path, r.Response.Value)
@@ -365,16 +363,16 @@ func ResultOfQueryIn(out *RPCResult, v *QueryValue, path string, r cometrpc.Resu
 }
 
 // ResultOfBroadcast summarises a broadcast_tx_sync answer.
-func ResultOfBroadcast(r cometrpc.ResultBroadcastTx) *RPCResult {
-	return ResultOfBroadcastIn(&RPCResult{}, r, "")
+func ResultOfBroadcast(r cometrpc.ResultBroadcastTx) *history.RPCResult {
+	return ResultOfBroadcastIn(&history.RPCResult{}, r, "")
 }
 
 // ResultOfBroadcastIn is ResultOfBroadcast written into out, which it
 // returns. txHash is the hash of the tx broadcast (tx.Hash, upper-case
 // hex): when the answer's hash is those bytes, as a chain's answer is,
 // the record takes that string rather than making it again.
-func ResultOfBroadcastIn(out *RPCResult, r cometrpc.ResultBroadcastTx, txHash string) *RPCResult {
-	*out = RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: txHash}
+func ResultOfBroadcastIn(out *history.RPCResult, r cometrpc.ResultBroadcastTx, txHash string) *history.RPCResult {
+	*out = history.RPCResult{Code: r.Code, Log: r.Log, Codespace: r.Codespace, Hash: txHash}
 	if !upperHexOf(r.Hash, txHash) {
 		out.Hash = r.Hash.String()
 	}
@@ -396,14 +394,14 @@ func upperHexOf(b []byte, s string) bool {
 }
 
 // ResultOfStatus summarises a status answer.
-func ResultOfStatus(r cometrpc.ResultStatus) *RPCResult {
-	return &RPCResult{Height: int64(r.SyncInfo.LatestBlockHeight), BlockTime: r.SyncInfo.LatestBlockTime,
+func ResultOfStatus(r cometrpc.ResultStatus) *history.RPCResult {
+	return &history.RPCResult{Height: int64(r.SyncInfo.LatestBlockHeight), BlockTime: r.SyncInfo.LatestBlockTime,
 		Network: r.NodeInfo.Network}
 }
 
 // ResultOfError summarises a JSON-RPC error answer.
-func ResultOfError(e *cometrpc.RPCError) *RPCResult {
-	return &RPCResult{ErrCode: e.Code, ErrMessage: e.Message, ErrData: e.Data}
+func ResultOfError(e *cometrpc.RPCError) *history.RPCResult {
+	return &history.RPCResult{ErrCode: e.Code, ErrMessage: e.Message, ErrData: e.Data}
 }
 
 // codeReason is a *CodeError's log ("<reason>: <code text>"), or the

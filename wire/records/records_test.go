@@ -1,4 +1,4 @@
-package history
+package records
 
 import (
 	"encoding/hex"
@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/history"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
@@ -35,7 +36,7 @@ func testDoc() *oraclev1.OracleRequestDoc {
 
 func TestDocRoundTrips(t *testing.T) {
 	d := DocFromProto(testDoc())
-	require.True(t, proto.Equal(testDoc(), d.Proto()))
+	require.True(t, proto.Equal(testDoc(), DocProto(d)))
 	rd := d.RequestDoc()
 	require.Equal(t, uint64(7), rd.RequestID)
 	require.Equal(t, oracle.StatusEnabled, rd.Status)
@@ -56,9 +57,9 @@ func TestTxOfAndDecodeTx(t *testing.T) {
 	require.Equal(t, 1, got.Signatures)
 	require.Equal(t, int32(1), got.SignMode)
 	require.Equal(t, hex.EncodeToString(testKey.PubKey().Bytes()), got.PubKey)
-	require.Equal(t, []Coin{{Denom: "agxn", Amount: "44100000000000000"}}, got.Fee)
+	require.Equal(t, []history.Coin{{Denom: "agxn", Amount: "44100000000000000"}}, got.Fee)
 	require.Len(t, got.Msgs, 2)
-	require.Equal(t, Msg{Type: oracle.TypeURLSubmit, Signer: testSelf, RequestID: 7, Nonce: 15, RawData: "101.5",
+	require.Equal(t, history.Msg{Type: oracle.TypeURLSubmit, Signer: testSelf, RequestID: 7, Nonce: 15, RawData: "101.5",
 		Provider: testSelf, Signature: oracle.SubmissionSignature(7, 15, "101.5")}, got.Msgs[0])
 	require.Equal(t, oracle.TypeURLUpdate, got.Msgs[1].Type)
 	require.Equal(t, "why", got.Msgs[1].Reason)
@@ -77,22 +78,22 @@ func TestCheckSig(t *testing.T) {
 	require.NoError(t, err)
 	real, err := tx.Build(keys.KeySigner{Key: testKey}, testEnv, msg)
 	require.NoError(t, err)
-	require.Equal(t, SigStandIn, CheckSig(standIn.Tx, oracle.DefaultChainID, 4))
-	require.Equal(t, SigValid, CheckSig(real.Tx, oracle.DefaultChainID, 4))
-	require.Equal(t, SigInvalid, CheckSig(real.Tx, "other-chain", 4), "signed for another chain id")
-	require.Equal(t, SigInvalid, CheckSig(standIn.Tx, oracle.DefaultChainID, 5), "signed for another account number")
+	require.Equal(t, history.SigStandIn, CheckSig(standIn.Tx, oracle.DefaultChainID, 4))
+	require.Equal(t, history.SigValid, CheckSig(real.Tx, oracle.DefaultChainID, 4))
+	require.Equal(t, history.SigInvalid, CheckSig(real.Tx, "other-chain", 4), "signed for another chain id")
+	require.Equal(t, history.SigInvalid, CheckSig(standIn.Tx, oracle.DefaultChainID, 5), "signed for another account number")
 
 	other := keys.PrivKeyFromSeed("someone else")
 	spoof, err := tx.Build(keys.StandInSigner{Key: other}, testEnv, msg)
 	require.NoError(t, err)
-	require.Equal(t, SigInvalid, CheckSig(spoof.Tx, oracle.DefaultChainID, 4), "the key is not the signer's")
+	require.Equal(t, history.SigInvalid, CheckSig(spoof.Tx, oracle.DefaultChainID, 4), "the key is not the signer's")
 }
 
 func TestQueryAndValueOfEveryPath(t *testing.T) {
 	data, err := abciquery.SubmitDataRequest(7, 15, "guru1p")
 	require.NoError(t, err)
 	q := QueryOf(cometrpc.ABCIQueryParams{Path: abciquery.PathSubmitData, Data: data, Height: 3})
-	require.Equal(t, &Query{Path: abciquery.PathSubmitData, Height: 3, RequestID: 7, Nonce: 15, Provider: "guru1p"}, q)
+	require.Equal(t, &history.Query{Path: abciquery.PathSubmitData, Height: 3, RequestID: 7, Nonce: 15, Provider: "guru1p"}, q)
 
 	data, err = abciquery.AccountRequest(testSelf)
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestQueryAndValueOfEveryPath(t *testing.T) {
 	v, err := abciquery.AccountResponse(abciquery.Account{Address: testSelf, AccountNumber: 4, Sequence: 10,
 		PubKey: testKey.PubKey().Bytes()})
 	require.NoError(t, err)
-	require.Equal(t, &Account{Address: testSelf, AccountNumber: 4, Sequence: 10,
+	require.Equal(t, &history.Account{Address: testSelf, AccountNumber: 4, Sequence: 10,
 		PubKey: hex.EncodeToString(testKey.PubKey().Bytes())}, ValueOf(abciquery.PathAccount, v).Account)
 
 	v, err = abciquery.DocsResponse(nil)
@@ -122,7 +123,7 @@ func TestQueryAndValueOfEveryPath(t *testing.T) {
 	require.Empty(t, docs.Docs)
 	v, err = abciquery.DocsResponse([]*oraclev1.OracleRequestDoc{testDoc()})
 	require.NoError(t, err)
-	require.Equal(t, []Doc{DocFromProto(testDoc())}, ValueOf(abciquery.PathDocs, v).Docs)
+	require.Equal(t, []history.Doc{DocFromProto(testDoc())}, ValueOf(abciquery.PathDocs, v).Docs)
 
 	v, err = abciquery.DocResponse(testDoc())
 	require.NoError(t, err)
@@ -131,12 +132,12 @@ func TestQueryAndValueOfEveryPath(t *testing.T) {
 	sub := &oraclev1.SubmitDataSet{RequestId: 7, Nonce: 15, RawData: "1", Provider: "p", Signature: "s"}
 	v, err = abciquery.SubmitDataResponse([]*oraclev1.SubmitDataSet{sub})
 	require.NoError(t, err)
-	require.Equal(t, []Submission{{RequestID: 7, Nonce: 15, RawData: "1", Provider: "p", Signature: "s"}},
+	require.Equal(t, []history.Submission{{RequestID: 7, Nonce: 15, RawData: "1", Provider: "p", Signature: "s"}},
 		ValueOf(abciquery.PathSubmitData, v).Submissions)
 
 	v, err = abciquery.DataResponse(&oraclev1.DataSet{RequestId: 7, Nonce: 15, BlockHeight: 3, BlockTime: 99, RawData: "1"})
 	require.NoError(t, err)
-	require.Equal(t, &DataSet{RequestID: 7, Nonce: 15, BlockHeight: 3, BlockTime: 99, RawData: "1"},
+	require.Equal(t, &history.DataSet{RequestID: 7, Nonce: 15, BlockHeight: 3, BlockTime: 99, RawData: "1"},
 		ValueOf(abciquery.PathData, v).DataSet)
 
 	require.NotEmpty(t, ValueOf(abciquery.PathData, []byte{0xff}).DecodeErr)
@@ -148,14 +149,14 @@ func TestResultSummaries(t *testing.T) {
 	require.NoError(t, err)
 	ok := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryOK(v, 12))
 	require.Equal(t, int64(12), ok.Height)
-	var okIn RPCResult
-	var okValue QueryValue
+	var okIn history.RPCResult
+	var okValue history.QueryValue
 	require.Equal(t, ok, ResultOfQueryIn(&okIn, &okValue, abciquery.PathDoc, cometrpc.QueryOK(v, 12)))
 	require.Same(t, &okValue, okIn.Value)
 	require.Equal(t, uint64(7), ok.Value.Doc.RequestID)
 
-	var in RPCResult
-	var qv QueryValue
+	var in history.RPCResult
+	var qv history.QueryValue
 	same := ResultOfQueryIn(&in, &qv, abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
 	require.Same(t, &in, same)
 	failed := ResultOfQuery(abciquery.PathDoc, cometrpc.QueryFailed(abciquery.DocNotFound(9), 12))
@@ -166,10 +167,10 @@ func TestResultSummaries(t *testing.T) {
 	require.Nil(t, failed.Value)
 
 	br := ResultOfBroadcast(cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")))
-	require.Equal(t, &RPCResult{Code: 32, Log: "x: incorrect account sequence", Codespace: "sdk", Hash: "ABCD"}, br)
+	require.Equal(t, &history.RPCResult{Code: 32, Log: "x: incorrect account sequence", Codespace: "sdk", Hash: "ABCD"}, br)
 	// The tx's own hash is taken when the answer's is its bytes, and only then.
 	for _, known := range []string{"ABCD", "abcd", "ABCE", "ABC", ""} {
-		var in RPCResult
+		var in history.RPCResult
 		got := ResultOfBroadcastIn(&in, cometrpc.BroadcastRejected([]byte{0xab, 0xcd}, oracle.Errorf(32, "x")), known)
 		require.Same(t, &in, got)
 		require.Equal(t, br, got, known)
@@ -177,9 +178,9 @@ func TestResultSummaries(t *testing.T) {
 
 	bt := time.Date(2030, 1, 1, 0, 0, 57, 0, time.UTC)
 	st := ResultOfStatus(cometrpc.NewStatus(oracle.DefaultChainID, 57, bt, bt))
-	require.Equal(t, &RPCResult{Height: 57, BlockTime: bt, Network: oracle.DefaultChainID}, st)
+	require.Equal(t, &history.RPCResult{Height: 57, BlockTime: bt, Network: oracle.DefaultChainID}, st)
 
-	require.Equal(t, &RPCResult{ErrCode: -32603, ErrMessage: "Internal error", ErrData: oracle.RPCErrMempoolFull},
+	require.Equal(t, &history.RPCResult{ErrCode: -32603, ErrMessage: "Internal error", ErrData: oracle.RPCErrMempoolFull},
 		ResultOfError(cometrpc.ErrInternal(oracle.RPCErrMempoolFull)))
 }
 
