@@ -89,7 +89,7 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		r, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
-			Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
+			Profile: oracleconform.Profile{Argv: []string{converge, "oracled", "--home", "{home}"}}})
 		cancel()
 		require.NoError(t, err)
 		res = r
@@ -172,7 +172,7 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 			}
 			results[i], errs[i] = oracleconform.Run(ctx, oracleconform.Options{Dir: dir, Seed: uint64(10 + i),
 				Script:  script,
-				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend}}})
+				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend, "--home", "{home}"}}})
 		}()
 	}
 	wg.Wait()
