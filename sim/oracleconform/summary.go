@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wsconverge/converge/contracts/judge"
+	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
 )
 
@@ -68,7 +69,10 @@ type Answer struct {
 	Code     uint32 `json:"code,omitempty"`
 	RPCError bool   `json:"rpc_error,omitempty"`
 	Log      string `json:"log"`
-	Injected bool   `json:"injected,omitempty"` // the script's F11, not the daemon's doing
+	// ByScript names the script's fault that brought the answer about
+	// ("F11": injected; "F9": the same-key intruder took the sequence;
+	// "F12": the lost answer's tx met the cache), "" when the daemon's own.
+	ByScript string `json:"by_script,omitempty"`
 	Count    int    `json:"count"`
 	Texts    int    `json:"texts"`
 }
@@ -85,8 +89,12 @@ func (a Answer) String() string {
 	if a.Texts > 1 {
 		fmt.Fprintf(&b, " (and %d other texts)", a.Texts-1)
 	}
-	if a.Injected {
-		b.WriteString(" injected by the script")
+	switch a.ByScript {
+	case "":
+	case "F11":
+		b.WriteString(" injected by the script (F11)")
+	default:
+		fmt.Fprintf(&b, " during the script's %s", a.ByScript)
 	}
 	fmt.Fprintf(&b, " ×%d", a.Count)
 	return b.String()
@@ -102,21 +110,21 @@ type answers struct {
 type answerKey struct {
 	code     uint32
 	rpc      string // the RPC error's reason, up to its first ':'
-	injected bool
+	byScript string
 }
 
-func (as *answers) add(code uint32, rpcErr, log string, injected bool) {
+func (as *answers) add(code uint32, rpcErr, log, byScript string) {
 	if as.by == nil {
 		as.by, as.texts = map[answerKey]*Answer{}, map[answerKey]map[string]bool{}
 	}
-	k := answerKey{code: code, injected: injected}
+	k := answerKey{code: code, byScript: byScript}
 	if rpcErr != "" {
 		k.rpc, _, _ = strings.Cut(rpcErr, ":")
 		log = rpcErr
 	}
 	a := as.by[k]
 	if a == nil {
-		a = &Answer{Code: code, RPCError: rpcErr != "", Log: log, Injected: injected}
+		a = &Answer{Code: code, RPCError: rpcErr != "", Log: log, ByScript: byScript}
 		as.by[k], as.texts[k] = a, map[string]bool{}
 	}
 	a.Count++
@@ -144,22 +152,30 @@ func summarize(r *Result) Summary {
 	var rejected, failed, waived answers
 	life, signal := 0, ""
 	ends := map[int]Lifetime{}
+	active := map[string]bool{} // the script's fault windows open
 	for i := range r.Events {
 		e := &r.Events[i]
 		switch {
+		case e.Fault != nil:
+			switch e.Fault.Phase {
+			case history.FaultStart:
+				active[e.Fault.ID] = true
+			case history.FaultEnd:
+				delete(active, e.Fault.ID)
+			}
 		case e.CheckTx != nil && e.CheckTx.Origin == history.OriginSUT:
 			c := e.CheckTx
 			s.Broadcasts++
 			if c.RPCError == "" && c.Code == 0 {
 				s.Admitted++
 			} else {
-				rejected.add(c.Code, c.RPCError, c.Log, c.Injected)
+				rejected.add(c.Code, c.RPCError, c.Log, byScript(c, active))
 			}
 		case e.Deliver != nil && e.Deliver.Origin == history.OriginSUT:
 			if e.Deliver.Code == 0 {
 				s.Committed++
 			} else {
-				failed.add(e.Deliver.Code, "", e.Deliver.Log, false)
+				failed.add(e.Deliver.Code, "", e.Deliver.Log, "")
 			}
 		case e.Block != nil:
 			for _, c := range e.Block.Completes {
@@ -198,7 +214,7 @@ func summarize(r *Result) Summary {
 	s.Rejected, s.FailedInBlock = rejected.list(), failed.list()
 	for _, w := range r.Waived {
 		for range w.Txs {
-			waived.add(w.Code, "", w.Log, false)
+			waived.add(w.Code, "", w.Log, "")
 		}
 	}
 	s.Waived = waived.list()
@@ -206,8 +222,25 @@ func summarize(r *Result) Summary {
 		s.Violations = len(r.Report.Violations)
 		s.ViolatedCheckers = len(violatedCheckers(r.Report))
 	}
-	s.Cause = cause(s)
+	if r.Diagnostic || r.Failed() {
+		s.Cause = cause(s) // a run that passed needs none
+	}
 	return s
+}
+
+// byScript names the script's fault behind a rejection, if any: F11's
+// injected codes, the code 32 of F9's intruder, and the cache hit of the
+// tx whose answer F12 lost (held by F15).
+func byScript(c *history.CheckTx, active map[string]bool) string {
+	switch {
+	case c.Injected:
+		return "F11"
+	case c.RPCError == "" && c.Code == oracle.CodeWrongSequence && active["F9"]:
+		return "F9"
+	case c.RPCError != "" && strings.HasPrefix(c.RPCError, oracle.RPCErrTxInCache) && active["F15"]:
+		return "F12"
+	}
+	return ""
 }
 
 // violatedCheckers are the checkers with a violation, in the report's
@@ -222,15 +255,21 @@ func violatedCheckers(rep *judge.Report) []string {
 	return out
 }
 
+// waivable reports whether --admit-unverified lets a rejection pass: the
+// message checks (codes 7, 18) and the signer and signature checks (4).
+func waivable(a Answer) bool {
+	return !a.RPCError && (a.Code == oracle.CodeInvalidRequest || a.Code == oracle.CodeInvalidAddress || a.Code == oracle.CodeUnauthorized)
+}
+
 // cause is the first wall the counts show, if one stands out.
 func cause(s Summary) string {
-	genuine := 0 // rejections the script did not inject
+	genuine := 0 // rejections the script did not bring about
 	var first *Answer
 	if len(s.Rejected) > 0 {
 		first = &s.Rejected[0]
 	}
 	for i, a := range s.Rejected {
-		if !a.Injected {
+		if a.ByScript == "" {
 			if genuine == 0 {
 				first = &s.Rejected[i]
 			}
@@ -244,8 +283,12 @@ func cause(s Summary) string {
 		return "the daemon ended on its own before it broadcast a single tx: see its output"
 	case s.Broadcasts == 0:
 		return "the daemon never broadcast a tx"
-	case s.Admitted == 0:
-		return fmt.Sprintf("no broadcast of the daemon was admitted (first of all %s): every contract after admission is judged on a daemon that never got a tx into a block; --admit-unverified shows what it would do next (a diagnostic run, no conformance claim)", first)
+	case s.Admitted == 0 && genuine > 0:
+		msg := fmt.Sprintf("no broadcast of the daemon was admitted (most often %s): every contract after admission is judged on a daemon that never got a tx into a block", first)
+		if waivable(*first) {
+			msg += "; --admit-unverified shows what it would do next (a diagnostic run, no conformance claim)"
+		}
+		return msg
 	case genuine*2 > s.Broadcasts:
 		return fmt.Sprintf("most of the daemon's broadcasts were rejected (%s)", first)
 	case s.Committed == 0:
