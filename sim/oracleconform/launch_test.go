@@ -188,17 +188,27 @@ func bentDaemon(t *testing.T) string {
 }
 
 // untilBroadcasts launches the daemon and waits for n answered broadcasts
-// of its submissions, then stops it with SIGTERM: enough of a script to
-// see what the chain answers it.
-func untilBroadcasts(n int) Script {
+// of its submissions (and, with commit, for one of its txs committed),
+// then stops it with SIGTERM: enough of a script to see what the chain
+// answers it.
+func untilBroadcasts(n int, commit bool) Script {
 	return Script{Period: 5 * time.Second, PoolSize: 3, Limit: 60 * time.Second, Steps: []Step{
 		stepLaunch(),
 		{Name: "answered broadcasts", Budget: 30 * time.Second, run: func(ctx context.Context, r *runner) error {
-			seen := 0
-			return r.await(ctx, r.w.watch.mark(), "answered broadcasts", onAnswer(func(answer) bool {
+			seen, answered, committed := 0, false, !commit
+			count := onAnswer(func(answer) bool {
 				seen++
 				return seen >= n
-			}))
+			})
+			return r.await(ctx, r.w.watch.mark(), "answered broadcasts", func(e *history.Event) bool {
+				if count(e) {
+					answered = true
+				}
+				if e.Deliver != nil && e.Deliver.Origin == history.OriginSUT && e.Deliver.Code == 0 {
+					committed = true
+				}
+				return answered && committed
+			})
 		}},
 		{Name: "SIGTERM", Budget: shutdownWait, final: true, run: func(_ context.Context, r *runner) error {
 			return r.stop(syscall.SIGTERM, shutdownWait)
@@ -224,15 +234,17 @@ func TestReportOpensWithTheCauseAndTheDiagnosticModeGetsPastIt(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		plain, perr = Run(context.Background(), Options{Dir: t.TempDir(), Seed: 31, Script: untilBroadcasts(3), Profile: prof})
+		plain, perr = Run(context.Background(), Options{Dir: t.TempDir(), Seed: 31, Script: untilBroadcasts(3, false), Profile: prof})
 	}()
 	go func() {
 		defer wg.Done()
-		diag, derr = Run(context.Background(), Options{Dir: t.TempDir(), Seed: 32, Script: untilBroadcasts(3), Profile: prof, AdmitUnverified: true})
+		diag, derr = Run(context.Background(), Options{Dir: t.TempDir(), Seed: 32, Script: untilBroadcasts(3, true), Profile: prof, AdmitUnverified: true})
 	}()
 	wg.Wait()
 	require.NoError(t, perr)
 	require.NoError(t, derr)
+	require.Empty(t, plain.Unmet)
+	require.Empty(t, diag.Unmet)
 
 	s := plain.Summary
 	require.GreaterOrEqual(t, s.Broadcasts, 3)
