@@ -68,6 +68,8 @@ func TestOracleConformDiagnosticRunExitsFour(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "gone\n", string(out))
 
+	// Without --dir: the temporary sandbox of a run that did not pass is
+	// kept (and removed here).
 	code, stdout, errOut = invoke(t, nil, "oracle", "conform", "--short", "--admit-unverified", "--json",
 		"--daemon", "/bin/sh -c 'exit 0'", "--args", "")
 	require.Equal(t, ExitDiagnostic, code, "%s\n%s", stdout, errOut)
@@ -85,7 +87,7 @@ func TestOracleConformDiagnosticRunExitsFour(t *testing.T) {
 // A daemon that cannot be launched is an infrastructure failure, not a
 // verdict.
 func TestOracleConformMissingBinaryIsExitThree(t *testing.T) {
-	code, _, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", filepath.Join(t.TempDir(), "no-such-daemon"))
+	code, _, errOut := invoke(t, nil, "oracle", "conform", "--short", "--dir", t.TempDir(), "--daemon", filepath.Join(t.TempDir(), "no-such-daemon"))
 	require.Equal(t, ExitError, code, errOut)
 }
 
@@ -97,7 +99,7 @@ func TestOracleConformFailsABentDaemon(t *testing.T) {
 	}
 	dir, bin := buildBentOracled(t)
 	junit := filepath.Join(dir, "conform.xml")
-	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--dir", t.TempDir(), "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
 	require.Regexp(t, `o14-shutdown\s+violated`, stdout)
 	require.Contains(t, stdout, "FAIL:")
@@ -113,7 +115,7 @@ func TestOracleConformJSON(t *testing.T) {
 		t.Skip("a real-time run of about 10 s")
 	}
 	_, bin := buildBentOracled(t)
-	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--daemon", bin+" --bend 'term-exit-1'")
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--dir", t.TempDir(), "--daemon", bin+" --bend 'term-exit-1'")
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
 	var rep conformReport
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
