@@ -8,6 +8,7 @@ require (
 	github.com/creachadair/taskgroup v0.14.5
 	github.com/decred/dcrd/bech32 v1.1.4
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1
+	github.com/dvsekhvalnov/jose2go v1.11.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jackc/tern/v2 v2.3.4

@@ -792,6 +792,15 @@ func cases() []tcase {
 
 		{"SIGTERM during a GET", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, ms(100), false, nil) }, judge.Pass, ""},
 		{"exit status 1", nameShutdown, func() (Params, []history.Event) { return stopDuring(1, ms(100), false, nil) }, judge.Violated, "exit status 1 after SIGTERM"},
+		{"killed by the signal itself", nameShutdown, func() (Params, []history.Event) {
+			p, evs := stopDuring(-1, ms(100), false, nil)
+			for i := range evs {
+				if evs[i].Proc != nil && evs[i].Proc.Action == history.ProcExit {
+					evs[i].Proc.Signal = "SIGTERM" // the default action: no handler
+				}
+			}
+			return p, evs
+		}, judge.Violated, "killed by SIGTERM after SIGTERM"},
 		{"GET after the signal", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, sec(3), true, nil) }, judge.Violated, "GET 1.995s after SIGTERM"},
 		{"exit after T_sd", nameShutdown, func() (Params, []history.Event) { return stopDuring(0, 45*time.Second, false, nil) }, judge.Violated, "T_sd"},
 		{"a panic trace", nameShutdown, func() (Params, []history.Event) {

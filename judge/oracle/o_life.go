@@ -84,7 +84,7 @@ func (c *shutdown) proc(s *State, e *history.Event, r *judge.Report, bound time.
 			return
 		}
 		if p.Status != 0 && (l.FatalAt.IsZero() || l.FatalAt.After(c.at)) {
-			r.Flag(fmt.Sprintf("life %d", l.ID), e.At, fmt.Sprintf("exit status %d after %s", p.Status, l.Signal), c.seq, e.Seq)
+			r.Flag(fmt.Sprintf("life %d", l.ID), e.At, fmt.Sprintf("%s after %s", p.ExitText(), l.Signal), c.seq, e.Seq)
 		}
 		if e.At.After(c.at.Add(bound)) && !c.late {
 			c.late = true

@@ -58,8 +58,8 @@ func (c *resubscribe) Observe(s *State, e *history.Event, r *judge.Report) {
 			exercise(s, r, c, "a non-zero exit")
 			if l.FatalAt.IsZero() {
 				r.Flag(fmt.Sprintf("life %d", l.ID), e.At,
-					fmt.Sprintf("exit status %d with no signal, but only %d re-subscription attempts in a row failed (fatal after %d)",
-						e.Proc.Status, l.wsFailures, s.P.MaxAttempts), e.Seq)
+					fmt.Sprintf("%s with no signal of the harness, but only %d re-subscription attempts in a row failed (fatal after %d)",
+						e.Proc.ExitText(), l.wsFailures, s.P.MaxAttempts), e.Seq)
 			}
 		}
 	case e.WS != nil:

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/wsconverge/converge/wire/proto/cosmos/auth/v1beta1"
+	_ "github.com/wsconverge/converge/wire/proto/cosmos/crypto/keyring/v1"
 	_ "github.com/wsconverge/converge/wire/proto/cosmos/evm/crypto/v1/ethsecp256k1"
 	_ "github.com/wsconverge/converge/wire/proto/cosmos/tx/v1beta1"
 	_ "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
@@ -72,11 +73,17 @@ var specFields = map[string][]string{
 	"cosmos.auth.v1beta1.BaseAccount": {
 		"1 address string", "2 pub_key google.protobuf.Any", "3 account_number uint64", "4 sequence uint64",
 	},
-	"cosmos.auth.v1beta1.QueryAccountRequest":            {"1 address string"},
-	"cosmos.auth.v1beta1.QueryAccountResponse":           {"1 account google.protobuf.Any"},
-	"cosmos.evm.crypto.v1.ethsecp256k1.PubKey":           {"1 key bytes"},
-	"cosmos.evm.crypto.v1.ethsecp256k1.PrivKey":          {"1 key bytes"},
-	"guru.oracle.v1.MsgSubmitOracleDataResponse":         {},
+	"cosmos.auth.v1beta1.QueryAccountRequest":    {"1 address string"},
+	"cosmos.auth.v1beta1.QueryAccountResponse":   {"1 account google.protobuf.Any"},
+	"cosmos.evm.crypto.v1.ethsecp256k1.PubKey":   {"1 key bytes"},
+	"cosmos.evm.crypto.v1.ethsecp256k1.PrivKey":  {"1 key bytes"},
+	"guru.oracle.v1.MsgSubmitOracleDataResponse": {},
+	// Not the spec's: the Cosmos SDK keyring's record (SDK >= 0.46), the
+	// fields `oracle conform --key-format cosmos-test-keyring` writes.
+	"cosmos.crypto.keyring.v1.Record": {
+		"1 name string", "2 pub_key google.protobuf.Any", "3 local cosmos.crypto.keyring.v1.Record.Local",
+	},
+	"cosmos.crypto.keyring.v1.Record.Local":              {"1 priv_key google.protobuf.Any"},
 	"guru.oracle.v1.MsgRegisterOracleRequestDocResponse": {"1 request_id uint64"},
 	"guru.oracle.v1.MsgUpdateOracleRequestDocResponse":   {"1 request_id uint64"},
 }

@@ -35,6 +35,9 @@ const (
 	// ExitError: the run could not be carried out (a system that cannot
 	// be built, a file that cannot be written).
 	ExitError = 3
+	// ExitDiagnostic: a diagnostic run finished (`oracle conform
+	// --admit-unverified`): it makes no conformance claim either way.
+	ExitDiagnostic = 4
 	// ExitInterrupted: stopped by SIGINT or SIGTERM.
 	ExitInterrupted = 130
 )

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,12 +18,76 @@ func TestOracleConformUsage(t *testing.T) {
 	code, _, errOut = invoke(t, nil, "oracle", "conform", "--daemon", `mydaemon "unterminated`)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errOut, "unterminated double quote")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--key-format", "pem"}, `--key-format: unknown key format "pem": use converge-json or cosmos-test-keyring`},
+		{[]string{"--args", "--node {node}"}, "command: unknown placeholder {node}: use {address} {chain_id} {config}"},
+		{[]string{"--args", "--grpc {grpc}"}, "command: {grpc}: the façade serves no gRPC"},
+		{[]string{"--config-path", "/etc/oracled/config.toml"}, "is not inside the sandbox home; a daemon that reads its config from a fixed path needs a wrapper"},
+		{[]string{"--key-cmd", "add {keyname}"}, "key command: unknown placeholder {keyname}"},
+		{[]string{"--args", `"open`}, "--args: unterminated double quote"},
+	} {
+		code, out, errOut := invoke(t, nil, append([]string{"oracle", "conform", "--daemon", "mydaemon"}, tc.args...)...)
+		require.Equal(t, ExitUsage, code, "%v", tc.args)
+		require.Empty(t, out)
+		require.Contains(t, errOut, tc.want, "%v", tc.args)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		require.Len(t, lines, 2, "one line, and the pointer to --help: %q", errOut)
+		require.Contains(t, lines[0], tc.want)
+	}
+}
+
+// --help shows the placeholders, the key formats, the diagnostic mode
+// with its exit status, what a run's length depends on, and a wrapper for
+// a daemon that reads its config from its own path.
+func TestOracleConformHelp(t *testing.T) {
+	code, out, _ := invoke(t, nil, "oracle", "conform", "--help")
+	require.Equal(t, ExitOK, code)
+	for _, want := range []string{"{home}", "{config}", "{endpoint}", "{ws}", "{chain_id}", "{key_name}", "no gRPC",
+		"--args", "--config-path", "--key-format", "cosmos-test-keyring", "converge-json", "--admit-unverified",
+		"4 a diagnostic run", "time converge oracle conform", "wrap.sh", `exec /usr/local/bin/oracled "$@"`} {
+		require.Contains(t, out, want)
+	}
+}
+
+// A diagnostic run never exits 0: it exits 4 whatever the checkers found,
+// and says so first and last; its JSON is no pass. The daemon here exits
+// at once, so the run is over in seconds.
+func TestOracleConformDiagnosticRunExitsFour(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--admit-unverified", "--dir", dir,
+		"--daemon", "/bin/sh -c 'echo gone; exit 0'", "--args", "")
+	require.Equal(t, ExitDiagnostic, code, "%s\n%s", stdout, errOut)
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	require.Contains(t, lines[0], "NO CONFORMANCE CLAIM")
+	require.Contains(t, lines[len(lines)-1], "NO CONFORMANCE CLAIM")
+	require.Contains(t, stdout, "life 1:     exit status 0, on its own; output: "+filepath.Join(dir, "output", "life-1.stdout"))
+	out, err := os.ReadFile(filepath.Join(dir, "output", "life-1.stdout"))
+	require.NoError(t, err)
+	require.Equal(t, "gone\n", string(out))
+
+	// Without --dir: the temporary sandbox of a run that did not pass is
+	// kept (and removed here).
+	code, stdout, errOut = invoke(t, nil, "oracle", "conform", "--short", "--admit-unverified", "--json",
+		"--daemon", "/bin/sh -c 'exit 0'", "--args", "")
+	require.Equal(t, ExitDiagnostic, code, "%s\n%s", stdout, errOut)
+	var rep conformReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	require.True(t, rep.Diagnostic)
+	require.False(t, rep.Pass)
+	require.Equal(t, 1, rep.Summary.Lifetimes)
+	require.Equal(t, []string{"/bin/sh", "-c", "exit 0"}, rep.Command)
+	require.True(t, rep.OutputKept, "a run that did not pass keeps its temporary sandbox")
+	require.FileExists(t, rep.Lifetimes[0].Stdout)
+	_ = os.RemoveAll(filepath.Dir(filepath.Dir(rep.Lifetimes[0].Stdout)))
 }
 
 // A daemon that cannot be launched is an infrastructure failure, not a
 // verdict.
 func TestOracleConformMissingBinaryIsExitThree(t *testing.T) {
-	code, _, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", filepath.Join(t.TempDir(), "no-such-daemon"))
+	code, _, errOut := invoke(t, nil, "oracle", "conform", "--short", "--dir", t.TempDir(), "--daemon", filepath.Join(t.TempDir(), "no-such-daemon"))
 	require.Equal(t, ExitError, code, errOut)
 }
 
@@ -34,7 +99,7 @@ func TestOracleConformFailsABentDaemon(t *testing.T) {
 	}
 	dir, bin := buildBentOracled(t)
 	junit := filepath.Join(dir, "conform.xml")
-	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--dir", t.TempDir(), "--daemon", bin+" --bend 'term-exit-1'", "--junit", junit)
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
 	require.Regexp(t, `o14-shutdown\s+violated`, stdout)
 	require.Contains(t, stdout, "FAIL:")
@@ -50,7 +115,7 @@ func TestOracleConformJSON(t *testing.T) {
 		t.Skip("a real-time run of about 10 s")
 	}
 	_, bin := buildBentOracled(t)
-	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--daemon", bin+" --bend 'term-exit-1'")
+	code, stdout, errOut := invoke(t, nil, "oracle", "conform", "--short", "--json", "--dir", t.TempDir(), "--daemon", bin+" --bend 'term-exit-1'")
 	require.Equal(t, ExitFailed, code, "%s\n%s", stdout, errOut)
 	var rep conformReport
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
@@ -61,6 +126,15 @@ func TestOracleConformJSON(t *testing.T) {
 	require.Regexp(t, `^\+\d\d:\d\d:\d\d`, rep.Violations[0].At)
 	require.NotEmpty(t, rep.Steps)
 	require.Equal(t, rep.Stalled, rep.HarnessLateMS > 50)
+	// The summary, and the command as launched: the default --args.
+	require.Equal(t, 2, rep.Summary.Lifetimes)
+	require.Positive(t, rep.Summary.Broadcasts)
+	require.Equal(t, []string{bin, "--bend", "term-exit-1", "--home"}, rep.Command[:4])
+	require.False(t, rep.Diagnostic)
+	require.Len(t, rep.Lifetimes, 2)
+	require.Equal(t, "killed by SIGKILL", rep.Lifetimes[0].Ended)
+	require.Equal(t, "exit status 1", rep.Lifetimes[1].Ended)
+	require.Equal(t, "SIGTERM", rep.Lifetimes[1].AfterSignal)
 }
 
 // buildBentOracled builds the bent reference daemon into a new temporary

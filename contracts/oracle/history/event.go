@@ -1,6 +1,7 @@
 package history
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
@@ -87,6 +88,16 @@ type Proc struct {
 	CrashCall int
 	Output    string
 	Detail    string
+}
+
+// ExitText says how an exit record's lifetime ended: "killed by SIGKILL"
+// when a signal ended the process (its status is then -1, which says
+// nothing), otherwise "exit status N".
+func (p *Proc) ExitText() string {
+	if p.Signal != "" && p.Status < 0 {
+		return "killed by " + p.Signal
+	}
+	return "exit status " + strconv.Itoa(p.Status)
 }
 
 // ---- rpc ----

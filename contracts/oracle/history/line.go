@@ -116,13 +116,17 @@ func (l line) at(k string, t time.Time) {
 
 func (l line) proc(p *Proc) {
 	l.w("proc ", string(p.Action))
-	if p.Signal != "" {
+	killed := p.Action == ProcExit && p.Signal != "" && p.Status < 0
+	switch {
+	case killed:
+		l.w(" ", p.ExitText()) // not "status=-1"
+	case p.Signal != "":
 		l.w(" ", p.Signal)
 	}
 	if p.CrashCall != 0 {
 		l.i("call", int64(p.CrashCall))
 	}
-	if p.Action == ProcExit {
+	if p.Action == ProcExit && !killed {
 		l.i("status", int64(p.Status))
 	}
 	if p.Output != "" {

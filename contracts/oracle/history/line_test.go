@@ -23,6 +23,8 @@ func TestLineRendersEachKind(t *testing.T) {
 	}{
 		{Event{Kind: KindProc, Life: 2, Proc: &Proc{Action: ProcExit, Signal: "SIGTERM", Status: 0}},
 			[]string{"+00:01:02.000 #5 L2 proc exit SIGTERM status=0"}},
+		{Event{Kind: KindProc, Life: 1, Proc: &Proc{Action: ProcExit, Signal: "SIGKILL", Status: -1}},
+			[]string{"L1 proc exit killed by SIGKILL"}},
 		{Event{Kind: KindRPC, Life: 1, RPC: &RPC{Call: 57, Phase: PhaseRecv, Method: "broadcast_tx_sync", ID: "31",
 			Tx: &Tx{Hash: "3F2A0000000000009C1D", Signer: self, Sequence: 4, GasLimit: 70000, Msgs: []Msg{submit}}}},
 			[]string{"L1 rpc.recv c57 broadcast_tx_sync id=31 tx=3F2A00000000 signer=guru1qyfk2x…6va3 seq=4 gas=70000",

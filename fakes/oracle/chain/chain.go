@@ -82,6 +82,9 @@ type Chain struct {
 	injectCode uint32
 	injectLeft int
 	skew       time.Duration
+	// waived counts the checks Params.AdmitUnverified let pass in
+	// admitted txs.
+	waived map[Waiver]int
 }
 
 // account is one account in both states: committed (seq, balance) and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 
@@ -67,6 +68,9 @@ type sutRoom struct {
 	key     [32]byte
 	feeCoin [1]tx.Coin // feeCoins when it has one
 	pubKey  []byte     // signer_infos[0]'s compressed key, as sent
+	// waived are the checks of the attempt in progress that
+	// Params.AdmitUnverified let pass.
+	waived []Waiver
 	// given is the caller's record of the bytes (see
 	// BroadcastTxSyncRecorded): rec is made from it.
 	given *history.Tx
@@ -408,6 +412,9 @@ func (c *Chain) routine(origin history.Origin, ok bool) bool {
 // (row 4), the stateful ones (rows 5–8, and the signature in verifying
 // mode), then an injected code (F11) replaces the answer for the SUT.
 func (c *Chain) checkNew(m *memTx, out *Admission) {
+	if m.sut != nil {
+		m.sut.waived = m.sut.waived[:0]
+	}
 	err := c.decode(m)
 	if err == nil {
 		err = c.stateless(m)
@@ -423,7 +430,61 @@ func (c *Chain) checkNew(m *memTx, out *Admission) {
 	if err != nil {
 		ce := asCodeError(err)
 		out.Code, out.Log = ce.Code, ce.Log()
+		return
 	}
+	if m.sut != nil {
+		for _, w := range m.sut.waived {
+			if c.waived == nil {
+				c.waived = map[Waiver]int{}
+			}
+			c.waived[w]++
+		}
+	}
+}
+
+// Waiver is a check Params.AdmitUnverified let pass: the code and log the
+// chain would have answered.
+type Waiver struct {
+	Code uint32
+	Log  string
+}
+
+// WaiverCount is how many admitted txs a waiver let in.
+type WaiverCount struct {
+	Waiver
+	Txs int
+}
+
+// Waived lists the checks Params.AdmitUnverified let pass in txs that were
+// then admitted, the most frequent first.
+func (c *Chain) Waived() []WaiverCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]WaiverCount, 0, len(c.waived))
+	for w, n := range c.waived {
+		out = append(out, WaiverCount{Waiver: w, Txs: n})
+	}
+	slices.SortFunc(out, func(a, b WaiverCount) int {
+		if a.Txs != b.Txs {
+			return b.Txs - a.Txs
+		}
+		if a.Code != b.Code {
+			return int(a.Code) - int(b.Code)
+		}
+		return strings.Compare(a.Log, b.Log)
+	})
+	return out
+}
+
+// waive reports whether the failed check err of the SUT's tx m is let
+// pass (Params.AdmitUnverified), and keeps it on m.
+func (c *Chain) waive(m *memTx, err error) bool {
+	if !c.p.AdmitUnverified || m.sut == nil || m.origin != history.OriginSUT {
+		return false
+	}
+	ce := asCodeError(err)
+	m.sut.waived = append(m.sut.waived, Waiver{Code: ce.Code, Log: ce.Log()})
+	return true
 }
 
 // decode is row 3: the strict decode of the SUT's bytes, and fee coins
@@ -458,20 +519,27 @@ func (c *Chain) stateless(m *memTx) error {
 	if t == nil {
 		t = &tx.Tx{Msgs: m.msgs}
 	}
-	if err := tx.ValidateBasic(t); err != nil {
+	if err := tx.ValidateBasic(t); err != nil && !c.waive(m, err) {
 		return err
 	}
 	for _, msg := range m.msgs[1:] {
 		if tx.MsgSigner(msg) != m.signAddr {
-			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got 2")
+			if err := oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got 2"); !c.waive(m, err) {
+				return err
+			}
+			break
 		}
 	}
 	if m.own == nil {
 		if n := len(m.tx.AuthInfo.GetSignerInfos()); n != 1 {
-			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got %d", n)
+			if err := oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signers; expected 1, got %d", n); !c.waive(m, err) {
+				return err
+			}
 		}
 		if n := len(m.tx.Raw.GetSignatures()); n != 1 {
-			return oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n)
+			if err := oracle.Errorf(oracle.CodeUnauthorized, "wrong number of signatures; expected 1, got %d", n); !c.waive(m, err) {
+				return err
+			}
 		}
 	}
 	// No allocation of its own for a tx that pays in one coin of the
@@ -529,7 +597,7 @@ func (c *Chain) stateful(m *memTx, verify bool) error {
 		if t == nil {
 			return oracle.Errorf(oracle.CodeUnauthorized, "tx could not be signed")
 		}
-		if err := tx.VerifySignature(t, c.p.ChainID, a.number); err != nil {
+		if err := tx.VerifySignature(t, c.p.ChainID, a.number); err != nil && !c.waive(m, err) {
 			return err
 		}
 	}

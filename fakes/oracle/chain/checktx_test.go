@@ -337,3 +337,58 @@ func TestBroadcastTxSyncRecordedRecordsAsTheChain(t *testing.T) {
 	want := tx.SubmissionMsg(sutAddr, 1, 1, "1").GetDataSet()
 	require.True(t, proto.Equal(want, subsRec[0]), "the round keeps what was submitted: %v", subsRec[0])
 }
+
+// AdmitUnverified (the conformance harness's diagnostic mode) lets the
+// SUT's message and signature checks pass and counts what it let pass;
+// the fee, gas, funds and sequence rows still answer, peers are judged as
+// always, and a chain without it answers as before.
+func TestAdmitUnverifiedWaivesOnlyTheMessageAndSignatureChecks(t *testing.T) {
+	noSig := func() proto.Message {
+		m := tx.SubmissionMsg(sutAddr, 1, 1, "101.5")
+		m.DataSet.Signature = ""
+		return m
+	}
+	plain := newHarness(t)
+	res, _ := plain.c.BroadcastTxSync(sutTx(t, sutEnv(0), noSig()))
+	require.Equal(t, uint32(oracle.CodeInvalidRequest), res.Code)
+	require.Empty(t, plain.c.Waived())
+
+	h := newHarness(t, func(p *Params) { p.AdmitUnverified = true; p.VerifySignatures = true })
+	res, _ = h.c.BroadcastTxSync(sutTx(t, sutEnv(0), noSig()))
+	require.Zero(t, res.Code, res.Log)
+	require.Len(t, h.c.Mempool(), 1)
+	require.Zero(t, h.lastCheck().Code, "the record says what the daemon was told")
+
+	// A wrong sequence is still a code 32, and its waived checks are not
+	// counted: the tx was not admitted.
+	res, _ = h.c.BroadcastTxSync(sutTx(t, sutEnv(5), noSig()))
+	require.Equal(t, uint32(oracle.CodeWrongSequence), res.Code)
+	// Too low a fee is still a code 13.
+	res, _ = h.c.BroadcastTxSync(sutTx(t, func() tx.Envelope { e := sutEnv(1); e.FeeAmount = "1"; return e }(), noSig()))
+	require.Equal(t, uint32(oracle.CodeInsufficientFee), res.Code)
+
+	// Another admitted tx with the same defect.
+	res, _ = h.c.BroadcastTxSync(sutTx(t, sutEnv(1), tx.SubmissionMsg(sutAddr, 2, 1, "7")))
+	require.Zero(t, res.Code, res.Log)
+
+	// Each admitted tx's waived checks, by code and log (the verification
+	// log names the sequence, so the two txs' differ).
+	byCode := map[uint32]int{}
+	for _, w := range h.c.Waived() {
+		byCode[w.Code] += w.Txs
+		switch w.Code {
+		case oracle.CodeUnauthorized:
+			require.Contains(t, w.Log, "signature verification failed", "the stand-in signature fails verification")
+		case oracle.CodeInvalidRequest:
+			require.Contains(t, w.Log, "signature must not be empty")
+		}
+	}
+	require.Equal(t, map[uint32]int{oracle.CodeUnauthorized: 2, oracle.CodeInvalidRequest: 1}, byCode)
+
+	// A peer's defective tx is not waived.
+	h.addPeers(1)
+	r := h.register(newDoc(1, h.peers[0].Address))
+	adms, err := h.c.PeerSubmit(h.peers[0], r, history.PeerPrompt, "")
+	require.NoError(t, err)
+	require.False(t, adms[0].Admitted())
+}

@@ -43,6 +43,14 @@ type Params struct {
 	// eth_secp256k1 signature (off by default), and the chain's own
 	// moderator, peers and intruder sign for real.
 	VerifySignatures bool
+	// AdmitUnverified is a diagnostic knob, never a chain a daemon is
+	// judged against: the SUT's txs that fail only row 4's message checks
+	// (codes 7 and 18), its one-signer-one-signature check (code 4) or, in
+	// verifying mode, the signature check are admitted all the same, so
+	// that what a daemon does after admission can be seen. Each waived
+	// check of an admitted tx is counted (Chain.Waived). Rows 1–3 and 5–8
+	// (mempool, cache, decode, fee, gas, funds, sequence) still hold.
+	AdmitUnverified bool
 }
 
 // DefaultParams are the defaults of ORACLE-SPEC 4.1.

@@ -46,7 +46,7 @@ func binaries(t *testing.T) (converge, bent string) {
 		}
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-		for _, pkg := range []string{"./cmd/converge", "./scenarios/mutants/bentoracled"} {
+		for _, pkg := range []string{"./cmd/converge", "./scenarios/mutants/oracle/bentoracled"} {
 			cmd := exec.Command("go", "build", "-o", binDir+"/", pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -89,7 +89,7 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		r, err := oracleconform.Run(ctx, oracleconform.Options{Dir: t.TempDir(), Seed: 1,
-			Profile: oracleconform.Profile{Argv: []string{converge, "oracled"}}})
+			Profile: oracleconform.Profile{Argv: []string{converge, "oracled", "--home", "{home}"}}})
 		cancel()
 		require.NoError(t, err)
 		res = r
@@ -172,7 +172,7 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 			}
 			results[i], errs[i] = oracleconform.Run(ctx, oracleconform.Options{Dir: dir, Seed: uint64(10 + i),
 				Script:  script,
-				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend}}})
+				Profile: oracleconform.Profile{Argv: []string{bent, "--bend", tc.bend, "--home", "{home}"}}})
 		}()
 	}
 	wg.Wait()

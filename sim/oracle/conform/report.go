@@ -3,6 +3,7 @@ package conform
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,32 +14,63 @@ import (
 )
 
 // outputLines is how many of each lifetime's last output lines a failed
-// run's table shows.
+// run's table shows (the files keep it all).
 const outputLines = 15
+
+// moreSubjects is how many subjects of a checker's further violations
+// the table names.
+const moreSubjects = 8
+
+// DiagnosticBanner opens and closes the report of a diagnostic run.
+const DiagnosticBanner = "DIAGNOSTIC RUN (--admit-unverified): NO CONFORMANCE CLAIM. The chain admitted txs it would have rejected; no verdict below says the daemon conforms."
 
 // Failed reports whether the daemon failed: a Must violation or a harness
 // problem (a daemon that is not the provisioned provider).
 func (r *Result) Failed() bool { return r.Report.Failed() || len(r.Problems) > 0 }
 
-// WriteTable writes the verdict of every checker, then each violation
-// with its evidence as timeline lines, then the harness's problems.
+// Passed reports whether the run passed: it did not fail and was no
+// diagnostic run (a diagnostic run never passes).
+func (r *Result) Passed() bool { return !r.Failed() && !r.Diagnostic }
+
+// WriteTable writes the report: what happened (the summary, its likely
+// cause, where the daemon's output is), the verdict of every checker,
+// the violations grouped by checker (the first of each with its evidence
+// as timeline lines, then how many more), the script's steps, the
+// harness's findings, and the verdict. A diagnostic run's report begins
+// and ends with DiagnosticBanner.
 func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	contracts := oraclejudge.Contracts()
-	fmt.Fprintf(&b, "%-22s %-14s %s\n", "checker", "verdict", "situations seen")
-	for _, n := range oraclejudge.Names() {
-		fmt.Fprintf(&b, "%-22s %-14s %s\n", n, r.Report.Verdict(n), situations(r.Coverage[n]))
+	if r.Diagnostic {
+		fmt.Fprintf(&b, "%s\n\n", DiagnosticBanner)
 	}
-	for _, v := range r.Report.Violations {
+	r.writeSummary(&b)
+	contracts := oraclejudge.Contracts()
+	width := len("checker")
+	for _, n := range oraclejudge.Names() {
+		width = max(width, len(n))
+	}
+	fmt.Fprintf(&b, "\n%-*s %-14s %s\n", width, "checker", "verdict", "situations seen")
+	for _, n := range oraclejudge.Names() {
+		fmt.Fprintf(&b, "%-*s %-14s %s\n", width, n, r.Report.Verdict(n), situations(r.Coverage[n]))
+	}
+	if len(r.Report.Violations) > 0 {
+		fmt.Fprintf(&b, "\nviolations by checker: the first of each with its evidence (--json lists all %d)\n", len(r.Report.Violations))
+	}
+	for _, n := range violatedCheckers(r.Report) {
+		vs := r.Report.ByChecker(n)
+		v := vs[0]
 		sev := "MUST"
 		if v.Severity == judge.Should {
 			sev = "SHOULD"
 		}
-		fmt.Fprintf(&b, "\n%s violated (%s) [%s]: %s\n", v.Checker, contracts[v.Checker], sev, v.String())
+		fmt.Fprintf(&b, "\n%s violated ×%d (%s) [%s]: %s\n", n, len(vs), contracts[n], sev, v.String())
 		for _, seq := range v.Evidence {
 			if seq >= 1 && int(seq) <= len(r.Events) {
 				fmt.Fprintf(&b, "    %s\n", history.Line(r.Events[seq-1], r.Genesis))
 			}
+		}
+		if len(vs) > 1 {
+			fmt.Fprintf(&b, "    and %d more like it%s\n", len(vs)-1, subjects(vs[1:]))
 		}
 	}
 	fmt.Fprintf(&b, "\n%-9s %-8s %s\n", "at", "took", "script step")
@@ -63,21 +95,151 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\nharness: this machine kept one of the daemon's threads waiting %s for a CPU at +%s (the timing tolerance is %s): a late GET or broadcast may be the machine's, not the daemon's; run again on a quieter machine\n",
 			r.MaxWait.Round(time.Millisecond), r.WaitAt.Sub(r.Genesis).Round(100*time.Millisecond), oraclejudge.TolBlackBox)
 	}
-	if r.Failed() {
+	if !r.Passed() {
 		for i, out := range r.Output {
-			fmt.Fprintf(&b, "\nthe daemon's last output, lifetime %d:\n", i+1)
+			fmt.Fprintf(&b, "\nthe daemon's last output, lifetime %d", i+1)
+			if i < len(r.Lifetimes) && !r.SandboxRemoved {
+				fmt.Fprintf(&b, " (all of it: %s, %s)", r.Lifetimes[i].Stdout, r.Lifetimes[i].Stderr)
+			}
+			b.WriteString(":\n")
 			for _, line := range out[max(0, len(out)-outputLines):] {
 				fmt.Fprintf(&b, "    %s\n", line)
 			}
 		}
 	}
 	verdict := "PASS"
-	if r.Failed() {
+	switch {
+	case r.Diagnostic:
+		verdict = "DIAGNOSTIC (no conformance claim)"
+		if r.Failed() {
+			verdict += ", with violations"
+		}
+	case r.Failed():
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(&b, "\n%s: %d records over %s, provider %s\n", verdict, len(r.Events), r.Duration.Round(100_000_000), r.Self)
+	if r.Diagnostic {
+		fmt.Fprintf(&b, "%s\n", DiagnosticBanner)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSummary writes what happened, before any verdict.
+func (r *Result) writeSummary(b *strings.Builder) {
+	s := r.Summary
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(b, "  %-11s %s\n", name+":", fmt.Sprintf(format, args...))
+	}
+	b.WriteString("what happened\n")
+	if len(r.Command) > 0 {
+		row("command", "%s", strings.Join(r.Command, " "))
+	}
+	rej := 0
+	for _, a := range s.Rejected {
+		rej += a.Count
+	}
+	line := fmt.Sprintf("%d of %d admitted", s.Admitted, s.Broadcasts)
+	if rej > 0 {
+		parts := make([]string, len(s.Rejected))
+		for i, a := range s.Rejected {
+			parts[i] = a.String()
+		}
+		line += fmt.Sprintf("; %d rejected: %s", rej, strings.Join(parts, "; "))
+	}
+	row("broadcasts", "%s", line)
+	if r.Diagnostic {
+		if len(s.Waived) == 0 {
+			row("waived", "nothing: every admission would have been the chain's own")
+		} else {
+			parts := make([]string, len(s.Waived))
+			for i, a := range s.Waived {
+				parts[i] = a.String()
+			}
+			row("waived", "admitted only because --admit-unverified let these checks pass: %s", strings.Join(parts, "; "))
+		}
+	}
+	line = fmt.Sprintf("%d of the daemon's txs; %d rounds completed, %d with the daemon's submission", s.Committed, s.Rounds, s.WithSelf)
+	if len(s.FailedInBlock) > 0 {
+		parts := make([]string, len(s.FailedInBlock))
+		for i, a := range s.FailedInBlock {
+			parts[i] = a.String()
+		}
+		line += "; failed in a block: " + strings.Join(parts, "; ")
+	}
+	row("committed", "%s", line)
+	methods := make([]string, 0, len(s.Calls))
+	total := 0
+	for m, n := range s.Calls {
+		methods = append(methods, fmt.Sprintf("%s %d", m, n))
+		total += n
+	}
+	slices.Sort(methods)
+	line = fmt.Sprintf("%d (%s)", total, strings.Join(methods, ", "))
+	if s.CallsLost > 0 {
+		line += fmt.Sprintf(", %d answers lost", s.CallsLost)
+	}
+	row("calls", "%s", line)
+	row("lifetimes", "%d (%d restarts by the harness); ended on their own: %d; Go traces: %d", s.Lifetimes, s.Restarts, s.OnItsOwn, s.Traces)
+	for _, l := range r.Lifetimes {
+		end := l.Ended
+		switch {
+		case end == "":
+			end = "still running at the end"
+		case l.AfterSignal != "":
+			end += " after the harness's " + l.AfterSignal
+		default:
+			end += ", on its own"
+		}
+		where := l.Stdout + ", " + l.Stderr
+		if r.SandboxRemoved {
+			where = "removed with the sandbox (the run passed; --dir keeps it)"
+		}
+		row(fmt.Sprintf("life %d", l.Life), "%s; output: %s", end, where)
+	}
+	if s.Cause != "" {
+		row("cause", "%s", s.Cause)
+	}
+	nx, warned := 0, 0
+	for _, n := range oraclejudge.Names() {
+		switch r.Report.Verdict(n) {
+		case judge.NotExercised:
+			nx++
+		case judge.Warned:
+			warned++
+		}
+	}
+	row("verdicts", "%d of %d checkers violated (%d violations), %d warned, %d not exercised", s.ViolatedCheckers-warnedCheckers(r.Report), len(oraclejudge.Names()), s.Violations, warned, nx)
+}
+
+// warnedCheckers counts the checkers whose violations are all warnings.
+func warnedCheckers(rep *judge.Report) int {
+	n := 0
+	for _, c := range violatedCheckers(rep) {
+		if rep.Verdict(c) == judge.Warned {
+			n++
+		}
+	}
+	return n
+}
+
+// subjects names the subjects of vs, at most moreSubjects of them.
+func subjects(vs []judge.Violation) string {
+	var names []string
+	for _, v := range vs {
+		if v.Subject != "" && !slices.Contains(names, v.Subject) {
+			names = append(names, v.Subject)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	more := ""
+	if len(names) > moreSubjects {
+		more = fmt.Sprintf(", … %d more", len(names)-moreSubjects)
+		names = names[:moreSubjects]
+	}
+	return " (" + strings.Join(names, ", ") + more + ")"
 }
 
 func situations(m map[string]int) string {
@@ -133,6 +295,10 @@ func (r *Result) JUnit(name string) *engine.JUnitSuites {
 		h.Failure = &engine.JUnitFailure{Message: "harness", Text: strings.Join(r.Problems, "\n")}
 	}
 	s.Add(h)
+	if r.Diagnostic {
+		s.Add(engine.JUnitCase{Name: "harness-diagnostic", Classname: "oracle-conform",
+			Failure: &engine.JUnitFailure{Message: "diagnostic run", Text: DiagnosticBanner}})
+	}
 	sc := engine.JUnitCase{Name: "harness-script", Classname: "oracle-conform"}
 	if len(r.Unmet) > 0 {
 		sc.Skipped = &engine.JUnitSkipped{Message: "steps unmet: " + strings.Join(r.Unmet, "; ")}

@@ -29,7 +29,13 @@ type Options struct {
 	Seed uint64
 	// Script is the scenario (zero: DefaultScript).
 	Script Script
-	Log    *slog.Logger
+	// AdmitUnverified is the diagnostic mode: the chain admits the
+	// daemon's txs that fail only the message and signature checks
+	// (chain.Params.AdmitUnverified), so that what the daemon does after
+	// admission is exercised. Such a run is no conformance claim: its
+	// Result says so (Diagnostic) and never passes.
+	AdmitUnverified bool
+	Log             *slog.Logger
 }
 
 // workerTimeout is the config's worker.timeout_sec: T_sd = 15 s.
@@ -52,9 +58,25 @@ type Result struct {
 	// Problems are the harness's own findings about the daemon that no
 	// checker covers (a wrong provider address).
 	Problems []string
-	// Output is the last lines the daemon wrote, per lifetime.
-	Output   [][]string
-	Duration time.Duration
+	// Output is the last lines the daemon wrote, per lifetime; Lifetimes
+	// the files that keep each lifetime's output whole, and how it ended.
+	Output    [][]string
+	Lifetimes []Lifetime
+	// Command is the first lifetime's command line, as launched;
+	// ConfigPath and KeyFiles what the harness wrote for the daemon.
+	Command    []string
+	ConfigPath string
+	KeyFiles   []string
+	// Diagnostic: the run admitted what the chain would have rejected
+	// (Options.AdmitUnverified); Waived is what it let in.
+	Diagnostic bool
+	Waived     []chain.WaiverCount
+	// Summary is what happened, counted from the records.
+	Summary Summary
+	// SandboxRemoved is set by a caller that removes the sandbox after
+	// the report: the report then does not name the output files.
+	SandboxRemoved bool
+	Duration       time.Duration
 	// Unmet lists the script's waits the daemon did not satisfy in time
 	// (the run went on without them; what they were for may then be "not
 	// exercised").
@@ -114,6 +136,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	key := keys.PrivKeyFromSeed(fmt.Sprintf("conform-sut-%d", opts.Seed))
 	self := key.PubKey().Address()
 	p := chain.DefaultParams()
+	p.AdmitUnverified = opts.AdmitUnverified
 	w, err := NewWorld(p, self, opts.Seed, log)
 	if err != nil {
 		return nil, err
@@ -177,7 +200,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.cleanup()
 	evs := w.Events()
 	res := &Result{Events: evs, Genesis: w.Genesis(), Self: self, Output: r.outputs, Duration: time.Since(start),
-		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps}
+		Unmet: r.unmet, QuietFrom: r.quietFrom, Steps: r.steps,
+		ConfigPath: r.sb.ConfigPath, KeyFiles: r.sb.KeyFiles, Diagnostic: opts.AdmitUnverified, Waived: w.Chain.Waived()}
+	res.Command, _ = r.sb.Argv(opts.Profile)
+	for i, p := range r.procs {
+		res.Lifetimes = append(res.Lifetimes, Lifetime{Life: i + 1, Stdout: p.Stdout, Stderr: p.Stderr})
+	}
+
 	res.MaxStall, res.StallAt = lag.worst()
 	for _, p := range r.procs {
 		if !p.Exited() {
@@ -201,6 +230,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		st.Step(&evs[i])
 	}
 	res.Report, res.Coverage = st.Finish(), st.Coverage()
+	res.Summary = summarize(res)
 	return res, nil
 }
 

@@ -24,6 +24,10 @@
 //	                 health check runs once                                 → O18 (a warning)
 //	status-once      status calls after the start's probe get its answer:
 //	                 no health check ever reaches the chain                 → O18 (a warning)
+//	empty-signature  each submission's data-set signature is emptied: every
+//	                 one is rejected with code 18, as a real daemon's were
+//	                 (issue 23); the report's summary names that cause, and
+//	                 `oracle conform --admit-unverified` gets past it
 //
 // The rewritten txs keep their signatures: the simulated chain does not
 // verify them unless asked to (ORACLE-SPEC D26).
@@ -62,7 +66,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit, health-once or status-once")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit, health-once, status-once or empty-signature")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,7 +74,7 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once", "status-once":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once", "status-once", "empty-signature":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -249,7 +253,7 @@ func post(url string, body []byte) ([]byte, error) {
 // (and anything it cannot read) passes unchanged.
 func bendRequest(body []byte, bend string) []byte {
 	switch bend {
-	case "nonce-minus-one", "value-drift", "sequence-skip":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "empty-signature":
 	default:
 		return body // the bend acts on answers
 	}
@@ -311,6 +315,8 @@ func bendTx(txBytes []byte, bend string) ([]byte, error) {
 				m.DataSet.Nonce--
 			case "value-drift":
 				m.DataSet.RawData += "7"
+			case "empty-signature":
+				m.DataSet.Signature = ""
 			}
 			packed, err := tx.Pack(&m)
 			if err != nil {
