@@ -66,7 +66,6 @@ func crossesWorlds(from, to room, toRel string) bool {
 var known = map[string]string{
 	"contracts/oracle -> wire/jsonscan":            "the reference's extraction moves to refimpl/oracle/core",
 	"sim/oracle -> refimpl/oracle/core":            "the reference daemon reaches the world through a registry",
-	"sim/oracle/conform -> refimpl/oracle/keyring": "the keyring format moves to the wire room",
 }
 
 type pkg struct {

@@ -21,8 +21,8 @@ import (
 	"github.com/wsconverge/converge/refimpl/oracle/cometclient"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/refimpl/oracle/internal/conntrack"
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
 	"github.com/wsconverge/converge/wire/cometrpc"
+	"github.com/wsconverge/converge/wire/keyring"
 	"github.com/wsconverge/converge/wire/keys"
 )
 

@@ -19,10 +19,10 @@ import (
 	"github.com/wsconverge/converge/contracts/oracle"
 	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
 	"github.com/wsconverge/converge/refimpl/oracle/oracledtest"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
+	"github.com/wsconverge/converge/wire/keyring"
 	"github.com/wsconverge/converge/wire/keys"
 	"github.com/wsconverge/converge/wire/tx"
 )

@@ -4,7 +4,7 @@
 //
 // Run loads <home>/config.toml (ORACLE-SPEC 2.7; unknown keys and missing
 // required keys are errors naming the key), opens the key named key.name
-// in the keyring (refimpl/oracle/keyring), opens the log
+// in the keyring (wire/keyring), opens the log
 // <home>/logs/oracled.<start time>.log (copied to stdout when asked), and
 // only then contacts the chain. Bad configuration or keys: ExitBadConfig
 // (2). A failed first connection or status probe, or a fatal condition

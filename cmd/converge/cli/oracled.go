@@ -14,7 +14,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	oracled "github.com/wsconverge/converge/refimpl/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
+	"github.com/wsconverge/converge/wire/keyring"
 )
 
 // oracledCommand is `converge oracled`: the reference oracle daemon as a

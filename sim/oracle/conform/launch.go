@@ -22,7 +22,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
+	"github.com/wsconverge/converge/wire/keyring"
 	"github.com/wsconverge/converge/wire/keys"
 	"github.com/wsconverge/converge/wire/keys/cosmoskeyring"
 )
@@ -65,7 +65,7 @@ type KeyFormat string
 // Key formats.
 const (
 	// KeyFormatConverge is the reference daemon's keyring file,
-	// HOME/keyring-test/NAME.json (refimpl/oracle/keyring).
+	// HOME/keyring-test/NAME.json (wire/keyring).
 	KeyFormatConverge KeyFormat = "converge-json"
 	// KeyFormatCosmosTestKeyring is a Cosmos SDK keyring with the "test"
 	// backend: HOME/keyring-test/NAME.info and HEXADDRESS.address

@@ -18,9 +18,9 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/wire/keyring"
 	"github.com/wsconverge/converge/wire/keys"
 	"github.com/wsconverge/converge/wire/keys/cosmoskeyring"
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
 )
 
 func TestCheckProfileRefusesWhatARunWould(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/refimpl/oracle/keyring"
+	"github.com/wsconverge/converge/wire/keyring"
 	"github.com/wsconverge/converge/wire/keys"
 )
 
