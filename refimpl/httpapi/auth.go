@@ -47,6 +47,11 @@ func (t tokenTable) authenticate(r *http.Request) (p principal, reason string, o
 	return p, "", true
 }
 
+// MinTokenLength is the shortest bearer token ParseTokens accepts: a short
+// token is guessed (tokens are looked up in constant time, but nothing
+// limits how often a client may try).
+const MinTokenLength = 16
+
 // ParseTokens parses a token list such as "tok1=alice,tok2=bob:admin":
 // comma-separated entries token=user, a user followed by ":admin" having
 // the admin role. Spaces around entries are ignored. Errors name the entry
@@ -66,6 +71,9 @@ func ParseTokens(spec string) (tokens map[string]string, admins map[string]bool,
 		}
 		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
 			return nil, nil, fmt.Errorf("entry %d: the token is empty or contains spaces", n)
+		}
+		if len(tok) < MinTokenLength {
+			return nil, nil, fmt.Errorf("entry %d: the token has %d characters; a token needs at least %d (e.g. openssl rand -hex 16)", n, len(tok), MinTokenLength)
 		}
 		user, role, hasRole := strings.Cut(user, ":")
 		if hasRole && role != "admin" {

@@ -375,26 +375,30 @@ func TestPanicsBecomeJSON500(t *testing.T) {
 }
 
 func TestParseTokens(t *testing.T) {
-	tokens, admins, err := ParseTokens(" tok1=alice, tok2=bob:admin ,tok3=bob:admin")
+	const t1, t2, t3 = "tok1-0123456789ab", "tok2-0123456789ab", "tok3-0123456789ab"
+	tokens, admins, err := ParseTokens(" " + t1 + "=alice, " + t2 + "=bob:admin ," + t3 + "=bob:admin")
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"tok1": "alice", "tok2": "bob", "tok3": "bob"}, tokens)
+	require.Equal(t, map[string]string{t1: "alice", t2: "bob", t3: "bob"}, tokens)
 	require.Equal(t, map[string]bool{"bob": true}, admins)
 
 	for spec, msg := range map[string]string{
-		"":                      "entry 1 is empty",
-		"tok1=alice,":           "entry 2 is empty",
-		"tok1":                  "entry 1: want token=user",
-		"=alice":                "entry 1: the token is empty",
-		"tok1=":                 "entry 1: the user name is empty",
-		"tok1=alice:root":       `unknown role "root"`,
-		"tok1=alice,tok1=bob":   "entry 2 repeats the token",
-		"a=alice,b=alice:admin": `user "alice" is given the admin role by one token and not by another`,
-		"sec ret=alice":         "contains spaces",
-		"tok1=al ice":           "user name is empty or contains spaces",
+		"":                                   "entry 1 is empty",
+		t1 + "=alice,":                       "entry 2 is empty",
+		t1:                                   "entry 1: want token=user",
+		"=alice":                             "entry 1: the token is empty",
+		t1 + "=":                             "entry 1: the user name is empty",
+		t1 + "=alice:root":                   `unknown role "root"`,
+		t1 + "=alice," + t1 + "=bob":         "entry 2 repeats the token",
+		t1 + "=alice," + t2 + "=alice:admin": `user "alice" is given the admin role by one token and not by another`,
+		"sec ret=alice":                      "contains spaces",
+		t1 + "=al ice":                       "user name is empty or contains spaces",
+		"x=alice":                            "entry 1: the token has 1 characters; a token needs at least 16",
+		t1 + "=alice,tok-0123456789a=bob":    "entry 2: the token has 15 characters",
 	} {
 		_, _, err := ParseTokens(spec)
 		require.ErrorContains(t, err, msg, spec)
 		require.NotContains(t, err.Error(), "sec ret", "errors never repeat a token")
+		require.NotContains(t, err.Error(), "0123456789", "errors never repeat a token")
 	}
 }
 

@@ -28,16 +28,19 @@ func StartServices(ctx context.Context) (s *Services, err error) {
 	if err := dockerErr(); err != nil {
 		return nil, fmt.Errorf("no Docker engine answers: %w", err)
 	}
-	s = &Services{}
+	// started is what to terminate on an error: the named result is nil
+	// by then (every error path returns nil), and terminating through it
+	// panicked and left the containers started so far running.
+	started := &Services{}
+	s = started
 	defer func() {
 		if err != nil {
-			_ = s.Close(context.WithoutCancel(ctx))
-			s = nil
+			_ = started.Close(context.WithoutCancel(ctx))
 		}
 	}()
 	keep := func(c testcontainers.Container) {
 		if c != nil {
-			s.ctrs = append(s.ctrs, c)
+			started.ctrs = append(started.ctrs, c)
 		}
 	}
 	dsn, pg, err := startPostgres(ctx, nil)

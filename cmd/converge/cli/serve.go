@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -33,6 +35,10 @@ import (
 
 // defaultDockerHost is the Docker engine used when DOCKER_HOST is unset.
 const defaultDockerHost = "unix:///var/run/docker.sock"
+
+// maxHeaderBytes bounds a request's headers (net/http's default is 1 MiB;
+// the API's requests carry a token and a few short headers).
+const maxHeaderBytes = 64 << 10
 
 // s3Config locates the archive bucket.
 type s3Config struct {
@@ -52,6 +58,9 @@ type serveConfig struct {
 	// leaderIdleTimeout is the leader session's idle_session_timeout.
 	leaderIdleTimeout time.Duration
 	limits            contracts.Limits
+	// maxStreamsPerUser, maxStreams and maxConnections bound the event
+	// streams and the connections open at once.
+	maxStreamsPerUser, maxStreams, maxConnections int
 
 	databaseURL string
 	redisURL    string
@@ -153,6 +162,9 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		Metrics:     metrics,
 		Health:      health,
 		StreamsDone: streamsDone,
+
+		MaxStreamsPerUser: cfg.maxStreamsPerUser,
+		MaxStreams:        cfg.maxStreams,
 	})
 
 	ln, err := net.Listen("tcp", cfg.listen)
@@ -161,11 +173,17 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		// The coordinator has not started: it holds no lock.
 		return ExitFailed
 	}
+	// Connections beyond the bound wait in the kernel's queue rather than
+	// take a file descriptor each.
+	ln = netutil.LimitListener(ln, cfg.maxConnections)
+	// No WriteTimeout: it would cut every event stream; the handler sets
+	// a write deadline on every other response (and on each event).
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 

@@ -67,7 +67,15 @@ const (
 	sRestoreN    = "CONVERGE_RESTORE_MAX_ENTRIES"
 	sFakeFaults  = "CONVERGE_FAKE_FAULTS"
 	sLeaderIdle  = "CONVERGE_LEADER_IDLE_TIMEOUT"
+	sStreamsUser = "CONVERGE_MAX_STREAMS_PER_USER"
+	sStreams     = "CONVERGE_MAX_STREAMS"
+	sConns       = "CONVERGE_MAX_CONNECTIONS"
 )
+
+// defaultMaxConnections bounds the API's open connections: well above the
+// streams' bound, so that streams never take the last connection /healthz
+// needs, and below a usual descriptor limit.
+const defaultMaxConnections = 4096
 
 var serveSettings = []setting{
 	{flag: "listen", env: sListen, def: "127.0.0.1:8080", usage: "API address (port 0 picks a free one)"},
@@ -80,6 +88,9 @@ var serveSettings = []setting{
 	{flag: "shutdown-timeout", env: sShutdown, def: "10s", usage: "how long requests may finish on SIGINT/SIGTERM"},
 	{flag: "max-running-per-user", env: sPerUser, def: strconv.Itoa(contracts.DefaultLimits.MaxRunningPerUser), usage: "running workspaces one user may have (SPEC 4.3)"},
 	{flag: "max-running-global", env: sGlobal, def: strconv.Itoa(contracts.DefaultLimits.MaxRunningGlobal), usage: "running workspaces in all"},
+	{flag: "max-streams-per-user", env: sStreamsUser, def: strconv.Itoa(httpapi.DefaultMaxStreamsPerUser), usage: "event streams (GET …/events) one user may hold open; 429 beyond"},
+	{flag: "max-streams", env: sStreams, def: strconv.Itoa(httpapi.DefaultMaxStreams), usage: "event streams open in all; 429 beyond"},
+	{flag: "max-connections", env: sConns, def: strconv.Itoa(defaultMaxConnections), usage: "connections the API accepts at once (more wait to be accepted); must exceed --max-streams"},
 	{env: sTokens, required: true, usage: "API bearer tokens: token=user, comma-separated; a user suffixed :admin may recover workspaces (tok1=alice,tok2=bob:admin)"},
 	{env: sDatabaseURL, realOnly: true, required: true, usage: "PostgreSQL: postgres://user:pass@host:5432/db"},
 	{env: sRedisURL, realOnly: true, required: true, usage: "Redis: redis://host:6379/0 (or rediss://)"},
@@ -300,6 +311,11 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		cfg.shutdownTimeout = d
 	}
 	cfg.limits = contracts.Limits{MaxRunningPerUser: positive(sPerUser), MaxRunningGlobal: positive(sGlobal)}
+	cfg.maxStreamsPerUser, cfg.maxStreams, cfg.maxConnections = positive(sStreamsUser), positive(sStreams), positive(sConns)
+	if cfg.maxConnections <= cfg.maxStreams {
+		_, src := get(sConns)
+		bad("%s: %d: must exceed the event streams' bound (%d), or streams could hold every connection", src, cfg.maxConnections, cfg.maxStreams)
+	}
 	idle, src := get(sLeaderIdle)
 	if d, err := time.ParseDuration(idle); err != nil || d < 300*time.Millisecond {
 		bad("%s: %q: want a duration of at least 300ms such as 1m", src, idle)
@@ -319,6 +335,10 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		}
 		cfg.tokens, cfg.admins = tokens, admins
 	}
+	// Checked in every mode: --dev uses them too, and a bad value is bad
+	// whatever the backends (with --fake they are ignored, with a warning).
+	cfg.restoreMaxBytes = nonNegative(sRestoreMax)
+	cfg.restoreMaxEntries = nonNegative(sRestoreN)
 	if cfg.fake || cfg.dev {
 		// --dev fills the services in once they run (startDev).
 		return cfg, problems
@@ -354,8 +374,6 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 	cfg.managed, _ = get(sManaged)
 	cfg.storageJobImage, _ = get(sJobImage)
 	cfg.pullImages = boolean(sPullImages)
-	cfg.restoreMaxBytes = nonNegative(sRestoreMax)
-	cfg.restoreMaxEntries = nonNegative(sRestoreN)
 	cfg.dockerHost, src = get(sDockerHost)
 	if err := checkURL(cfg.dockerHost, "unix", "tcp", "ssh", "http", "https", "npipe"); err != nil {
 		bad("%s: %v", src, err)
