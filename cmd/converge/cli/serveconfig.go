@@ -91,7 +91,7 @@ var serveSettings = []setting{
 	{flag: "max-streams-per-user", env: sStreamsUser, def: strconv.Itoa(httpapi.DefaultMaxStreamsPerUser), usage: "event streams (GET …/events) one user may hold open; 429 beyond"},
 	{flag: "max-streams", env: sStreams, def: strconv.Itoa(httpapi.DefaultMaxStreams), usage: "event streams open in all; 429 beyond"},
 	{flag: "max-connections", env: sConns, def: strconv.Itoa(defaultMaxConnections), usage: "connections the API accepts at once (more wait to be accepted); must exceed --max-streams"},
-	{env: sTokens, required: true, usage: "API bearer tokens: token=user, comma-separated; a user suffixed :admin may recover workspaces (tok1=alice,tok2=bob:admin)"},
+	{env: sTokens, required: true, usage: "API bearer tokens: token=user, comma-separated; a user suffixed :admin may recover workspaces (tok1=alice,tok2=bob:admin); each token at least 16 characters"},
 	{env: sDatabaseURL, realOnly: true, required: true, usage: "PostgreSQL: postgres://user:pass@host:5432/db"},
 	{env: sRedisURL, realOnly: true, required: true, usage: "Redis: redis://host:6379/0 (or rediss://)"},
 	{flag: "s3-endpoint", env: sS3Endpoint, realOnly: true, required: true, usage: "S3/MinIO endpoint: http(s)://host:port or host:port"},
@@ -135,7 +135,7 @@ coordinator stops and releases the leader lock.
 
 Exit codes: 0 clean shutdown, 1 a runtime failure (a service unreachable at
 start, the coordinator or the HTTP server failed), 2 invalid configuration.`,
-		Example: `  CONVERGE_TOKENS=tok-alice=alice converge serve --fake
+		Example: `  CONVERGE_TOKENS=alice-0123456789abcdef=alice converge serve --fake
   converge serve --instance a --listen 127.0.0.1:8080   # with the variables above set`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, problems := o.resolve(c.serve.getenv, c.serve.hostname)
