@@ -32,6 +32,10 @@ func newTokenTable(tokens map[string]string, admins map[string]bool) tokenTable 
 // authenticate reads "Authorization: Bearer <token>"; ok is false with the
 // reason when the header is missing, malformed or names no user.
 func (t tokenTable) authenticate(r *http.Request) (p principal, reason string, ok bool) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Which one counts would be a guess: a proxy may have added one.
+		return principal{}, "more than one Authorization header: send exactly one", false
+	}
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return principal{}, "missing bearer token (Authorization: Bearer <token>)", false
