@@ -251,3 +251,37 @@ func WriteNew(dir, base string, v any) (string, error) {
 	}
 	return "", fmt.Errorf("write %s: too many files named %s-N.json", dir, base)
 }
+
+// WithoutUserState runs run (a test binary's m.Run) with XDG_STATE_HOME
+// pointing at a fresh temporary directory, so that nothing a test does
+// reaches the user's own state directory (DefaultReplayDir, which is for
+// people running converge), and turns a passing run into a failing one
+// (exit 1, naming the files) when anything was written there: a test
+// passes a directory of its own (t.TempDir()) instead. Child processes
+// the tests start inherit the variable.
+func WithoutUserState(run func() int) int {
+	dir, err := os.MkdirTemp("", "converge-state-guard-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "state guard: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
+		fmt.Fprintf(os.Stderr, "state guard: %v\n", err)
+		return 1
+	}
+	code := run()
+	var written []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			written = append(written, strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		}
+		return nil
+	})
+	if len(written) == 0 {
+		return code
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: the tests wrote %d file(s) into the per-user state directory (converge's default replay directory): %s; pass a directory of the test's own (t.TempDir())\n",
+		len(written), strings.Join(written[:min(len(written), 5)], ", "))
+	return max(code, 1)
+}

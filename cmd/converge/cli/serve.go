@@ -124,6 +124,15 @@ func runServe(ctx context.Context, cfg serveConfig, stderr io.Writer, env serveE
 		return ExitFailed
 	}
 	code := serve(ctx, cfg, st, base, env)
+	if st.removeWorkspaces != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), devRemoveTimeout)
+		if err := st.removeWorkspaces(rctx); err != nil {
+			label := dockerprov.DefaultLabelPrefix + "managed=" + cfg.managed
+			log.Error("removing the workspaces of this --dev process failed; remove what is left with: "+
+				"docker rm -f $(docker ps -aq --filter label="+label+"); docker volume rm $(docker volume ls -q --filter label="+label+")", "err", err)
+		}
+		cancel()
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := st.close(cctx); err != nil {
@@ -347,6 +356,42 @@ type stack struct {
 	// close releases connections; it runs after the coordinator has
 	// released the leader lock.
 	close func(ctx context.Context) error
+	// removeWorkspaces, when set (serve --dev), removes the workspaces'
+	// containers and volumes this process's provider manages; it runs
+	// after the coordinator has stopped, before close.
+	removeWorkspaces func(ctx context.Context) error
+}
+
+// devRemoveTimeout bounds the removal of serve --dev's workspaces on
+// shutdown.
+const devRemoveTimeout = time.Minute
+
+// removeManaged removes every container and then every volume prov
+// manages (its managed label), as serve --dev does on shutdown: the
+// database that knew them stops with the process, so nothing would ever
+// reconcile them again.
+func removeManaged(ctx context.Context, prov *dockerprov.Provider, log *slog.Logger) error {
+	ctrs, err := prov.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list the workspaces' containers: %w", err)
+	}
+	var errs []error
+	for _, c := range ctrs {
+		if err := prov.Delete(ctx, c.WorkspaceID); err != nil {
+			errs = append(errs, fmt.Errorf("remove container of %s: %w", c.WorkspaceID, err))
+		}
+	}
+	vols, err := prov.ListVolumes(ctx)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list the workspaces' volumes: %w", err))...)
+	}
+	for _, id := range vols {
+		if err := prov.DeleteVolume(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("remove volume of %s: %w", id, err))
+		}
+	}
+	log.Info("removed the workspaces of this --dev process", "containers", len(ctrs), "volumes", len(vols))
+	return errors.Join(errs...)
 }
 
 // probeHealth checks the store and the bus with one cheap read each.
@@ -474,7 +519,7 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 	coord.Instance, coord.Leadership = cfg.instance, lead
 	apiDeps := base
 	apiDeps.Instance = cfg.instance + "-api"
-	return &stack{
+	st := &stack{
 		name: "real", coord: coord, api: apiDeps, clock: clock,
 		health: probeHealth(apiDeps),
 		close: func(ctx context.Context) error {
@@ -484,7 +529,11 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 			store.Close()
 			return nil
 		},
-	}, nil
+	}
+	if cfg.dev {
+		st.removeWorkspaces = func(ctx context.Context) error { return removeManaged(ctx, prov, log) }
+	}
+	return st, nil
 }
 
 // splitEndpoint turns S3_ENDPOINT (host:port or http(s)://host:port) into

@@ -452,6 +452,9 @@ func TestServeDev(t *testing.T) {
 	m := regexp.MustCompile(`token\s+(dev-[0-9a-f]+)`).FindStringSubmatch(banner)
 	require.NotNil(t, m, banner)
 	tok := m[1]
+	lm := regexp.MustCompile(`labelled org\.wsconverge\.managed=(dev-[0-9a-f]+), removed when this process stops`).FindStringSubmatch(banner)
+	require.NotNil(t, lm, banner)
+	managed := lm[1]
 	base := "http://" + addr
 	image := os.Getenv("CONVERGE_WORKSPACE_AGENT_IMAGE")
 	if image == "" {
@@ -460,7 +463,7 @@ func TestServeDev(t *testing.T) {
 	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"dev","image_ref":"`+image+`"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	id := body["id"].(string)
-	engine := devEngine(t, id)
+	engine := devEngine(t, id, managed)
 	require.Eventually(t, func() bool {
 		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
@@ -477,14 +480,29 @@ func TestServeDev(t *testing.T) {
 	}, 2*time.Minute, 250*time.Millisecond)
 	require.Eventually(t, func() bool { return !engine.has(t) }, 2*time.Minute, 250*time.Millisecond,
 		"ws-%s or its volume is still on the engine after the delete\n%s", id, logs.String())
+
+	// A workspace still running when the process stops goes with it
+	// (issue 23: its container and volume were left behind): the
+	// database that knew it stops too.
+	status, body = httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"left","image_ref":"`+image+`"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	leftID := body["id"].(string)
+	left := devEngine(t, leftID, managed)
+	require.Eventually(t, func() bool {
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+leftID, tok, "")
+		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
+	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
+	require.True(t, left.has(t))
 	cancel()
 	select {
 	case code := <-done:
 		require.Equal(t, ExitOK, code, logs.String())
-	case <-time.After(time.Minute):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("serve --dev did not stop")
 	}
 	require.Contains(t, logs.String(), "stopping PostgreSQL, Redis and MinIO")
+	require.Contains(t, logs.String(), "removed the workspaces of this --dev process")
+	require.False(t, left.has(t), "the running workspace's container and volume were removed with the process")
 }
 
 func testenvDocker() error { return testenv.DockerErr() }
@@ -501,9 +519,9 @@ type devObjects struct {
 // removes both when the test ends, whatever happened: a failed test leaves
 // nothing running (only this workspace's objects, never another dev
 // session's).
-func devEngine(t *testing.T, id string) devObjects {
+func devEngine(t *testing.T, id, managed string) devObjects {
 	t.Helper()
-	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: "dev"})
+	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: managed})
 	require.NoError(t, err)
 	t.Cleanup(func() { prov.Close() })
 	contracttest.CleanupWorkspace(t, prov, prov, id)

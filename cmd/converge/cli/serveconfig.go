@@ -433,7 +433,11 @@ func (c *config) startDev(ctx context.Context, cfg *serveConfig, o *serveOptions
 	cfg.databaseURL, cfg.redisURL = s.DatabaseURL, s.RedisURL
 	cfg.s3 = s3Config{endpoint: s.S3Endpoint, accessKey: s.S3AccessKey, secretKey: s.S3SecretKey, bucket: devBucket}
 	cfg.jobNetwork = "host"
-	cfg.managed = "dev"
+	// A managed value of this process's own: what it removes on shutdown
+	// is what it started, never another dev session's on the same engine.
+	id := make([]byte, 4)
+	_, _ = rand.Read(id)
+	cfg.managed = "dev-" + hex.EncodeToString(id)
 	cfg.dockerHost, _ = o.lookup(sDockerHost, c.serve.getenv)
 	cfg.storageJobImage, _ = o.lookup(sJobImage, c.serve.getenv)
 	cfg.pullImages, _ = strconv.ParseBool(firstNonEmpty(c.serve.getenv(sPullImages), "false"))
@@ -456,12 +460,13 @@ func (c *config) devBanner(addr string, cfg *serveConfig, s *testenv.Services) {
 		}
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "converge serve --dev: the control plane runs on real services (they stop with this process)\n")
+	fmt.Fprintf(w, "converge serve --dev: the control plane runs on real services (they and the workspaces stop with this process)\n")
 	fmt.Fprintf(w, "  API         http://%s/api/v1\n", addr)
 	fmt.Fprintf(w, "  metrics     http://%s/metrics   health http://%s/healthz\n", addr, addr)
 	fmt.Fprintf(w, "  PostgreSQL  %s\n", s.DatabaseURL)
 	fmt.Fprintf(w, "  Redis       %s\n", s.RedisURL)
 	fmt.Fprintf(w, "  MinIO       http://%s  bucket %s\n", s.S3Endpoint, devBucket)
+	fmt.Fprintf(w, "  workspaces  containers and volumes labelled %s=%s, removed when this process stops\n", dockerprov.DefaultLabelPrefix+"managed", cfg.managed)
 	if tok != "" {
 		fmt.Fprintf(w, "  token       %s   (an administrator)\n", tok)
 		fmt.Fprintf(w, "try:\n  curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", tok)
