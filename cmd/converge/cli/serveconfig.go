@@ -82,7 +82,7 @@ var serveSettings = []setting{
 	{flag: "instance", env: sInstance, def: "the host name", usage: "this coordinator instance's name, as leader-lock holder and in the logs"},
 	{flag: "fake", env: sFake, def: "false", boolean: true, usage: "run every port on the in-memory fakes with the real clock (try the API locally; nothing persists)"},
 	{flag: "fake-faults", env: sFakeFaults, usage: `with --fake, fail calls so ERROR and recovery can be tried: comma-separated PORT.METHOD=CODE[@PERCENT], e.g. "instances.Start=CONTAINER_START_FAILED@50"`},
-	{flag: "dev", env: sDev, def: "false", boolean: true, usage: "start PostgreSQL, Redis and MinIO as containers (the local images when there is no registry), run on them, print the URLs and an admin token; they stop with the process"},
+	{flag: "dev", env: sDev, def: "false", boolean: true, usage: "start PostgreSQL, Redis and MinIO as containers (the local images when there is no registry), run on them, print the URLs and an admin token; they stop with the process, and the workspaces it started are removed"},
 	{flag: "log-format", env: sLogFormat, def: "auto", usage: "auto, json or text (auto: JSON unless stderr is a terminal)"},
 	{flag: "log-level", env: sLogLevel, def: "info", usage: "debug, info, warn or error"},
 	{flag: "shutdown-timeout", env: sShutdown, def: "10s", usage: "how long requests may finish on SIGINT/SIGTERM"},
