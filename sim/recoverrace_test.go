@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/contracts/invariant"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/refimpl"
 )
@@ -106,4 +107,31 @@ func TestAPIRulesCatchUnconditionalRecovery(t *testing.T) {
 	}
 	require.Len(t, found, ok-1, "every reset after the first is flagged: %v", r.Violations)
 	require.Contains(t, found[0], "the write's condition: none")
+}
+
+// The race arises in generated plans too: with a mix naming api-race
+// (and faults that put workspaces in ERROR), a seed's plan races
+// recoveries; the reference passes it, and the bent variant fails it on
+// api-rules.
+func TestGeneratedPlansRaceRecoveries(t *testing.T) {
+	mix, err := ParseFaultMix("api-race,lose-volume,outage@3")
+	require.NoError(t, err)
+	run := func(system ports.System) (*Sim, Result) {
+		s, res, err := Execute(t.Context(), Config{Seed: 2, Workspaces: 12, Duration: 24 * time.Hour, Quiet: DefaultQuiet, Faults: mix, System: system})
+		require.NoError(t, err)
+		return s, res
+	}
+	s, res := run(refimpl.NewSystem())
+	races := 0
+	for _, e := range events(s, history.KindFault, evAPIRace) {
+		if strings.HasSuffix(e.Args, "concurrent recoveries") {
+			races++
+		}
+	}
+	require.NotZero(t, races, "the plan races recoveries")
+	require.True(t, res.OK(), "%v %v", res.Failures, res.Report.Violations)
+
+	_, res = run(unconditionalRecovery{refimpl.NewSystem()})
+	require.NotNil(t, res.Report)
+	require.Equal(t, invariant.Violated, res.Report.Verdict("api-rules"))
 }
