@@ -32,6 +32,7 @@ require (
 	golang.org/x/sync v0.23.0
 	golang.org/x/sys v0.48.0
 	google.golang.org/protobuf v1.36.12
+	mvdan.cc/sh/v3 v3.12.0
 	pgregory.net/rapid v1.3.0
 )
 

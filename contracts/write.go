@@ -229,6 +229,10 @@ type Cond struct {
 	NotDeleted bool
 	// ErrorInfoNull: error_info must be null.
 	ErrorInfoNull bool
+	// Terminal: error_info must be terminal (the workspace is in ERROR):
+	// the administrator's recovery applies only then (SPEC 4.3), so of
+	// concurrent recoveries exactly one resets the row.
+	Terminal bool
 }
 
 // Holds reports whether c holds on w.
@@ -246,6 +250,9 @@ func (c Cond) Holds(w *Workspace) bool {
 		return false
 	}
 	if c.ErrorInfoNull && w.ErrorInfo != nil {
+		return false
+	}
+	if c.Terminal && !w.Terminal() {
 		return false
 	}
 	return true

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"flag"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +15,6 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
-	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
@@ -43,7 +44,9 @@ type machine struct {
 	known map[string]int
 }
 
-func newMachine(t *rapid.T, system ports.System) *machine {
+// newMachine starts a sequence on system; a failing sequence's replay file
+// goes to replayDir ("": ReplayDir()).
+func newMachine(t *rapid.T, system ports.System, replayDir string) *machine {
 	seed := rapid.Uint64Range(0, 1<<20).Draw(t, "seed")
 	s, err := wssim.New(wssim.Config{
 		Seed:         seed,
@@ -53,7 +56,7 @@ func newMachine(t *rapid.T, system ports.System) *machine {
 		Limits:       contracts.Limits{MaxRunningPerUser: 2, MaxRunningGlobal: 3},
 	})
 	require.NoError(t, err)
-	m := &machine{s: s, system: system, known: map[string]int{}, replayDir: engine.DefaultReplayDir()}
+	m := &machine{s: s, system: system, known: map[string]int{}, replayDir: replayDir}
 	// The fleet starts with one workspace.
 	m.play(t, wssim.DrawAction(rapidSource{t}, wssim.UserCreate))
 	return m
@@ -140,11 +143,36 @@ func (m *machine) saveReplay(r *wsjudge.Report) string {
 	if err != nil {
 		return "(not written: " + err.Error() + ")"
 	}
-	path, err := wssim.SaveReplay(m.replayDir, f)
+	dir := m.replayDir
+	if dir == "" {
+		if dir, err = ReplayDir(); err != nil {
+			return "(not written: " + err.Error() + ")"
+		}
+	}
+	path, err := wssim.SaveReplay(dir, f)
 	if err != nil {
 		return "(not written: " + err.Error() + ")"
 	}
 	return path
+}
+
+var replayDir struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// ReplayDir is where a test run's replay files go unless it names a
+// directory: one directory under os.TempDir per test process
+// (converge-replays-*), made when the first file is written and kept
+// afterwards, so that a failure's file can be replayed. Never the user's
+// home: `go test` must not leave files there (the CLI's per-user default,
+// engine.DefaultReplayDir, is for people running converge).
+func ReplayDir() (string, error) {
+	replayDir.once.Do(func() {
+		replayDir.dir, replayDir.err = os.MkdirTemp("", "converge-replays-")
+	})
+	return replayDir.dir, replayDir.err
 }
 
 // StateMachine runs rapid's state machine against the systems newSystem
@@ -153,7 +181,7 @@ func (m *machine) saveReplay(r *wsjudge.Report) string {
 // generators the simulator's plans use; every checker judges the history
 // and the world after every step, and convergence after a quiet phase at
 // the end. A failure shrinks to a minimal sequence, is written as a replay
-// file (converge replay FILE reruns it) and, by rapid, as a failfile under
+// file (converge replay FILE reruns it; into ReplayDir) and, by rapid, as a failfile under
 // testdata/rapid that later runs replay first. rapid's -rapid.checks flag
 // sets the number of sequences (default 100).
 //
@@ -163,9 +191,16 @@ func (m *machine) saveReplay(r *wsjudge.Report) string {
 // -rapid.seed=N.
 func StateMachine(t *testing.T, newSystem func() ports.System) {
 	t.Helper()
+	StateMachineIn(t, "", newSystem)
+}
+
+// StateMachineIn is StateMachine writing a failing sequence's replay file
+// into replayDir ("": ReplayDir()).
+func StateMachineIn(t *testing.T, replayDir string, newSystem func() ports.System) {
+	t.Helper()
 	PinRapidSeed(t)
 	rapid.Check(t, func(t *rapid.T) {
-		m := newMachine(t, newSystem())
+		m := newMachine(t, newSystem(), replayDir)
 		t.Repeat(rapid.StateMachineActions(m))
 		m.finish(t)
 	})

@@ -20,9 +20,10 @@ import (
 // replays every saved failure first on each later run.
 func TestRapidStateMachine(t *testing.T) {
 	PinRapidSeed(t)
+	dir := t.TempDir()
 	known := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
-		m := newMachine(t, wsref.NewSystem())
+		m := newMachine(t, wsref.NewSystem(), dir)
 		t.Repeat(rapid.StateMachineActions(m))
 		m.finish(t)
 		for k, n := range m.known {
@@ -52,8 +53,9 @@ func TestRapidFindsAndShrinksAMutant(t *testing.T) {
 	}
 	failrec.SetFlags(t, map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "10m", "rapid.seed": seed})
 	rec := &failrec.Recorder{TestName: "TestRapidFindsAndShrinksAMutant/mutant"}
+	dir := t.TempDir()
 	rapid.Check(rec, func(t *rapid.T) {
-		mm := newMachine(t, m.System)
+		mm := newMachine(t, m.System, dir)
 		t.Repeat(rapid.StateMachineActions(mm))
 		mm.finish(t)
 	})

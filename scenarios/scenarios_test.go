@@ -8,6 +8,7 @@ import (
 	"github.com/wsconverge/converge/contracts/ports"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // scenarioSystem is the system the scenarios run against: the reference,
@@ -24,7 +25,8 @@ func TestMain(m *testing.M) {
 		}
 		scenarioSystem = mut.System
 	}
-	os.Exit(m.Run())
+	// Out of the user's state directory (issue 23).
+	os.Exit(engine.WithoutUserState(m.Run))
 }
 
 // TestScenario runs SPEC 6's scenarios against the reference.

@@ -225,12 +225,13 @@ func (j *job) restoreLimits(declared *archive.Meta) (archive.Limits, error) {
 
 // extractCode maps an extraction failure to its SPEC 1.5 code: an archive
 // holding more than (or other than) its .meta declares lies about itself,
-// so its data is lost (CHECKSUM_MISMATCH, DataLost); one over the quota or
-// the free space needs an administrator (DISK_FULL); anything else is a
-// failed extraction (TAR_EXTRACT_FAILED).
+// and one that is no tar.zst at all (empty, not zstd, broken or
+// truncated) is corrupt, so either's data is lost (CHECKSUM_MISMATCH,
+// DataLost); one over the quota or the free space needs an administrator
+// (DISK_FULL); anything else is a failed extraction (TAR_EXTRACT_FAILED).
 func extractCode(err error) contracts.ErrorCode {
 	switch {
-	case errors.Is(err, archive.ErrMetaMismatch):
+	case errors.Is(err, archive.ErrMetaMismatch), errors.Is(err, archive.ErrCorrupt):
 		return contracts.CodeChecksumMismatch
 	case errors.Is(err, archive.ErrQuotaExceeded):
 		return contracts.CodeDiskFull

@@ -255,7 +255,13 @@ func TestRestoreFailures(t *testing.T) {
 			h.store.objects[testKey] = data
 			h.store.objects[testKey+".meta"] = []byte(archive.Checksum(data))
 			return h
-		}, contracts.CodeTarExtractFailed},
+		}, contracts.CodeChecksumMismatch},
+		{"empty archive (0 bytes)", func(t *testing.T) *harness {
+			h := newHarness(t)
+			h.store.objects[testKey] = []byte{}
+			h.store.objects[testKey+".meta"] = []byte(archive.Checksum(nil))
+			return h
+		}, contracts.CodeChecksumMismatch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.setup(t)

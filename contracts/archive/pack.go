@@ -129,6 +129,9 @@ func PackDir(root string, w io.Writer) (Meta, error) {
 			return nil
 		}
 		name := filepath.ToSlash(rel)
+		if err := depthError(ErrInvalidPath, name); err != nil {
+			return err
+		}
 		switch t := d.Type(); {
 		case t.IsDir():
 			return tw.WriteHeader(dirHeader(name))

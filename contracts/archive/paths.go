@@ -25,7 +25,26 @@ var (
 	ErrInvalidPath = errors.New("archive: invalid path")
 	// ErrChecksumMismatch: an archive does not match its .meta checksum.
 	ErrChecksumMismatch = errors.New("archive: checksum mismatch")
+	// ErrCorrupt: the data is no tar.zst at all (empty, not zstd, a
+	// broken or truncated stream): whatever it held is lost, as with a
+	// checksum mismatch.
+	ErrCorrupt = errors.New("archive: corrupt")
 )
+
+// MaxDepth is the most components a path in an archive may have (a file
+// 256 directories deep): a deeper entry is refused (ErrUnsafeEntry when
+// reading, ErrInvalidPath when packing, so a tree that could not be
+// restored is never archived). It bounds the work and the open
+// directories one entry may cost an extraction.
+const MaxDepth = 256
+
+// depthError refuses a path of more than MaxDepth components.
+func depthError(sentinel error, p string) error {
+	if n := strings.Count(p, "/") + 1; n > MaxDepth {
+		return fmt.Errorf("%w: a path %d components deep (at most %d): %.80q…", sentinel, n, MaxDepth, p)
+	}
+	return nil
+}
 
 // CheckPath reports whether p can name a file in a packed tree: relative,
 // slash-separated, clean (no "", ".", ".." or empty components, no trailing
@@ -41,7 +60,7 @@ func CheckPath(p string) error {
 	case path.Clean(p) != p || p == "." || p == ".." || strings.HasPrefix(p, "../"):
 		return fmt.Errorf("%w: %q is not clean", ErrInvalidPath, p)
 	}
-	return nil
+	return depthError(ErrInvalidPath, p)
 }
 
 // entryPath turns a tar entry name into a clean relative path; "" is the
@@ -69,6 +88,9 @@ func entryPath(name string) (string, error) {
 			b.WriteByte('/')
 		}
 		b.WriteString(part)
+	}
+	if err := depthError(ErrUnsafeEntry, b.String()); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }

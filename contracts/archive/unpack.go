@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 )
 
@@ -22,7 +23,10 @@ func Unpack(data []byte) (map[string][]byte, error) { return UnpackWithin(data, 
 func UnpackWithin(data []byte, lim Limits) (map[string][]byte, error) {
 	raw, err := decodeAll(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("archive: unpack: %w: no tar.zst stream (empty)", ErrCorrupt)
 	}
 	if n, over := lim.streamLimit(); n > 0 && int64(len(raw)) > n {
 		return nil, fmt.Errorf("archive: unpack: %w: the decompressed stream is larger than it allows", over)
@@ -32,19 +36,21 @@ func UnpackWithin(data []byte, lim Limits) (map[string][]byte, error) {
 	tr := tar.NewReader(bytes.NewReader(raw))
 	files := make(map[string][]byte)
 	dirs := make(map[string]bool)
+	// addDirs records p's parents (and p when self is set) as
+	// directories, innermost first, stopping at the first one already
+	// known: its own parents were recorded with it, so each directory is
+	// looked at once however many entries lie beneath it.
 	addDirs := func(p string, self bool) error {
-		add := func(dir string) error {
+		dir := p
+		if !self {
+			dir = path.Dir(p)
+		}
+		for dir != "." && !dirs[dir] {
 			if _, isFile := files[dir]; isFile {
 				return fmt.Errorf("%w: %q is a file and a directory", ErrConflict, dir)
 			}
 			dirs[dir] = true
-			return nil
-		}
-		if err := parents(p, add); err != nil {
-			return err
-		}
-		if self {
-			return add(p)
+			dir = path.Dir(dir)
 		}
 		return nil
 	}
@@ -57,7 +63,7 @@ func UnpackWithin(data []byte, lim Limits) (map[string][]byte, error) {
 			return files, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("archive: unpack: %w", err)
+			return nil, fmt.Errorf("archive: unpack: %w: %w", ErrCorrupt, err)
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue // PAX global metadata, not a file
@@ -92,8 +98,8 @@ func UnpackWithin(data []byte, lim Limits) (map[string][]byte, error) {
 				if copied += len(content); err == nil && copied > maxDecoded {
 					err = fmt.Errorf("%w: hard links copy more than %d bytes", ErrUnsupportedEntry, maxDecoded)
 				}
-			} else {
-				content, err = readEntry(tr, hdr, len(raw))
+			} else if content, err = readEntry(tr, hdr, len(raw)); errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("archive: unpack: %w", err)

@@ -59,6 +59,7 @@ func Store(t *testing.T, newStore func(t *testing.T) StoreTarget) {
 	t.Run("UpdateEveryColumn", func(t *testing.T) { storeUpdateEveryColumn(t, newStore(t)) })
 	t.Run("UpdateCAS", func(t *testing.T) { storeCAS(t, newStore(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { storeConcurrentClaims(t, newStore(t)) })
+	t.Run("ConcurrentRecoveries", func(t *testing.T) { storeConcurrentRecoveries(t, newStore(t)) })
 	t.Run("UpdateMany", func(t *testing.T) { storeUpdateMany(t, newStore(t)) })
 	t.Run("MarkObserved", func(t *testing.T) { storeMarkObserved(t, newStore(t)) })
 	t.Run("Fencing", func(t *testing.T) { storeFencing(t, newStore(t)) })
@@ -445,6 +446,7 @@ func storeCAS(t *testing.T, x StoreTarget) {
 		{NotTerminal: true},
 		{NotDeleted: true},
 		{ErrorInfoNull: true},
+		{Terminal: true},
 		{Operation: contracts.Some(contracts.OpNone), DesiredState: contracts.Some(contracts.DesiredRunning),
 			NotTerminal: true, NotDeleted: true, ErrorInfoNull: true},
 		{Operation: contracts.Some(contracts.OpNone), DesiredState: contracts.Some(contracts.DesiredStandby)},
@@ -544,6 +546,61 @@ func storeMarkObserved(t *testing.T, x StoreTarget) {
 		x.requireRow(t, want, "row %d observed", i)
 	}
 	x.requireRow(t, rows[1], "row 1 not listed")
+}
+
+// storeConcurrentRecoveries races administrators' recoveries of one row in
+// ERROR (SPEC 4.3): each is conditioned on a terminal error_info in the
+// same statement, so exactly one resets the row; the others find it
+// recovered and apply nothing, even when the HealthMonitor has meanwhile
+// recorded a new, retryable error.
+func storeConcurrentRecoveries(t *testing.T, x StoreTarget) {
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(23, 24))
+	now := x.now()
+	row := contracts.NewWorkspace(uuidFrom(r), uuidFrom(r), "in error", "img:1", now)
+	row.HealthStatus = contracts.HealthError
+	row.ErrorCount = 3
+	row.ErrorMessage = "t"
+	row.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, Message: "t", IsTerminal: true,
+		Operation: contracts.OpStopping, ErrorCount: 3, OccurredAt: now}
+	x.insert(t, row)
+	x.tick(t)
+	const admins = 8
+	applied := make([]bool, admins)
+	errs := make([]error, admins)
+	admin := contracts.Writer{Component: contracts.CompAdmin}
+	var wg sync.WaitGroup
+	for i := range admins {
+		wg.Go(func() {
+			applied[i], errs[i] = x.Store.Update(ctx, admin, row.ID, contracts.Cond{Terminal: true}, contracts.RecoverPatch())
+		})
+	}
+	wg.Wait()
+	winners := 0
+	for i := range admins {
+		require.NoError(t, errs[i], "recovery %d", i)
+		if applied[i] {
+			winners++
+		}
+	}
+	require.Equal(t, 1, winners, "exactly one of %d concurrent recoveries applies", admins)
+	got := x.get(t, row.ID)
+	require.Nil(t, got.ErrorInfo)
+	require.Zero(t, got.ErrorCount)
+
+	// A retryable error recorded after the recovery is not terminal: a
+	// late recovery leaves it (and its attempt count) alone.
+	retry := contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, Message: "m", Operation: contracts.OpStarting, ErrorCount: 1, OccurredAt: now}
+	ok, err := x.Store.Update(ctx, reconcilerAt(0), row.ID, contracts.Cond{},
+		contracts.Patch{ErrorInfo: contracts.Some(&retry), ErrorCount: contracts.Some(1), ErrorMessage: contracts.Some("m")})
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = x.Store.Update(ctx, admin, row.ID, contracts.Cond{Terminal: true}, contracts.RecoverPatch())
+	require.NoError(t, err)
+	require.False(t, ok, "a recovery of a row whose error is not terminal applies nothing")
+	got = x.get(t, row.ID)
+	require.Equal(t, 1, got.ErrorCount)
+	require.NotNil(t, got.ErrorInfo)
 }
 
 // storeConcurrentClaims races claims of one row: a compare-and-set on

@@ -112,7 +112,7 @@ func ShortID(id string) string {
 // CondString renders the set fields of c ("operation=NONE,not-terminal"),
 // or "" when c sets none.
 func CondString(c *contracts.Cond) string {
-	parts := make([]string, 0, 5)
+	parts := make([]string, 0, 6)
 	if c.Operation.Set {
 		parts = append(parts, "operation="+string(c.Operation.V))
 	}
@@ -127,6 +127,9 @@ func CondString(c *contracts.Cond) string {
 	}
 	if c.ErrorInfoNull {
 		parts = append(parts, "error_info=null")
+	}
+	if c.Terminal {
+		parts = append(parts, "terminal")
 	}
 	return strings.Join(parts, ",")
 }

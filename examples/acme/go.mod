@@ -105,6 +105,7 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
+	mvdan.cc/sh/v3 v3.12.0 // indirect
 	pgregory.net/rapid v1.3.0 // indirect
 )
 

@@ -740,7 +740,11 @@ class API:
         w = self.visible(admin, ws_id, admin=True)
         if w["health_status"] != "ERROR":
             raise cd.APIError(409, "INVALID_STATE", "workspace health is not ERROR")
-        self.update(self.writer("admin"), ws_id, {}, {"error_info": None, "error_count": 0, "error_message": None})
+        # Only while error_info is terminal, checked in the write itself:
+        # of concurrent recoveries one resets the row, the others get 409.
+        if not self.p.store_update(self.writer("admin"), ws_id, {"terminal": True},
+                                   {"error_info": None, "error_count": 0, "error_message": None}):
+            raise cd.APIError(409, "INVALID_STATE", "workspace is no longer in ERROR")
         try:
             self.p.bus_publish("monitor:trigger", ws_id)
         except cd.PortError:

@@ -2,8 +2,9 @@ package workspace
 
 import (
 	"errors"
-	"github.com/wsconverge/converge/contracts/history"
 	"testing"
+
+	"github.com/wsconverge/converge/contracts/history"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -191,7 +192,11 @@ func TestRestoreDataLostCodes(t *testing.T) {
 			junk := []byte("this is not zstd")
 			require.NoError(t, w.Objects.Put(ctx, key, junk))
 			require.NoError(t, w.Objects.Put(ctx, contracts.MetaKey(key), []byte(archive.Checksum(junk))))
-		}, contracts.CodeTarExtractFailed},
+		}, contracts.CodeChecksumMismatch},
+		{"an empty archive", func(w *World, key string) {
+			require.NoError(t, w.Objects.Put(ctx, key, nil))
+			require.NoError(t, w.Objects.Put(ctx, contracts.MetaKey(key), []byte(archive.Checksum(nil))))
+		}, contracts.CodeChecksumMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

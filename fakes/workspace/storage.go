@@ -359,7 +359,7 @@ func (x *Storage) restoreLocked(id, key string) (string, error) {
 	// have no quota of their own).
 	files, err := x.unpackLocked(data, &declared)
 	switch {
-	case errors.Is(err, archive.ErrMetaMismatch):
+	case errors.Is(err, archive.ErrMetaMismatch), errors.Is(err, archive.ErrCorrupt):
 		return "", providerError(contracts.CodeChecksumMismatch, err.Error())
 	case errors.Is(err, archive.ErrQuotaExceeded):
 		return "", providerError(contracts.CodeDiskFull, err.Error())

@@ -21,9 +21,13 @@ import (
 //     error_count in one write (the endpoint's row of the table; the rules
 //     below it add error_message, which the row leaves out, so it is not
 //     asked for), and only on a workspace in ERROR ("409 if health is not
-//     ERROR"): its health_status is ERROR or its error_info terminal at
-//     the write, or was less than EventDeliveryBound before it (the API
-//     read the row a moment earlier);
+//     ERROR", judged "by error_info", as the amended rules say): the row
+//     the write applied to, as the history replays it at that write, holds
+//     a terminal error_info. No grace for a row read a moment earlier: a
+//     recovery checked on a read and then written without that condition
+//     lets concurrent recoveries all through, or lands after the
+//     HealthMonitor re-observed the row, or wipes the retryable error (and
+//     its attempt count) the reconciler recorded since;
 //   - a workspace in ERROR (a terminal error_info) takes no desired-state
 //     change until it is recovered (409); DELETE, which also writes
 //     desired PENDING, is allowed;
@@ -53,14 +57,6 @@ type apiRules struct {
 	// inserted: each workspace's row as inserted, until the POST that
 	// created it is judged.
 	inserted map[string]contracts.Workspace
-	// errorUntil: when each workspace last stopped being in ERROR.
-	errorUntil map[string]time.Time
-}
-
-// inError reports whether w is in ERROR as the API may judge it: health
-// ERROR, or a terminal error_info (4.3).
-func inError(w *contracts.Workspace) bool {
-	return w.HealthStatus == contracts.HealthError || w.Terminal()
 }
 
 func (*apiRules) Name() string     { return "api-rules" }
@@ -68,16 +64,7 @@ func (*apiRules) Contract() string { return "4.3" }
 
 func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 	if c.standbyUntil == nil {
-		c.standbyUntil, c.inserted, c.errorUntil = map[string]time.Time{}, map[string]contracts.Workspace{}, map[string]time.Time{}
-	}
-	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil {
-		if w := s.Row(e.Workspace); w != nil && inError(w) {
-			after := *w
-			e.Patch.Apply(&after, e.At)
-			if !inError(&after) {
-				c.errorUntil[e.Workspace] = e.At
-			}
-		}
+		c.standbyUntil, c.inserted = map[string]time.Time{}, map[string]contracts.Workspace{}
 	}
 	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set && e.Patch.ObservedStatus.V != contracts.ObservedStandby {
 		if w := s.Row(e.Workspace); w != nil && w.ObservedStatus == contracts.ObservedStandby {
@@ -108,9 +95,10 @@ func (c *apiRules) Observe(s *State, e *history.Event, r *Report) {
 			// that is gone would be displayed on).
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery wrote %v and left error_message %q: it resets error_info, error_count and error_message in one write", p.Columns(), w.ErrorMessage), e.Seq)
 		}
-		if w := s.Row(e.Workspace); w != nil && !inError(w) && e.At.Sub(c.errorUntil[e.Workspace]) >= EventDeliveryBound {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery applied to a workspace not in ERROR (health %s, error_info %s): 409 if health is not ERROR",
-				w.HealthStatus, describeInfo(w.ErrorInfo)), e.Seq)
+		if w := s.Row(e.Workspace); w != nil && !w.Terminal() {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("recovery applied to a workspace not in ERROR (health %s, error_info %s; the write's condition: %s): "+
+				"409 unless error_info is terminal at the write, so of concurrent recoveries one applies",
+				w.HealthStatus, describeInfo(w.ErrorInfo), condOf(e)), e.Seq)
 		}
 	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompAPI && e.Patch.DeletedAt.Set:
 		r.Exercise()
@@ -167,6 +155,17 @@ func (c *apiRules) judgeCreate(row *contracts.Workspace, e *history.Event, r *Re
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("POST (%s) created desired %s, standby_ttl %s, archive_ttl %s: it asked for (or left to the defaults) desired %s, standby_ttl %s, archive_ttl %s",
 			e.Args, got[0], got[1], got[2], want.desired, want.standbyTTL, want.archiveTTL), e.Seq)
 	}
+}
+
+// condOf renders the recorded condition of a write, "none" when it had
+// none.
+func condOf(e *history.Event) string {
+	if e.Cond != nil {
+		if c := history.CondString(e.Cond); c != "" {
+			return c
+		}
+	}
+	return "none"
 }
 
 // describeInfo names an error_info for a message: null, or its reason and

@@ -308,8 +308,11 @@ func TestAPIRulesCreateAsAsked(t *testing.T) {
 }
 
 // SPEC 4.3: recovery only of a workspace in ERROR ("409 if health is not
-// ERROR"); a recovery the API granted a moment before the HealthMonitor
-// cleared the health is no violation.
+// ERROR", judged by error_info): the row at the write holds a terminal
+// error_info. A recovery that checked a row read a moment earlier and
+// wrote without that condition is a violation (issue 23): a second
+// concurrent recovery, one landing after the HealthMonitor cleared the
+// health, or one wiping a retryable error recorded since.
 func TestAPIRulesRecoverOnlyInError(t *testing.T) {
 	recovered := func(between func(tr *trace)) *trace {
 		info := &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, IsTerminal: true, OccurredAt: t0}
@@ -327,10 +330,32 @@ func TestAPIRulesRecoverOnlyInError(t *testing.T) {
 				at(2*time.Minute + d)
 		}
 	}
-	require.Empty(t, run(t, recovered(cleared(time.Second)), nil, "api-rules").Violations, "the API read the row before the HealthMonitor's write")
-	r := run(t, recovered(cleared(10*time.Minute)), nil, "api-rules")
+	for _, d := range []time.Duration{time.Millisecond, 10 * time.Minute} {
+		r := run(t, recovered(cleared(d)), nil, "api-rules")
+		require.Len(t, r.Violations, 1, "a recovery %s after the HealthMonitor cleared the health", d)
+		require.Contains(t, r.Violations[0].Message, "recovery applied to a workspace not in ERROR (health OK, error_info null; the write's condition: none)")
+	}
+
+	// Two recoveries at the same instant, before the HealthMonitor looks
+	// again: health is still ERROR, but the second resets a row the first
+	// already recovered.
+	twice := recovered(func(tr *trace) {
+		tr.write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
+	})
+	r := run(t, twice, nil, "api-rules")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "recovery applied to a workspace not in ERROR (health OK, error_info null)")
+	require.Contains(t, r.Violations[0].Message, "(health ERROR, error_info null; the write's condition: none)")
+
+	// A late recovery wipes the retryable error the reconciler recorded
+	// after the first one (health still ERROR).
+	retry := &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, ErrorCount: 1, OccurredAt: t0}
+	late := recovered(func(tr *trace) {
+		tr.write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(retry), ErrorCount: contracts.Some(1)})
+	})
+	r = run(t, late, nil, "api-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "error_info ActionFailed")
 
 	never := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
 	require.Len(t, run(t, never, nil, "api-rules").Violations, 1)

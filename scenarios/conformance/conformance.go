@@ -37,7 +37,9 @@ type Config struct {
 	Jobs int
 
 	// ReplayDir is where the replay files of failing seeds and rapid
-	// sequences go (default engine.DefaultReplayDir: a per-user directory).
+	// sequences go (default scenarios.ReplayDir: a directory under
+	// os.TempDir made for the test process and kept, never the user's
+	// home; its path is printed with each failure).
 	ReplayDir string
 	// ReplayCommand is how a user of this suite runs a replay file: a
 	// converge binary that registers the system, e.g. "go run
@@ -69,9 +71,6 @@ func (c *Config) defaults() {
 	}
 	if c.Jobs == 0 {
 		c.Jobs = engine.DefaultJobs()
-	}
-	if c.ReplayDir == "" {
-		c.ReplayDir = engine.DefaultReplayDir()
 	}
 	if c.ReplayCommand == "" {
 		c.ReplayCommand = "converge replay"
@@ -137,7 +136,7 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	if !cfg.skipped("rapid") {
-		t.Run("rapid", func(t *testing.T) { scenarios.StateMachine(t, cfg.NewSystem) })
+		t.Run("rapid", func(t *testing.T) { scenarios.StateMachineIn(t, cfg.ReplayDir, cfg.NewSystem) })
 	}
 }
 
@@ -197,11 +196,23 @@ func describe(cfg *Config, c wssim.Config, res wssim.Result, err error) string {
 		}
 	}
 	if f, ferr := wssim.NewReplay(c, "", res); ferr == nil {
-		if path, werr := wssim.SaveReplay(cfg.ReplayDir, f); werr == nil {
+		if path, werr := saveReplay(cfg.ReplayDir, f); werr == nil {
 			fmt.Fprintf(&b, "replay file: %s\nreplay: %s %s\n", path, cfg.ReplayCommand, path)
 		} else {
 			fmt.Fprintf(&b, "replay file not written: %v\n", werr)
 		}
 	}
 	return b.String()
+}
+
+// saveReplay writes f into dir ("": scenarios.ReplayDir()).
+func saveReplay(dir string, f *wssim.Replay) (string, error) {
+	if dir == "" {
+		d, err := scenarios.ReplayDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	return wssim.SaveReplay(dir, f)
 }

@@ -3,6 +3,8 @@ package conformance_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,13 +51,65 @@ func TestHelperSuiteOnAMutant(t *testing.T) {
 	}
 	m, err := wsmutants.Lookup(name)
 	require.NoError(t, err)
+	skip := []string{"rapid"}
+	if os.Getenv("CONVERGE_CONFORMANCE_RAPID") == "1" {
+		skip = []string{"scenarios"}
+	}
 	conformance.Run(t, conformance.Config{
 		NewSystem:     func() ports.System { return m.System },
 		Seeds:         3,
 		Workspaces:    3,
 		Duration:      6 * 3600e9,
-		Skip:          []string{"rapid"},
+		Skip:          skip,
 		ReplayDir:     os.Getenv("CONVERGE_CONFORMANCE_DIR"),
 		ReplayCommand: "go run ./cmd/acme-converge replay",
 	})
+}
+
+// A run of the suite that fails writes its replay files, the seeds' and
+// rapid's, into a directory of its own under the temporary directory and
+// says where, never under the user's home or state directory (issue 23:
+// 47 files in ~/.local/state/converge/replays per make test).
+func TestSuiteWritesNothingUnderHome(t *testing.T) {
+	home, tmp := t.TempDir(), t.TempDir()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperSuiteOnAMutant$", "-test.v",
+		"-rapid.seed=3", "-rapid.nofailfile")
+	env := []string{"CONVERGE_CONFORMANCE_HELPER=no-retry-spacing", "CONVERGE_CONFORMANCE_RAPID=1", "HOME=" + home, "TMPDIR=" + tmp}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "XDG_STATE_HOME=") && !strings.HasPrefix(kv, "CONVERGE_CONFORMANCE_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the suite must fail a mutant:\n%s", out)
+	s := string(out)
+	require.NotContains(t, s, "into the per-user state directory", "nothing reached the user's state directory")
+	require.Empty(t, filesUnder(t, home), "nothing was written under HOME:\n%s", s)
+	written := filesUnder(t, tmp)
+	named := 0
+	for _, f := range written {
+		require.True(t, strings.HasPrefix(f, "converge-replays-") || strings.HasPrefix(f, "converge-state-guard-"), "unexpected file %s", f)
+		if strings.HasSuffix(f, ".json") && strings.Contains(s, "replay: converge replay "+filepath.Join(tmp, f)) {
+			named++
+		}
+	}
+	require.NotZero(t, named, "the failure names its replay file, under the temporary directory: %v\n%s", written, s)
+}
+
+// filesUnder lists the files beneath dir, relative to it.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	}))
+	return out
 }

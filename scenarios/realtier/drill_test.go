@@ -96,12 +96,12 @@ func newDrill(t *testing.T) *drill {
 	endpoint, access, secret := testenv.MinIO(t)
 	bin, err := buildOnce()
 	require.NoError(t, err)
-	d := &drill{t: t, bin: bin, dsn: dsn, managed: fmt.Sprintf("drill-%d", time.Now().UnixNano()), token: "drill-token", procs: map[string]*serveProc{}}
+	d := &drill{t: t, bin: bin, dsn: dsn, managed: fmt.Sprintf("drill-%d", time.Now().UnixNano()), token: "drill-token-0123456", procs: map[string]*serveProc{}}
 	d.env = append(os.Environ(),
 		"DATABASE_URL="+dsn, "REDIS_URL="+redisURL,
 		"S3_ENDPOINT=http://"+endpoint, "S3_ACCESS_KEY="+access, "S3_SECRET_KEY="+secret, "S3_BUCKET=converge-drill",
 		"CONVERGE_JOB_NETWORK=host", "CONVERGE_MANAGED_VALUE="+d.managed,
-		"CONVERGE_TOKENS="+d.token+"=alice,root-token=root:admin",
+		"CONVERGE_TOKENS="+d.token+"=alice,root-token-01234567=root:admin",
 	)
 	t.Cleanup(func() {
 		for _, p := range d.procs {

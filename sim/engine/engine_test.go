@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,4 +320,29 @@ func TestJUnitIsWellFormed(t *testing.T) {
 	require.Equal(t, 1, back.Suites[0].Failures)
 	require.Equal(t, 1, back.Suites[0].Skipped)
 	require.Equal(t, `volume deleted <early> & "badly"`, back.Suites[0].Cases[1].Failure.Message)
+}
+
+// A replay file is read within a time bound and a size bound: a reader
+// that never delivers is given up on, and one byte over the limit is "too
+// large" without reading on.
+func TestReadWithinBoundsTimeAndSize(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	_, err := readWithin(pr, 10, 20*time.Millisecond)
+	require.ErrorContains(t, err, "not read within 20ms")
+
+	_, err = readWithin(strings.NewReader(strings.Repeat("x", 11)), 10, time.Minute)
+	require.ErrorContains(t, err, "too large (more than 10 bytes)")
+	b, err := readWithin(strings.NewReader(strings.Repeat("x", 10)), 10, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, b, 10)
+
+	path := filepath.Join(t.TempDir(), "f.json")
+	require.NoError(t, os.WriteFile(path, []byte("{}"), 0o644))
+	b, err = ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "{}", string(b))
+	_, err = readFile(path, 1, time.Minute)
+	require.ErrorIs(t, err, ErrBadInput)
+	require.ErrorContains(t, err, "is too large (2 bytes; a replay file has at most 1)")
 }

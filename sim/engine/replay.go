@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Header is the part of a replay file every world shares: which world and
@@ -56,6 +58,98 @@ func (h *Header) CheckSystem() error {
 
 // MaxReplayBytes bounds the size of a replay file read.
 const MaxReplayBytes = 16 << 20
+
+// ReadTimeout bounds the reading of one replay file.
+const ReadTimeout = 30 * time.Second
+
+// ReadFile reads a replay file: a regular file only (a FIFO, a device, a
+// socket or a directory is refused before it is opened: opening a FIFO
+// blocks until someone writes to it), at most MaxReplayBytes of it (one
+// byte more is "too large": a sparse or growing file is never read whole),
+// within ReadTimeout. Every refusal wraps ErrBadInput and names the file.
+func ReadFile(path string) ([]byte, error) {
+	return readFile(path, MaxReplayBytes, ReadTimeout)
+}
+
+func readFile(path string, limit int64, timeout time.Duration) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if err := regular(path, fi, limit); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should the path have become a FIFO since the Stat, the
+	// open does not wait for a writer (and the Stat of the open file
+	// below refuses it).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, path, err)
+	}
+	if err := regular(path, fi, limit); err != nil {
+		return nil, err
+	}
+	data, err := readWithin(f, limit, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadInput, path, err)
+	}
+	return data, nil
+}
+
+// regular refuses a file that is not a regular one, or larger than limit.
+func regular(path string, fi os.FileInfo, limit int64) error {
+	if m := fi.Mode(); !m.IsRegular() {
+		kind := "not a regular file"
+		switch {
+		case m.IsDir():
+			kind = "a directory"
+		case m&os.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO)"
+		case m&os.ModeDevice != 0:
+			kind = "a device"
+		case m&os.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return fmt.Errorf("%w: %s is %s: want a regular replay file", ErrBadInput, path, kind)
+	}
+	if fi.Size() > limit {
+		return fmt.Errorf("%w: %s is too large (%d bytes; a replay file has at most %d)", ErrBadInput, path, fi.Size(), limit)
+	}
+	return nil
+}
+
+// readWithin reads r to its end, at most limit bytes ("too large" beyond)
+// and within timeout. A read that is still blocked at the timeout is left
+// to finish on its own (the caller closes the file).
+func readWithin(r io.Reader, limit int64, timeout time.Duration) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		done <- result{data, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		switch {
+		case res.err != nil:
+			return nil, res.err
+		case int64(len(res.data)) > limit:
+			return nil, fmt.Errorf("too large (more than %d bytes)", limit)
+		}
+		return res.data, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("not read within %s", timeout)
+	}
+}
 
 // ErrBadInput marks input (a flag, a file) that is malformed or out of
 // range: the CLI answers it with exit status 2.
@@ -156,4 +250,38 @@ func WriteNew(dir, base string, v any) (string, error) {
 		return path, nil
 	}
 	return "", fmt.Errorf("write %s: too many files named %s-N.json", dir, base)
+}
+
+// WithoutUserState runs run (a test binary's m.Run) with XDG_STATE_HOME
+// pointing at a fresh temporary directory, so that nothing a test does
+// reaches the user's own state directory (DefaultReplayDir, which is for
+// people running converge), and turns a passing run into a failing one
+// (exit 1, naming the files) when anything was written there: a test
+// passes a directory of its own (t.TempDir()) instead. Child processes
+// the tests start inherit the variable.
+func WithoutUserState(run func() int) int {
+	dir, err := os.MkdirTemp("", "converge-state-guard-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "state guard: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("XDG_STATE_HOME", dir); err != nil {
+		fmt.Fprintf(os.Stderr, "state guard: %v\n", err)
+		return 1
+	}
+	code := run()
+	var written []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			written = append(written, strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		}
+		return nil
+	})
+	if len(written) == 0 {
+		return code
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: the tests wrote %d file(s) into the per-user state directory (converge's default replay directory): %s; pass a directory of the test's own (t.TempDir())\n",
+		len(written), strings.Join(written[:min(len(written), 5)], ", "))
+	return max(code, 1)
 }

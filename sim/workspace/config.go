@@ -16,6 +16,13 @@ import (
 // DefaultStart is the virtual time every run starts at unless told otherwise.
 var DefaultStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
+// MinStart and MaxStart bound a run's start: its whole run (at most
+// 2×MaxDuration) stays within the virtual clock's int64 nanoseconds.
+var (
+	MinStart = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxStart = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 // DefaultQuiet is the quiet phase a judged run ends with: the convergence
 // bound and a margin.
 var DefaultQuiet = wsjudge.ConvergeBound + 10*time.Minute
@@ -135,6 +142,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, badConfig("workload deletes per day %g: want a finite number ≤ 100", c.Workload.DeletesPerDay)
 	case c.Faults.Rate < 0 || c.Faults.Rate > MaxFaultRate || math.IsNaN(c.Faults.Rate):
 		return c, badConfig("fault rate %g out of range (0, %d]", c.Faults.Rate, MaxFaultRate)
+	case !c.Start.IsZero() && (c.Start.Before(MinStart) || !c.Start.Before(MaxStart)):
+		// The virtual clock counts nanoseconds since 1970 in an int64:
+		// a start outside this range overflows it during the run.
+		return c, badConfig("start %s out of range [%s, %s)", c.Start.Format(time.RFC3339), MinStart.Format(time.DateOnly), MaxStart.Format(time.DateOnly))
 	}
 	if err := c.Plan.Validate(c.Duration); err != nil {
 		return c, err

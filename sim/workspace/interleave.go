@@ -339,8 +339,46 @@ func (x interleavedIDs) NewID() string {
 // apiRace has the owners of up to N workspaces ask for RUNNING at the same
 // instant, their requests interleaved: the workspaces of one owner when
 // one has several that are not running (the per-user limit is what such a
-// race tests), else of anyone.
+// race tests), else of anyone. Then, when a workspace is in ERROR, N
+// administrators recover it at the same instant (recoveryRace).
 func (f *faults) apiRace(a Action) {
+	f.runningRace(a)
+	f.recoveryRace(a)
+}
+
+// recoveryRace has N administrators recover one workspace in ERROR (a
+// terminal error_info) at the same instant, their requests interleaved:
+// SPEC 4.3 lets exactly one of them reset the row (the others find it no
+// longer in ERROR: 409), which only a recovery conditioned on the error in
+// its write achieves. Each goes through the workload's recovery, which
+// keeps the user's model (a DataLost recovery acknowledges the loss). It
+// draws nothing when no workspace is in ERROR.
+func (f *faults) recoveryRace(a Action) {
+	s := f.s
+	var ids []string
+	snap := s.world.Store.Snapshot()
+	for i := range snap {
+		w := &snap[i]
+		if u := s.work.byI[w.ID]; u != nil && !u.deleted && !w.Deleted() && w.Terminal() {
+			ids = append(ids, w.ID)
+		}
+	}
+	id := pickOf(a, ids)
+	if id == "" {
+		return
+	}
+	n := max(a.N, 2)
+	u := s.work.byI[id]
+	s.record(history.Event{Kind: history.KindFault, Method: evAPIRace, Workspace: id, Args: fmt.Sprintf("%d concurrent recoveries", n)})
+	calls := make([]func(), n)
+	for i := range calls {
+		calls[i] = func() { s.work.recover(u) }
+	}
+	f.il.run(calls)
+}
+
+// runningRace is the race of requests for RUNNING (see apiRace).
+func (f *faults) runningRace(a Action) {
 	s := f.s
 	byOwner := map[string][]*contracts.Workspace{}
 	var owners []string

@@ -86,7 +86,9 @@ const (
 	// FaultAPIRace: N owners' requests for RUNNING arrive at the same
 	// instant and run concurrently, their store reads and writes
 	// interleaved in an order drawn from the seed (a race, not a failure:
-	// every request is served).
+	// every request is served); then, when a workspace is in ERROR, N
+	// administrators recover it at the same instant, interleaved the same
+	// way (SPEC 4.3: exactly one of them resets it).
 	FaultAPIRace Kind = "api-race"
 )
 

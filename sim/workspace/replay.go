@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,9 @@ func (f *Replay) Config(system ports.System) (Config, error) {
 	if err := f.check(); err != nil {
 		return Config{}, err
 	}
+	if err := f.checkFields(); err != nil {
+		return Config{}, err
+	}
 	cfg := Config{
 		Seed: f.Seed, Workspaces: f.Workspaces, Coordinators: f.Coordinators, Start: f.Start,
 		Workload: f.Workload, Limits: f.Limits, Plan: f.Plan.Clone(), System: system,
@@ -132,6 +136,38 @@ func (f *Replay) Config(system ports.System) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// checkFields refuses what a replay file written by converge never holds:
+// a file records every value explicitly (the defaults filled in), so a
+// zero where the simulator would fill a default in, or a value out of
+// range, is a hand edit or a corruption, named by its field.
+func (f *Replay) checkFields() error {
+	switch {
+	case f.Start.IsZero():
+		return badReplay(`"start" is missing`)
+	case f.Start.Before(MinStart) || !f.Start.Before(MaxStart):
+		return badReplay("start %s out of range [%s, %s)", f.Start.Format(time.RFC3339), MinStart.Format(time.DateOnly), MaxStart.Format(time.DateOnly))
+	case f.Workspaces < 0 || f.Workspaces > MaxWorkspaces:
+		return badReplay("workspaces %d out of range [0, %d]", f.Workspaces, MaxWorkspaces)
+	case f.Coordinators < 1 || f.Coordinators > MaxCoordinators:
+		return badReplay("coordinators %d out of range [1, %d]", f.Coordinators, MaxCoordinators)
+	case f.Limits.MaxRunningPerUser < 1 || f.Limits.MaxRunningPerUser > maxLimit:
+		return badReplay("limits.MaxRunningPerUser %d out of range [1, %d]", f.Limits.MaxRunningPerUser, maxLimit)
+	case f.Limits.MaxRunningGlobal < 1 || f.Limits.MaxRunningGlobal > maxLimit:
+		return badReplay("limits.MaxRunningGlobal %d out of range [1, %d]", f.Limits.MaxRunningGlobal, maxLimit)
+	case f.Workload.Users < 0 || f.Workload.Users > MaxWorkspaces:
+		return badReplay("workload.users %d out of range [0, %d]", f.Workload.Users, MaxWorkspaces)
+	case f.Workload.CreateWindow < 0 || f.Workload.CreateWindow > MaxDuration:
+		return badReplay("workload.create_window %s out of range [0, %s]", f.Workload.CreateWindow, MaxDuration)
+	case math.IsNaN(f.Workload.DeletesPerDay) || f.Workload.DeletesPerDay < 0 || f.Workload.DeletesPerDay > 100:
+		return badReplay("workload.deletes_per_day %g out of range [0, 100]", f.Workload.DeletesPerDay)
+	case f.Duration == "":
+		return badReplay(`"duration" is missing`)
+	case f.Quiet == "":
+		return badReplay(`"quiet" is missing`)
+	}
+	return nil
 }
 
 func parseDuration(field, s string) (time.Duration, error) {
@@ -169,7 +205,7 @@ func SaveReplay(dir string, f *Replay) (string, error) {
 // ReadReplay reads and validates a replay file's header (see
 // ParseReplay).
 func ReadReplay(path string) (*Replay, error) {
-	b, err := os.ReadFile(path)
+	b, err := engine.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read replay file: %w", err)
 	}

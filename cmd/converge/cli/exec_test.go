@@ -78,7 +78,11 @@ func TestSimExecReplayAndHTML(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(dir, "exec-*.json"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)
-	code, rout, rerr := invoke(t, nil, "replay", files[0])
+	// A replay file never runs its command unless told to.
+	code, _, rerr := invoke(t, nil, "replay", files[0])
+	require.Equal(t, ExitUsage, code, rerr)
+	require.Contains(t, rerr, "a replay file never runs a command by itself; to run it, replay with --allow-exec")
+	code, rout, rerr := invoke(t, nil, "replay", "--allow-exec", files[0])
 	require.Equal(t, ExitFailed, code, rerr)
 	require.Contains(t, rerr, "starting the file's command")
 	require.Contains(t, rout, "matches the recorded run")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,6 +201,11 @@ func (o *oracleSimOptions) validate() error {
 	}
 	if err := o.seedRange.validate(); err != nil {
 		return err
+	}
+	if o.junit != "" {
+		if err := checkWritable("--junit", o.junit); err != nil {
+			return err
+		}
 	}
 	_, err := oracleSystem(o.mutant)
 	return err
@@ -414,12 +420,11 @@ a file that is malformed, another world's, or out of range.`,
 }
 
 func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON bool) error {
-	fh, err := os.Open(path)
+	b, err := engine.ReadFile(path)
 	if err != nil {
-		return usagef("%v", err)
+		return usagef("%s", trimBadInput(err))
 	}
-	defer fh.Close()
-	f, err := oraclesim.DecodeReplay(fh)
+	f, err := oraclesim.DecodeReplay(bytes.NewReader(b))
 	if err != nil {
 		return usagef("%s: %s", path, trimBadInput(err))
 	}
@@ -559,6 +564,11 @@ survival is reported, not counted. Exit status 1 when a mutant survives
 			}
 			if list {
 				return c.listOracleMutants(set, asJSON)
+			}
+			if junitFile != "" {
+				if err := checkWritable("--junit", junitFile); err != nil {
+					return err
+				}
 			}
 			oraclesim.TuneGC()
 			return c.runOracleMutants(cmd.Context(), set, seed, seeds, asJSON, junitFile)

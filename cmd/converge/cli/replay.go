@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -33,7 +34,7 @@ type replayReport struct {
 }
 
 func (c *config) replayCommand() *cobra.Command {
-	var full, asJSON bool
+	var full, asJSON, allowExec bool
 	var htmlFile string
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -42,8 +43,10 @@ func (c *config) replayCommand() *cobra.Command {
 		Long: `Re-runs the run a replay file describes (written by converge sim or converge
 mutants for a failing seed): the same system, configuration, seed and explicit
 fault plan, so the same history. The file's system must be registered in this
-binary (the reference and its mutants always are; a system judged with --exec is
-started again from the command line the file records). It checks the history hash
+binary (the reference and its mutants always are). A file of a system judged with
+--exec records the command line of its child: a replay file is data and never runs
+a command by itself, so such a file is refused unless --allow-exec says to run the
+command it records (the command is printed first). It checks the history hash
 against the one recorded, then prints the plan, the violations with the
 timeline around their evidence (virtual time since the start), and the
 failures.
@@ -56,23 +59,38 @@ kinds and values out of range are rejected with exit status 2.`,
 		Args: exactArgs(1, "exactly one replay file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fastGC()
-			return c.runReplay(cmd, args[0], full, asJSON, htmlFile, timeout)
+			return c.runReplay(cmd, args[0], replayOptions{full: full, asJSON: asJSON, allowExec: allowExec, htmlFile: htmlFile, timeout: timeout})
 		},
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "print the whole timeline (routine listings left out) instead of the events around each violation")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	cmd.Flags().StringVar(&htmlFile, "html", "", "also write the run's HTML timeline (swimlanes per workspace, the first violation marked) to this file")
 	cmd.Flags().DurationVar(&timeout, "exec-timeout", driver.DefaultTimeout, "for a file of an --exec system: how long to wait for each message of a child")
+	cmd.Flags().BoolVar(&allowExec, "allow-exec", false, "for a file of an --exec system: run the command line the file records (never without this flag)")
 	return cmd
+}
+
+// replayOptions are the replay command's flags.
+type replayOptions struct {
+	full, asJSON, allowExec bool
+	htmlFile                string
+	timeout                 time.Duration
 }
 
 // replaySystem resolves a replay file's system in this binary, and the
 // function that ends it after the run.
-func (c *config) replaySystem(f *wssim.Replay, timeout time.Duration) (ports.System, func(), error) {
+func (c *config) replaySystem(path string, f *wssim.Replay, o replayOptions) (ports.System, func(), error) {
 	t := targetOfSystem(f.System, f.Mutant)
 	if t.exec != "" {
-		t.timeout = timeout
-		fmt.Fprintf(c.stderr, "replay: starting the file's command as the system's child processes: %s\n", t.exec)
+		if !o.allowExec {
+			return nil, nil, usagef("replay file %s records a command as its system (%s): a replay file never runs a command by itself; "+
+				"to run it, replay with --allow-exec", path, shellQuote(t.exec))
+		}
+		t.timeout = o.timeout
+		if err := checkExec(t.exec); err != nil {
+			return nil, nil, usagef("replay file %s: the command it records: %v", path, err)
+		}
+		fmt.Fprintf(c.stderr, "replay: starting the file's command as the system's child processes (--allow-exec): %s\n", t.exec)
 	}
 	s, done, err := c.build(t)
 	if err != nil && t.exec == "" && t.mutant == "" {
@@ -81,12 +99,23 @@ func (c *config) replaySystem(f *wssim.Replay, timeout time.Duration) (ports.Sys
 	return s, done, err
 }
 
-func (c *config) runReplay(cmd *cobra.Command, path string, full, asJSON bool, htmlFile string, timeout time.Duration) error {
+func (c *config) runReplay(cmd *cobra.Command, path string, o replayOptions) error {
+	full, asJSON, htmlFile := o.full, o.asJSON, o.htmlFile
+	if htmlFile != "" {
+		if err := checkWritable("--html", htmlFile); err != nil {
+			return err
+		}
+	}
 	f, err := wssim.ReadReplay(path)
 	if err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
-	system, done, err := c.replaySystem(f, timeout)
+	// Every field is validated before anything starts (a child process
+	// included): a bad file is one line and exit 2.
+	if _, err := f.Config(placeholderSystem{name: f.System}); err != nil {
+		return usagef("replay file %s: %s", path, trimBadInput(err))
+	}
+	system, done, err := c.replaySystem(path, f, o)
 	if err != nil {
 		return err
 	}
@@ -179,4 +208,18 @@ func absPath(p string) string {
 		return a
 	}
 	return p
+}
+
+// placeholderSystem stands for a replay file's system while the file is
+// validated, before the real one is built (or a child started).
+type placeholderSystem struct{ name string }
+
+func (p placeholderSystem) Name() string { return p.name }
+
+func (placeholderSystem) NewCoordinator(ports.Deps) (ports.Coordinator, error) {
+	return nil, errors.New("placeholder system: validation only")
+}
+
+func (placeholderSystem) NewAPI(ports.Deps) (ports.API, error) {
+	return nil, errors.New("placeholder system: validation only")
 }

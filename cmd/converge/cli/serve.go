@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -33,6 +35,10 @@ import (
 
 // defaultDockerHost is the Docker engine used when DOCKER_HOST is unset.
 const defaultDockerHost = "unix:///var/run/docker.sock"
+
+// maxHeaderBytes bounds a request's headers (net/http's default is 1 MiB;
+// the API's requests carry a token and a few short headers).
+const maxHeaderBytes = 64 << 10
 
 // s3Config locates the archive bucket.
 type s3Config struct {
@@ -52,6 +58,9 @@ type serveConfig struct {
 	// leaderIdleTimeout is the leader session's idle_session_timeout.
 	leaderIdleTimeout time.Duration
 	limits            contracts.Limits
+	// maxStreamsPerUser, maxStreams and maxConnections bound the event
+	// streams and the connections open at once.
+	maxStreamsPerUser, maxStreams, maxConnections int
 
 	databaseURL string
 	redisURL    string
@@ -115,6 +124,15 @@ func runServe(ctx context.Context, cfg serveConfig, stderr io.Writer, env serveE
 		return ExitFailed
 	}
 	code := serve(ctx, cfg, st, base, env)
+	if st.removeWorkspaces != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), devRemoveTimeout)
+		if err := st.removeWorkspaces(rctx); err != nil {
+			label := dockerprov.DefaultLabelPrefix + "managed=" + cfg.managed
+			log.Error("removing the workspaces of this --dev process failed; remove what is left with: "+
+				"docker rm -f $(docker ps -aq --filter label="+label+"); docker volume rm $(docker volume ls -q --filter label="+label+")", "err", err)
+		}
+		cancel()
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := st.close(cctx); err != nil {
@@ -153,6 +171,9 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		Metrics:     metrics,
 		Health:      health,
 		StreamsDone: streamsDone,
+
+		MaxStreamsPerUser: cfg.maxStreamsPerUser,
+		MaxStreams:        cfg.maxStreams,
 	})
 
 	ln, err := net.Listen("tcp", cfg.listen)
@@ -161,11 +182,17 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		// The coordinator has not started: it holds no lock.
 		return ExitFailed
 	}
+	// Connections beyond the bound wait in the kernel's queue rather than
+	// take a file descriptor each.
+	ln = netutil.LimitListener(ln, cfg.maxConnections)
+	// No WriteTimeout: it would cut every event stream; the handler sets
+	// a write deadline on every other response (and on each event).
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
@@ -329,6 +356,42 @@ type stack struct {
 	// close releases connections; it runs after the coordinator has
 	// released the leader lock.
 	close func(ctx context.Context) error
+	// removeWorkspaces, when set (serve --dev), removes the workspaces'
+	// containers and volumes this process's provider manages; it runs
+	// after the coordinator has stopped, before close.
+	removeWorkspaces func(ctx context.Context) error
+}
+
+// devRemoveTimeout bounds the removal of serve --dev's workspaces on
+// shutdown.
+const devRemoveTimeout = time.Minute
+
+// removeManaged removes every container and then every volume prov
+// manages (its managed label), as serve --dev does on shutdown: the
+// database that knew them stops with the process, so nothing would ever
+// reconcile them again.
+func removeManaged(ctx context.Context, prov *dockerprov.Provider, log *slog.Logger) error {
+	ctrs, err := prov.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list the workspaces' containers: %w", err)
+	}
+	var errs []error
+	for _, c := range ctrs {
+		if err := prov.Delete(ctx, c.WorkspaceID); err != nil {
+			errs = append(errs, fmt.Errorf("remove container of %s: %w", c.WorkspaceID, err))
+		}
+	}
+	vols, err := prov.ListVolumes(ctx)
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list the workspaces' volumes: %w", err))...)
+	}
+	for _, id := range vols {
+		if err := prov.DeleteVolume(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("remove volume of %s: %w", id, err))
+		}
+	}
+	log.Info("removed the workspaces of this --dev process", "containers", len(ctrs), "volumes", len(vols))
+	return errors.Join(errs...)
 }
 
 // probeHealth checks the store and the bus with one cheap read each.
@@ -456,7 +519,7 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 	coord.Instance, coord.Leadership = cfg.instance, lead
 	apiDeps := base
 	apiDeps.Instance = cfg.instance + "-api"
-	return &stack{
+	st := &stack{
 		name: "real", coord: coord, api: apiDeps, clock: clock,
 		health: probeHealth(apiDeps),
 		close: func(ctx context.Context) error {
@@ -466,7 +529,11 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 			store.Close()
 			return nil
 		},
-	}, nil
+	}
+	if cfg.dev {
+		st.removeWorkspaces = func(ctx context.Context) error { return removeManaged(ctx, prov, log) }
+	}
+	return st, nil
 }
 
 // splitEndpoint turns S3_ENDPOINT (host:port or http(s)://host:port) into

@@ -25,6 +25,13 @@ import (
 	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
 )
 
+// Tokens of the serve tests (httpapi.MinTokenLength characters at least).
+const (
+	tokA       = "tok-alice-0123456"
+	tokR       = "tok-root-01234567"
+	testTokens = "tok-user-01234567=u"
+)
+
 // syncBuffer is a bytes.Buffer safe for the logger's goroutines.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -102,7 +109,7 @@ func resolveServe(t *testing.T, env serveEnv, args ...string) (serveConfig, []st
 func TestServeConfigProblemsNameTheirSource(t *testing.T) {
 	vars := map[string]string{
 		"LISTEN_ADDR":     "localhost",
-		"CONVERGE_TOKENS": "tok1=alice,tok1=bob",
+		"CONVERGE_TOKENS": "tok1-0123456789ab=alice,tok1-0123456789ab=bob",
 		"DATABASE_URL":    "mysql://u:hunter2@db/x",
 		"S3_ENDPOINT":     "ftp://key:hunter3@s3",
 		"S3_SECRET_KEY":   "hunter4",
@@ -132,7 +139,7 @@ func TestServeConfigProblemsNameTheirSource(t *testing.T) {
 		require.Contains(t, msg, want)
 	}
 	require.NotContains(t, msg, "S3_SECRET_KEY", "a valid variable is not reported")
-	for _, secret := range []string{"hunter2", "hunter3", "hunter4", "tok1"} {
+	for _, secret := range []string{"hunter2", "hunter3", "hunter4", "0123456789ab"} {
 		require.NotContains(t, msg, secret, "problems never repeat a secret")
 	}
 	require.Empty(t, out.String())
@@ -142,7 +149,7 @@ func TestServeConfigSources(t *testing.T) {
 	vars := map[string]string{
 		"LISTEN_ADDR":       "0.0.0.0:9000",
 		"CONVERGE_INSTANCE": "from-env",
-		"CONVERGE_TOKENS":   "a=alice,b=bob:admin",
+		"CONVERGE_TOKENS":   "tok-alice-0123456=alice,tok-bob-012345678=bob:admin",
 		"DATABASE_URL":      "postgres://u:p@db:5432/converge?sslmode=disable",
 		"REDIS_URL":         "redis://cache:6379/0",
 		"S3_ENDPOINT":       "minio:9000",
@@ -158,7 +165,7 @@ func TestServeConfigSources(t *testing.T) {
 	require.Equal(t, "text", cfg.logFormat)
 	require.Equal(t, 10*time.Second, cfg.shutdownTimeout)
 	require.Equal(t, time.Minute, cfg.leaderIdleTimeout)
-	require.Equal(t, map[string]string{"a": "alice", "b": "bob"}, cfg.tokens)
+	require.Equal(t, map[string]string{"tok-alice-0123456": "alice", "tok-bob-012345678": "bob"}, cfg.tokens)
 	require.Equal(t, map[string]bool{"bob": true}, cfg.admins)
 	require.Equal(t, s3Config{endpoint: "minio:9000", accessKey: "ak", secretKey: "sk", bucket: "ws-archives"}, cfg.s3)
 	require.Equal(t, defaultDockerHost, cfg.dockerHost)
@@ -172,7 +179,7 @@ func TestServeConfigSources(t *testing.T) {
 	require.True(t, cfg.pullImages)
 
 	// Defaults; --fake needs only the tokens.
-	cfg, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"}), "--fake")
+	cfg, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": testTokens}), "--fake")
 	require.Empty(t, problems)
 	require.Equal(t, "127.0.0.1:8080", cfg.listen)
 	require.Equal(t, "box-1", cfg.instance)
@@ -181,7 +188,7 @@ func TestServeConfigSources(t *testing.T) {
 
 	_, problems = resolveServe(t, mapEnv(t, nil), "--fake")
 	require.Equal(t, []string{"CONVERGE_TOKENS: required: the API's bearer tokens, e.g. tok1=alice,tok2=bob:admin"}, problems)
-	_, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u", "CONVERGE_MAX_RUNNING_GLOBAL": "0"}), "--fake")
+	_, problems = resolveServe(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": testTokens, "CONVERGE_MAX_RUNNING_GLOBAL": "0"}), "--fake")
 	require.Equal(t, []string{`CONVERGE_MAX_RUNNING_GLOBAL: "0": want a whole number from 1 to 1000000`}, problems)
 
 	code := serveCmd(t, mapEnv(t, nil), io.Discard, io.Discard, "--fake", "extra")
@@ -194,7 +201,7 @@ func TestServeConfigSources(t *testing.T) {
 
 func TestServeNamesTheServiceItCannotReach(t *testing.T) {
 	vars := map[string]string{
-		"CONVERGE_TOKENS": "t=u", "DATABASE_URL": "postgres://u:p@127.0.0.1:1/converge?connect_timeout=2", "REDIS_URL": "redis://127.0.0.1:1",
+		"CONVERGE_TOKENS": testTokens, "DATABASE_URL": "postgres://u:p@127.0.0.1:1/converge?connect_timeout=2", "REDIS_URL": "redis://127.0.0.1:1",
 		"S3_ENDPOINT": "http://127.0.0.1:1", "S3_ACCESS_KEY": "ak", "S3_SECRET_KEY": "sk", "S3_BUCKET": "arch",
 	}
 	env := mapEnv(t, vars)
@@ -212,7 +219,7 @@ func serveFake(t *testing.T, stderr io.Writer, extra ...string) (string, *fakeBa
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	fb := &fakeBackends{}
-	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": "tok-a=alice,tok-r=root:admin"})
+	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": tokA + "=alice," + tokR + "=root:admin"})
 	env.backends = func(cfg serveConfig) backends {
 		require.True(t, cfg.fake)
 		return fb
@@ -284,13 +291,13 @@ func TestServeFakeAnswersAndStops(t *testing.T) {
 	status, _ = httpDo(t, http.MethodGet, base+"/api/v1/workspaces", "", "")
 	require.Equal(t, http.StatusUnauthorized, status)
 
-	status, body = httpDo(t, http.MethodPost, base+"/api/v1/workspaces", "tok-a", `{"name":"dev","image_ref":"img:1"}`)
+	status, body = httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tokA, `{"name":"dev","image_ref":"img:1"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	id := body["id"].(string)
 
 	// The coordinator, on the fakes and the real clock, brings it up.
 	require.Eventually(t, func() bool {
-		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, "tok-a", "")
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tokA, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
 	}, 20*time.Second, 100*time.Millisecond, "last: %v", body)
 	require.Equal(t, "test-1", fb.world.Store.Holder())
@@ -316,7 +323,7 @@ func TestServeFakeAnswersAndStops(t *testing.T) {
 	defer scancel()
 	sreq, err := http.NewRequestWithContext(sctx, http.MethodGet, base+"/api/v1/workspaces/"+id+"/events", nil)
 	require.NoError(t, err)
-	sreq.Header.Set("Authorization", "Bearer tok-a")
+	sreq.Header.Set("Authorization", "Bearer "+tokA)
 	sresp, err := http.DefaultClient.Do(sreq)
 	require.NoError(t, err)
 	defer sresp.Body.Close()
@@ -350,7 +357,7 @@ func TestServeFailsWhenTheAddressIsTaken(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"})
+	env := mapEnv(t, map[string]string{"CONVERGE_TOKENS": testTokens})
 	env.backends = chooseBackends
 	logs := &syncBuffer{}
 	code := serveCmd(t, env, io.Discard, logs, "--fake", "--listen", ln.Addr().String(), "--log-format", "json")
@@ -377,17 +384,17 @@ func TestProbeHealthReportsTheFailingService(t *testing.T) {
 func TestServeFakeInjectsFaults(t *testing.T) {
 	addr, _, stop := serveFake(t, io.Discard, "--fake-faults", "instances.Start=CONTAINER_CREATE_FAILED")
 	base := "http://" + addr
-	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", "tok-a", `{"name":"dev","image_ref":"img:1"}`)
+	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tokA, `{"name":"dev","image_ref":"img:1"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	id := body["id"].(string)
 	require.Eventually(t, func() bool {
-		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, "tok-a", "")
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tokA, "")
 		return status == http.StatusOK && body["display_state"] == "ERROR"
 	}, 20*time.Second, 100*time.Millisecond, "last: %v", body)
 	errView := body["error"].(map[string]any)
 	require.Contains(t, errView["message"], "injected by --fake-faults")
 	require.Equal(t, true, errView["terminal"], "CONTAINER_CREATE_FAILED needs an administrator")
-	status, _ = httpDo(t, http.MethodPost, base+"/api/v1/workspaces/"+id+":recover", "tok-r", "")
+	status, _ = httpDo(t, http.MethodPost, base+"/api/v1/workspaces/"+id+":recover", tokR, "")
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, ExitOK, stop())
 }
@@ -403,7 +410,7 @@ func TestParseFakeFaults(t *testing.T) {
 		_, err := parseFakeFaults(bad)
 		require.Error(t, err, bad)
 	}
-	code := serveCmd(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": "t=u"}), io.Discard, io.Discard, "--fake-faults", "instances.Start=DISK_FULL")
+	code := serveCmd(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": testTokens}), io.Discard, io.Discard, "--fake-faults", "instances.Start=DISK_FULL")
 	require.Equal(t, ExitUsage, code, "fault injection needs --fake")
 }
 
@@ -445,6 +452,9 @@ func TestServeDev(t *testing.T) {
 	m := regexp.MustCompile(`token\s+(dev-[0-9a-f]+)`).FindStringSubmatch(banner)
 	require.NotNil(t, m, banner)
 	tok := m[1]
+	lm := regexp.MustCompile(`labelled org\.wsconverge\.managed=(dev-[0-9a-f]+), removed when this process stops`).FindStringSubmatch(banner)
+	require.NotNil(t, lm, banner)
+	managed := lm[1]
 	base := "http://" + addr
 	image := os.Getenv("CONVERGE_WORKSPACE_AGENT_IMAGE")
 	if image == "" {
@@ -453,7 +463,7 @@ func TestServeDev(t *testing.T) {
 	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"dev","image_ref":"`+image+`"}`)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	id := body["id"].(string)
-	engine := devEngine(t, id)
+	engine := devEngine(t, id, managed)
 	require.Eventually(t, func() bool {
 		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
@@ -470,14 +480,29 @@ func TestServeDev(t *testing.T) {
 	}, 2*time.Minute, 250*time.Millisecond)
 	require.Eventually(t, func() bool { return !engine.has(t) }, 2*time.Minute, 250*time.Millisecond,
 		"ws-%s or its volume is still on the engine after the delete\n%s", id, logs.String())
+
+	// A workspace still running when the process stops goes with it
+	// (issue 23: its container and volume were left behind): the
+	// database that knew it stops too.
+	status, body = httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tok, `{"name":"left","image_ref":"`+image+`"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	leftID := body["id"].(string)
+	left := devEngine(t, leftID, managed)
+	require.Eventually(t, func() bool {
+		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+leftID, tok, "")
+		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
+	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
+	require.True(t, left.has(t))
 	cancel()
 	select {
 	case code := <-done:
 		require.Equal(t, ExitOK, code, logs.String())
-	case <-time.After(time.Minute):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("serve --dev did not stop")
 	}
 	require.Contains(t, logs.String(), "stopping PostgreSQL, Redis and MinIO")
+	require.Contains(t, logs.String(), "removed the workspaces of this --dev process")
+	require.False(t, left.has(t), "the running workspace's container and volume were removed with the process")
 }
 
 func testenvDocker() error { return testenv.DockerErr() }
@@ -494,9 +519,9 @@ type devObjects struct {
 // removes both when the test ends, whatever happened: a failed test leaves
 // nothing running (only this workspace's objects, never another dev
 // session's).
-func devEngine(t *testing.T, id string) devObjects {
+func devEngine(t *testing.T, id, managed string) devObjects {
 	t.Helper()
-	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: "dev"})
+	prov, err := dockerprov.New(t.Context(), dockerprov.Config{ManagedValue: managed})
 	require.NoError(t, err)
 	t.Cleanup(func() { prov.Close() })
 	contracttest.CleanupWorkspace(t, prov, prov, id)
@@ -517,4 +542,62 @@ func (d devObjects) has(t *testing.T) bool {
 	vols, err := d.prov.ListVolumes(t.Context())
 	require.NoError(t, err)
 	return slices.Contains(vols, d.id)
+}
+
+// Bad values are refused in every mode, --fake and --dev included (issue
+// 23: --restore-max-bytes -5 was accepted), and so are short tokens: exit
+// 2 and a line naming the setting.
+func TestServeRefusesBadLimitsAndShortTokens(t *testing.T) {
+	for _, tc := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"CONVERGE_TOKENS": testTokens}, []string{"--fake", "--restore-max-bytes", "-5"}, `--restore-max-bytes: "-5": want a whole number, 0 or more`},
+		{map[string]string{"CONVERGE_TOKENS": testTokens}, []string{"--dev", "--restore-max-entries=-1"}, `--restore-max-entries: "-1": want a whole number, 0 or more`},
+		{map[string]string{"CONVERGE_TOKENS": "x=alice"}, []string{"--fake"}, "CONVERGE_TOKENS: entry 1: the token has 1 characters; a token needs at least 16"},
+		{map[string]string{"CONVERGE_TOKENS": testTokens}, []string{"--fake", "--max-streams", "0"}, `--max-streams: "0": want a whole number from 1 to 1000000`},
+		{map[string]string{"CONVERGE_TOKENS": testTokens}, []string{"--fake", "--max-streams", "100", "--max-connections", "100"}, "--max-connections: 100: must exceed the event streams' bound (100)"},
+	} {
+		var errb bytes.Buffer
+		code := serveCmd(t, mapEnv(t, tc.vars), io.Discard, &errb, tc.args...)
+		require.Equal(t, ExitUsage, code, "%v: %s", tc.args, errb.String())
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		require.Contains(t, lines[0], tc.want)
+		require.Len(t, lines, 2, "one line, then the pointer to --help: %s", errb.String())
+	}
+}
+
+// serve bounds the event streams (issue 23: 20,000 streams exhausted the
+// server): with small bounds the stream beyond them gets 429 with the
+// API's JSON error, and /healthz still answers.
+func TestServeCapsEventStreams(t *testing.T) {
+	addr, _, stop := serveFake(t, io.Discard, "--max-streams-per-user", "1", "--max-streams", "2", "--max-connections", "16")
+	base := "http://" + addr
+	status, body := httpDo(t, http.MethodPost, base+"/api/v1/workspaces", tokA, `{"name":"dev","image_ref":"img:1"}`)
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	id := body["id"].(string)
+	open := func() *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/v1/workspaces/"+id+"/events", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+tokA)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	first := open()
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	second := open()
+	require.Equal(t, http.StatusTooManyRequests, second.StatusCode)
+	require.Equal(t, "application/json; charset=utf-8", second.Header.Get("Content-Type"))
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(second.Body).Decode(&e))
+	require.Equal(t, "TOO_MANY_STREAMS", e.Error.Code)
+	require.NotEmpty(t, e.Error.Message)
+	status, _ = httpDo(t, http.MethodGet, base+"/healthz", "", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, ExitOK, stop())
 }

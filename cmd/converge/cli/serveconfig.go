@@ -67,20 +67,31 @@ const (
 	sRestoreN    = "CONVERGE_RESTORE_MAX_ENTRIES"
 	sFakeFaults  = "CONVERGE_FAKE_FAULTS"
 	sLeaderIdle  = "CONVERGE_LEADER_IDLE_TIMEOUT"
+	sStreamsUser = "CONVERGE_MAX_STREAMS_PER_USER"
+	sStreams     = "CONVERGE_MAX_STREAMS"
+	sConns       = "CONVERGE_MAX_CONNECTIONS"
 )
+
+// defaultMaxConnections bounds the API's open connections: well above the
+// streams' bound, so that streams never take the last connection /healthz
+// needs, and below a usual descriptor limit.
+const defaultMaxConnections = 4096
 
 var serveSettings = []setting{
 	{flag: "listen", env: sListen, def: "127.0.0.1:8080", usage: "API address (port 0 picks a free one)"},
 	{flag: "instance", env: sInstance, def: "the host name", usage: "this coordinator instance's name, as leader-lock holder and in the logs"},
 	{flag: "fake", env: sFake, def: "false", boolean: true, usage: "run every port on the in-memory fakes with the real clock (try the API locally; nothing persists)"},
 	{flag: "fake-faults", env: sFakeFaults, usage: `with --fake, fail calls so ERROR and recovery can be tried: comma-separated PORT.METHOD=CODE[@PERCENT], e.g. "instances.Start=CONTAINER_START_FAILED@50"`},
-	{flag: "dev", env: sDev, def: "false", boolean: true, usage: "start PostgreSQL, Redis and MinIO as containers (the local images when there is no registry), run on them, print the URLs and an admin token; they stop with the process"},
+	{flag: "dev", env: sDev, def: "false", boolean: true, usage: "start PostgreSQL, Redis and MinIO as containers (the local images when there is no registry), run on them, print the URLs and an admin token; they stop with the process, and the workspaces it started are removed"},
 	{flag: "log-format", env: sLogFormat, def: "auto", usage: "auto, json or text (auto: JSON unless stderr is a terminal)"},
 	{flag: "log-level", env: sLogLevel, def: "info", usage: "debug, info, warn or error"},
 	{flag: "shutdown-timeout", env: sShutdown, def: "10s", usage: "how long requests may finish on SIGINT/SIGTERM"},
 	{flag: "max-running-per-user", env: sPerUser, def: strconv.Itoa(contracts.DefaultLimits.MaxRunningPerUser), usage: "running workspaces one user may have (SPEC 4.3)"},
 	{flag: "max-running-global", env: sGlobal, def: strconv.Itoa(contracts.DefaultLimits.MaxRunningGlobal), usage: "running workspaces in all"},
-	{env: sTokens, required: true, usage: "API bearer tokens: token=user, comma-separated; a user suffixed :admin may recover workspaces (tok1=alice,tok2=bob:admin)"},
+	{flag: "max-streams-per-user", env: sStreamsUser, def: strconv.Itoa(httpapi.DefaultMaxStreamsPerUser), usage: "event streams (GET …/events) one user may hold open; 429 beyond"},
+	{flag: "max-streams", env: sStreams, def: strconv.Itoa(httpapi.DefaultMaxStreams), usage: "event streams open in all; 429 beyond"},
+	{flag: "max-connections", env: sConns, def: strconv.Itoa(defaultMaxConnections), usage: "connections the API accepts at once (more wait to be accepted); must exceed --max-streams"},
+	{env: sTokens, required: true, usage: "API bearer tokens: token=user, comma-separated; a user suffixed :admin may recover workspaces (tok1=alice,tok2=bob:admin); each token at least 16 characters"},
 	{env: sDatabaseURL, realOnly: true, required: true, usage: "PostgreSQL: postgres://user:pass@host:5432/db"},
 	{env: sRedisURL, realOnly: true, required: true, usage: "Redis: redis://host:6379/0 (or rediss://)"},
 	{flag: "s3-endpoint", env: sS3Endpoint, realOnly: true, required: true, usage: "S3/MinIO endpoint: http(s)://host:port or host:port"},
@@ -124,7 +135,7 @@ coordinator stops and releases the leader lock.
 
 Exit codes: 0 clean shutdown, 1 a runtime failure (a service unreachable at
 start, the coordinator or the HTTP server failed), 2 invalid configuration.`,
-		Example: `  CONVERGE_TOKENS=tok-alice=alice converge serve --fake
+		Example: `  CONVERGE_TOKENS=alice-0123456789abcdef=alice converge serve --fake
   converge serve --instance a --listen 127.0.0.1:8080   # with the variables above set`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, problems := o.resolve(c.serve.getenv, c.serve.hostname)
@@ -300,6 +311,11 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		cfg.shutdownTimeout = d
 	}
 	cfg.limits = contracts.Limits{MaxRunningPerUser: positive(sPerUser), MaxRunningGlobal: positive(sGlobal)}
+	cfg.maxStreamsPerUser, cfg.maxStreams, cfg.maxConnections = positive(sStreamsUser), positive(sStreams), positive(sConns)
+	if cfg.maxConnections <= cfg.maxStreams {
+		_, src := get(sConns)
+		bad("%s: %d: must exceed the event streams' bound (%d), or streams could hold every connection", src, cfg.maxConnections, cfg.maxStreams)
+	}
 	idle, src := get(sLeaderIdle)
 	if d, err := time.ParseDuration(idle); err != nil || d < 300*time.Millisecond {
 		bad("%s: %q: want a duration of at least 300ms such as 1m", src, idle)
@@ -319,6 +335,10 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		}
 		cfg.tokens, cfg.admins = tokens, admins
 	}
+	// Checked in every mode: --dev uses them too, and a bad value is bad
+	// whatever the backends (with --fake they are ignored, with a warning).
+	cfg.restoreMaxBytes = nonNegative(sRestoreMax)
+	cfg.restoreMaxEntries = nonNegative(sRestoreN)
 	if cfg.fake || cfg.dev {
 		// --dev fills the services in once they run (startDev).
 		return cfg, problems
@@ -354,8 +374,6 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 	cfg.managed, _ = get(sManaged)
 	cfg.storageJobImage, _ = get(sJobImage)
 	cfg.pullImages = boolean(sPullImages)
-	cfg.restoreMaxBytes = nonNegative(sRestoreMax)
-	cfg.restoreMaxEntries = nonNegative(sRestoreN)
 	cfg.dockerHost, src = get(sDockerHost)
 	if err := checkURL(cfg.dockerHost, "unix", "tcp", "ssh", "http", "https", "npipe"); err != nil {
 		bad("%s: %v", src, err)
@@ -415,7 +433,11 @@ func (c *config) startDev(ctx context.Context, cfg *serveConfig, o *serveOptions
 	cfg.databaseURL, cfg.redisURL = s.DatabaseURL, s.RedisURL
 	cfg.s3 = s3Config{endpoint: s.S3Endpoint, accessKey: s.S3AccessKey, secretKey: s.S3SecretKey, bucket: devBucket}
 	cfg.jobNetwork = "host"
-	cfg.managed = "dev"
+	// A managed value of this process's own: what it removes on shutdown
+	// is what it started, never another dev session's on the same engine.
+	id := make([]byte, 4)
+	_, _ = rand.Read(id)
+	cfg.managed = "dev-" + hex.EncodeToString(id)
 	cfg.dockerHost, _ = o.lookup(sDockerHost, c.serve.getenv)
 	cfg.storageJobImage, _ = o.lookup(sJobImage, c.serve.getenv)
 	cfg.pullImages, _ = strconv.ParseBool(firstNonEmpty(c.serve.getenv(sPullImages), "false"))
@@ -438,12 +460,13 @@ func (c *config) devBanner(addr string, cfg *serveConfig, s *testenv.Services) {
 		}
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "converge serve --dev: the control plane runs on real services (they stop with this process)\n")
+	fmt.Fprintf(w, "converge serve --dev: the control plane runs on real services (they and the workspaces stop with this process)\n")
 	fmt.Fprintf(w, "  API         http://%s/api/v1\n", addr)
 	fmt.Fprintf(w, "  metrics     http://%s/metrics   health http://%s/healthz\n", addr, addr)
 	fmt.Fprintf(w, "  PostgreSQL  %s\n", s.DatabaseURL)
 	fmt.Fprintf(w, "  Redis       %s\n", s.RedisURL)
 	fmt.Fprintf(w, "  MinIO       http://%s  bucket %s\n", s.S3Endpoint, devBucket)
+	fmt.Fprintf(w, "  workspaces  containers and volumes labelled %s=%s, removed when this process stops\n", dockerprov.DefaultLabelPrefix+"managed", cfg.managed)
 	if tok != "" {
 		fmt.Fprintf(w, "  token       %s   (an administrator)\n", tok)
 		fmt.Fprintf(w, "try:\n  curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", tok)

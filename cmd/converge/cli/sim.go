@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,7 +156,42 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 		}
 		o.shard = s
 	}
+	for _, out := range []struct{ flag, path string }{{"--junit", o.junit}, {"--html", o.html}} {
+		if out.path != "" {
+			if err := checkWritable(out.flag, out.path); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// checkWritable checks, before a run, that an output file can be written
+// when the run ends: not a directory, in a directory that exists, and
+// creatable there. It leaves the file as it found it (a file it had to
+// create to try is removed).
+func checkWritable(flag, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return usagef("%s %s is a directory: want a file to write", flag, path)
+	case err == nil && !fi.Mode().IsRegular():
+		return usagef("%s %s is not a regular file", flag, path)
+	case err == nil:
+		f, oerr := os.OpenFile(path, os.O_WRONLY, 0)
+		if oerr != nil {
+			return usagef("%s %s cannot be written: %v", flag, path, errors.Unwrap(oerr))
+		}
+		return f.Close()
+	case !errors.Is(err, os.ErrNotExist):
+		return usagef("%s %s: %v", flag, path, errors.Unwrap(err))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return usagef("%s %s cannot be created: %v", flag, path, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(path)
 }
 
 // fastGC trades memory for fewer collections: a simulation allocates a

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/wsconverge/converge/contracts/ports"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
@@ -41,7 +46,78 @@ func (t *target) validate(cmd *cobra.Command) error {
 	case t.timeout <= 0:
 		return usagef("--exec-timeout %s: want a positive duration", t.timeout)
 	}
+	if t.exec != "" {
+		if err := checkExec(t.exec); err != nil {
+			return usagef("--exec: %v", err)
+		}
+	}
 	return nil
+}
+
+// checkExec checks an --exec command line before anything runs (and
+// before any replay file is written for it): it must parse as the shell
+// that will run it parses it (an unbalanced quote is a usage error, not a
+// failed run), and its program, when it names one plainly, must exist and
+// be executable. A program named through an expansion, or a shell
+// builtin, is left to the shell.
+func checkExec(cmdline string) error {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(cmdline), "")
+	if err != nil {
+		return fmt.Errorf("%s is not a valid shell command line: %v", shellQuote(cmdline), err)
+	}
+	if len(f.Stmts) == 0 {
+		return errors.New("want a command line")
+	}
+	prog := firstProgram(f.Stmts[0].Cmd)
+	if prog == "" {
+		return nil
+	}
+	if strings.Contains(prog, "/") {
+		fi, err := os.Stat(prog)
+		switch {
+		case err != nil:
+			return fmt.Errorf("program %s: %v", prog, errors.Unwrap(err))
+		case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+			return fmt.Errorf("program %s is not an executable file", prog)
+		}
+		return nil
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return fmt.Errorf("program %q not found in PATH", prog)
+	}
+	return nil
+}
+
+// shellBuiltins are the POSIX shell's builtins and keywords a command line
+// may start with: not programs to look for.
+var shellBuiltins = map[string]bool{
+	".": true, ":": true, "break": true, "cd": true, "command": true, "continue": true, "eval": true,
+	"exit": true, "export": true, "readonly": true, "return": true, "set": true, "shift": true,
+	"times": true, "trap": true, "ulimit": true, "umask": true, "unset": true, "wait": true,
+	"true": true, "false": true, "test": true, "[": true, "echo": true, "printf": true, "read": true,
+}
+
+// firstProgram is the program the first simple command of cmd runs, when
+// it is a plain word ("" otherwise); "exec" is looked through.
+func firstProgram(cmd syntax.Command) string {
+	switch c := cmd.(type) {
+	case *syntax.BinaryCmd:
+		return firstProgram(c.X.Cmd)
+	case *syntax.CallExpr:
+		args := c.Args
+		for len(args) > 0 {
+			word := args[0].Lit()
+			switch {
+			case word == "exec":
+				args = args[1:]
+				continue
+			case word == "" || shellBuiltins[word]:
+				return ""
+			}
+			return word
+		}
+	}
+	return ""
 }
 
 // flags renders the target as command-line flags, for printed commands.

@@ -352,7 +352,10 @@ func (a api) Recover(ctx context.Context, admin, id string) error {
 		ErrorCount:   contracts.Some(0),
 		ErrorMessage: contracts.Some(""),
 	}
-	if err := a.write(ctx, contracts.Writer{Component: contracts.CompAdmin}, &w, contracts.Cond{NotDeleted: true}, p); err != nil {
+	// Only while error_info is terminal, in the write itself: health lags
+	// behind a recovery until the HealthMonitor looks again, and a second
+	// reset then would be one of a workspace no longer in ERROR.
+	if err := a.write(ctx, contracts.Writer{Component: contracts.CompAdmin}, &w, contracts.Cond{NotDeleted: true, Terminal: true}, p); err != nil {
 		return err
 	}
 	// A hint only (C2): if it is lost, the next pass observes it anyway.

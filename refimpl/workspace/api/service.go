@@ -318,9 +318,17 @@ func (s *Service) Recover(ctx context.Context, admin, id string) error {
 	if e := contracts.CheckRecover(&w, true); e != nil {
 		return e
 	}
+	// The reset applies only while error_info is terminal, checked in the
+	// write itself: of concurrent recoveries (or one racing the
+	// HealthMonitor's re-observation after another) exactly one resets the
+	// row, and a late one never wipes an error recorded since.
 	wr := contracts.Writer{Component: contracts.CompAdmin, Instance: s.instance}
-	if err := s.update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch(), false); err != nil {
-		return err
+	ok, err := s.store.Update(ctx, wr, id, contracts.Cond{Terminal: true}, contracts.RecoverPatch())
+	if err != nil {
+		return storeError("recover workspace "+id, err)
+	}
+	if !ok {
+		return &contracts.APIError{Status: 409, Code: contracts.APIInvalidState, Message: "workspace is no longer in ERROR (recovered concurrently?)"}
 	}
 	if s.bus != nil {
 		// A hint only (C2): the HealthMonitor's next pass re-observes the

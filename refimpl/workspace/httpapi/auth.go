@@ -32,6 +32,10 @@ func newTokenTable(tokens map[string]string, admins map[string]bool) tokenTable 
 // authenticate reads "Authorization: Bearer <token>"; ok is false with the
 // reason when the header is missing, malformed or names no user.
 func (t tokenTable) authenticate(r *http.Request) (p principal, reason string, ok bool) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Which one counts would be a guess: a proxy may have added one.
+		return principal{}, "more than one Authorization header: send exactly one", false
+	}
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return principal{}, "missing bearer token (Authorization: Bearer <token>)", false
@@ -46,6 +50,11 @@ func (t tokenTable) authenticate(r *http.Request) (p principal, reason string, o
 	}
 	return p, "", true
 }
+
+// MinTokenLength is the shortest bearer token ParseTokens accepts: a short
+// token is guessed (tokens are looked up in constant time, but nothing
+// limits how often a client may try).
+const MinTokenLength = 16
 
 // ParseTokens parses a token list such as "tok1=alice,tok2=bob:admin":
 // comma-separated entries token=user, a user followed by ":admin" having
@@ -66,6 +75,9 @@ func ParseTokens(spec string) (tokens map[string]string, admins map[string]bool,
 		}
 		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
 			return nil, nil, fmt.Errorf("entry %d: the token is empty or contains spaces", n)
+		}
+		if len(tok) < MinTokenLength {
+			return nil, nil, fmt.Errorf("entry %d: the token has %d characters; a token needs at least %d (e.g. openssl rand -hex 16)", n, len(tok), MinTokenLength)
 		}
 		user, role, hasRole := strings.Cut(user, ":")
 		if hasRole && role != "admin" {

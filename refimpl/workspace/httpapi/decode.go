@@ -65,6 +65,14 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) *fieldError {
 	if trimmed[0] != '{' {
 		return badRequest("", "request body must be a JSON object")
 	}
+	if loneSurrogate(trimmed) {
+		// encoding/json would store U+FFFD for it: something the client
+		// never sent, as with invalid UTF-8.
+		return badRequest("", `request body holds a \u escape of a lone UTF-16 surrogate (such as \ud800), which is no character`)
+	}
+	if fe := checkKeys(trimmed, dst); fe != nil {
+		return fe
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -128,4 +136,119 @@ func describe(t reflect.Type) string {
 		return "an array"
 	}
 	return "an object"
+}
+
+// loneSurrogate reports whether a valid JSON text escapes a UTF-16
+// surrogate that is not half of a pair (\ud800 alone, or a low half
+// first).
+func loneSurrogate(body []byte) bool {
+	inString := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+1 < len(body):
+			i++
+			if body[i] != 'u' {
+				continue
+			}
+			r, ok := hex4(body, i+1)
+			if !ok {
+				continue
+			}
+			i += 4
+			switch {
+			case r >= 0xdc00 && r <= 0xdfff:
+				return true
+			case r >= 0xd800 && r <= 0xdbff:
+				if i+2 >= len(body) || body[i+1] != '\\' || body[i+2] != 'u' {
+					return true
+				}
+				lo, ok := hex4(body, i+3)
+				if !ok || lo < 0xdc00 || lo > 0xdfff {
+					return true
+				}
+				i += 6
+			}
+		}
+	}
+	return false
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[i:i+4]), 16, 32)
+	return rune(n), err == nil
+}
+
+// checkKeys walks a valid JSON object and refuses, with a 400 naming the
+// key, a key that appears twice in one object (encoding/json keeps the
+// last silently) and a top-level key that is not exactly one of dst's
+// field names (encoding/json matches them ignoring case).
+func checkKeys(body []byte, dst any) *fieldError {
+	known := map[string]bool{}
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				known[name] = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	// Each open container: its keys seen so far (nil for an array), and
+	// whether the next string token of an object is a key.
+	type level struct {
+		keys   map[string]bool
+		expect bool
+	}
+	var stack []*level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the body is valid JSON: io.EOF
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if key, isStr := tok.(string); isStr && top != nil && top.keys != nil && top.expect {
+			if top.keys[key] {
+				return badRequest(key, "field %q appears more than once", key)
+			}
+			if len(stack) == 1 && len(known) > 0 && !known[key] {
+				return badRequest(key, "unknown field %q (field names are case-sensitive)", key)
+			}
+			top.keys[key] = true
+			top.expect = false
+			continue
+		}
+		if top != nil && top.keys != nil {
+			top.expect = true // a value ends: the next string is a key
+		}
+		switch tok {
+		case json.Delim('{'):
+			if top != nil && top.keys != nil {
+				top.expect = false
+			}
+			stack = append(stack, &level{keys: map[string]bool{}, expect: true})
+		case json.Delim('['):
+			stack = append(stack, &level{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+				stack[len(stack)-1].expect = true
+			}
+		}
+	}
 }

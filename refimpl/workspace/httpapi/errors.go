@@ -15,6 +15,7 @@ const (
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 	CodeUnavailable          = "UNAVAILABLE"
+	CodeTooManyStreams       = "TOO_MANY_STREAMS"
 )
 
 // errorBody is {"error":{…}}.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -77,9 +78,63 @@ func streamEvents(prev, next *ports.Change) []streamEvent {
 	return out
 }
 
+// streamLimiter counts the event streams open, per user and in all.
+type streamLimiter struct {
+	perUser, total int
+	mu             sync.Mutex
+	open           map[string]int
+	all            int
+}
+
+func newStreamLimiter(perUser, total int) *streamLimiter {
+	return &streamLimiter{perUser: perUser, total: total, open: map[string]int{}}
+}
+
+// acquire takes a stream slot for user, or says why there is none (a 429).
+func (l *streamLimiter) acquire(user string) (release func(), e *contracts.APIError) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.open[user] >= l.perUser:
+		return nil, apiError(http.StatusTooManyRequests, CodeTooManyStreams,
+			fmt.Sprintf("you have %d event streams open, the most one user may: close one first", l.open[user]))
+	case l.all >= l.total:
+		return nil, apiError(http.StatusTooManyRequests, CodeTooManyStreams,
+			fmt.Sprintf("the server holds its maximum of %d event streams: retry later", l.total))
+	}
+	l.open[user]++
+	l.all++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.open[user]--; l.open[user] == 0 {
+			delete(l.open, user)
+		}
+		l.all--
+	}, nil
+}
+
+// streamRetryAfter is the Retry-After of a 429 for too many streams.
+const streamRetryAfter = "5"
+
 // events streams a workspace's changes as Server-Sent Events.
 func (h *handler) events(w http.ResponseWriter, r *http.Request, p principal, id string) {
 	ctx := r.Context()
+	release, e := h.streams.acquire(p.user)
+	if e != nil {
+		w.Header().Set("Retry-After", streamRetryAfter)
+		writeError(w, e)
+		return
+	}
+	// The slot is freed before the gauge falls: a client that sees the
+	// gauge drop may open another stream at once.
+	counted := false
+	defer func() {
+		release()
+		if counted {
+			h.metrics.streams.Dec()
+		}
+	}()
 	ws, err := h.cfg.API.Get(ctx, p.user, id)
 	if err != nil {
 		h.fail(w, r, err)
@@ -115,7 +170,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, p principal, id
 		return
 	}
 	h.metrics.streams.Inc()
-	defer h.metrics.streams.Dec()
+	counted = true
 
 	prev := ports.ChangeOf(&ws, h.cfg.Clock.Now())
 	beat := time.NewTicker(h.cfg.Heartbeat)

@@ -269,3 +269,33 @@ func TestEventsOutliveTheServersReadTimeout(t *testing.T) {
 		require.Equal(t, EventHeartbeat, s.next(t).name)
 	}
 }
+
+// Event streams are bounded per user and in all (issue 23: 20,000 streams
+// exhausted the server's file descriptors): beyond either bound the
+// stream is refused with 429 and the API's JSON error, /healthz and other
+// requests still answer, and a closed stream frees its slot.
+func TestEventStreamsAreCapped(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxStreamsPerUser, c.MaxStreams = 2, 3 })
+	a := e.create(alice, `{"name":"a","image_ref":"img:1"}`)
+	b := e.create(bob, `{"name":"b","image_ref":"img:1"}`)
+	first := e.openStream(alice, a)
+	e.openStream(alice, a)
+	r := e.call(http.MethodGet, "/api/v1/workspaces/"+a+"/events", alice, "")
+	msg := r.errorOf(t, http.StatusTooManyRequests, CodeTooManyStreams)["message"]
+	require.Contains(t, msg, "2 event streams open")
+	require.Equal(t, "5", r.header.Get("Retry-After"))
+
+	e.openStream(bob, b)
+	r = e.call(http.MethodGet, "/api/v1/workspaces/"+b+"/events", bob, "")
+	require.Contains(t, r.errorOf(t, http.StatusTooManyRequests, CodeTooManyStreams)["message"], "maximum of 3 event streams")
+
+	require.Equal(t, http.StatusOK, e.call(http.MethodGet, "/healthz", "", "").status)
+	require.Equal(t, http.StatusOK, e.call(http.MethodGet, "/api/v1/workspaces/"+b, bob, "").status)
+
+	// Closing a stream frees its slot once the server has seen it go.
+	first.cancel()
+	require.Eventually(t, func() bool {
+		return testutil.ToFloat64(e.metrics.streams) == 2
+	}, 10*time.Second, 5*time.Millisecond)
+	e.openStream(bob, b)
+}

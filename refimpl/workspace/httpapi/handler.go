@@ -39,10 +39,30 @@ type Config struct {
 	// shutdown closes it, since http.Server.Shutdown waits for streaming
 	// responses that would otherwise never end. Optional.
 	StreamsDone <-chan struct{}
+	// MaxStreamsPerUser and MaxStreams bound the event streams open at
+	// once, per user and in all: each holds a connection (a file
+	// descriptor) and a bus subscription for as long as the client
+	// likes. Beyond either, 429 TOO_MANY_STREAMS. Defaults:
+	// DefaultMaxStreamsPerUser, DefaultMaxStreams.
+	MaxStreamsPerUser int
+	MaxStreams        int
 }
 
 // DefaultHeartbeat is the event streams' heartbeat period (SPEC 4.6).
 const DefaultHeartbeat = 30 * time.Second
+
+// Default bounds of the event streams open at once.
+const (
+	DefaultMaxStreamsPerUser = 8
+	DefaultMaxStreams        = 1000
+)
+
+// ResponseWriteTimeout bounds the writing of one response other than an
+// event stream (whose every event has its own deadline): a client that
+// stops reading cannot hold a connection and its handler for ever. The
+// server cannot have a WriteTimeout of its own, which would cut every
+// stream.
+const ResponseWriteTimeout = 30 * time.Second
 
 // healthTimeout bounds one /healthz check.
 const healthTimeout = 2 * time.Second
@@ -53,6 +73,7 @@ type handler struct {
 	log     *slog.Logger
 	tokens  tokenTable
 	metrics *Metrics
+	streams *streamLimiter
 }
 
 // New returns the HTTP API. It panics when cfg lacks API, Bus or Clock.
@@ -74,7 +95,14 @@ func New(cfg Config) http.Handler {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
-	return &handler{cfg: cfg, log: cfg.Logger, tokens: newTokenTable(cfg.Tokens, cfg.Admins), metrics: cfg.Metrics}
+	if cfg.MaxStreamsPerUser <= 0 {
+		cfg.MaxStreamsPerUser = DefaultMaxStreamsPerUser
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	return &handler{cfg: cfg, log: cfg.Logger, tokens: newTokenTable(cfg.Tokens, cfg.Admins), metrics: cfg.Metrics,
+		streams: newStreamLimiter(cfg.MaxStreamsPerUser, cfg.MaxStreams)}
 }
 
 // route identifies what a path addresses.
@@ -191,6 +219,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rt, id := match(r.URL.Path)
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	if rt != routeEvents {
+		// Not supported by every ResponseWriter (a recorder): then the
+		// server's own timeouts are all there is.
+		_ = http.NewResponseController(w).SetWriteDeadline(start.Add(ResponseWriteTimeout))
+	}
 	var user string
 	defer func() {
 		if p := recover(); p != nil {

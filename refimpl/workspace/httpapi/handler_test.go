@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -375,29 +378,95 @@ func TestPanicsBecomeJSON500(t *testing.T) {
 }
 
 func TestParseTokens(t *testing.T) {
-	tokens, admins, err := ParseTokens(" tok1=alice, tok2=bob:admin ,tok3=bob:admin")
+	const t1, t2, t3 = "tok1-0123456789ab", "tok2-0123456789ab", "tok3-0123456789ab"
+	tokens, admins, err := ParseTokens(" " + t1 + "=alice, " + t2 + "=bob:admin ," + t3 + "=bob:admin")
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"tok1": "alice", "tok2": "bob", "tok3": "bob"}, tokens)
+	require.Equal(t, map[string]string{t1: "alice", t2: "bob", t3: "bob"}, tokens)
 	require.Equal(t, map[string]bool{"bob": true}, admins)
 
 	for spec, msg := range map[string]string{
-		"":                      "entry 1 is empty",
-		"tok1=alice,":           "entry 2 is empty",
-		"tok1":                  "entry 1: want token=user",
-		"=alice":                "entry 1: the token is empty",
-		"tok1=":                 "entry 1: the user name is empty",
-		"tok1=alice:root":       `unknown role "root"`,
-		"tok1=alice,tok1=bob":   "entry 2 repeats the token",
-		"a=alice,b=alice:admin": `user "alice" is given the admin role by one token and not by another`,
-		"sec ret=alice":         "contains spaces",
-		"tok1=al ice":           "user name is empty or contains spaces",
+		"":                                   "entry 1 is empty",
+		t1 + "=alice,":                       "entry 2 is empty",
+		t1:                                   "entry 1: want token=user",
+		"=alice":                             "entry 1: the token is empty",
+		t1 + "=":                             "entry 1: the user name is empty",
+		t1 + "=alice:root":                   `unknown role "root"`,
+		t1 + "=alice," + t1 + "=bob":         "entry 2 repeats the token",
+		t1 + "=alice," + t2 + "=alice:admin": `user "alice" is given the admin role by one token and not by another`,
+		"sec ret=alice":                      "contains spaces",
+		t1 + "=al ice":                       "user name is empty or contains spaces",
+		"x=alice":                            "entry 1: the token has 1 characters; a token needs at least 16",
+		t1 + "=alice,tok-0123456789a=bob":    "entry 2: the token has 15 characters",
 	} {
 		_, _, err := ParseTokens(spec)
 		require.ErrorContains(t, err, msg, spec)
 		require.NotContains(t, err.Error(), "sec ret", "errors never repeat a token")
+		require.NotContains(t, err.Error(), "0123456789", "errors never repeat a token")
 	}
 }
 
 func TestNewRequiresItsPorts(t *testing.T) {
 	require.PanicsWithValue(t, "httpapi: Config.API is required", func() { New(Config{}) })
+}
+
+// Two Authorization headers are refused with 401 and the JSON error (issue
+// 23: the first one won silently), whichever of them is valid.
+func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, pair := range [][2]string{{alice, bob}, {alice, "nope"}, {"nope", alice}, {alice, alice}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.srv.URL+"/api/v1/workspaces", nil)
+		require.NoError(t, err)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		resp, err := e.srv.Client().Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		r := reply{status: resp.StatusCode, header: resp.Header, body: b}
+		msg := r.errorOf(t, http.StatusUnauthorized, contracts.APIUnauthorized)["message"]
+		require.Contains(t, msg, "more than one Authorization header")
+	}
+}
+
+// Every error the handler answers is JSON, for the requests a client
+// library will not send either (issue 23): the "*" and CONNECT forms, an
+// absolute-form target, empty and dot segments, escaped slashes, unknown
+// methods. (What net/http writes itself before any handler runs, such as
+// 400 for an unparsable target or a missing Host, 431 and 505, is text:
+// docs/choices.md.)
+func TestRawRequestsGetJSONErrors(t *testing.T) {
+	e := newEnv(t)
+	addr := strings.TrimPrefix(e.srv.URL, "http://")
+	auth := "Authorization: Bearer " + alice + "\r\n"
+	for _, c := range []struct {
+		raw    string
+		status int
+	}{
+		{"GET * HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusNotFound},
+		{"CONNECT x:80 HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusNotFound},
+		{"GET //api/v1/workspaces HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusNotFound},
+		{"GET http://other/api/v1/nothing HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusNotFound},
+		{"GET /api/v1/workspaces/../../healthz HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusNotFound},
+		{"GET /api/v1/workspaces/x%2Fevents HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusNotFound},
+		{"GET /api/v1/workspaces/%00 HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusNotFound},
+		{"BREW /api/v1/workspaces HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", http.StatusMethodNotAllowed},
+		{"TRACE /healthz HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusMethodNotAllowed},
+		{"GET /api/v1/workspaces HTTP/1.0\r\n\r\n", http.StatusUnauthorized},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+		_, err = io.WriteString(conn, c.raw)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err, "%q", c.raw)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		conn.Close()
+		r := reply{status: resp.StatusCode, header: resp.Header, body: b}
+		require.Equal(t, c.status, r.status, "%q: %s", c.raw, b)
+		r.errorOf(t, c.status, r.json(t)["error"].(map[string]any)["code"].(string))
+	}
 }

@@ -434,6 +434,9 @@ func (g *group) queue(b *pgx.Batch, now pgtype.Timestamptz) error {
 	if g.cond.ErrorInfoNull {
 		where += " AND w.error_info IS NULL"
 	}
+	if g.cond.Terminal {
+		where += " AND (w.error_info -> 'is_terminal') = 'true'::jsonb"
+	}
 	b.Queue(fmt.Sprintf(`UPDATE workspaces AS w SET %supdated_at = coalesce($1::timestamptz, now())
 		FROM unnest(%s) AS v(%s) WHERE %s`, set.String(), arrays.String(), names.String(), where), args...)
 	return nil
@@ -456,10 +459,11 @@ type condJSON struct {
 	NotTerminal   bool                    `json:"not_terminal,omitempty"`
 	NotDeleted    bool                    `json:"not_deleted,omitempty"`
 	ErrorInfoNull bool                    `json:"error_info_null,omitempty"`
+	Terminal      bool                    `json:"terminal,omitempty"`
 }
 
 func condToJSON(c contracts.Cond) condJSON {
-	j := condJSON{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull}
+	j := condJSON{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull, Terminal: c.Terminal}
 	if c.Operation.Set {
 		j.Operation = &c.Operation.V
 	}
@@ -470,7 +474,7 @@ func condToJSON(c contracts.Cond) condJSON {
 }
 
 func (j condJSON) cond() contracts.Cond {
-	c := contracts.Cond{NotTerminal: j.NotTerminal, NotDeleted: j.NotDeleted, ErrorInfoNull: j.ErrorInfoNull}
+	c := contracts.Cond{NotTerminal: j.NotTerminal, NotDeleted: j.NotDeleted, ErrorInfoNull: j.ErrorInfoNull, Terminal: j.Terminal}
 	if j.Operation != nil {
 		c.Operation = contracts.Some(*j.Operation)
 	}

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wsconverge/converge/judge"
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/judge"
 )
 
 // Lifetime is one launch of the daemon: where its output is kept whole,

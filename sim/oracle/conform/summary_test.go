@@ -5,9 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/judge"
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/judge"
 )
 
 // The summary counts the daemon's broadcasts by answer and names the

@@ -247,11 +247,12 @@ type Cond struct {
 	NotTerminal   bool                    `json:"not_terminal,omitempty"`
 	NotDeleted    bool                    `json:"not_deleted,omitempty"`
 	ErrorInfoNull bool                    `json:"error_info_null,omitempty"`
+	Terminal      bool                    `json:"terminal,omitempty"`
 }
 
 // FromCond is c's wire form.
 func FromCond(c contracts.Cond) Cond {
-	w := Cond{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull}
+	w := Cond{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull, Terminal: c.Terminal}
 	if c.Operation.Set {
 		op := c.Operation.V
 		w.Operation = &op
@@ -265,7 +266,7 @@ func FromCond(c contracts.Cond) Cond {
 
 // Contracts is c as the contracts type, validated.
 func (c Cond) Contracts() (contracts.Cond, error) {
-	out := contracts.Cond{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull}
+	out := contracts.Cond{NotTerminal: c.NotTerminal, NotDeleted: c.NotDeleted, ErrorInfoNull: c.ErrorInfoNull, Terminal: c.Terminal}
 	if c.Operation != nil {
 		if !c.Operation.Valid() {
 			return out, fmt.Errorf("cond.operation %q is not an operation", *c.Operation)
