@@ -263,6 +263,7 @@ func (w *workload) run(ctx context.Context) {
 		w.create(ctx, users[i%len(users)], "cf-"+strconv.Itoa(i+1), d)
 	}
 	w.badInputs(ctx)
+	go w.tour(ctx)
 	kinds := []wssim.Kind{wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire,
 		wssim.UserDesire, wssim.AdminRecover, wssim.UserDelete, wssim.FaultAPIRace, wssim.UserCreate}
 	created := w.r.cfg.Workspaces
@@ -296,6 +297,56 @@ func (w *workload) run(ctx context.Context) {
 				created++
 				w.create(ctx, users[(a.N-1+len(users))%len(users)], "cf-"+strconv.Itoa(created), a.Desired)
 			}
+		}
+	}
+}
+
+// tour takes the first workspace through every operation, so that each
+// is exercised whatever the draws: RUNNING → PENDING (STOPPING, then
+// ARCHIVING), → RUNNING (RESTORING, STARTING), → STANDBY, then DELETE.
+func (w *workload) tour(ctx context.Context) {
+	id, u, ok := w.pick(0)
+	if !ok {
+		return
+	}
+	steps := []struct {
+		desired contracts.DesiredState
+		display string
+	}{{"", "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
+	for _, st := range steps {
+		if st.desired != "" && !w.until(ctx, func() bool {
+			a := w.do(ctx, http.MethodPatch, "/workspaces/"+id, u.Token, "application/json", jsonBody(map[string]any{"desired_state": string(st.desired)}))
+			w.record("api.Patch", id, "user="+u.Name+" desired="+string(st.desired), a, a.status == http.StatusOK)
+			return a.status == http.StatusOK
+		}) {
+			return
+		}
+		if !w.until(ctx, func() bool {
+			a := w.do(ctx, http.MethodGet, "/workspaces/"+id, u.Token, "", nil)
+			return a.body["display_state"] == st.display && a.body["operation"] == "NONE"
+		}) {
+			return
+		}
+	}
+	w.until(ctx, func() bool {
+		a := w.do(ctx, http.MethodDelete, "/workspaces/"+id, u.Token, "", nil)
+		w.record("api.Delete", id, "user="+u.Name, a, a.status == http.StatusAccepted)
+		return a.status == http.StatusAccepted || a.status == http.StatusNotFound
+	})
+}
+
+// until polls cond every half second until it holds or ctx ends.
+func (w *workload) until(ctx context.Context, cond func() bool) bool {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
 		}
 	}
 }
