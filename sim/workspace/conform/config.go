@@ -118,6 +118,14 @@ func LoadConfig(path, prof string) (Config, error) {
 		dec := toml.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&file); err != nil {
+			var strict *toml.StrictMissingError
+			if errors.As(err, &strict) {
+				var keys []string
+				for _, e := range strict.Errors {
+					keys = append(keys, strings.Join(e.Key(), "."))
+				}
+				return Config{}, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
+			}
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}

@@ -192,8 +192,8 @@ func (r *run) detections(ev *evidence, faults []Fault, faultStart time.Time) []D
 				continue
 			}
 			switch {
-			case e.Instance != "" && e2.Kind == history.KindLeader && e2.Method == "acquire" && e2.Instance != e.Instance:
-				d.After, d.What = e2.At.Sub(e.At), "leader lock taken by "+e2.Instance
+			case e.Instance != "" && e2.Kind == history.KindLeader && e2.Method == "acquire":
+				d.After, d.What = e2.At.Sub(e.At), fmt.Sprintf("leader lock taken by %s (epoch %d)", e2.Instance, e2.Epoch)
 			case e.Workspace != "" && e2.Workspace == e.Workspace && e2.Kind == history.KindWrite && e2.Component == contracts.CompHealthMonitor:
 				d.After, d.What = e2.At.Sub(e.At), "observed by the HealthMonitor"
 			}
