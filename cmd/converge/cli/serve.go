@@ -106,6 +106,12 @@ func chooseBackends(cfg serveConfig) backends {
 	return realBackends{}
 }
 
+// bendStack, when set, bends the opened ports before anything runs on
+// them. Only a binary built with the conformmutants tag sets it
+// (serve_mutant.go): a catalogue mutant run as a process for `converge
+// conform`'s demonstration. The shipped binary has no such switch.
+var bendStack func(st *stack) error
+
 func runServe(ctx context.Context, cfg serveConfig, stderr io.Writer, env serveEnv) int {
 	base := newServeLogger(stderr, cfg, env.terminal)
 	log := base.With("instance", cfg.instance)
@@ -122,6 +128,14 @@ func runServe(ctx context.Context, cfg serveConfig, stderr io.Writer, env serveE
 		log.Error("cannot start", "backends", b.name(), "err", err)
 		fmt.Fprintf(stderr, "converge serve: %v\n", err)
 		return ExitFailed
+	}
+	if bendStack != nil {
+		if err := bendStack(st); err != nil {
+			log.Error("cannot start", "err", err)
+			fmt.Fprintf(stderr, "converge serve: %v\n", err)
+			_ = st.close(context.WithoutCancel(ctx))
+			return ExitFailed
+		}
 	}
 	code := serve(ctx, cfg, st, base, env)
 	if st.removeWorkspaces != nil {

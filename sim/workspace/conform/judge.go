@@ -1,0 +1,217 @@
+package conform
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
+)
+
+// The evidence a black-box run cannot have, and the checkers that need
+// it. A checker listed here is reported "not judgeable black-box" with
+// the reason, never as a pass.
+const (
+	whyListings = "needs the HealthMonitor's container and volume listings as the implementation received them (instances.List, storage.ListVolumes) and its observed_at stamps; a black-box run sees the engine, not what each listing answered, and the audit trail does not record observed_at-only stamps"
+	whyStorage  = "needs the implementation's storage and object calls (archive, restore, delete_volume, object put/delete/list) with their callers and results; a black-box run sees the bucket and the engine, not which instance called what, or what a call returned"
+	whyCalls    = "needs every actuator call with the calling instance, its epoch, and its error or lost answer; a black-box run sees their effects on the engine, not the calls"
+	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
+	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
+	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
+)
+
+// notJudgeable maps each checker that no black-box run can judge to why.
+var notJudgeable = map[string]string{
+	"c1-observation-truth":  whyListings,
+	"observed-at":           whyListings,
+	"c6-container-volume":   whyListings,
+	"adaptive-periods":      whyListings,
+	"c7-archive-idempotent": whyStorage,
+	"restore-marker":        whyStorage,
+	"c8-ordering":           whyStorage,
+	"c9-gc-protection":      whyStorage,
+	"gc-meta-with-archive":  whyStorage,
+	"gc-deletes-orphans":    whyStorage,
+	"c10-fencing":           whyCalls,
+	"invoke-once":           whyCalls,
+	"retry-policy":          whyCalls,
+	"timeouts":              whyCalls,
+	"error-entry":           whyCalls,
+	"ttl":                   whyBus,
+	"events":                whyBus,
+	"c12-durability":        whyBytes,
+}
+
+// judgeableInferred are the checkers that stay judgeable when writers are
+// only inferred: they read rows, not writers.
+var judgeableInferred = []string{"c12-convergence", "limits", "last-access-forward"}
+
+// Detection is how long the system took to react to one fault.
+type Detection struct {
+	Fault string `json:"fault"`
+	// At is when it struck, from the start of the fault phase.
+	At time.Duration `json:"at"`
+	// After is how long until the system's first reaction the evidence
+	// shows (a new leader; a HealthMonitor write on the workspace); 0
+	// when none was seen.
+	After time.Duration `json:"after"`
+	What  string        `json:"what"`
+}
+
+// Result is a judged conformance run.
+type Result struct {
+	System      string      `json:"system"`
+	Config      Config      `json:"config"`
+	Replay      string      `json:"replay,omitempty"`
+	Attribution Attribution `json:"attribution"`
+	// LeaderInferred: the leadership was read from pg_locks (the
+	// implementation keeps no system_locks row).
+	LeaderInferred bool `json:"leader_inferred"`
+	Instances      int  `json:"instances"`
+	Restarts       int  `json:"restarts"`
+	// Faults counts the faults injected, by kind.
+	Faults   map[string]int `json:"faults"`
+	APICalls int            `json:"api_calls"`
+	// Statuses counts the API's answers by status.
+	Statuses   map[int]int `json:"statuses"`
+	Workspaces int         `json:"workspaces"`
+	// Converged maps each workspace at rest at the end to how long after
+	// the quiet phase began it came to rest.
+	Converged  map[string]time.Duration `json:"converged"`
+	Detections []Detection              `json:"detections"`
+	Report     *wsjudge.Report          `json:"-"`
+	// Judged are the checkers run on the evidence; NotJudgeable the
+	// others, with why.
+	Judged       []string          `json:"judged"`
+	NotJudgeable map[string]string `json:"not_judgeable"`
+	// Problems are the run's own findings no checker covers (an API
+	// answer to a bad input, an instance that would not start).
+	Problems []string `json:"problems"`
+	// Skipped lists replayed actions with no real counterpart.
+	Skipped []string `json:"skipped,omitempty"`
+	// Evidence holds the timeline around each violation.
+	Evidence       [][]string            `json:"-"`
+	Events         []history.Event       `json:"-"`
+	Start, End     time.Time             `json:"-"`
+	Wall           time.Duration         `json:"wall"`
+	FaultPhaseWall time.Duration         `json:"fault_phase_wall"`
+	QuietWall      time.Duration         `json:"quiet_wall"`
+	Dir            string                `json:"dir"`
+	Rows           []contracts.Workspace `json:"-"`
+}
+
+// Failed reports whether a checker found a violation or the run found a
+// problem.
+func (r *Result) Failed() bool { return r.Report.Failed() || len(r.Problems) > 0 }
+
+// judge runs every judgeable checker, unchanged, on the evidence.
+func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
+	res := &Result{
+		System: r.opts.Command[0], Config: r.cfg, Replay: r.opts.Replay, Attribution: ev.attribution,
+		LeaderInferred: ev.leaderInferred, Instances: len(r.instances), Faults: map[string]int{},
+		Statuses: map[int]int{}, Workspaces: len(ev.rows), Converged: conv, NotJudgeable: map[string]string{},
+		Skipped: r.opts.Skipped, Events: ev.events, Start: r.origin, End: r.vt(end), Dir: r.opts.Dir, Rows: ev.rows,
+	}
+	r.mu.Lock()
+	for k, n := range r.faultCount {
+		res.Faults[string(k)] = n
+	}
+	for s, n := range r.statuses {
+		res.Statuses[s] = n
+	}
+	res.APICalls = r.apiCalls
+	res.Problems = append(res.Problems, r.problems...)
+	r.mu.Unlock()
+	for _, in := range r.instances {
+		res.Restarts += in.restarts
+	}
+	var checkers []wsjudge.Checker
+	for _, c := range wsjudge.All() {
+		name := c.Name()
+		if why, ok := notJudgeable[name]; ok {
+			res.NotJudgeable[name] = why
+			continue
+		}
+		if ev.attribution == AttributionInferred && !slices.Contains(judgeableInferred, name) {
+			res.NotJudgeable[name] = whyExact
+			continue
+		}
+		checkers = append(checkers, c)
+		res.Judged = append(res.Judged, name)
+	}
+	limits := contracts.Limits{MaxRunningPerUser: r.cfg.MaxRunningPerUser, MaxRunningGlobal: r.cfg.MaxRunningGlobal}
+	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: &wsjudge.Final{End: res.End, Rows: ev.rows}, Limits: limits}, checkers...)
+	for i, v := range res.Report.Violations {
+		if i >= 5 {
+			break
+		}
+		res.Evidence = append(res.Evidence, around(ev.events, v.Evidence, r.origin))
+	}
+	return res
+}
+
+// around is the timeline around a violation's evidence: each evidence
+// event with the three events before it.
+func around(events []history.Event, seqs []int64, start time.Time) []string {
+	keep := map[int]bool{}
+	for _, s := range seqs {
+		for i := int(s) - 4; i < int(s); i++ {
+			if i >= 0 && i < len(events) {
+				keep[i] = true
+			}
+		}
+	}
+	var idx []int
+	for i := range keep {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	var sel []history.Event
+	for _, i := range idx {
+		sel = append(sel, events[i])
+	}
+	return history.Timeline(sel, start)
+}
+
+// detections measures, for each fault, the first reaction the evidence
+// shows: for a fault aimed at an instance, the lock changing hands; for
+// a container or volume fault, the next HealthMonitor write on the
+// workspace.
+func (r *run) detections(ev *evidence, faults []Fault, faultStart time.Time) []Detection {
+	var out []Detection
+	for _, e := range ev.events {
+		if e.Kind != history.KindFault || e.Method == wsjudge.FQuiet {
+			continue
+		}
+		d := Detection{Fault: e.Method + " " + e.Args, At: e.At.Sub(r.vt(faultStart))}
+		for _, e2 := range ev.events {
+			if !e2.At.After(e.At) {
+				continue
+			}
+			switch {
+			case e.Instance != "" && e2.Kind == history.KindLeader && e2.Method == "acquire":
+				d.After, d.What = e2.At.Sub(e.At), fmt.Sprintf("leader lock taken by %s (epoch %d)", e2.Instance, e2.Epoch)
+			case e.Workspace != "" && e2.Workspace == e.Workspace && e2.Kind == history.KindWrite && e2.Component == contracts.CompHealthMonitor:
+				d.After, d.What = e2.At.Sub(e.At), "observed by the HealthMonitor"
+			}
+			if d.After > 0 {
+				break
+			}
+		}
+		if d.After == 0 {
+			d.What = "no reaction in the evidence"
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func (d Detection) String() string {
+	if d.After == 0 {
+		return fmt.Sprintf("%s at +%s: %s", d.Fault, d.At.Round(time.Millisecond), d.What)
+	}
+	return fmt.Sprintf("%s at +%s: %s after %s", d.Fault, d.At.Round(time.Millisecond), d.What, d.After.Round(time.Millisecond))
+}

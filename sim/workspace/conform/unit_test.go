@@ -1,0 +1,104 @@
+package conform
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	wssim "github.com/wsconverge/converge/sim/workspace"
+)
+
+func TestGenerateFaultsIsSeededAndCoversEveryKind(t *testing.T) {
+	a := GenerateFaults(7, FaultKinds(), time.Minute)
+	b := GenerateFaults(7, FaultKinds(), time.Minute)
+	require.Equal(t, a, b, "one seed, one schedule")
+	require.Len(t, a, len(FaultKinds()))
+	for i, f := range a {
+		require.GreaterOrEqual(t, f.At, 6*time.Second)
+		require.LessOrEqual(t, f.At, 54*time.Second)
+		if i > 0 {
+			require.LessOrEqual(t, a[i-1].At, f.At)
+		}
+	}
+	require.NotEqual(t, a, GenerateFaults(8, FaultKinds(), time.Minute))
+	require.Empty(t, GenerateFaults(7, nil, time.Minute))
+}
+
+func TestFromPlanMapsSimulatorFaultsOntoRealOnes(t *testing.T) {
+	p := &wssim.Plan{Actions: []wssim.Action{
+		{At: time.Hour, Kind: wssim.FaultCrash, Pick: 0, For: 30 * time.Second},
+		{At: 2 * time.Hour, Kind: wssim.FaultKillSession},
+		{At: 3 * time.Hour, Kind: wssim.FaultDropMessages, N: 3},
+		{At: 4 * time.Hour, Kind: wssim.FaultOutage, Method: "objects", For: 10 * time.Minute},
+		{At: 5 * time.Hour, Kind: wssim.FaultOutage, Method: "instances.Start"},
+		{At: 6 * time.Hour, Kind: wssim.FaultCorruptObject, Pick: 3, Meta: true},
+		{At: 7 * time.Hour, Kind: wssim.UserCreate},
+	}}
+	faults, skipped := FromPlan(p, 24*time.Hour, 48*time.Second)
+	require.Len(t, faults, 4)
+	require.Equal(t, FaultKill, faults[0].Kind)
+	require.True(t, faults[0].Leader)
+	require.Equal(t, 2*time.Second, faults[0].At)
+	require.Equal(t, 2*time.Second, faults[0].For, "a length below 2 s is stretched to 2 s")
+	require.Equal(t, FaultTerminateBackend, faults[1].Kind)
+	require.Equal(t, FaultS3Outage, faults[2].Kind)
+	require.Equal(t, FaultObjectCorrupt, faults[3].Kind)
+	require.True(t, faults[3].Meta)
+	require.Len(t, skipped, 2, "drop-messages and an outage of instances.Start have no real counterpart")
+}
+
+func TestPlaceholders(t *testing.T) {
+	env := map[string]string{EnvListen: "127.0.0.1:4100", EnvInstance: "conform-1", EnvDatabaseURL: "postgres://x"}
+	s, err := expand("--listen {listen} --port {port} --name {instance} --db {database_url}", env)
+	require.NoError(t, err)
+	require.Equal(t, "--listen 127.0.0.1:4100 --port 4100 --name conform-1 --db postgres://x", s)
+	_, err = SplitCommand("serve --x {nope}")
+	require.ErrorContains(t, err, "unknown placeholder {nope}")
+	argv, err := SplitCommand(`"my plane" serve --name '{instance}'`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"my plane", "serve", "--name", "{instance}"}, argv)
+}
+
+func TestConfig(t *testing.T) {
+	c, err := LoadConfig("", "")
+	require.NoError(t, err)
+	require.Equal(t, "short", c.Profile)
+	require.Equal(t, "conform-alice=alice,conform-bob=bob,conform-root=root:admin", c.TokensValue())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conform.toml")
+	require.NoError(t, os.WriteFile(path, []byte(`profile = "long"
+instances = 3
+fault_phase = "90s"
+faults = ["kill", "partition"]
+users = [{ name = "ann", token = "t1" }]
+admin = { name = "ops", token = "t2" }
+env = ["A=b"]
+`), 0o644))
+	c, err = LoadConfig(path, "")
+	require.NoError(t, err)
+	require.Equal(t, 3, c.Instances)
+	require.Equal(t, Duration(90*time.Second), c.FaultPhase)
+	require.Equal(t, 12, c.Workspaces, "the long profile's")
+	require.Equal(t, []string{"kill", "partition"}, c.Faults)
+	require.Equal(t, "t1=ann,t2=ops:admin", c.TokensValue())
+
+	for body, want := range map[string]string{
+		`instances = 9`:          "instances 9",
+		`faults = ["flood"]`:     "unknown fault kind",
+		`colour = "red"`:         "colour",
+		`time_scale = 0.5`:       "time_scale",
+		`admin = { name = "a" }`: "",
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		_, err := LoadConfig(path, "")
+		if want == "" {
+			continue
+		}
+		require.ErrorContains(t, err, want, body)
+	}
+	_, err = LoadConfig("", "medium")
+	require.ErrorContains(t, err, "unknown profile")
+}
