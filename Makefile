@@ -37,19 +37,19 @@ endif
 # Python 3 always is (CONVERGE_REQUIRE_PYTHON=1: the driver protocol's Python client
 # and example fail rather than skip without it; CONVERGE_REQUIRE_PYTHON=0 lets them skip).
 # One package per core, go test's default: more at a time gained nothing measurable
-# (docs/choices.md, entry 172). TEST_PACKAGES=N runs N at a time. The black-box oracle
-# run waits on real time for two and a half minutes with almost no CPU, so it runs in a
-# go test of its own beside the rest instead of holding one of their places (entry 173);
-# its output follows theirs.
+# (docs/choices.md, entry 172). TEST_PACKAGES=N runs N at a time. The black-box runs
+# (the oracle daemon's, and the workspace drills of converge conform) wait on real time
+# for minutes with little CPU of their own, so they run in a go test of their own beside
+# the rest instead of holding one of their places (entry 173); their output follows.
 TEST_PACKAGES ?=
-BESIDE := github.com/wsconverge/converge/sim/oracle/conform
+BESIDE := github.com/wsconverge/converge/sim/oracle/conform github.com/wsconverge/converge/sim/workspace/conform
 tests:
 	eval "$$(bash images/env.sh)"; \
 	export CONVERGE_REQUIRE_REAL=$${CONVERGE_REQUIRE_REAL:-$(HAVE_DOCKER)}; \
 	export CONVERGE_REQUIRE_PYTHON=$${CONVERGE_REQUIRE_PYTHON:-1}; \
 	beside=$$(mktemp); \
 	$(GO) test -count=1 -timeout 45m $(BESIDE) >"$$beside" 2>&1 & pid=$$!; \
-	$(GO) test -count=1 $(if $(TEST_PACKAGES),-p $(TEST_PACKAGES)) -timeout 45m $$($(GO) list ./... | grep -vx '$(BESIDE)'); rc=$$?; \
+	$(GO) test -count=1 $(if $(TEST_PACKAGES),-p $(TEST_PACKAGES)) -timeout 45m $$($(GO) list ./... | grep -vxF $(foreach p,$(BESIDE),-e $(p))); rc=$$?; \
 	wait $$pid; brc=$$?; cat "$$beside"; rm -f "$$beside"; \
 	[ $$rc -eq 0 ] && [ $$brc -eq 0 ]
 	$(MAKE) example
