@@ -85,8 +85,8 @@ func profile(name string) (Config, error) {
 	base := Config{
 		Profile: name, Instances: 2, Seed: 1, TimeScale: 1,
 		StartTimeout: Duration(time.Minute), HealthPath: "/healthz", Image: "converge/workspace-agent:dev",
-		Users:             []User{{Name: "alice", Token: "conform-alice"}, {Name: "bob", Token: "conform-bob"}},
-		Admin:             User{Name: "root", Token: "conform-root"},
+		Users:             []User{{Name: "alice", Token: "conform-alice-0123456789"}, {Name: "bob", Token: "conform-bob-0123456789"}},
+		Admin:             User{Name: "root", Token: "conform-root-0123456789"},
 		MaxRunningPerUser: 2, MaxRunningGlobal: 100,
 		Faults: FaultKindNames(),
 	}

@@ -66,7 +66,7 @@ func TestConfig(t *testing.T) {
 	c, err := LoadConfig("", "")
 	require.NoError(t, err)
 	require.Equal(t, "short", c.Profile)
-	require.Equal(t, "conform-alice=alice,conform-bob=bob,conform-root=root:admin", c.TokensValue())
+	require.Equal(t, "conform-alice-0123456789=alice,conform-bob-0123456789=bob,conform-root-0123456789=root:admin", c.TokensValue())
 	dir := t.TempDir()
 	path := filepath.Join(dir, "conform.toml")
 	require.NoError(t, os.WriteFile(path, []byte(`profile = "long"
