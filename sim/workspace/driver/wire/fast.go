@@ -145,3 +145,18 @@ func AppendStep(b []byte, now Time) []byte {
 	b = now.UTC().AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"', '}', '\n')
 }
+
+// AppendStepAnswers appends the line of a step request at now that
+// carries answers (version 2): each an ok or error message without its
+// newline, as AppendOK and AppendLine write them.
+func AppendStepAnswers(b []byte, now Time, answers [][]byte) []byte {
+	b = AppendStep(b, now)
+	b = append(b[:len(b)-2], `,"answers":[`...)
+	for i, a := range answers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	return append(b, ']', '}', '\n')
+}
