@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -71,14 +72,24 @@ func fastCall(rest []byte) (FromChild, bool) {
 	return m, true
 }
 
-// fastDone reads `T","leader":B}` (after the done prefix).
+// fastDone reads `T","leader":B}` or `T","wake":W,"leader":B}` (after
+// the done prefix), W a wake-up as the Go client writes it (fastWake).
 func fastDone(rest []byte) (FromChild, bool) {
 	i := bytes.IndexByte(rest, '"')
 	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
 		return FromChild{}, false
 	}
 	m := FromChild{Type: TDone}
-	switch string(rest[i:]) {
+	tail := rest[i:]
+	if w, ok := bytes.CutPrefix(tail, []byte(`","wake":`)); ok {
+		wake, n, ok := fastWake(w)
+		if !ok || n >= len(w) || w[n] != ',' {
+			return FromChild{}, false
+		}
+		m.Wake = &wake
+		tail = append([]byte{'"'}, w[n:]...) // `",leader":B}`, as without a wake-up
+	}
+	switch string(tail) {
 	case doneLeaderFix + "true}":
 		m.Leader = &boolTrue
 	case doneLeaderFix + "false}":
@@ -92,6 +103,121 @@ func fastDone(rest []byte) (FromChild, bool) {
 	}
 	m.Next = &next
 	return m, true
+}
+
+// fastWake reads a wake-up as the Go client writes it —
+// {"calls":[{"method":"M","args":{…}},…],"every_ns":N,"until":"T"}, until
+// optional — and says how many bytes it took.
+func fastWake(b []byte) (w Wake, n int, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"calls":[`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	for {
+		rest, ok = bytes.CutPrefix(rest, []byte(`{"method":"`))
+		if !ok {
+			return Wake{}, 0, false
+		}
+		i := bytes.IndexByte(rest, '"')
+		if i <= 0 || !methodName(rest[:i]) {
+			return Wake{}, 0, false
+		}
+		method := string(rest[:i])
+		rest, ok = bytes.CutPrefix(rest[i:], []byte(`","args":`))
+		if !ok {
+			return Wake{}, 0, false
+		}
+		end := objectEnd(rest)
+		if end < 0 || !json.Valid(rest[:end]) {
+			return Wake{}, 0, false
+		}
+		w.Calls = append(w.Calls, Call{Method: method, Args: bytes.Clone(rest[:end])})
+		rest, ok = bytes.CutPrefix(rest[end:], []byte(`}`))
+		if !ok {
+			return Wake{}, 0, false
+		}
+		if r, more := bytes.CutPrefix(rest, []byte(`,`)); more {
+			rest = r
+			continue
+		}
+		break
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`],"every_ns":`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 18 || rest[0] == '0' {
+		return Wake{}, 0, false
+	}
+	every, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return Wake{}, 0, false
+	}
+	w.EveryNs, rest = every, rest[i:]
+	if r, ok := bytes.CutPrefix(rest, []byte(`,"until":"`)); ok {
+		j := bytes.IndexByte(r, '"')
+		if j <= 0 || bytes.IndexByte(r[:j], '\\') >= 0 {
+			return Wake{}, 0, false
+		}
+		until, err := parseTime(r[:j])
+		if err != nil {
+			return Wake{}, 0, false
+		}
+		w.Until, rest = &until, r[j+1:]
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`}`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	return w, len(b) - len(rest), true
+}
+
+// objectEnd is the length of the object b begins with (brackets and
+// strings matched, not validated), or -1.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case inStr:
+			inStr = c != '"'
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// CutOK returns the value of an ok answer in the layout the harness
+// writes ({"type":"ok","value":V}), without checking V: the caller must
+// read V with a decoder that rejects what is not JSON (encoding/json, or
+// a reader of one exact layout such as ParseWorkspaces), which then
+// checks it once instead of twice.
+func CutOK(line []byte) (value []byte, ok bool) {
+	v, ok := bytes.CutPrefix(line, []byte(okPrefix))
+	if !ok {
+		return nil, false
+	}
+	v, ok = bytes.CutSuffix(v, []byte("}"))
+	if !ok || len(v) == 0 || space(v[0]) || space(v[len(v)-1]) {
+		return nil, false
+	}
+	return v, true
 }
 
 // fastFromHarness reads an ok answer or a step request.
