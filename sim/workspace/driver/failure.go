@@ -33,7 +33,7 @@ func (r *run) addFailure(s *session, pe *ProtocolError, tail string) {
 	kind := failureKind(pe)
 	report := pe.Error()
 	if tail != "" {
-		report += "\n  its standard error ends:\n    " + tail
+		report += "\n  its standard error ends:\n    " + indentLines(tail, "    ")
 	}
 	r.sys.mu.Lock()
 	defer r.sys.mu.Unlock()
@@ -156,4 +156,19 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// firstFailure is the report of the run's first protocol failure (the
+// crash loop's, with its reproduction, when it is of that kind), or "".
+func (s *System) firstFailure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || len(s.cur.failures) == 0 {
+		return ""
+	}
+	f := s.cur.failures[0]
+	if l := s.cur.loop; l != nil && l.kind == f.kind {
+		return l.String()
+	}
+	return f.report
 }

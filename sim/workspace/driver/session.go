@@ -129,7 +129,7 @@ func (s *session) withStderr(err error) error {
 	if !errors.As(err, &pe) || s.p.lastTail == "" {
 		return err
 	}
-	return fmt.Errorf("%w\n  its standard error ends:\n    %s", err, s.p.lastTail)
+	return fmt.Errorf("%w\n  its standard error ends:\n    %s", err, indentLines(s.p.lastTail, "    "))
 }
 
 // request encodes a request with the time now.

@@ -325,7 +325,8 @@ func (s *System) QuietSteps() int {
 	return int(s.cur.quiet.Load())
 }
 
-// Close ends every child of the System.
+// Close ends every child of the System, and waits (at most the timeout)
+// until each has exited.
 func (s *System) Close() error {
 	s.mu.Lock()
 	if s.cur != nil {
@@ -333,6 +334,14 @@ func (s *System) Close() error {
 	}
 	s.mu.Unlock()
 	s.reg.killAll()
+	deadline := time.After(s.opts.Timeout)
+	for _, p := range s.reg.live() {
+		select {
+		case <-p.exited:
+		case <-deadline:
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -396,7 +405,7 @@ func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	now := s.deps.Clock.Now()
-	quiet, next, answers, err := s.quietStep(ctx, now)
+	quiet, next, answers, err := s.wakeStep(ctx, now)
 	switch {
 	case err != nil:
 		return time.Time{}, s.fail(err)

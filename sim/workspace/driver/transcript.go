@@ -8,7 +8,8 @@ import (
 )
 
 // DefaultTranscriptCap is how many bytes of a run's protocol transcript
-// are kept as text (the rest is kept as one hash per message).
+// are kept as text, the first 2,000 of each message (the rest is kept as
+// one hash per message).
 const DefaultTranscriptCap = 64 << 20
 
 // transcript is every protocol message of one run, in the order the
@@ -58,6 +59,11 @@ func (t *transcript) add(label string, dir byte, line []byte) {
 	h.WriteByte(dir)
 	h.Write(line)
 	t.hashes = append(t.hashes, h.Sum64())
+	if len(line) > maxShown {
+		// Only the start of a message is ever shown (message): a list of
+		// rows need not be copied whole.
+		line = line[:maxShown+1]
+	}
 	if len(t.starts) == len(t.hashes)-1 && len(t.text)+len(label)+len(line)+3 <= t.cap {
 		t.starts = append(t.starts, len(t.text))
 		t.text = append(t.text, label...)
@@ -86,8 +92,11 @@ func (t *transcript) message(i int) string {
 	if i+1 < len(t.starts) {
 		end = t.starts[i+1]
 	}
-	return cut(t.text[t.starts[i]:end], 2000)
+	return cut(t.text[t.starts[i]:end], maxShown)
 }
+
+// maxShown is how many bytes of a message a report shows.
+const maxShown = 2000
 
 // firstDifference describes where two runs' transcripts part, or "" when
 // they are identical. Direction '<' is the child speaking: when the first

@@ -61,8 +61,9 @@ func TestVersionTwoMessagesAreCheckedLikeAnyOther(t *testing.T) {
 }
 
 // A child is woken only when a call of its wake-up answers something new
-// or its wake-up runs out: meanwhile the harness takes its quiet steps,
-// without a message, and the step it wakes it for brings the answers.
+// or its own work is due (until): meanwhile the harness takes its quiet
+// steps, without a message, and the step it wakes it for brings the
+// answers of the calls it begins with.
 func TestTheHarnessTakesAChildsQuietStepsAndWakesItWithTheAnswers(t *testing.T) {
 	sys := fakeSystem(t, "wake", DefaultTimeout)
 	w := newWorld()
@@ -98,12 +99,13 @@ func TestTheHarnessTakesAChildsQuietStepsAndWakesItWithTheAnswers(t *testing.T) 
 	require.Contains(t, w.notes[0], "woken at 00:00:03 with 1 answers: [{")
 	require.Contains(t, w.notes[0], `"desired_state":"STANDBY"`)
 
-	// Its own time: at until, a plain step.
+	// Its own time: at until, the step is the child's, and still begins
+	// with the wake-up's calls, answered quietly.
 	step(4 * time.Second)
 	require.Equal(t, 3, sys.QuietSteps())
 	step(13 * time.Second)
 	require.Len(t, w.notes, 2)
-	require.Contains(t, w.notes[1], "woken at 00:00:13 with 0 answers")
+	require.Contains(t, w.notes[1], "woken at 00:00:13 with 1 answers: []")
 	require.Empty(t, sys.Failures())
 }
 
