@@ -14,6 +14,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver/client"
 	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
@@ -73,6 +74,8 @@ func runChild(name string) int {
 		return serveBenchCalls()
 	case "chatty":
 		return serve(chattySystem{})
+	case "lazy":
+		return serve(lazySystem{})
 	case "echo":
 		return serveEcho()
 	case "echo-spin":
@@ -258,6 +261,24 @@ type notesAPI struct {
 func (a notesAPI) Get(ctx context.Context, user, id string) (contracts.Workspace, error) {
 	return a.deps.Store.Get(ctx, id)
 }
+
+// lazySystem's API is the reference's; its coordinator steps every
+// second and does nothing at all.
+type lazySystem struct{ notesSystem }
+
+func (lazySystem) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
+	return lazyCoordinator{deps}, nil
+}
+
+func (lazySystem) NewAPI(deps ports.Deps) (ports.API, error) { return wsref.NewSystem().NewAPI(deps) }
+
+type lazyCoordinator struct{ deps ports.Deps }
+
+func (c lazyCoordinator) Step(context.Context) (time.Time, error) {
+	return c.deps.Clock.Now().Add(time.Second), nil
+}
+func (lazyCoordinator) IsLeader() bool              { return false }
+func (lazyCoordinator) Close(context.Context) error { return nil }
 
 // benchCalls is how many port calls each step of the bench-calls child
 // makes.
