@@ -193,7 +193,8 @@ class Coordinator:
             return cd.Quiet(every=ELECTION_RETRY, calls=[cd.Acquire(self.p.instance)])
         if self.listener is None:
             return None  # its next step listens again
-        return cd.Quiet(every=EVENTS_EVERY, calls=[self.listener], until=min(self.next.values()))
+        # Each step drains the feed, then checks the lock (step).
+        return cd.Quiet(every=EVENTS_EVERY, calls=[self.listener, self.lease], until=min(self.next.values()))
 
     def writer(self, component: str, on_behalf: Optional[str] = None) -> dict:
         w = {"component": component, "instance": self.p.instance, "epoch": self.epoch}
@@ -217,6 +218,7 @@ class Coordinator:
             self.checked = now
         try:
             self.events(now)
+            self.check_lease(now)  # at every step (SPEC 3.1)
             for name, run in (("health", self.health), ("reconcile", self.reconcile), ("ttl", self.ttl), ("gc", self.gc)):
                 if now < self.next[name]:
                     continue
@@ -576,22 +578,25 @@ class Coordinator:
 
     def ttl(self, now: int) -> None:
         self.next["ttl"] = now + TTL_PERIOD
-        rows = self.p.store_list("ttl")
-        for w in rows:
-            idle = now - (w["last_access_at"] or 0)
-            if w["deleted_at"] is not None or w["health_status"] != "OK" or w["operation"] != "NONE":
-                continue
-            if w["observed_status"] == "RUNNING" and w["desired_state"] == "RUNNING" and idle > w["standby_ttl_seconds"] * S:
-                try:
-                    conns = int(self.p.bus_get(f"ws_conn:{w['id']}") or 0)
-                    timer = self.p.bus_get(f"idle_timer:{w['id']}")
-                except (cd.Fenced, cd.NotLeader):
-                    raise
-                except (cd.PortError, ValueError):
-                    continue  # activity unknown: never stop a workspace on a guess
-                if conns <= 0 and timer is None:
+        rows = [w for w in self.p.store_list("ttl")
+                if w["deleted_at"] is None and w["health_status"] == "OK" and w["operation"] == "NONE"]
+        idle = {w["id"]: now - (w["last_access_at"] or 0) for w in rows}
+        stop = [w for w in rows if w["observed_status"] == "RUNNING" and w["desired_state"] == "RUNNING"
+                and idle[w["id"]] > w["standby_ttl_seconds"] * S]
+        # The activity of every candidate in one message: its connections
+        # and its idle timer.
+        with self.p.batch() as b:
+            activity = [(b.bus_get(f"ws_conn:{w['id']}"), b.bus_get(f"idle_timer:{w['id']}")) for w in stop]
+        for w, (conns, timer) in zip(stop, activity):
+            try:
+                if int(conns.result() or 0) <= 0 and timer.result() is None:
                     self.lower(w, "STANDBY")
-            elif w["observed_status"] == "STANDBY" and w["desired_state"] == "STANDBY" and idle > w["archive_ttl_seconds"] * S:
+            except (cd.Fenced, cd.NotLeader):
+                raise
+            except (cd.PortError, ValueError):
+                continue  # activity unknown: never stop a workspace on a guess
+        for w in rows:
+            if w["observed_status"] == "STANDBY" and w["desired_state"] == "STANDBY" and idle[w["id"]] > w["archive_ttl_seconds"] * S:
                 self.lower(w, "PENDING")
 
     def lower(self, w: dict, to: str) -> None:
