@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"time"
 )
 
 // The fast paths: the messages of a port call's round trip and of a step
@@ -26,6 +25,7 @@ const (
 	donePrefix    = `{"type":"done","next":"`
 	doneLeaderFix = `","leader":`
 	okPrefix      = `{"type":"ok","value":`
+	batchPrefix   = `{"type":"batch","calls":`
 	stepPrefix    = `{"type":"step","now":"`
 )
 
@@ -34,13 +34,16 @@ var (
 	boolFalse = false
 )
 
-// fastFromChild reads a call or a step's done.
+// fastFromChild reads a call, a batch or a step's done.
 func fastFromChild(line []byte) (FromChild, bool) {
 	if rest, ok := bytes.CutPrefix(line, []byte(callPrefix)); ok {
 		return fastCall(rest)
 	}
 	if rest, ok := bytes.CutPrefix(line, []byte(donePrefix)); ok {
 		return fastDone(rest)
+	}
+	if rest, ok := bytes.CutPrefix(line, []byte(batchPrefix)); ok {
+		return fastBatch(rest)
 	}
 	return FromChild{}, false
 }
@@ -109,40 +112,15 @@ func fastDone(rest []byte) (FromChild, bool) {
 // {"calls":[{"method":"M","args":{…}},…],"every_ns":N,"until":"T"}, until
 // optional — and says how many bytes it took.
 func fastWake(b []byte) (w Wake, n int, ok bool) {
-	rest, ok := bytes.CutPrefix(b, []byte(`{"calls":[`))
+	rest, ok := bytes.CutPrefix(b, []byte(`{"calls":`))
 	if !ok {
 		return Wake{}, 0, false
 	}
-	for {
-		rest, ok = bytes.CutPrefix(rest, []byte(`{"method":"`))
-		if !ok {
-			return Wake{}, 0, false
-		}
-		i := bytes.IndexByte(rest, '"')
-		if i <= 0 || !methodName(rest[:i]) {
-			return Wake{}, 0, false
-		}
-		method := string(rest[:i])
-		rest, ok = bytes.CutPrefix(rest[i:], []byte(`","args":`))
-		if !ok {
-			return Wake{}, 0, false
-		}
-		end := objectEnd(rest)
-		if end < 0 || !json.Valid(rest[:end]) {
-			return Wake{}, 0, false
-		}
-		w.Calls = append(w.Calls, Call{Method: method, Args: bytes.Clone(rest[:end])})
-		rest, ok = bytes.CutPrefix(rest[end:], []byte(`}`))
-		if !ok {
-			return Wake{}, 0, false
-		}
-		if r, more := bytes.CutPrefix(rest, []byte(`,`)); more {
-			rest = r
-			continue
-		}
-		break
+	var used int
+	if w.Calls, used, ok = fastCalls(rest); !ok {
+		return Wake{}, 0, false
 	}
-	rest, ok = bytes.CutPrefix(rest, []byte(`],"every_ns":`))
+	rest, ok = bytes.CutPrefix(rest[used:], []byte(`,"every_ns":`))
 	if !ok {
 		return Wake{}, 0, false
 	}
@@ -174,6 +152,66 @@ func fastWake(b []byte) (w Wake, n int, ok bool) {
 		return Wake{}, 0, false
 	}
 	return w, len(b) - len(rest), true
+}
+
+// fastCalls reads a non-empty array of calls, [{"method":"M","args":{…}},…],
+// and says how many bytes it took.
+func fastCalls(b []byte) (calls []Call, n int, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`[`))
+	if !ok {
+		return nil, 0, false
+	}
+	for {
+		rest, ok = bytes.CutPrefix(rest, []byte(`{"method":"`))
+		if !ok {
+			return nil, 0, false
+		}
+		i := bytes.IndexByte(rest, '"')
+		if i <= 0 || !methodName(rest[:i]) {
+			return nil, 0, false
+		}
+		method := string(rest[:i])
+		rest, ok = bytes.CutPrefix(rest[i:], []byte(`","args":`))
+		if !ok {
+			return nil, 0, false
+		}
+		end := objectEnd(rest)
+		if end < 0 || !json.Valid(rest[:end]) {
+			return nil, 0, false
+		}
+		calls = append(calls, Call{Method: method, Args: bytes.Clone(rest[:end])})
+		rest, ok = bytes.CutPrefix(rest[end:], []byte(`}`))
+		if !ok {
+			return nil, 0, false
+		}
+		if r, more := bytes.CutPrefix(rest, []byte(`,`)); more {
+			rest = r
+			continue
+		}
+		if rest, ok = bytes.CutPrefix(rest, []byte(`]`)); !ok {
+			return nil, 0, false
+		}
+		return calls, len(b) - len(rest), true
+	}
+}
+
+// fastBatch reads `[calls][,"leader":B]}` (after the batch prefix).
+func fastBatch(rest []byte) (FromChild, bool) {
+	calls, n, ok := fastCalls(rest)
+	if !ok {
+		return FromChild{}, false
+	}
+	m := FromChild{Type: TBatch, Calls: calls}
+	switch string(rest[n:]) {
+	case "}":
+	case leaderTrue + "}":
+		m.Leader = &boolTrue
+	case leaderFalse + "}":
+		m.Leader = &boolFalse
+	default:
+		return FromChild{}, false
+	}
+	return m, true
 }
 
 // objectEnd is the length of the object b begins with (brackets and
@@ -268,7 +306,7 @@ func AppendStep(b []byte, now Time) []byte {
 		return append(b, `{"type":"step","now":null}`+"\n"...)
 	}
 	b = append(b, stepPrefix...)
-	b = now.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = AppendRFC3339(b, now.Time)
 	return append(b, '"', '}', '\n')
 }
 
@@ -278,6 +316,20 @@ func AppendStep(b []byte, now Time) []byte {
 func AppendStepAnswers(b []byte, now Time, answers [][]byte) []byte {
 	b = AppendStep(b, now)
 	b = append(b[:len(b)-2], `,"answers":[`...)
+	for i, a := range answers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	return append(b, ']', '}', '\n')
+}
+
+// AppendAnswers appends the line answering a batch: answers are its
+// calls' answers, in order, each an ok or error message without its
+// newline.
+func AppendAnswers(b []byte, answers [][]byte) []byte {
+	b = append(b, `{"type":"answers","answers":[`...)
 	for i, a := range answers {
 		if i > 0 {
 			b = append(b, ',')

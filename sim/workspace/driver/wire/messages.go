@@ -49,6 +49,9 @@ const (
 	TOK = "ok"
 	// TError answers a port call with its Error.
 	TError = "error"
+	// TAnswers answers a batch (version 2): Answers, one ok or error per
+	// call, in order.
+	TAnswers = "answers"
 )
 
 // Version 2's messages and fields. A step may carry Answers: the answers
@@ -114,7 +117,7 @@ type FromHarness struct {
 	Method string          `json:"method,omitempty"`
 	Args   json.RawMessage `json:"args,omitempty"`
 	// step (version 2): the answers (ok or error) of the first calls of
-	// the child's wake-up, made at now, in order.
+	// the child's wake-up, made at now, in order; answers: a batch's.
 	Answers []FromHarness `json:"answers,omitempty"`
 	// ok
 	Value json.RawMessage `json:"value,omitempty"`
@@ -205,7 +208,7 @@ func DecodeFromHarness(line []byte) (FromHarness, error) {
 		return m, fmt.Errorf("not a protocol message: %w", err)
 	}
 	switch m.Type {
-	case THello, TStep, TAPI, TClose, TOK, TError:
+	case THello, TStep, TAPI, TClose, TOK, TError, TAnswers:
 		return m, nil
 	}
 	return m, fmt.Errorf("unknown message type %q", m.Type)

@@ -111,7 +111,7 @@ func appendTime(b []byte, t time.Time) []byte {
 		return append(b, null...)
 	}
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = AppendRFC3339(b, t)
 	return append(b, '"')
 }
 

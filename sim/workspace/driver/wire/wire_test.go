@@ -382,3 +382,15 @@ func FuzzParseWorkspaces(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, raw []byte) { agreeRows(t, raw) })
 }
+
+func TestAppendRFC3339IsRFC3339Nano(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		at := time.Unix(0, rapid.Int64().Draw(t, "ns")).In(time.FixedZone("x", rapid.IntRange(-50000, 50000).Draw(t, "offset")))
+		if rapid.Bool().Draw(t, "round") {
+			at = at.Truncate(time.Duration(rapid.SampledFrom([]int64{1e3, 1e6, 1e9}).Draw(t, "unit")))
+		}
+		require.Equal(t, at.UTC().Format(time.RFC3339Nano), string(AppendRFC3339(nil, at)))
+	})
+	far := time.Date(12026, 1, 5, 0, 0, 0, 5, time.UTC)
+	require.Equal(t, far.Format(time.RFC3339Nano), string(AppendRFC3339(nil, far)))
+}
