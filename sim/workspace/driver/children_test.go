@@ -134,8 +134,8 @@ func runChild(name string) int {
 		case "batch", "batch-v1":
 			c.raw(`{"type":"batch","calls":[{"method":"ids.new_id"},{"method":"store.get","args":{"id":"nope"}},{"method":"ids.new_id","args":{}}]}`)
 			var got []string
-			for range 3 {
-				a, _ := c.read()
+			m, _ := c.read()
+			for _, a := range m.Answers {
 				if a.Type == wire.TError {
 					got = append(got, a.Error.Name)
 				} else {

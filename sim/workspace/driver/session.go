@@ -37,6 +37,7 @@ type session struct {
 	listeners map[int64]ports.Listener
 	subs      map[int64]ports.Subscription
 	handles   int64
+	rows      rowCache
 
 	// wake is the wake-up the child declared with its last step's done
 	// (nil: none): the harness takes its quiet steps for it (wake.go).
@@ -95,7 +96,7 @@ func newSession(ctx context.Context, r *run, label, role string, deps ports.Deps
 	}
 	r.sys.reg.add(p)
 	s := &session{run: r, p: p, label: label, role: role, deps: deps, starting: true,
-		leases: map[int64]ports.Lease{}, listeners: map[int64]ports.Listener{}, subs: map[int64]ports.Subscription{}}
+		leases: map[int64]ports.Lease{}, listeners: map[int64]ports.Listener{}, subs: map[int64]ports.Subscription{}, rows: rowCache{}}
 	limits := wire.FromLimits(deps.Limits)
 	offer := r.sys.opts.Protocol
 	hello, err := wire.AppendLine(nil, wire.FromHarness{Type: wire.THello, Protocol: offer, Role: role, Instance: deps.Instance, Limits: &limits})
@@ -181,11 +182,19 @@ func (s *session) exchange(ctx context.Context, req []byte, terminal string) (wi
 			if m.Leader != nil {
 				s.leader = *m.Leader
 			}
+			answers := make([][]byte, 0, len(m.Calls))
 			for _, c := range m.Calls {
-				if err := s.serve(ctx, c.Method, c.Args, line); err != nil {
+				v, portErr, err := s.call(ctx, c.Method, c.Args, line)
+				if err != nil {
 					return m, s.fail(err)
 				}
+				a, err := appendAnswer(nil, v, portErr)
+				if err != nil {
+					return m, s.fail(err)
+				}
+				answers = append(answers, a[:len(a)-1])
 			}
+			s.queue(wire.AppendAnswers(nil, answers))
 		case wire.TNote:
 			s.note(m.Text)
 		case terminal:
