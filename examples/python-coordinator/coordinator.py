@@ -20,7 +20,6 @@ it invoked since it became leader, the listener it reads).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -301,7 +300,7 @@ class Coordinator:
         GET). In a batch, its answer is not read."""
         payload = dict(change)
         payload["at"] = cd.format_time(change.get("at"))
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        text = cd.encode_json(payload, sort_keys=True)
         if batch is not None:
             batch.bus_publish(f"workspace:{ws_id}", text)
             return

@@ -40,8 +40,6 @@ from Ports.new_id.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 
 # Type names for the annotations only (postponed: never evaluated), so that
@@ -65,8 +63,10 @@ NS = 1_000_000_000
 
 # Times are converted with integer arithmetic (the proleptic Gregorian
 # calendar, as RFC 3339 and Go use): exact to the nanosecond, which
-# datetime is not.
-_RFC3339 = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$")
+# datetime is not. The module imports neither re nor json (see _json
+# below): a child starts at every coordinator restart, and those imports
+# cost more than the rest of a start.
+_DIGITS = frozenset("0123456789")
 
 
 def _days(y: int, m: int, d: int) -> int:
@@ -91,20 +91,62 @@ def _civil(z: int) -> tuple:
     return yoe + era * 400 + (m <= 2), m, d
 
 
+#: Parsed times by their text: a listing brings the same times again and
+#: again (created_at, last_access_at, ...).
+_TIMES: dict = {}
+
+
 def parse_time(s: Optional[str]) -> Optional[int]:
     """An RFC 3339 time ("2026-01-05T00:00:01.5Z") as ns since the epoch."""
     if s is None:
         return None
-    m = _RFC3339.match(s) if isinstance(s, str) else None
-    if m is None:
+    if not isinstance(s, str):
         raise ProtocolError(f"time {s!r}: want RFC 3339 such as 2026-01-05T00:00:01.5Z")
-    y, mo, d, hh, mi, ss, frac, z, sign, oh, om = m.groups()
-    if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(hh) < 24 and int(mi) < 60 and int(ss) < 61):
+    v = _TIMES.get(s)
+    if v is None:
+        v = _parse_time(s)
+        if len(_TIMES) >= 1 << 16:
+            _TIMES.clear()
+        _TIMES[s] = v
+    return v
+
+
+def _parse_time(s: str) -> int:
+    bad = ProtocolError(f"time {s!r}: want RFC 3339 such as 2026-01-05T00:00:01.5Z")
+    # [-]YYYY(YY…)-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)
+    t = s.find("T") if "T" in s else s.find("t")
+    date, rest = s[:t], s[t + 1:]
+    neg = date.startswith("-")
+    parts = (date[1:] if neg else date).split("-")
+    if t < 0 or len(parts) != 3 or len(parts[0]) < 4 or len(parts[1]) != 2 or len(parts[2]) != 2 or len(rest) < 9:
+        raise bad
+    clock, zone = rest[:8], rest[8:]
+    frac = ""
+    if zone.startswith("."):
+        i = 1
+        while i < len(zone) and zone[i] in _DIGITS:
+            i += 1
+        frac, zone = zone[1:i], zone[i:]
+        if not 1 <= len(frac) <= 9:
+            raise bad
+    off = 0
+    if zone in ("Z", "z"):
+        pass
+    elif len(zone) == 6 and zone[0] in "+-" and zone[3] == ":" and set(zone[1:3] + zone[4:]) <= _DIGITS:
+        off = int(zone[1:3]) * 3600 + int(zone[4:]) * 60
+        if zone[0] == "-":
+            off = -off
+    else:
+        raise bad
+    if clock[2] != ":" or clock[5] != ":" or not set(clock[:2] + clock[3:5] + clock[6:] + "".join(parts)) <= _DIGITS:
+        raise bad
+    y, mo, d = int(parts[0]), int(parts[1]), int(parts[2])
+    hh, mi, ss = int(clock[:2]), int(clock[3:5]), int(clock[6:])
+    if neg:
+        y = -y
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24 and mi < 60 and ss < 61):
         raise ProtocolError(f"time {s!r}: a field is out of range")
-    secs = _days(int(y), int(mo), int(d)) * 86400 + int(hh) * 3600 + int(mi) * 60 + int(ss)
-    if not z:
-        off = int(oh) * 3600 + int(om) * 60
-        secs -= off if sign == "+" else -off
+    secs = _days(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - off
     return secs * NS + (int(frac.ljust(9, "0")) if frac else 0)
 
 
@@ -127,10 +169,12 @@ TIME_COLUMNS = ("observed_at", "op_started_at", "deleted_at", "last_access_at", 
 
 
 def _row_in(row: dict) -> dict:
+    known = _TIMES.get
     for c in TIME_COLUMNS:
         v = row.get(c)
         if v is not None:
-            row[c] = parse_time(v)
+            t = known(v) if isinstance(v, str) else None
+            row[c] = t if t is not None else parse_time(v)
     ei = row.get("error_info")
     if ei is not None and ei.get("occurred_at") is not None:
         ei["occurred_at"] = parse_time(ei["occurred_at"])
@@ -263,7 +307,79 @@ def error_from_wire(e: dict) -> PortError:
 
 # ---- the connection -------------------------------------------------------------
 
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+def _codec() -> tuple:
+    """JSON's decode and encode: CPython's accelerator _json, used directly
+    (importing json would import re, enum and more: a large part of a
+    child's start), or json where _json is missing or behaves otherwise."""
+    try:
+        import _json
+
+        class _Context:
+            strict = True
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+            memo: dict = {}
+
+            @staticmethod
+            def parse_constant(name: str) -> Any:
+                raise ValueError(f"{name} is not JSON")
+
+        scan = _json.make_scanner(_Context())
+
+        def loads(s: Any) -> Any:
+            if isinstance(s, bytes):
+                s = s.decode()
+            i, n = 0, len(s)
+            while i < n and s[i] in " \t\r\n":
+                i += 1
+            try:
+                v, end = scan(s, i)
+            except StopIteration:
+                raise ValueError(f"expecting a value at {i}") from None
+            while end < n and s[end] in " \t\r\n":
+                end += 1
+            if end != n:
+                raise ValueError(f"extra data at {end}")
+            return v
+
+        def default(o: Any) -> Any:
+            raise TypeError(f"{type(o).__name__} is not JSON")
+
+        make = _json.make_encoder(None, default, _json.encode_basestring, None, ":", ",", False, False, False)
+
+        def dumps(o: Any) -> str:
+            return "".join(make(o, 0))
+
+        sample = {"a": [1, 2.5, "ü\n\"", None, True, {"b": -3}]}
+        if loads(dumps(sample)) != sample or dumps(sample) != '{"a":[1,2.5,"ü\\n\\"",null,true,{"b":-3}]}':
+            raise ImportError("_json behaves otherwise")
+        return loads, dumps
+    except (ImportError, AttributeError, TypeError, ValueError):
+        import json
+
+        return json.loads, json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+_loads, _encode = _codec()
+
+
+def encode_json(value: Any, sort_keys: bool = False) -> str:
+    """value as compact JSON (no white space, non-ASCII kept), with its
+    object keys sorted when sort_keys: e.g. a change's payload for
+    workspace:{id}."""
+    if sort_keys:
+        value = _sorted(value)
+    return _encode(value)
+
+
+def _sorted(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _sorted(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [_sorted(x) for x in v]
+    return v
 
 
 class _Conn:
@@ -284,7 +400,7 @@ class _Conn:
         if not line:
             return None
         try:
-            m = json.loads(line)
+            m = _loads(line)
         except ValueError as e:
             raise ProtocolError(f"not JSON from the harness: {line[:200]!r}: {e}") from None
         if not isinstance(m, dict) or "type" not in m:
@@ -341,10 +457,13 @@ class _Conn:
         body = ",".join('{"method":"' + m + '","args":' + _encode(a) + "}" for m, a in calls)
         self.wr.write(('{"type":"batch","calls":[' + body + "]" + self.leader_suffix() + "}\n").encode())
         self.wr.flush()
+        m = self.read()
+        if m is None or m.get("type") != "answers" or len(m.get("answers") or []) != len(calls):
+            raise ProtocolError(f"a batch of {len(calls)} calls answered by {m!r:.200}")
         out = []
-        for method, _ in calls:
+        for (method, _), a in zip(calls, m["answers"]):
             try:
-                out.append(_answer(method, self.read()))
+                out.append(_answer(method, a))
             except PortError as e:
                 out.append(e)
         return out

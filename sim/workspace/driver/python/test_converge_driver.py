@@ -294,11 +294,11 @@ class VersionTwoTest(unittest.TestCase):
 
         for hello, batched in ((HELLO2, True), (HELLO, False)):
             made.clear()
-            out = self.serve(hello, {"type": "step", "now": T0},
-                             {"type": "ok", "value": [{"id": "w1", "created_at": T0}]},
-                             {"type": "ok", "value": ["w2", "w1"]},
-                             {"type": "error", "error": {"name": "not_found", "text": "no row nope"}},
-                             build=build)
+            answers = [{"type": "ok", "value": [{"id": "w1", "created_at": T0}]},
+                       {"type": "ok", "value": ["w2", "w1"]},
+                       {"type": "error", "error": {"name": "not_found", "text": "no row nope"}}]
+            replies = [{"type": "answers", "answers": answers}] if batched else answers
+            out = self.serve(hello, {"type": "step", "now": T0}, *replies, build=build)
             if batched:
                 self.assertEqual(out[1], {"type": "batch", "leader": False, "calls": [
                     {"method": "store.list", "args": {"filter": "active"}},
