@@ -102,7 +102,7 @@ func benchSeeds(b *testing.B, n int, config func(uint64, ports.System) wssim.Con
 	if sys := child(b); sys != nil {
 		sys.Close() // the child is built before the clock starts
 	}
-	var inCPU, cpu, wall time.Duration
+	var inCPU, cpu, childCPU, wall time.Duration
 	var messages, quiet int
 	var wsHours float64
 	for b.Loop() {
@@ -115,7 +115,7 @@ func benchSeeds(b *testing.B, n int, config func(uint64, ports.System) wssim.Con
 			inCPU += cpuTime() - before
 			sys := child(b)
 			cfg := Judged(config(seed, sys))
-			before, start := cpuTime(), time.Now()
+			before, beforeChildren, start := cpuTime(), childrenCPUTime(), time.Now()
 			r, err = wssim.Run(context.Background(), cfg)
 			if err != nil || len(r.Failures) > 0 {
 				b.Fatal(err, r.Failures)
@@ -125,12 +125,14 @@ func benchSeeds(b *testing.B, n int, config func(uint64, ports.System) wssim.Con
 			sys.Close() // and its children reaped: their CPU time is counted
 			wall += time.Since(start)
 			cpu += cpuTime() - before
+			childCPU += childrenCPUTime() - beforeChildren
 			wsHours += float64(cfg.Workspaces) * r.SimDuration.Hours()
 		}
 	}
 	ops := float64(b.N)
 	b.ReportMetric(wall.Seconds()/ops, "wall-s/op")
 	b.ReportMetric(cpu.Seconds()/ops, "cpu-s/op")
+	b.ReportMetric(childCPU.Seconds()/ops, "children-cpu-s/op")
 	b.ReportMetric(inCPU.Seconds()/ops, "in-process-cpu-s/op")
 	b.ReportMetric(cpu.Seconds()/inCPU.Seconds(), "x-in-process")
 	b.ReportMetric(float64(messages)/wsHours, "messages/ws-hour")
@@ -178,6 +180,14 @@ func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config
 	if messages > 0 {
 		b.ReportMetric(float64(messages)/float64(b.N), "messages/op")
 	}
+}
+
+// childrenCPUTime is the CPU time of this process's children reaped so
+// far.
+func childrenCPUTime() time.Duration {
+	var children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return time.Duration(syscall.TimevalToNsec(children.Utime) + syscall.TimevalToNsec(children.Stime))
 }
 
 // cpuTime is the CPU time of this process and of its children reaped so
