@@ -320,6 +320,42 @@ type Coordinator interface {
 	Close(ctx context.Context) error
 }
 
+// Quieter is an optional interface of a Coordinator: it describes the
+// steps the instance takes while nothing happens, so that whoever runs it
+// can take those steps for it without waking it. The driver protocol
+// does (version 2's wake-ups, docs/driver-protocol.md): a child process
+// is then stepped only when something happened or its own work is due,
+// while the history is the one its own quiet steps would record.
+type Quieter interface {
+	// Quiet is asked after each Step that did not fail; ok is false when
+	// the next step does work whatever the answers it gets.
+	Quiet() (q Quiet, ok bool)
+}
+
+// Quiet describes an instance's quiet steps. Until Until (exclusive; the
+// zero time: no limit), a step at time t makes Calls, in order, and when
+// each gets its quiet answer it changes nothing and asks to run again at
+// t + Every, or at Until if that is sooner.
+type Quiet struct {
+	Until time.Time
+	Every time.Duration
+	Calls []QuietCall
+}
+
+// QuietCall is one call of a quiet step: exactly one field is set. Its
+// quiet answer is the one that tells the instance nothing new.
+type QuietCall struct {
+	// Acquire: Leadership.TryAcquire(Acquire); quiet when another holds
+	// the lock.
+	Acquire string
+	// Lease: Lease.Check; quiet when the lock still holds.
+	Lease Lease
+	// Listener: Listener.Poll; quiet when there is no change.
+	Listener Listener
+	// Subscription: Subscription.Poll; quiet when there is no message.
+	Subscription Subscription
+}
+
 // System is an implementation under test: the reference, a mutant, or a
 // third party's coordinator behind a small adapter.
 type System interface {

@@ -20,7 +20,6 @@ it invoked since it became leader, the listener it reads).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -110,6 +109,30 @@ def completed(w: dict) -> bool:
     return False
 
 
+def display(w: dict) -> str:
+    """SPEC 1.3: the display state, first matching row wins."""
+    if w["observed_status"] == "DELETED":
+        return "DELETED"
+    if w["health_status"] == "ERROR":
+        return "ERROR"
+    if w["observed_status"] in ("RUNNING", "STANDBY"):
+        return w["observed_status"]
+    return "ARCHIVED" if w.get("archive_key") else "PENDING"
+
+
+def change_of(w: dict, at: int) -> dict:
+    """A change notification of row w at time at (SPEC 4.6's payload; at in
+    ns): what the feed sends, and what workspace:{id} carries."""
+    ch = {"workspace_id": w["id"], "observed_status": w["observed_status"], "health_status": w["health_status"],
+          "operation": w["operation"], "desired_state": w["desired_state"], "deleted": w["deleted_at"] is not None,
+          "error_count": w["error_count"], "display": display(w), "at": at}
+    if w.get("archive_key"):
+        ch["archive_key"] = w["archive_key"]
+    if w.get("error_message"):
+        ch["error_message"] = w["error_message"][:1000]
+    return ch
+
+
 def choose(w: dict) -> Optional[str]:
     """SPEC 4.2.1: the operation that moves w one level toward its target."""
     obs, deleted = w["observed_status"], w.get("deleted_at") is not None
@@ -159,6 +182,19 @@ class Coordinator:
     def is_leader(self) -> bool:
         return self.lease is not None
 
+    def quiet(self) -> Optional[cd.Quiet]:
+        """What wakes this instance (protocol version 2): a standby, the lock
+        becoming free; a leader, a change on its listener or its next due
+        component. The harness makes those calls for it meanwhile (a try of
+        the lock every ELECTION_RETRY, a drain of the feed every
+        EVENTS_EVERY) and steps it only when one answers something new."""
+        if self.lease is None:
+            return cd.Quiet(every=ELECTION_RETRY, calls=[cd.Acquire(self.p.instance)])
+        if self.listener is None:
+            return None  # its next step listens again
+        # Each step drains the feed, then checks the lock (step).
+        return cd.Quiet(every=EVENTS_EVERY, calls=[self.listener, self.lease], until=min(self.next.values()))
+
     def writer(self, component: str, on_behalf: Optional[str] = None) -> dict:
         w = {"component": component, "instance": self.p.instance, "epoch": self.epoch}
         if on_behalf:
@@ -181,6 +217,7 @@ class Coordinator:
             self.checked = now
         try:
             self.events(now)
+            self.check_lease(now)  # at every step (SPEC 3.1)
             for name, run in (("health", self.health), ("reconcile", self.reconcile), ("ttl", self.ttl), ("gc", self.gc)):
                 if now < self.next[name]:
                     continue
@@ -239,38 +276,48 @@ class Coordinator:
         except cd.PortError:
             self.listener = None  # lost: re-listen and resynchronise next time
             return
-        if changes:
-            self.check_lease(now)  # a deposed leader publishes nothing
-        for ch in changes:
-            self.publish(ch["workspace_id"], ch)
-            self.last_event_at = max(self.last_event_at or 0, ch["at"])
+        if not changes:
+            return
+        self.check_lease(now)  # a deposed leader publishes nothing
+        with self.p.batch() as b:  # one message for them all; each a hint (C2)
+            for ch in changes:
+                self.publish(ch["workspace_id"], ch, b)
+                self.last_event_at = max(self.last_event_at or 0, ch["at"])
 
     def resync(self) -> None:
-        """Republishes the workspaces changed while the listener was away."""
-        since = self.last_event_at or 0
-        for w in self.p.store_list("all"):
-            if w["updated_at"] is not None and w["updated_at"] >= since:
-                self.publish(w["id"], {"workspace_id": w["id"], "observed_status": w["observed_status"],
-                                       "health_status": w["health_status"], "operation": w["operation"],
-                                       "desired_state": w["desired_state"], "deleted": w["deleted_at"] is not None,
-                                       "at": w["updated_at"]})
+        """Republishes, in one batch, the workspaces changed while the
+        listener was away: their state now, at = now (SPEC 4.6)."""
+        since, now = self.last_event_at or 0, self.p.now
+        changed = [w for w in self.p.store_list("all") if w["updated_at"] is not None and w["updated_at"] >= since]
+        with self.p.batch() as b:
+            for w in changed:
+                self.publish(w["id"], change_of(w, now), b)
                 self.last_event_at = max(self.last_event_at or 0, w["updated_at"])
 
-    def publish(self, ws_id: str, change: dict) -> None:
+    def publish(self, ws_id: str, change: dict, batch: Optional[cd.Batch] = None) -> None:
+        """The change on workspace:{id}, in SPEC 4.6's format (a failed
+        publish is ignored: a hint, C2; SSE clients resynchronise through
+        GET). In a batch, its answer is not read."""
         payload = dict(change)
         payload["at"] = cd.format_time(change.get("at"))
+        text = cd.encode_json(payload, sort_keys=True)
+        if batch is not None:
+            batch.bus_publish(f"workspace:{ws_id}", text)
+            return
         try:
-            self.p.bus_publish(f"workspace:{ws_id}", json.dumps(payload, sort_keys=True, separators=(",", ":")))
+            self.p.bus_publish(f"workspace:{ws_id}", text)
         except cd.PortError:
-            pass  # a hint (C2): SSE clients resynchronise through GET
+            pass
 
     # ---- HealthMonitor (SPEC 4.1) --------------------------------------------------
 
     def health(self, now: int) -> None:
-        # A failed listing skips the pass: an error is never read as "absent".
-        rows = self.p.store_list("active")
-        containers = self.p.instances_list()
-        volumes = self.p.storage_list_volumes()
+        # The three listings in one message; a failed one skips the pass: an
+        # error is never read as "absent".
+        with self.p.batch() as b:
+            listed = b.store_list("active"), b.instances_list(), b.storage_list_volumes()
+        rows, containers = listed[0].result(), listed[1].result()
+        volumes = set(listed[2].result())
         updates, unchanged = [], []
         for w in rows:
             i = w["id"]
@@ -307,9 +354,11 @@ class Coordinator:
                 updates.append((i, cond, patch))
             else:
                 unchanged.append(i)
-        if updates:
-            self.p.store_update_many(self.writer("health_monitor"), updates)
-        self.p.store_mark_observed(self.writer("health_monitor"), unchanged, now)
+        with self.p.batch() as b:  # both writes in one message
+            done = [b.store_update_many(self.writer("health_monitor"), updates)] if updates else []
+            done.append(b.store_mark_observed(self.writer("health_monitor"), unchanged, now))
+        for d in done:
+            d.result()  # a failed write (fenced: deposed) ends the pass
         self.next["health"] = now + self.period(rows)
 
     @staticmethod
@@ -528,22 +577,25 @@ class Coordinator:
 
     def ttl(self, now: int) -> None:
         self.next["ttl"] = now + TTL_PERIOD
-        rows = self.p.store_list("ttl")
-        for w in rows:
-            idle = now - (w["last_access_at"] or 0)
-            if w["deleted_at"] is not None or w["health_status"] != "OK" or w["operation"] != "NONE":
-                continue
-            if w["observed_status"] == "RUNNING" and w["desired_state"] == "RUNNING" and idle > w["standby_ttl_seconds"] * S:
-                try:
-                    conns = int(self.p.bus_get(f"ws_conn:{w['id']}") or 0)
-                    timer = self.p.bus_get(f"idle_timer:{w['id']}")
-                except (cd.Fenced, cd.NotLeader):
-                    raise
-                except (cd.PortError, ValueError):
-                    continue  # activity unknown: never stop a workspace on a guess
-                if conns <= 0 and timer is None:
+        rows = [w for w in self.p.store_list("ttl")
+                if w["deleted_at"] is None and w["health_status"] == "OK" and w["operation"] == "NONE"]
+        idle = {w["id"]: now - (w["last_access_at"] or 0) for w in rows}
+        stop = [w for w in rows if w["observed_status"] == "RUNNING" and w["desired_state"] == "RUNNING"
+                and idle[w["id"]] > w["standby_ttl_seconds"] * S]
+        # The activity of every candidate in one message: its connections
+        # and its idle timer.
+        with self.p.batch() as b:
+            activity = [(b.bus_get(f"ws_conn:{w['id']}"), b.bus_get(f"idle_timer:{w['id']}")) for w in stop]
+        for w, (conns, timer) in zip(stop, activity):
+            try:
+                if int(conns.result() or 0) <= 0 and timer.result() is None:
                     self.lower(w, "STANDBY")
-            elif w["observed_status"] == "STANDBY" and w["desired_state"] == "STANDBY" and idle > w["archive_ttl_seconds"] * S:
+            except (cd.Fenced, cd.NotLeader):
+                raise
+            except (cd.PortError, ValueError):
+                continue  # activity unknown: never stop a workspace on a guess
+        for w in rows:
+            if w["observed_status"] == "STANDBY" and w["desired_state"] == "STANDBY" and idle[w["id"]] > w["archive_ttl_seconds"] * S:
                 self.lower(w, "PENDING")
 
     def lower(self, w: dict, to: str) -> None:

@@ -228,7 +228,7 @@ failed, 2 bad usage or bad input, 3 the run could not be carried out,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &codeError{code: ExitUsage, err: err} })
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.AddCommand(c.simCommand(), c.replayCommand(), c.mutantsCommand(), c.serveCommand(), c.versionCommand())
-	root.AddCommand(c.oracledCommand(), c.oracleCommand(), c.conformCommand())
+	root.AddCommand(c.oracledCommand(), c.oracleCommand(), c.conformCommand(), c.driverCommand())
 	for _, sub := range root.Commands() {
 		if sub.Args == nil {
 			sub.Args = noArgs

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	oraclejudge "github.com/wsconverge/converge/judge/oracle"
+	"github.com/wsconverge/converge/sim/engine"
 	oracleconform "github.com/wsconverge/converge/sim/oracle/conform"
 )
 
@@ -110,7 +111,7 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 			if daemon == "" {
 				return usagef("--daemon is required")
 			}
-			argv, err := oracleconform.SplitArgs(daemon)
+			argv, err := engine.SplitArgs(daemon)
 			if err != nil {
 				return usagef("--daemon: %v", err)
 			}
@@ -119,7 +120,7 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 			case cmd.Flags().Changed("args"):
 				extra = nil
 				if strings.TrimSpace(args) != "" {
-					if extra, err = oracleconform.SplitArgs(args); err != nil {
+					if extra, err = engine.SplitArgs(args); err != nil {
 						return usagef("--args: %v", err)
 					}
 				}
@@ -131,7 +132,7 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 				return usagef("--key-format: %v", err)
 			}
 			if keyCmd != "" {
-				if prof.KeyCmd, err = oracleconform.SplitArgs(keyCmd); err != nil {
+				if prof.KeyCmd, err = engine.SplitArgs(keyCmd); err != nil {
 					return usagef("--key-cmd: %v", err)
 				}
 			}

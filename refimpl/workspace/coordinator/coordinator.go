@@ -100,6 +100,33 @@ func (c *Coordinator) Wake() <-chan struct{} {
 	return c.listener.Ready()
 }
 
+var _ ports.Quieter = (*Coordinator)(nil)
+
+// Quiet describes the steps this instance takes while nothing happens
+// (ports.Quieter): a standby tries the lock every ElectionRetry; a leader
+// checks its lease, drains its listener and polls the monitor trigger
+// every EventPoll until its first component is due. A leader without a
+// listener has none: its next step listens again.
+func (c *Coordinator) Quiet() (ports.Quiet, bool) {
+	if !c.leader {
+		return ports.Quiet{Every: c.opts.ElectionRetry, Calls: []ports.QuietCall{{Acquire: c.deps.Instance}}}, true
+	}
+	if c.listener == nil {
+		return ports.Quiet{}, false
+	}
+	calls := []ports.QuietCall{{Lease: c.lease}, {Listener: c.listener}}
+	if c.trigger != nil {
+		calls = append(calls, ports.QuietCall{Subscription: c.trigger})
+	}
+	due := c.nextHealth
+	for _, t := range [...]time.Time{c.nextReconcile, c.nextTTL, c.nextGC} {
+		if t.Before(due) {
+			due = t
+		}
+	}
+	return ports.Quiet{Until: due, Every: EventPoll, Calls: calls}, true
+}
+
 // IsLeader reports whether the instance believes it leads.
 func (c *Coordinator) IsLeader() bool { return c.leader }
 

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	oconform "github.com/wsconverge/converge/sim/oracle/conform"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // The environment every instance gets (docs/conform.md). The names are
@@ -92,7 +92,7 @@ func placeholderList() string {
 // SplitCommand splits a --system-cmd as a shell would (quotes, no
 // expansion) and checks its placeholders.
 func SplitCommand(cmd string) ([]string, error) {
-	argv, err := oconform.SplitArgs(cmd)
+	argv, err := engine.SplitArgs(cmd)
 	if err != nil {
 		return nil, err
 	}

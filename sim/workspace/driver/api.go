@@ -84,6 +84,9 @@ func (a *api) stopAll() {
 
 // call runs one API call in a child and decodes its value into out.
 func (a *api) call(ctx context.Context, method string, args wire.APIArgs, out any) error {
+	if err := a.run.stopped(); err != nil {
+		return err
+	}
 	s, err := a.acquire(ctx)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package driver
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -69,6 +70,75 @@ func fleet(seed uint64, system ports.System) wssim.Config {
 	return wssim.Config{Seed: seed, Workspaces: 50, Duration: 6 * time.Hour, Faults: wssim.DefaultFaults(), System: system}
 }
 
+// tenSeeds is the run of the protocol's speed figure (docs/driver-protocol.md,
+// "Speed"): 10 workspaces, 6 hours of the default fault mix, then the
+// default quiet phase.
+func tenSeeds(seed uint64, system ports.System) wssim.Config {
+	return wssim.Config{Seed: seed, Workspaces: 10, Duration: 6 * time.Hour, Quiet: wssim.DefaultQuiet,
+		Faults: wssim.DefaultFaults(), System: system}
+}
+
+// BenchmarkTwentySeeds is the protocol's speed figure: the seeds 1 to 20 of
+// tenSeeds, each run once in process and once through the protocol, with
+// the reference as a child of version 2 and of version 1. It reports, per
+// op of the 20 seeds, the wall and CPU seconds (harness and children
+// together) through the protocol, the in-process CPU seconds of the same
+// seeds, their ratio (x-in-process, per CPU second), and the protocol's
+// messages per simulated workspace-hour. Run it with -benchtime 1x:
+//
+//	go test -run '^$' -bench TwentySeeds -benchtime 1x ./sim/workspace/driver/
+func BenchmarkTwentySeeds(b *testing.B) {
+	for _, protocol := range []int{2, 1} {
+		b.Run(fmt.Sprintf("v%d", protocol), func(b *testing.B) {
+			benchSeeds(b, 20, tenSeeds, func(t testing.TB) *System { return refChildOf(t, "", protocol) })
+		})
+	}
+}
+
+// benchSeeds runs seeds 1 to n of config in process (the reference) and
+// through the System child gives, and reports the figures of
+// BenchmarkTwentySeeds.
+func benchSeeds(b *testing.B, n int, config func(uint64, ports.System) wssim.Config, child func(testing.TB) *System) {
+	if sys := child(b); sys != nil {
+		sys.Close() // the child is built before the clock starts
+	}
+	var inCPU, cpu, childCPU, wall time.Duration
+	var messages, quiet int
+	var wsHours float64
+	for b.Loop() {
+		for seed := uint64(1); seed <= uint64(n); seed++ {
+			before := cpuTime()
+			r, err := wssim.Run(context.Background(), config(seed, wsref.NewSystem()))
+			if err != nil || len(r.Failures) > 0 {
+				b.Fatal(err, r.Failures)
+			}
+			inCPU += cpuTime() - before
+			sys := child(b)
+			cfg := Judged(config(seed, sys))
+			before, beforeChildren, start := cpuTime(), childrenCPUTime(), time.Now()
+			r, err = wssim.Run(context.Background(), cfg)
+			if err != nil || len(r.Failures) > 0 {
+				b.Fatal(err, r.Failures)
+			}
+			messages += sys.Messages()
+			quiet += sys.QuietSteps()
+			sys.Close() // and its children reaped: their CPU time is counted
+			wall += time.Since(start)
+			cpu += cpuTime() - before
+			childCPU += childrenCPUTime() - beforeChildren
+			wsHours += float64(cfg.Workspaces) * r.SimDuration.Hours()
+		}
+	}
+	ops := float64(b.N)
+	b.ReportMetric(wall.Seconds()/ops, "wall-s/op")
+	b.ReportMetric(cpu.Seconds()/ops, "cpu-s/op")
+	b.ReportMetric(childCPU.Seconds()/ops, "children-cpu-s/op")
+	b.ReportMetric(inCPU.Seconds()/ops, "in-process-cpu-s/op")
+	b.ReportMetric(cpu.Seconds()/inCPU.Seconds(), "x-in-process")
+	b.ReportMetric(float64(messages)/wsHours, "messages/ws-hour")
+	b.ReportMetric(float64(quiet)/ops, "quiet-steps/op")
+}
+
 // benchReference runs seeds 1, 2, … of config, in process (system gives
 // nil) or through the System it gives, and reports simulated seconds per
 // wall second and per CPU second (the harness's and its children's
@@ -112,6 +182,14 @@ func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config
 	}
 }
 
+// childrenCPUTime is the CPU time of this process's children reaped so
+// far.
+func childrenCPUTime() time.Duration {
+	var children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return time.Duration(syscall.TimevalToNsec(children.Utime) + syscall.TimevalToNsec(children.Stime))
+}
+
 // cpuTime is the CPU time of this process and of its children reaped so
 // far.
 func cpuTime() time.Duration {
@@ -143,17 +221,19 @@ func waitExited(g *registry) {
 // floor-x, the sum over the in-process time, beside the round trips per
 // run and the bare round trip; and spinning-floor-x, the same with the
 // round trip of two processes that never sleep (each needs a core of its
-// own, which a 2-core machine running anything else does not have). Run
-// it with -benchtime 1x.
+// own, which a 2-core machine running anything else does not have); and
+// the run itself: x-in-process, its CPU seconds (harness and child) over
+// the in-process ones, and x-floor, that over floor-x. Run it with
+// -benchtime 1x.
 //
-//	go test -run '^$' -bench ProtocolFloor -benchtime 1x ./sim/driver/
+//	go test -run '^$' -bench ProtocolFloor -benchtime 1x ./sim/workspace/driver/
 func BenchmarkProtocolFloor(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		config func(uint64, ports.System) wssim.Config
-	}{{"same-seed", sameSeed}, {"fleet", fleet}} {
+	}{{"same-seed", sameSeed}, {"ten", tenSeeds}, {"fleet", fleet}} {
 		b.Run(c.name, func(b *testing.B) {
-			var inProcess time.Duration
+			var inProcess, through time.Duration
 			trips, seed := 0, uint64(0)
 			for b.Loop() {
 				seed++
@@ -164,6 +244,7 @@ func BenchmarkProtocolFloor(b *testing.B) {
 				}
 				inProcess += cpuTime() - before
 				sys := refChild(b, "")
+				before = cpuTime()
 				r, err = wssim.Run(context.Background(), Judged(c.config(seed, sys)))
 				if err != nil || len(r.Failures) > 0 {
 					b.Fatal(err, r.Failures)
@@ -173,6 +254,7 @@ func BenchmarkProtocolFloor(b *testing.B) {
 				trips += sys.Messages() / 2
 				sys.Close()
 				waitExited(sys.reg)
+				through += cpuTime() - before
 			}
 			floor := func(rtt time.Duration) float64 {
 				return (inProcess + time.Duration(trips)*rtt).Seconds() / inProcess.Seconds()
@@ -184,6 +266,9 @@ func BenchmarkProtocolFloor(b *testing.B) {
 			b.ReportMetric(floor(blocking), "floor-x")
 			b.ReportMetric(float64(spinning.Nanoseconds()), "ns/spinning-round-trip")
 			b.ReportMetric(floor(spinning), "spinning-floor-x")
+			// The run itself, per CPU second, against its floor.
+			b.ReportMetric(through.Seconds()/inProcess.Seconds(), "x-in-process")
+			b.ReportMetric(through.Seconds()/inProcess.Seconds()/floor(blocking), "x-floor")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
@@ -13,6 +14,8 @@ import (
 // child that broke the protocol, exited or hung) join the run's failures
 // through cfg.Checks. For any other system cfg is returned unchanged. Use
 // it with wssim.Run, wssim.Execute and wssim.Shrink; Check uses it too.
+// (A run stopped by a crash loop goes on to its end without children
+// there; Check stops it at once.)
 func Judged(cfg wssim.Config) wssim.Config {
 	sys, ok := cfg.System.(*System)
 	if !ok {
@@ -27,14 +30,41 @@ func Judged(cfg wssim.Config) wssim.Config {
 // failures are failures of the run. When the two runs differ, the failure
 // wssim.Check reports (the first history event where they part) is followed
 // by the first protocol message where they part, which names the child
-// that answered the same conversation differently.
+// that answered the same conversation differently. When the children
+// keep failing the same way (Options.CrashLoop), the seed stops at once:
+// its failures are the loop's report (first) and the run's other
+// failures, and the error wraps ErrCrashLoop.
 func Check(ctx context.Context, cfg wssim.Config) (wssim.Result, error) {
-	r, err := wssim.Check(ctx, Judged(cfg))
 	sys, ok := cfg.System.(*System)
-	if ok && errors.Is(err, wssim.ErrNondeterministic) {
+	if !ok {
+		return wssim.Check(ctx, cfg)
+	}
+	run, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sys.beginCheck(cancel)
+	defer sys.beginCheck(nil)
+	r, err := wssim.Check(run, Judged(cfg))
+	if loop := sys.checkLoop(); loop != nil && ctx.Err() == nil {
+		// The run was cut short (within a few thousand events, the
+		// simulator's look at its context, each refused at once): it is
+		// not judged, and its own failures are the refusals after the
+		// loop, which the loop's report says once.
+		r.Report, r.Evidence, r.Known = nil, nil, nil
+		r.Failures = slices.DeleteFunc(r.Failures, func(f string) bool { return strings.Contains(f, ErrCrashLoop.Error()) })
+		r.Failures = append([]string{loop.String()}, r.Failures...)
+		return r, fmt.Errorf("seed %d: %w: %s", cfg.Seed, ErrCrashLoop, strings.TrimPrefix(firstLine(loop.String()), ErrCrashLoop.Error()+": "))
+	}
+	if errors.Is(err, wssim.ErrNondeterministic) {
 		if d := sys.Divergence(); d != "" {
 			r.Failures = append(r.Failures, fmt.Sprintf("%v: %s", wssim.ErrNondeterministic, d))
 		}
 	}
 	return r, err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

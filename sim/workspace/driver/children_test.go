@@ -14,6 +14,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver/client"
 	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
@@ -26,6 +27,9 @@ type fakeChild struct {
 	in  *bufio.Reader
 	out *bufio.Writer
 	now time.Time
+	// the wake child's listener and the end of its wake-up
+	listener int64
+	until    time.Time
 }
 
 func (c *fakeChild) read() (wire.FromHarness, bool) {
@@ -70,6 +74,8 @@ func runChild(name string) int {
 		return serveBenchCalls()
 	case "chatty":
 		return serve(chattySystem{})
+	case "lazy":
+		return serve(lazySystem{})
 	case "echo":
 		return serveEcho()
 	case "echo-spin":
@@ -81,8 +87,14 @@ func runChild(name string) int {
 		return 0
 	}
 	version := wire.Version
-	if name == "old-protocol" {
+	switch name {
+	case "old-protocol":
 		version = wire.Version + 1
+	case "batch-v1":
+		version = 1
+	case "startup-exit":
+		fmt.Fprintln(os.Stderr, "ImportError: no module named converge_drivr")
+		return 1
 	}
 	c.send(wire.FromChild{Type: wire.TReady, Protocol: version, Name: "fake-" + name})
 	for {
@@ -96,11 +108,48 @@ func runChild(name string) int {
 			c.read()
 			continue
 		}
+		if hello.Role == wire.RoleAPI && m.Type == wire.TAPI && name == "api-exit" {
+			fmt.Fprintln(os.Stderr, "Traceback: KeyError: 'user'")
+			return 1
+		}
 		if hello.Role != wire.RoleCoordinator || m.Type != wire.TStep {
 			c.send(wire.FromChild{Type: wire.TDone})
 			continue
 		}
 		switch name {
+		case "pipeline":
+			// Three calls before reading any answer, then the answers in
+			// order.
+			for range 3 {
+				c.raw(`{"type":"call","method":"ids.new_id","args":{}}`)
+			}
+			var ids []string
+			for range 3 {
+				a, _ := c.read()
+				ids = append(ids, string(a.Value))
+			}
+			c.send(wire.FromChild{Type: wire.TNote, Text: "pipelined " + strings.Join(ids, " ")})
+			c.done(c.now.Add(time.Second))
+			continue
+		case "batch", "batch-v1":
+			c.raw(`{"type":"batch","calls":[{"method":"ids.new_id"},{"method":"store.get","args":{"id":"nope"}},{"method":"ids.new_id","args":{}}]}`)
+			var got []string
+			m, _ := c.read()
+			for _, a := range m.Answers {
+				if a.Type == wire.TError {
+					got = append(got, a.Error.Name)
+				} else {
+					got = append(got, string(a.Value))
+				}
+			}
+			c.send(wire.FromChild{Type: wire.TNote, Text: "batch " + strings.Join(got, " ")})
+			c.done(c.now.Add(time.Second))
+			continue
+		case "wake":
+			c.serveWake(m)
+			continue
+		case "bad-wake":
+			c.raw(`{"type":"done","next":"` + c.now.Add(time.Second).Format(time.RFC3339Nano) + `","leader":false,"wake":{"calls":[{"method":"store.get","args":{"id":"x"}}],"every_ns":1000000000}}`)
 		case "garbage":
 			c.raw("this is not json")
 		case "unknown-method":
@@ -138,6 +187,36 @@ func runChild(name string) int {
 			}
 		}
 	}
+}
+
+// serveWake plays a version-2 coordinator that listens at its first step
+// and then waits on its listener: it declares a wake-up (a drain every
+// second, for ten seconds) and notes each step it is woken for, with the
+// answers the step brought.
+func (c *fakeChild) serveWake(step wire.FromHarness) {
+	if c.listener == 0 {
+		c.raw(`{"type":"call","method":"feed.listen","args":{}}`)
+		a, _ := c.read()
+		var l wire.Listening
+		json.Unmarshal(a.Value, &l)
+		c.listener, c.until = l.Listener, c.now.Add(10*time.Second)
+	} else {
+		answers := make([]string, len(step.Answers))
+		for i, a := range step.Answers {
+			answers[i] = string(a.Value)
+		}
+		c.send(wire.FromChild{Type: wire.TNote, Text: fmt.Sprintf("woken at %s with %d answers: %s", c.now.Format(time.TimeOnly), len(answers), strings.Join(answers, " "))})
+	}
+	next, until := wire.T(c.now.Add(time.Second)), wire.T(c.until)
+	if !c.now.Before(c.until) {
+		c.until = c.now.Add(10 * time.Second)
+		until = wire.T(c.until)
+	}
+	lead := false
+	c.send(wire.FromChild{Type: wire.TDone, Next: &next, Leader: &lead, Wake: &wire.Wake{
+		Calls:   []wire.Call{{Method: wire.MListenerPoll, Args: json.RawMessage(fmt.Sprintf(`{"listener":%d}`, c.listener))}},
+		EveryNs: int64(time.Second), Until: &until,
+	}})
 }
 
 // serveNotes serves, with the Go client, a system whose coordinator writes
@@ -182,6 +261,24 @@ type notesAPI struct {
 func (a notesAPI) Get(ctx context.Context, user, id string) (contracts.Workspace, error) {
 	return a.deps.Store.Get(ctx, id)
 }
+
+// lazySystem's API is the reference's; its coordinator steps every
+// second and does nothing at all.
+type lazySystem struct{ notesSystem }
+
+func (lazySystem) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
+	return lazyCoordinator{deps}, nil
+}
+
+func (lazySystem) NewAPI(deps ports.Deps) (ports.API, error) { return wsref.NewSystem().NewAPI(deps) }
+
+type lazyCoordinator struct{ deps ports.Deps }
+
+func (c lazyCoordinator) Step(context.Context) (time.Time, error) {
+	return c.deps.Clock.Now().Add(time.Second), nil
+}
+func (lazyCoordinator) IsLeader() bool              { return false }
+func (lazyCoordinator) Close(context.Context) error { return nil }
 
 // benchCalls is how many port calls each step of the bench-calls child
 // makes.

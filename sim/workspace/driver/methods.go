@@ -19,10 +19,14 @@ type handler struct {
 	serve func(ctx context.Context, s *session, args []byte) (any, error)
 }
 
-// method builds a handler whose arguments decode strictly into A.
+// method builds a handler whose arguments decode strictly into A (at
+// once when A reads the exact layout a client writes, wire.FastArgs).
 func method[A any](f func(ctx context.Context, s *session, a *A) (any, error)) handler {
 	return handler{serve: func(ctx context.Context, s *session, raw []byte) (any, error) {
 		var a A
+		if fa, ok := any(&a).(wire.FastArgs); ok && fa.DecodeFast(raw) {
+			return f(ctx, s, &a)
+		}
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&a); err != nil {
@@ -54,7 +58,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		return wire.FromWorkspace(&w), nil
+		return json.RawMessage(s.rows.appendRow(nil, &w)), nil
 	}),
 	wire.MStoreList: method(func(ctx context.Context, s *session, a *wire.StoreList) (any, error) {
 		f, err := a.Filter.Contracts()
@@ -65,7 +69,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		return wire.FromWorkspaces(rows), nil
+		return json.RawMessage(s.rows.appendRows(nil, rows)), nil
 	}),
 	wire.MStoreInsert: method(func(ctx context.Context, s *session, a *wire.StoreInsert) (any, error) {
 		w, err := a.Writer.Contracts()
@@ -143,16 +147,7 @@ var handlers = map[string]handler{
 	}),
 
 	wire.MLeadershipTryAcquire: coordinatorOnly(method(func(ctx context.Context, s *session, a *wire.TryAcquire) (any, error) {
-		lease, ok, err := s.deps.Leadership.TryAcquire(ctx, a.Holder)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || lease == nil {
-			return wire.Acquired{}, nil
-		}
-		h := s.handle()
-		s.leases[h] = lease
-		return wire.Acquired{OK: true, Lease: h, Epoch: lease.Epoch()}, nil
+		return s.tryAcquire(ctx, a.Holder)
 	})),
 	wire.MLeaseCheck: coordinatorOnly(method(func(ctx context.Context, s *session, a *wire.Lease) (any, error) {
 		l, err := s.lease(a.Lease)
@@ -183,14 +178,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		changes, err := l.Poll(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(changes) == 0 {
-			return wire.EmptyList, nil
-		}
-		return changes, nil
+		return pollListener(ctx, l)
 	}),
 	wire.MListenerClose: method(func(ctx context.Context, s *session, a *wire.Listener) (any, error) {
 		l, err := s.listener(a.Listener)
@@ -279,15 +267,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		msgs := sub.Poll()
-		if len(msgs) == 0 {
-			return wire.EmptyList, nil
-		}
-		out := make([]wire.Message, len(msgs))
-		for i, m := range msgs {
-			out[i] = wire.Message{Channel: m.Channel, Payload: m.Payload}
-		}
-		return out, nil
+		return pollSubscription(sub), nil
 	}),
 	wire.MSubscriptionClose: method(func(ctx context.Context, s *session, a *wire.Subscription) (any, error) {
 		sub, err := s.subscription(a.Subscription)
@@ -330,6 +310,49 @@ var handlers = map[string]handler{
 	wire.MIDsNewID: method(func(ctx context.Context, s *session, _ *wire.None) (any, error) {
 		return s.deps.IDs.NewID(), nil
 	}),
+}
+
+// The calls a wake-up makes, shared by their handlers and by the quiet
+// steps the harness takes (wake.go).
+
+// tryAcquire is leadership.try_acquire: a lease handle when the lock is
+// taken.
+func (s *session) tryAcquire(ctx context.Context, holder string) (any, error) {
+	lease, ok, err := s.deps.Leadership.TryAcquire(ctx, holder)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || lease == nil {
+		return wire.Acquired{}, nil
+	}
+	h := s.handle()
+	s.leases[h] = lease
+	return wire.Acquired{OK: true, Lease: h, Epoch: lease.Epoch()}, nil
+}
+
+// pollListener is listener.poll.
+func pollListener(ctx context.Context, l ports.Listener) (any, error) {
+	changes, err := l.Poll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return wire.EmptyList, nil
+	}
+	return changes, nil
+}
+
+// pollSubscription is subscription.poll.
+func pollSubscription(sub ports.Subscription) any {
+	msgs := sub.Poll()
+	if len(msgs) == 0 {
+		return wire.EmptyList
+	}
+	out := make([]wire.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = wire.Message{Channel: m.Channel, Payload: m.Payload}
+	}
+	return out
 }
 
 // result is a port's (value, error) as a handler's.

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,9 @@ type proc struct {
 	killOnce sync.Once
 	exited   chan struct{}
 	waitErr  error
+
+	// lastTail is the end of the standard error of a child that failed.
+	lastTail string
 }
 
 // startProc starts argv in its own process group.
@@ -155,6 +159,17 @@ func (p *proc) write(line []byte) error {
 }
 
 var errLineTooLong = errors.New("message longer than 64 MiB")
+
+// lineBuffered reports whether a whole message of the child has been
+// read and not taken yet.
+func (p *proc) lineBuffered() bool {
+	n := p.stdout.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := p.stdout.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
 
 // Read reads the child's standard output (the bufio.Reader's source). The
 // conversation is strictly alternating and bound by latency: Read waits

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,14 +20,20 @@ import (
 	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
+	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
 
 const refchildPkg = "github.com/wsconverge/converge/cmd/refchild"
 
-// refChild is a System serving the reference (or mutant) in a child.
-func refChild(t testing.TB, mutant string) *System {
+// refChild is a System serving the reference (or mutant) in a child
+// that speaks protocol version 2.
+func refChild(t testing.TB, mutant string) *System { return refChildOf(t, mutant, wire.Version) }
+
+// refChildOf is a System serving the reference (or mutant) in a child
+// that speaks at most the given protocol version.
+func refChildOf(t testing.TB, mutant string, protocol int) *System {
 	t.Helper()
-	argv := []string{drivertest.Build(t, refchildPkg)}
+	argv := []string{drivertest.Build(t, refchildPkg), "--protocol", strconv.Itoa(protocol)}
 	name := "reference"
 	if mutant != "" {
 		argv = append(argv, "--mutant", mutant)
@@ -49,13 +56,25 @@ func sameSeed(seed uint64, system ports.System) wssim.Config {
 }
 
 // The reference run through the protocol in a child process records, for
-// the same seed, the very history it records in process: same SHA-256
-// over every event, for 200 seeds with every fault kind in play.
+// the same seed, the very history it records in process: same hash over
+// every event, for 200 seeds with every fault kind in play, as a child of
+// version 2 (the harness takes its quiet steps for it) and, on 50 of
+// them, of version 1 (every step crosses the pipe).
 func TestTheReferenceThroughTheProtocolRecordsTheSameHistory(t *testing.T) {
-	const seeds, chunks = 200, 2
+	for _, v := range []struct{ protocol, seeds int }{{2, 200}, {1, 50}} {
+		t.Run(fmt.Sprintf("v%d", v.protocol), func(t *testing.T) {
+			t.Parallel()
+			sameHistory(t, v.protocol, v.seeds)
+		})
+	}
+}
+
+func sameHistory(t *testing.T, protocol, seeds int) {
+	const chunks = 2
 	start := time.Now()
 	var mu sync.Mutex
 	seen := map[string]int{}
+	quiet := 0
 	t.Run("chunks", func(t *testing.T) {
 		for c := range chunks {
 			t.Run(fmt.Sprintf("seeds-%d-%d", c*seeds/chunks+1, (c+1)*seeds/chunks), func(t *testing.T) {
@@ -63,15 +82,16 @@ func TestTheReferenceThroughTheProtocolRecordsTheSameHistory(t *testing.T) {
 				for seed := uint64(c*seeds/chunks + 1); seed <= uint64((c+1)*seeds/chunks); seed++ {
 					in, err := wssim.Run(context.Background(), sameSeed(seed, wsref.NewSystem()))
 					require.NoError(t, err)
-					sys := refChild(t, "")
+					sys := refChildOf(t, "", protocol)
 					s, out, err := wssim.Execute(context.Background(), Judged(sameSeed(seed, sys)))
 					require.NoError(t, err)
 					require.Empty(t, out.Failures, "seed %d", seed)
-					require.Equal(t, in.Hash, out.Hash, "seed %d: the reference in a child recorded another history (%d events in process, %d through the protocol)", seed, in.Events, out.Events)
-					sys.Close()
+					require.Equal(t, in.Hash, out.Hash, "seed %d: the reference in a child of version %d recorded another history (%d events in process, %d through the protocol)", seed, protocol, in.Events, out.Events)
 					mu.Lock()
+					quiet += sys.QuietSteps()
 					countCoverage(seen, s.History().Events())
 					mu.Unlock()
+					sys.Close()
 				}
 			})
 		}
@@ -83,7 +103,12 @@ func TestTheReferenceThroughTheProtocolRecordsTheSameHistory(t *testing.T) {
 	for _, what := range []string{"crash at a port call", "restart", "depose", "lost response", "outage"} {
 		require.Positive(t, seen[what], "no %s in %d seeds", what, seeds)
 	}
-	t.Logf("%d seeds in %s (both runs of each); across them: %v", seeds, time.Since(start).Round(time.Millisecond), seen)
+	if protocol >= 2 {
+		require.Positive(t, quiet, "the harness took quiet steps for the child")
+	} else {
+		require.Zero(t, quiet, "a version-1 child takes every step itself")
+	}
+	t.Logf("%d seeds in %s (both runs of each); quiet steps taken by the harness: %d; across them: %v", seeds, time.Since(start).Round(time.Millisecond), quiet, seen)
 }
 
 func countCoverage(seen map[string]int, events []history.Event) {

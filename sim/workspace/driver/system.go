@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/ports"
@@ -45,6 +46,14 @@ type Options struct {
 	// as text, to show where two runs part (default
 	// DefaultTranscriptCap).
 	TranscriptCap int
+	// Protocol is the highest protocol version the harness offers
+	// (default wire.Version; 1 runs every child as version 1).
+	Protocol int
+	// CrashLoop is how many children of a run may fail the same way in a
+	// row (at start-up, or at the same message) before the run stops
+	// with one report of the loop (default DefaultCrashLoop; negative:
+	// never).
+	CrashLoop int
 }
 
 // ShellCommand is the command line that runs s with /bin/sh, for a
@@ -69,6 +78,10 @@ type System struct {
 	mu        sync.Mutex
 	runs      int
 	cur, prev *run
+	// cancel, while Check runs, ends the run in progress at a crash loop,
+	// and loop is the Check's first.
+	cancel func()
+	loop   *crashLoop
 }
 
 // run is one simulated run's children, transcript and failures.
@@ -76,16 +89,19 @@ type run struct {
 	sys        *System
 	n          int
 	transcript *transcript
-	failures   []string
 	coords     map[string]*session
 	gens       map[string]int
 	api        *api
-}
+	// quiet counts the quiet steps the harness took for the children.
+	quiet atomic.Int64
 
-func (r *run) addFailure(msg string) {
-	r.sys.mu.Lock()
-	r.failures = append(r.failures, msg)
-	r.sys.mu.Unlock()
+	// failures are the run's protocol failures by kind; lastKind and
+	// streak the kind of the last one and the children it happened to in
+	// a row; loop, once set, stops the run (failure.go). Under sys.mu.
+	failures []*failure
+	lastKind string
+	streak   []string
+	loop     *crashLoop
 }
 
 // New builds a System over opts.Command.
@@ -102,6 +118,15 @@ func New(opts Options) (*System, error) {
 	if opts.TranscriptCap <= 0 {
 		opts.TranscriptCap = DefaultTranscriptCap
 	}
+	switch {
+	case opts.Protocol == 0:
+		opts.Protocol = wire.Version
+	case opts.Protocol < wire.MinVersion || opts.Protocol > wire.Version:
+		return nil, fmt.Errorf("driver: protocol version %d: this harness speaks %s", opts.Protocol, versions(wire.Version))
+	}
+	if opts.CrashLoop == 0 {
+		opts.CrashLoop = DefaultCrashLoop
+	}
 	opts.Command = slices.Clone(opts.Command)
 	name := opts.Name
 	if name == "" {
@@ -113,11 +138,17 @@ func New(opts Options) (*System, error) {
 	return s, nil
 }
 
+// commandString is argv as a shell command line: a ShellCommand's
+// string, or each argument quoted as it needs.
 func commandString(argv []string) string {
 	if len(argv) == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" {
 		return argv[2]
 	}
-	return strings.Join(argv, " ")
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
 }
 
 // Name is the system's name.
@@ -144,6 +175,9 @@ func (s *System) NewAPI(deps ports.Deps) (ports.API, error) {
 // ending the instance's previous child (a restart).
 func (s *System) NewCoordinator(deps ports.Deps) (ports.Coordinator, error) {
 	r := s.current()
+	if err := r.stopped(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	old := r.coords[deps.Instance]
 	r.gens[deps.Instance]++
@@ -176,6 +210,11 @@ func (s *System) beginRun() *run {
 	}
 	s.cur = &run{sys: s, n: s.runs, transcript: newTranscript(s.seed, s.opts.TranscriptCap, like),
 		coords: map[string]*session{}, gens: map[string]int{}}
+	if s.cancel != nil && s.loop != nil {
+		// The double of a run a crash loop stopped, under Check: it
+		// would only loop again.
+		s.cur.loop = s.loop
+	}
 	return s.cur
 }
 
@@ -211,15 +250,43 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Failures lists the protocol failures of the run in progress (or last
-// run): children that broke the protocol, exited or hung. It has the
-// shape of a sim.Config check: add it to Config.Checks (Check does).
+// run): children that broke the protocol, exited or hung. Each kind of
+// failure is listed once, with the children it happened to; a crash
+// loop (Options.CrashLoop) comes first. It has the shape of a sim.Config
+// check: add it to Config.Checks (Judged does).
 func (s *System) Failures() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur == nil {
 		return nil
 	}
-	return slices.Clone(s.cur.failures)
+	return s.cur.reports()
+}
+
+// CrashLoop is the report of the crash loop that stopped the run in
+// progress (or the last run), or "" when none did.
+func (s *System) CrashLoop() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || s.cur.loop == nil {
+		return ""
+	}
+	return s.cur.loop.String()
+}
+
+// beginCheck begins (cancel set) or ends (nil) a Check: a crash loop
+// then cancels its runs, and is kept for checkLoop.
+func (s *System) beginCheck(cancel func()) {
+	s.mu.Lock()
+	s.cancel, s.loop = cancel, nil
+	s.mu.Unlock()
+}
+
+// checkLoop is the first crash loop of the Check in progress (nil: none).
+func (s *System) checkLoop() *crashLoop {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loop
 }
 
 // Divergence describes the first protocol message where the last two runs
@@ -246,7 +313,20 @@ func (s *System) Messages() int {
 	return s.cur.transcript.Len()
 }
 
-// Close ends every child of the System.
+// QuietSteps is the number of steps of the run in progress (or last run)
+// the harness took for its coordinators, from their wake-ups, without a
+// message (protocol version 2).
+func (s *System) QuietSteps() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return 0
+	}
+	return int(s.cur.quiet.Load())
+}
+
+// Close ends every child of the System, and waits (at most the timeout)
+// until each has exited.
 func (s *System) Close() error {
 	s.mu.Lock()
 	if s.cur != nil {
@@ -254,6 +334,14 @@ func (s *System) Close() error {
 	}
 	s.mu.Unlock()
 	s.reg.killAll()
+	deadline := time.After(s.opts.Timeout)
+	for _, p := range s.reg.live() {
+		select {
+		case <-p.exited:
+		case <-deadline:
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -300,12 +388,39 @@ type coordinator struct{ s *session }
 
 var _ ports.Coordinator = (*coordinator)(nil)
 
-// Step sends step {now} and serves the child's calls until it says when
-// it next wants to run. An error means the child is dead: crashed by the
-// simulator, failed (its Step returned an error), or broke the protocol.
+// Step takes one step of the instance. When the child's wake-up covers
+// now, the harness takes it (wake.go) and the child hears of it only if
+// one of the calls answered otherwise: then, and at any other step, it
+// sends step {now} (with those answers) and serves the child's calls
+// until it says when it next wants to run. An error means the child is
+// dead: crashed by the simulator, failed (its Step returned an error),
+// or broke the protocol.
 func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
 	s := c.s
-	m, err := s.exchange(ctx, wire.AppendStep(nil, wire.T(s.deps.Clock.Now())), wire.TDone)
+	if s.dead != nil {
+		return time.Time{}, s.dead
+	}
+	if err := s.run.stopped(); err != nil {
+		s.stop()
+		return time.Time{}, err
+	}
+	now := s.deps.Clock.Now()
+	quiet, next, answers, err := s.wakeStep(ctx, now)
+	switch {
+	case err != nil:
+		return time.Time{}, s.fail(err)
+	case quiet:
+		s.run.quiet.Add(1)
+		return next, nil
+	}
+	s.wake = nil
+	var req []byte
+	if answers != nil {
+		req = wire.AppendStepAnswers(nil, wire.T(now), answers)
+	} else {
+		req = wire.AppendStep(nil, wire.T(now))
+	}
+	m, err := s.exchange(ctx, req, wire.TDone)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -327,6 +442,13 @@ func (c *coordinator) Step(ctx context.Context) (time.Time, error) {
 		return time.Time{}, s.fail(errors.New(`a step's done has no "next": when should it run again?`))
 	case m.Leader == nil:
 		return time.Time{}, s.fail(errors.New(`a step's done has no "leader": does the instance believe it leads?`))
+	}
+	if m.Wake != nil {
+		w, err := s.declareWake(m.Wake)
+		if err != nil {
+			return time.Time{}, s.fail(fmt.Errorf("done: %w", err))
+		}
+		s.wake = w
 	}
 	return m.Next.Time, nil
 }

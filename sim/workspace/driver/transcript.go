@@ -8,23 +8,35 @@ import (
 )
 
 // DefaultTranscriptCap is how many bytes of a run's protocol transcript
-// are kept as text (the rest is kept as one hash per message).
+// are kept as text, the first 2,000 of each message (the rest is kept as
+// one hash per message).
 const DefaultTranscriptCap = 64 << 20
 
 // transcript is every protocol message of one run, in the order the
 // single-threaded simulator exchanged them: a hash per message (to find
-// the first difference between two runs) and the text of the messages
-// while it fits in the cap (to show it).
+// the first difference between two runs) and the first maxShown bytes of
+// each message's text while they fit in the cap (to show it). The text
+// lives in blocks of textBlock bytes that are filled and never grown: a
+// run's transcript is megabytes, and growing one slice by doubling copied
+// it again and again.
 type transcript struct {
 	// mu: API calls of one run may be in progress in several goroutines
 	// (the simulator handing control from one to the next).
 	mu     sync.Mutex
 	seed   maphash.Seed
 	cap    int
-	text   []byte
-	starts []int // start of message i in text, while kept
+	kept   int      // bytes of text kept
+	blocks [][]byte // the text, message after message
+	// where[i] is where message i's text is: its block, its start and
+	// end in it, while kept.
+	where  []span
 	hashes []uint64
 }
+
+type span struct{ block, start, end int32 }
+
+// textBlock is the size of a block of transcript text.
+const textBlock = 1 << 20
 
 // Directions of a message.
 const (
@@ -33,16 +45,13 @@ const (
 )
 
 // newTranscript starts a transcript sized like like (the run before,
-// nil for none): a run and its double record the same messages, and
-// growing the text by doubling, then clearing the new memory, cost more
-// than reading the messages did.
+// nil for none): a run and its double record the same messages.
 func newTranscript(seed maphash.Seed, cap int, like *transcript) *transcript {
 	t := &transcript{seed: seed, cap: cap}
 	if like != nil {
 		like.mu.Lock()
 		defer like.mu.Unlock()
-		t.text = make([]byte, 0, len(like.text))
-		t.starts = make([]int, 0, len(like.starts))
+		t.where = make([]span, 0, len(like.where))
 		t.hashes = make([]uint64, 0, len(like.hashes))
 	}
 	return t
@@ -58,12 +67,26 @@ func (t *transcript) add(label string, dir byte, line []byte) {
 	h.WriteByte(dir)
 	h.Write(line)
 	t.hashes = append(t.hashes, h.Sum64())
-	if len(t.starts) == len(t.hashes)-1 && len(t.text)+len(label)+len(line)+3 <= t.cap {
-		t.starts = append(t.starts, len(t.text))
-		t.text = append(t.text, label...)
-		t.text = append(t.text, ' ', dir, ' ')
-		t.text = append(t.text, line...)
+	if len(line) > maxShown {
+		// Only the start of a message is ever shown (message): a list of
+		// rows need not be copied whole.
+		line = line[:maxShown+1]
 	}
+	n := len(label) + len(line) + 3
+	if len(t.where) != len(t.hashes)-1 || t.kept+n > t.cap {
+		return
+	}
+	if len(t.blocks) == 0 || len(t.blocks[len(t.blocks)-1])+n > textBlock {
+		t.blocks = append(t.blocks, make([]byte, 0, max(textBlock, n)))
+	}
+	b := &t.blocks[len(t.blocks)-1]
+	sp := span{block: int32(len(t.blocks) - 1), start: int32(len(*b))}
+	*b = append(*b, label...)
+	*b = append(*b, ' ', dir, ' ')
+	*b = append(*b, line...)
+	sp.end = int32(len(*b))
+	t.where = append(t.where, sp)
+	t.kept += n
 }
 
 // Len is the number of messages recorded.
@@ -79,15 +102,15 @@ func (t *transcript) message(i int) string {
 	if i >= len(t.hashes) {
 		return "(no message: the run had ended)"
 	}
-	if i >= len(t.starts) {
+	if i >= len(t.where) {
 		return "(not kept: past the transcript cap of " + strconv.Itoa(t.cap) + " bytes)"
 	}
-	end := len(t.text)
-	if i+1 < len(t.starts) {
-		end = t.starts[i+1]
-	}
-	return cut(t.text[t.starts[i]:end], 2000)
+	sp := t.where[i]
+	return cut(t.blocks[sp.block][sp.start:sp.end], maxShown)
 }
+
+// maxShown is how many bytes of a message a report shows.
+const maxShown = 2000
 
 // firstDifference describes where two runs' transcripts part, or "" when
 // they are identical. Direction '<' is the child speaking: when the first

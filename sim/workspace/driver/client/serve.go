@@ -8,17 +8,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
 
+// Option configures a session of the client.
+type Option func(*options)
+
+type options struct{ protocol int }
+
+// Protocol makes the client speak at most protocol version v (default
+// wire.Version): 1 serves the system as a version-1 child, with no
+// wake-ups.
+func Protocol(v int) Option { return func(o *options) { o.protocol = v } }
+
 // Main serves system on the process's standard input and output and
 // exits: 0 at the end of input, 1 (with the reason on standard error)
 // when the protocol breaks.
-func Main(system ports.System) {
-	if err := Serve(system); err != nil {
+func Main(system ports.System, opts ...Option) {
+	if err := Serve(system, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, "converge driver client:", err)
 		os.Exit(1)
 	}
@@ -27,14 +38,29 @@ func Main(system ports.System) {
 
 // Serve serves system on the process's standard input and output (see
 // ServeIO).
-func Serve(system ports.System) error { return ServeIO(system, os.Stdin, os.Stdout, os.Stderr) }
+func Serve(system ports.System, opts ...Option) error {
+	return ServeIO(system, os.Stdin, os.Stdout, os.Stderr, opts...)
+}
 
 // ServeIO runs the child's side of one protocol session on in and out:
 // it answers the hello by building system's coordinator or API on ports
 // that call the harness, then serves steps, API calls and close until
 // the end of in (a nil error). errw receives the standard error markers
 // that tie what the system writes there to the exchange it belongs to.
-func ServeIO(system ports.System, in io.Reader, out, errw io.Writer) (err error) {
+//
+// It speaks the highest version both it and the harness speak. Under
+// version 2, a coordinator that implements ports.Quieter is stepped only
+// when something happened or its own work is due: after each step the
+// client declares its quiet steps as the done's wake-up, and answers the
+// calls the harness made for it from the step's answers.
+func ServeIO(system ports.System, in io.Reader, out, errw io.Writer, opts ...Option) (err error) {
+	o := options{protocol: wire.Version}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.protocol < wire.MinVersion || o.protocol > wire.Version {
+		return fmt.Errorf("protocol version %d: this client speaks %d to %d", o.protocol, wire.MinVersion, wire.Version)
+	}
 	c := newConn(in, out, errw)
 	defer func() {
 		if p := recover(); p != nil {
@@ -59,9 +85,9 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer) (err error)
 	if hello.Type != wire.THello {
 		return fmt.Errorf("a %q message where hello was due", hello.Type)
 	}
-	if hello.Protocol != wire.Version {
-		// Answer with our version: the harness says what is wrong.
-		fmt.Fprintf(errw, "converge driver client: the harness speaks protocol %d, this client %d\n", hello.Protocol, wire.Version)
+	c.version = wire.Negotiate(hello.Protocol, o.protocol)
+	if c.version == 0 {
+		return fmt.Errorf("the harness speaks protocol version %d; this client speaks %d to %d", hello.Protocol, wire.MinVersion, o.protocol)
 	}
 	var limits contracts.Limits
 	if hello.Limits != nil {
@@ -79,6 +105,9 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer) (err error)
 			return fmt.Errorf("build the coordinator: %w", err)
 		}
 		c.isLeader = s.coord.IsLeader
+		if q, ok := s.coord.(ports.Quieter); ok && c.version >= 2 {
+			s.quiet = q
+		}
 	case wire.RoleAPI:
 		if s.api, err = system.NewAPI(deps); err != nil {
 			return fmt.Errorf("build the API: %w", err)
@@ -86,7 +115,7 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer) (err error)
 	default:
 		return fmt.Errorf("hello: unknown role %q", hello.Role)
 	}
-	c.terminal(wire.FromChild{Type: wire.TReady, Protocol: wire.Version, Name: system.Name(), StderrSync: true})
+	c.terminal(wire.FromChild{Type: wire.TReady, Protocol: c.version, Name: system.Name(), StderrSync: true})
 	for {
 		line, err := c.readLine()
 		if errors.Is(err, io.EOF) {
@@ -103,7 +132,14 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer) (err error)
 			return fmt.Errorf("a %q request without now", m.Type)
 		}
 		c.now = m.Now.Time
-		c.terminal(s.serve(&m))
+		if err := s.woken(&m); err != nil {
+			return err
+		}
+		done := s.serve(&m)
+		if len(c.woken) > 0 {
+			return fmt.Errorf("the step at %s did not make the calls its wake-up declared (%s first): the harness made them for it", c.now.Format(time.RFC3339Nano), c.pending[0].Method)
+		}
+		c.terminal(done)
 	}
 }
 
@@ -112,6 +148,91 @@ type server struct {
 	c     *conn
 	coord ports.Coordinator
 	api   ports.API
+	// quiet is the coordinator's ports.Quieter (version 2; nil: none).
+	quiet ports.Quieter
+	// declared is the wake-up of the last done (nil: none).
+	declared *wire.Wake
+}
+
+// woken takes the answers a step brings (version 2): they answer the
+// first calls of the wake-up the last done declared.
+func (s *server) woken(m *wire.FromHarness) error {
+	c := s.c
+	c.woken, c.pending = nil, nil
+	if len(m.Answers) == 0 {
+		return nil
+	}
+	switch {
+	case m.Type != wire.TStep:
+		return fmt.Errorf("a %q request with answers", m.Type)
+	case s.declared == nil || len(m.Answers) > len(s.declared.Calls):
+		return fmt.Errorf("a step with %d answers to a wake-up of %d calls", len(m.Answers), s.wakeCalls())
+	}
+	for _, a := range m.Answers {
+		if a.Type != wire.TOK && a.Type != wire.TError {
+			return fmt.Errorf("a step's answer of type %q", a.Type)
+		}
+	}
+	c.woken, c.pending = m.Answers, s.declared.Calls[:len(m.Answers)]
+	return nil
+}
+
+func (s *server) wakeCalls() int {
+	if s.declared == nil {
+		return 0
+	}
+	return len(s.declared.Calls)
+}
+
+// wake is the wake-up a done declares: the coordinator's quiet steps,
+// when it has them and they can be said on the wire (nil otherwise).
+func (s *server) wake() *wire.Wake {
+	if s.quiet == nil {
+		return nil
+	}
+	q, ok := s.quiet.Quiet()
+	if !ok || q.Every <= 0 || len(q.Calls) == 0 {
+		return nil
+	}
+	w := &wire.Wake{EveryNs: int64(q.Every), Calls: make([]wire.Call, len(q.Calls))}
+	if !q.Until.IsZero() {
+		t := wire.T(q.Until)
+		w.Until = &t
+	}
+	for i, qc := range q.Calls {
+		var method string
+		var args any
+		switch {
+		case qc.Acquire != "":
+			method, args = wire.MLeadershipTryAcquire, wire.TryAcquire{Holder: qc.Acquire}
+		case qc.Lease != nil:
+			l, ok := qc.Lease.(lease)
+			if !ok {
+				return nil // a lease of the coordinator's own making: it polls
+			}
+			method, args = wire.MLeaseCheck, wire.Lease{Lease: l.h}
+		case qc.Listener != nil:
+			l, ok := qc.Listener.(listener)
+			if !ok {
+				return nil
+			}
+			method, args = wire.MListenerPoll, wire.Listener{Listener: l.h}
+		case qc.Subscription != nil:
+			sub, ok := qc.Subscription.(subscription)
+			if !ok {
+				return nil
+			}
+			method, args = wire.MSubscriptionPoll, wire.Subscription{Subscription: sub.h}
+		default:
+			return nil
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			s.c.fail("encode the wake-up: %v", err)
+		}
+		w.Calls[i] = wire.Call{Method: method, Args: raw}
+	}
+	return w
 }
 
 func (s *server) serve(m *wire.FromHarness) wire.FromChild {
@@ -119,6 +240,7 @@ func (s *server) serve(m *wire.FromHarness) wire.FromChild {
 	done := wire.FromChild{Type: wire.TDone}
 	switch {
 	case m.Type == wire.TStep && s.coord != nil:
+		s.declared = nil
 		next, err := s.coord.Step(ctx)
 		if err != nil {
 			done.Error = wire.FromError(err)
@@ -126,6 +248,8 @@ func (s *server) serve(m *wire.FromHarness) wire.FromChild {
 		}
 		t := wire.T(next)
 		done.Next = &t
+		done.Wake = s.wake()
+		s.declared = done.Wake
 	case m.Type == wire.TClose && s.coord != nil:
 		done.Error = wire.FromError(s.coord.Close(ctx))
 	case m.Type == wire.TAPI && s.api != nil:

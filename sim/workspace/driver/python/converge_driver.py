@@ -1,4 +1,4 @@
-"""The Python client of converge's driver protocol, version 1.
+"""The Python client of converge's driver protocol, versions 1 and 2.
 
 A coordinator or API written in Python runs as a child process of the
 converge simulator: it gets its clock, its ticks and the answer to every
@@ -15,6 +15,7 @@ Standard library only; one module. Use::
         def step(self) -> int: ...            # next wake time, ns since the epoch
         def is_leader(self) -> bool: ...
         def close(self) -> None: ...          # optional
+        def quiet(self) -> cd.Quiet | None: ...  # optional: what wakes it (version 2)
 
     class MyAPI:
         def __init__(self, ports: cd.Ports) -> None: ...
@@ -39,8 +40,6 @@ from Ports.new_id.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 
 # Type names for the annotations only (postponed: never evaluated), so that
@@ -49,7 +48,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, Callable, Optional, TextIO
 
-PROTOCOL = 1
+#: The highest protocol version this client speaks; it speaks the lower of
+#: this and the harness's.
+PROTOCOL = 2
 
 #: What a child writes to standard error before each message that ends an
 #: exchange, so the harness knows which exchange the text before it
@@ -62,8 +63,10 @@ NS = 1_000_000_000
 
 # Times are converted with integer arithmetic (the proleptic Gregorian
 # calendar, as RFC 3339 and Go use): exact to the nanosecond, which
-# datetime is not.
-_RFC3339 = re.compile(r"(-?\d{4,})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$")
+# datetime is not. The module imports neither re nor json (see _json
+# below): a child starts at every coordinator restart, and those imports
+# cost more than the rest of a start.
+_DIGITS = frozenset("0123456789")
 
 
 def _days(y: int, m: int, d: int) -> int:
@@ -88,20 +91,62 @@ def _civil(z: int) -> tuple:
     return yoe + era * 400 + (m <= 2), m, d
 
 
+#: Parsed times by their text: a listing brings the same times again and
+#: again (created_at, last_access_at, ...).
+_TIMES: dict = {}
+
+
 def parse_time(s: Optional[str]) -> Optional[int]:
     """An RFC 3339 time ("2026-01-05T00:00:01.5Z") as ns since the epoch."""
     if s is None:
         return None
-    m = _RFC3339.match(s) if isinstance(s, str) else None
-    if m is None:
+    if not isinstance(s, str):
         raise ProtocolError(f"time {s!r}: want RFC 3339 such as 2026-01-05T00:00:01.5Z")
-    y, mo, d, hh, mi, ss, frac, z, sign, oh, om = m.groups()
-    if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(hh) < 24 and int(mi) < 60 and int(ss) < 61):
+    v = _TIMES.get(s)
+    if v is None:
+        v = _parse_time(s)
+        if len(_TIMES) >= 1 << 16:
+            _TIMES.clear()
+        _TIMES[s] = v
+    return v
+
+
+def _parse_time(s: str) -> int:
+    bad = ProtocolError(f"time {s!r}: want RFC 3339 such as 2026-01-05T00:00:01.5Z")
+    # [-]YYYY(YY…)-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)
+    t = s.find("T") if "T" in s else s.find("t")
+    date, rest = s[:t], s[t + 1:]
+    neg = date.startswith("-")
+    parts = (date[1:] if neg else date).split("-")
+    if t < 0 or len(parts) != 3 or len(parts[0]) < 4 or len(parts[1]) != 2 or len(parts[2]) != 2 or len(rest) < 9:
+        raise bad
+    clock, zone = rest[:8], rest[8:]
+    frac = ""
+    if zone.startswith("."):
+        i = 1
+        while i < len(zone) and zone[i] in _DIGITS:
+            i += 1
+        frac, zone = zone[1:i], zone[i:]
+        if not 1 <= len(frac) <= 9:
+            raise bad
+    off = 0
+    if zone in ("Z", "z"):
+        pass
+    elif len(zone) == 6 and zone[0] in "+-" and zone[3] == ":" and set(zone[1:3] + zone[4:]) <= _DIGITS:
+        off = int(zone[1:3]) * 3600 + int(zone[4:]) * 60
+        if zone[0] == "-":
+            off = -off
+    else:
+        raise bad
+    if clock[2] != ":" or clock[5] != ":" or not set(clock[:2] + clock[3:5] + clock[6:] + "".join(parts)) <= _DIGITS:
+        raise bad
+    y, mo, d = int(parts[0]), int(parts[1]), int(parts[2])
+    hh, mi, ss = int(clock[:2]), int(clock[3:5]), int(clock[6:])
+    if neg:
+        y = -y
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24 and mi < 60 and ss < 61):
         raise ProtocolError(f"time {s!r}: a field is out of range")
-    secs = _days(int(y), int(mo), int(d)) * 86400 + int(hh) * 3600 + int(mi) * 60 + int(ss)
-    if not z:
-        off = int(oh) * 3600 + int(om) * 60
-        secs -= off if sign == "+" else -off
+    secs = _days(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - off
     return secs * NS + (int(frac.ljust(9, "0")) if frac else 0)
 
 
@@ -124,10 +169,12 @@ TIME_COLUMNS = ("observed_at", "op_started_at", "deleted_at", "last_access_at", 
 
 
 def _row_in(row: dict) -> dict:
+    known = _TIMES.get
     for c in TIME_COLUMNS:
         v = row.get(c)
         if v is not None:
-            row[c] = parse_time(v)
+            t = known(v) if isinstance(v, str) else None
+            row[c] = t if t is not None else parse_time(v)
     ei = row.get("error_info")
     if ei is not None and ei.get("occurred_at") is not None:
         ei["occurred_at"] = parse_time(ei["occurred_at"])
@@ -260,7 +307,79 @@ def error_from_wire(e: dict) -> PortError:
 
 # ---- the connection -------------------------------------------------------------
 
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+def _codec() -> tuple:
+    """JSON's decode and encode: CPython's accelerator _json, used directly
+    (importing json would import re, enum and more: a large part of a
+    child's start), or json where _json is missing or behaves otherwise."""
+    try:
+        import _json
+
+        class _Context:
+            strict = True
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+            memo: dict = {}
+
+            @staticmethod
+            def parse_constant(name: str) -> Any:
+                raise ValueError(f"{name} is not JSON")
+
+        scan = _json.make_scanner(_Context())
+
+        def loads(s: Any) -> Any:
+            if isinstance(s, bytes):
+                s = s.decode()
+            i, n = 0, len(s)
+            while i < n and s[i] in " \t\r\n":
+                i += 1
+            try:
+                v, end = scan(s, i)
+            except StopIteration:
+                raise ValueError(f"expecting a value at {i}") from None
+            while end < n and s[end] in " \t\r\n":
+                end += 1
+            if end != n:
+                raise ValueError(f"extra data at {end}")
+            return v
+
+        def default(o: Any) -> Any:
+            raise TypeError(f"{type(o).__name__} is not JSON")
+
+        make = _json.make_encoder(None, default, _json.encode_basestring, None, ":", ",", False, False, False)
+
+        def dumps(o: Any) -> str:
+            return "".join(make(o, 0))
+
+        sample = {"a": [1, 2.5, "ü\n\"", None, True, {"b": -3}]}
+        if loads(dumps(sample)) != sample or dumps(sample) != '{"a":[1,2.5,"ü\\n\\"",null,true,{"b":-3}]}':
+            raise ImportError("_json behaves otherwise")
+        return loads, dumps
+    except (ImportError, AttributeError, TypeError, ValueError):
+        import json
+
+        return json.loads, json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+_loads, _encode = _codec()
+
+
+def encode_json(value: Any, sort_keys: bool = False) -> str:
+    """value as compact JSON (no white space, non-ASCII kept), with its
+    object keys sorted when sort_keys: e.g. a change's payload for
+    workspace:{id}."""
+    if sort_keys:
+        value = _sorted(value)
+    return _encode(value)
+
+
+def _sorted(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _sorted(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [_sorted(x) for x in v]
+    return v
 
 
 class _Conn:
@@ -270,13 +389,18 @@ class _Conn:
         self.err = err
         self.is_leader: Optional[Callable[[], bool]] = None
         self.sent_leader: Optional[bool] = None
+        self.version = PROTOCOL
+        # During a step that brings answers: the wake-up's calls the
+        # harness made ([(method, encoded args)]) and their answers.
+        self.woken: list = []
+        self.answers: list = []
 
     def read(self) -> Optional[dict]:
         line = self.rd.readline()
         if not line:
             return None
         try:
-            m = json.loads(line)
+            m = _loads(line)
         except ValueError as e:
             raise ProtocolError(f"not JSON from the harness: {line[:200]!r}: {e}") from None
         if not isinstance(m, dict) or "type" not in m:
@@ -295,30 +419,82 @@ class _Conn:
                 self.sent_leader = lead
         return m
 
-    def call(self, method: str, args: dict) -> Any:
-        line = '{"type":"call","method":"' + method + '","args":' + _encode(args)
+    def leader_suffix(self) -> str:
+        """The leader flag to send with the next call, when it changed."""
         if self.is_leader is not None:
             lead = bool(self.is_leader())
             if lead != self.sent_leader:
-                line += ',"leader":true' if lead else ',"leader":false'
                 self.sent_leader = lead
+                return ',"leader":true' if lead else ',"leader":false'
+        return ""
+
+    def call(self, method: str, args: dict) -> Any:
+        encoded = _encode(args)
+        if self.answers:
+            want_method, want_args = self.woken.pop(0)
+            if (method, encoded) != (want_method, want_args):
+                raise ProtocolError(f"the step began with {method} {encoded}, not with the call {want_method} {want_args} "
+                                    "its wake-up declared and the harness made")
+            return _answer(method, self.answers.pop(0))
+        line = '{"type":"call","method":"' + method + '","args":' + encoded + self.leader_suffix()
         self.wr.write((line + "}\n").encode())
         self.wr.flush()
+        return _answer(method, self.read())
+
+    def batch(self, calls: list) -> list:
+        """Sends calls ([(method, args)]) in one message (version 2) and
+        returns their answers, in order: each the value, or the PortError."""
+        if self.version < 2:
+            out = []
+            for method, args in calls:
+                try:
+                    out.append(self.call(method, args))
+                except PortError as e:
+                    out.append(e)
+            return out
+        if self.answers:
+            raise ProtocolError("a batch where the step's first calls are still to be made: make the calls of the wake-up first")
+        body = ",".join('{"method":"' + m + '","args":' + _encode(a) + "}" for m, a in calls)
+        self.wr.write(('{"type":"batch","calls":[' + body + "]" + self.leader_suffix() + "}\n").encode())
+        self.wr.flush()
         m = self.read()
-        if m is None:
-            raise ProtocolError(f"{method}: the harness closed the connection")
-        t = m["type"]
-        if t == "ok":
-            return m.get("value")
-        if t == "error":
-            raise error_from_wire(m.get("error") or {})
-        raise ProtocolError(f"{method}: a {t!r} message where an answer was due")
+        if m is None or m.get("type") != "answers" or len(m.get("answers") or []) != len(calls):
+            raise ProtocolError(f"a batch of {len(calls)} calls answered by {m!r:.200}")
+        out = []
+        for (method, _), a in zip(calls, m["answers"]):
+            try:
+                out.append(_answer(method, a))
+            except PortError as e:
+                out.append(e)
+        return out
+
+    def take_answers(self, answers: Optional[list], declared: list) -> None:
+        """The answers a step brings to the first calls of the wake-up
+        declared before it."""
+        self.woken, self.answers = [], []
+        if not answers:
+            return
+        if len(answers) > len(declared):
+            raise ProtocolError(f"a step with {len(answers)} answers to a wake-up of {len(declared)} calls")
+        self.woken, self.answers = list(declared[:len(answers)]), list(answers)
 
     def terminal(self, m: dict) -> None:
         # After whatever the process wrote to standard error, in one write.
         self.err.write(STDERR_MARKER)
         self.err.flush()
         self.send(m)
+
+
+def _answer(method: str, m: Optional[dict]) -> Any:
+    """The value of an answer to a call of method, or its error raised."""
+    if m is None:
+        raise ProtocolError(f"{method}: the harness closed the connection")
+    t = m.get("type")
+    if t == "ok":
+        return m.get("value")
+    if t == "error":
+        raise error_from_wire(m.get("error") or {})
+    raise ProtocolError(f"{method}: a {t!r} message where an answer was due")
 
 
 # ---- ports ----------------------------------------------------------------
@@ -337,11 +513,14 @@ class Lease:
     def release(self) -> None:
         self._c.call("lease.release", {"lease": self._h})
 
+    def _wake(self) -> tuple:
+        return ("lease.check", {"lease": self._h})
+
 
 class Listener:
     """A change-feed listener: poll() returns the change notifications
-    (dicts; "at" in ns) since the last poll, or raises once the session is
-    lost."""
+    (dicts; "at" in ns) since the last poll, in the order of their commits,
+    or raises once the session is lost (listen again)."""
 
     def __init__(self, conn: _Conn, handle: int) -> None:
         self._c, self._h = conn, handle
@@ -355,10 +534,13 @@ class Listener:
     def close(self) -> None:
         self._c.call("listener.close", {"listener": self._h})
 
+    def _wake(self) -> tuple:
+        return ("listener.poll", {"listener": self._h})
+
 
 class Subscription:
     """A bus subscription: poll() returns [(channel, payload)] received since
-    the last poll (nothing when the call fails)."""
+    the last poll, oldest first (nothing when the call fails)."""
 
     def __init__(self, conn: _Conn, handle: int) -> None:
         self._c, self._h = conn, handle
@@ -373,11 +555,80 @@ class Subscription:
     def close(self) -> None:
         self._c.call("subscription.close", {"subscription": self._h})
 
+    def _wake(self) -> tuple:
+        return ("subscription.poll", {"subscription": self._h})
+
+
+class Acquire:
+    """A quiet step's try of the leader lock for holder (Quiet.calls)."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+
+    def _wake(self) -> tuple:
+        return ("leadership.try_acquire", {"holder": self.holder})
+
+
+class Quiet:
+    """What a coordinator's quiet() returns (protocol version 2): until
+    until (ns; None: no limit), a step at time t makes calls, in order, and
+    when each answers quietly it changes nothing and wants to run again at
+    t + every (or at until, if sooner). calls are a Lease (check; quiet:
+    still held), a Listener (poll; quiet: no change), a Subscription (poll;
+    quiet: no message) and Acquire(holder) (try the lock; quiet: another
+    holds it). The harness takes those steps itself and steps the
+    coordinator only when a call answers otherwise (then its step's first
+    calls are answered from what the harness got) or until comes."""
+
+    def __init__(self, every: int, calls: list, until: Optional[int] = None) -> None:
+        if every <= 0 or not calls:
+            raise ValueError("Quiet: want every > 0 and at least one call")
+        self.every, self.calls, self.until = every, list(calls), until
+
+    def to_wire(self) -> tuple:
+        """The done's wake member, and the calls as the client compares
+        them ([(method, encoded args)])."""
+        calls = [c._wake() for c in self.calls]
+        w: dict = {"calls": [{"method": m, "args": a} for m, a in calls], "every_ns": self.every}
+        if self.until is not None:
+            w["until"] = format_time(self.until)
+        return w, [(m, _encode(a)) for m, a in calls]
+
+
+class Future:
+    """The result of a call in a batch: result() returns its value or
+    raises its PortError, once the batch was sent."""
+
+    def __init__(self, convert: Optional[Callable[[Any], Any]]) -> None:
+        self._convert = convert
+        self._done = False
+        self._value: Any = None
+        self._error: Optional[PortError] = None
+
+    def _set(self, answer: Any) -> None:
+        self._done = True
+        if isinstance(answer, PortError):
+            self._error = answer
+        else:
+            self._value = self._convert(answer) if self._convert else answer
+
+    def result(self) -> Any:
+        if not self._done:
+            raise ProtocolError("the batch of this call has not been sent yet")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
 
 class Ports:
     """The ports of this process. Each method is one port call the
     simulator answers (and may fail: crash, outage, lost response); now is
-    the virtual time of the exchange in progress."""
+    the virtual time of the exchange in progress.
+
+    Ordered results: store_list (by id), instances_list (a dict in
+    workspace-id order), storage_list_volumes (ascending ids), objects_list
+    (by key), Listener.poll (in commit order), Subscription.poll (oldest
+    first)."""
 
     def __init__(self, conn: _Conn, instance: str, limits: dict) -> None:
         self._c = conn
@@ -386,43 +637,67 @@ class Ports:
         self.max_running_global: int = limits.get("max_running_global", 100)
         self.now: int = 0
 
+    def _call(self, method: str, args: dict, convert: Optional[Callable[[Any], Any]] = None) -> Any:
+        v = self._c.call(method, args)
+        return convert(v) if convert else v
+
+    @property
+    def version(self) -> int:
+        """The protocol version of the session."""
+        return self._c.version
+
+    def batch(self) -> Batch:
+        """A batch of calls sent in one message when the with block ends;
+        its methods are Ports's (the store, instances, storage, objects, bus
+        and ids ones) and return a Future each::
+
+            with ports.batch() as b:
+                rows, volumes = b.store_list("active"), b.storage_list_volumes()
+            for w in rows.result(): ...
+
+        Every call of a batch is made, in order, whatever the others answer:
+        batch only calls that do not depend on each other. Under version 1
+        the calls are made one by one."""
+        return Batch(self)
+
     # store
     def store_get(self, id: str) -> dict:
-        return _row_in(self._c.call("store.get", {"id": id}))
+        return self._call("store.get", {"id": id}, _row_in)
 
     def store_list(self, filter: str = "all") -> list:
-        """filter: all, active, reconcile, ttl or running."""
-        return [_row_in(r) for r in self._c.call("store.list", {"filter": filter})]
+        """The rows of a selection, ordered by id. filter: all, active,
+        reconcile, ttl or running (docs/driver-protocol.md gives each
+        predicate)."""
+        return self._call("store.list", {"filter": filter}, lambda rows: [_row_in(r) for r in rows])
 
     def store_insert(self, writer: dict, workspace: dict) -> None:
-        self._c.call("store.insert", {"writer": writer, "workspace": _times_out(workspace)})
+        return self._call("store.insert", {"writer": writer, "workspace": _times_out(workspace)})
 
     def store_insert_within_limits(self, writer: dict, workspace: dict, limits: dict) -> None:
         """Inserts workspace only if the running limits (max_running_per_user,
         max_running_global) allow one more, atomically with the write; raises
         LimitExceeded otherwise (SPEC 4.3)."""
-        self._c.call("store.insert_within_limits", {"writer": writer, "workspace": _times_out(workspace), "limits": limits})
+        return self._call("store.insert_within_limits", {"writer": writer, "workspace": _times_out(workspace), "limits": limits})
 
     def store_update_within_limits(self, writer: dict, id: str, cond: dict, patch: dict, limits: dict) -> bool:
         """store_update under the running-limit guard; raises LimitExceeded
         when the limits refuse it."""
-        r = self._c.call("store.update_within_limits",
-                         {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch), "limits": limits})
-        return bool(r["applied"])
+        return self._call("store.update_within_limits",
+                          {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch), "limits": limits},
+                          _applied)
 
     def store_update(self, writer: dict, id: str, cond: dict, patch: dict) -> bool:
         """Applies patch to row id if cond holds; returns whether it did.
         A writer with an epoch is fenced (Fenced) unless it is current."""
-        r = self._c.call("store.update", {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch)})
-        return bool(r["applied"])
+        return self._call("store.update", {"writer": writer, "id": id, "cond": cond, "patch": _times_out(patch)}, _applied)
 
     def store_update_many(self, writer: dict, updates: list) -> None:
         """updates: [(id, cond, patch)]."""
         rows = [{"id": i, "cond": c, "patch": _times_out(p)} for i, c, p in updates]
-        self._c.call("store.update_many", {"writer": writer, "updates": rows})
+        return self._call("store.update_many", {"writer": writer, "updates": rows})
 
     def store_mark_observed(self, writer: dict, ids: list, at: int) -> None:
-        self._c.call("store.mark_observed", {"writer": writer, "ids": list(ids), "at": format_time(at)})
+        return self._call("store.mark_observed", {"writer": writer, "ids": list(ids), "at": format_time(at)})
 
     # leadership
     def try_acquire(self, holder: str) -> Optional[Lease]:
@@ -437,87 +712,138 @@ class Ports:
 
     # instances (containers)
     def instances_start(self, id: str, image_ref: str) -> None:
-        self._c.call("instances.start", {"id": id, "image_ref": image_ref})
+        return self._call("instances.start", {"id": id, "image_ref": image_ref})
 
     def instances_delete(self, id: str) -> None:
-        self._c.call("instances.delete", {"id": id})
+        return self._call("instances.delete", {"id": id})
 
     def instances_list(self) -> dict:
-        """{workspace id: running} for every workspace container."""
-        return {x["workspace_id"]: x["running"] for x in self._c.call("instances.list", {})}
+        """{workspace id: running} for every workspace container, in
+        workspace-id order."""
+        return self._call("instances.list", {}, lambda xs: {x["workspace_id"]: x["running"] for x in xs})
 
     # storage (volumes and archives)
     def storage_provision(self, id: str) -> None:
-        self._c.call("storage.provision", {"id": id})
+        return self._call("storage.provision", {"id": id})
 
-    def storage_list_volumes(self) -> set:
-        return set(self._c.call("storage.list_volumes", {}))
+    def storage_list_volumes(self) -> list:
+        """The ids of every workspace with a volume, in ascending order."""
+        return self._call("storage.list_volumes", {}, list)
 
     def storage_archive(self, id: str, op_id: str) -> str:
-        return self._c.call("storage.archive", {"id": id, "op_id": op_id})
+        return self._call("storage.archive", {"id": id, "op_id": op_id})
 
     def storage_restore(self, id: str, key: str) -> str:
-        return self._c.call("storage.restore", {"id": id, "key": key})
+        return self._call("storage.restore", {"id": id, "key": key})
 
     def storage_delete_volume(self, id: str) -> None:
-        self._c.call("storage.delete_volume", {"id": id})
+        return self._call("storage.delete_volume", {"id": id})
 
     # objects (the archive bucket)
     def objects_put(self, key: str, data: bytes) -> None:
         import base64
 
-        self._c.call("objects.put", {"key": key, "data": base64.b64encode(data).decode()})
+        return self._call("objects.put", {"key": key, "data": base64.b64encode(data).decode()})
 
     def objects_get(self, key: str) -> bytes:
         import base64
 
-        return base64.b64decode(self._c.call("objects.get", {"key": key}))
+        return self._call("objects.get", {"key": key}, base64.b64decode)
 
     def objects_head(self, key: str) -> bool:
-        return bool(self._c.call("objects.head", {"key": key}))
+        return self._call("objects.head", {"key": key}, bool)
 
     def objects_list(self, prefix: str) -> list:
         """[(key, size)] ordered by key."""
-        return [(o["key"], o["size"]) for o in self._c.call("objects.list", {"prefix": prefix})]
+        return self._call("objects.list", {"prefix": prefix}, lambda xs: [(o["key"], o["size"]) for o in xs])
 
     def objects_delete(self, key: str) -> None:
-        self._c.call("objects.delete", {"key": key})
+        return self._call("objects.delete", {"key": key})
 
     # bus (Redis)
     def bus_publish(self, channel: str, payload: str) -> None:
-        self._c.call("bus.publish", {"channel": channel, "payload": payload})
+        return self._call("bus.publish", {"channel": channel, "payload": payload})
 
     def bus_subscribe(self, *channels: str) -> Subscription:
         return Subscription(self._c, self._c.call("bus.subscribe", {"channels": list(channels)})["subscription"])
 
     def bus_incr(self, key: str) -> int:
-        return int(self._c.call("bus.incr", {"key": key}))
+        return self._call("bus.incr", {"key": key}, int)
 
     def bus_decr(self, key: str) -> int:
-        return int(self._c.call("bus.decr", {"key": key}))
+        return self._call("bus.decr", {"key": key}, int)
 
     def bus_get(self, key: str) -> Optional[str]:
         """The value, or None when absent or expired."""
-        r = self._c.call("bus.get", {"key": key})
-        return r["value"] if r["ok"] else None
+        return self._call("bus.get", {"key": key}, lambda r: r["value"] if r["ok"] else None)
 
     def bus_set(self, key: str, value: str, ttl_ns: int = 0) -> None:
-        self._c.call("bus.set", {"key": key, "value": value, "ttl_ns": ttl_ns})
+        return self._call("bus.set", {"key": key, "value": value, "ttl_ns": ttl_ns})
 
     def bus_set_nx(self, key: str, value: str, ttl_ns: int = 0) -> bool:
-        return bool(self._c.call("bus.set_nx", {"key": key, "value": value, "ttl_ns": ttl_ns}))
+        return self._call("bus.set_nx", {"key": key, "value": value, "ttl_ns": ttl_ns}, bool)
 
     def bus_del(self, *keys: str) -> None:
-        self._c.call("bus.del", {"keys": list(keys)})
+        return self._call("bus.del", {"keys": list(keys)})
 
     # ids and notes
     def new_id(self) -> str:
         """A new unique id (a UUID string) from the simulator."""
-        return self._c.call("ids.new_id", {})
+        return self._call("ids.new_id", {})
 
     def note(self, text: str) -> None:
         """Leaves a line of text in the run's history."""
         self._c.send({"type": "note", "text": text})
+
+
+def _applied(r: dict) -> bool:
+    return bool(r["applied"])
+
+
+class Batch(Ports):
+    """Calls gathered by Ports.batch(): each method returns a Future; the
+    calls go in one message when the with block ends (or at send())."""
+
+    def __init__(self, ports: Ports) -> None:
+        super().__init__(ports._c, ports.instance, {"max_running_per_user": ports.max_running_per_user,
+                                                    "max_running_global": ports.max_running_global})
+        self.now = ports.now
+        self._calls: list = []
+        self._futures: list = []
+
+    def _call(self, method: str, args: dict, convert: Optional[Callable[[Any], Any]] = None) -> Future:
+        f = Future(convert)
+        self._calls.append((method, args))
+        self._futures.append(f)
+        return f
+
+    def try_acquire(self, holder: str) -> Any:
+        raise ProtocolError("try_acquire cannot be batched")
+
+    def listen(self) -> Any:
+        raise ProtocolError("listen cannot be batched")
+
+    def bus_subscribe(self, *channels: str) -> Any:
+        raise ProtocolError("bus_subscribe cannot be batched")
+
+    def batch(self) -> Batch:
+        raise ProtocolError("a batch within a batch")
+
+    def send(self) -> None:
+        """Sends the calls gathered so far and sets their futures."""
+        calls, futures = self._calls, self._futures
+        self._calls, self._futures = [], []
+        if not calls:
+            return
+        for f, answer in zip(futures, self._c.batch(calls)):
+            f._set(answer)
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        if kind is None:
+            self.send()
 
 
 # ---- serving -------------------------------------------------------------------
@@ -548,18 +874,24 @@ def serve(
     stdin: Optional[BinaryIO] = None,
     stdout: Optional[BinaryIO] = None,
     stderr: Optional[TextIO] = None,
+    protocol: int = PROTOCOL,
 ) -> None:
     """Serves one protocol session until the end of input: builds the
     coordinator or the API the hello asks for (coordinator(ports) or
-    api(ports)), then answers step, api and close requests."""
+    api(ports)), then answers step, api and close requests. It speaks the
+    lower of protocol (at most PROTOCOL) and the harness's version; under
+    version 2, a coordinator's quiet() (when it has one) declares after
+    each step what wakes it."""
     conn = _Conn(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
     hello = conn.read()
     if hello is None:
         return
     if hello["type"] != "hello":
         raise ProtocolError(f"a {hello['type']!r} message where hello was due")
-    if hello.get("protocol") != PROTOCOL:
-        conn.err.write(f"converge_driver: the harness speaks protocol {hello.get('protocol')}, this client {PROTOCOL}\n")
+    offered = hello.get("protocol")
+    if not isinstance(offered, int) or offered < 1:
+        raise ProtocolError(f"the harness speaks protocol version {offered!r}; this client speaks 1 to {PROTOCOL}")
+    conn.version = min(offered, protocol, PROTOCOL)
     ports = Ports(conn, hello.get("instance", ""), hello.get("limits") or {})
     role = hello.get("role")
     if role == "coordinator" and coordinator is not None:
@@ -569,7 +901,9 @@ def serve(
         obj = api(ports)
     else:
         raise ProtocolError(f"this child cannot play the role {role!r}")
-    conn.terminal({"type": "ready", "protocol": PROTOCOL, "name": name, "stderr_sync": True})
+    quiet = getattr(obj, "quiet", None) if role == "coordinator" and conn.version >= 2 else None
+    declared: list = []
+    conn.terminal({"type": "ready", "protocol": conn.version, "name": name, "stderr_sync": True})
     while True:
         m = conn.read()
         if m is None:
@@ -579,9 +913,19 @@ def serve(
         ports.now = parse_time(m["now"])
         done: dict = {"type": "done"}
         t = m["type"]
+        if m.get("answers") and t != "step":
+            raise ProtocolError(f"a {t!r} request with answers")
+        conn.take_answers(m.get("answers"), declared)
+        declared = []
         try:
             if t == "step" and role == "coordinator":
                 done["next"] = format_time(obj.step())
+                if conn.answers:
+                    raise ProtocolError(f"the step did not make the calls its wake-up declared ({conn.woken[0][0]} first): "
+                                        "the harness made them for it")
+                q = quiet() if quiet is not None else None
+                if q is not None:
+                    done["wake"], declared = q.to_wire()
             elif t == "close" and role == "coordinator":
                 if hasattr(obj, "close"):
                     obj.close()
@@ -591,6 +935,8 @@ def serve(
                 raise ProtocolError(f"a {t!r} request this child cannot serve")
         except PortError as e:
             done.pop("next", None)
+            done.pop("wake", None)
+            declared = []
             done["error"] = e.to_wire()
         if role == "coordinator":
             conn.leader_field(done, True)

@@ -184,5 +184,131 @@ class SessionTest(unittest.TestCase):
         cd.serve(coordinator=Leader, stdin=io.BytesIO(), stdout=io.BytesIO(), stderr=io.StringIO())
 
 
+HELLO2 = {**HELLO, "protocol": 2}
+
+
+class Watcher:
+    """Leads from its first step; then waits on its listener, or on the
+    lock while it stands by."""
+
+    def __init__(self, ports: cd.Ports) -> None:
+        self.p = ports
+        self.lease = None
+        self.listener = None
+        self.seen: list = []
+
+    def is_leader(self) -> bool:
+        return self.lease is not None
+
+    def step(self) -> int:
+        if self.lease is None:
+            self.lease = self.p.try_acquire(self.p.instance)
+            if self.lease is None:
+                return self.p.now + cd.NS
+            self.listener = self.p.listen()
+        self.seen += self.listener.poll()
+        return self.p.now + 30 * cd.NS
+
+    def quiet(self):
+        if self.lease is None:
+            return cd.Quiet(every=cd.NS, calls=[cd.Acquire(self.p.instance)])
+        return cd.Quiet(every=2 * cd.NS, calls=[self.listener], until=self.p.now + 30 * cd.NS)
+
+
+class VersionTwoTest(unittest.TestCase):
+    def serve(self, *msgs: dict, build=Watcher, **kw) -> list:
+        stdout = io.BytesIO()
+        cd.serve(coordinator=build, stdin=lines(*msgs), stdout=stdout, stderr=io.StringIO(), **kw)
+        return sent(stdout)
+
+    def test_the_lower_version_is_spoken(self) -> None:
+        self.assertEqual(self.serve(HELLO2)[0]["protocol"], 2)
+        self.assertEqual(self.serve(HELLO)[0]["protocol"], 1)
+        self.assertEqual(self.serve(HELLO2, protocol=1)[0]["protocol"], 1)
+        self.assertEqual(self.serve({**HELLO, "protocol": 3})[0]["protocol"], 2)
+
+    def test_a_done_declares_the_wake_up_and_a_step_brings_its_answers(self) -> None:
+        t1 = "2026-01-05T00:00:01Z"
+        out = self.serve(HELLO2,
+                         {"type": "step", "now": T0},
+                         {"type": "ok", "value": {"ok": False}},
+                         # Woken: the lock acquired by the harness's call.
+                         {"type": "step", "now": t1, "answers": [{"type": "ok", "value": {"ok": True, "lease": 1, "epoch": 4}}]},
+                         {"type": "ok", "value": {"listener": 2}},
+                         {"type": "ok", "value": []})
+        self.assertEqual(out[1], {"type": "call", "method": "leadership.try_acquire", "args": {"holder": "coord-1"}, "leader": False})
+        self.assertEqual(out[2], {"type": "done", "next": t1, "leader": False,
+                                  "wake": {"calls": [{"method": "leadership.try_acquire", "args": {"holder": "coord-1"}}], "every_ns": cd.NS}})
+        # The try_acquire was answered from the step: the first call sent is
+        # the listen, with the leader flag that changed.
+        self.assertEqual(out[3], {"type": "call", "method": "feed.listen", "args": {}, "leader": True})
+        self.assertEqual(out[4], {"type": "call", "method": "listener.poll", "args": {"listener": 2}})
+        self.assertEqual(out[5], {"type": "done", "next": "2026-01-05T00:00:31Z", "leader": True,
+                                  "wake": {"calls": [{"method": "listener.poll", "args": {"listener": 2}}], "every_ns": 2 * cd.NS,
+                                           "until": "2026-01-05T00:00:31Z"}})
+
+    def test_a_step_that_does_not_make_its_declared_calls_is_a_protocol_error(self) -> None:
+        class Forgets(Watcher):
+            def step(self) -> int:
+                if self.seen:
+                    return self.p.now + cd.NS  # woken, but makes no call
+                self.seen.append(1)
+                return self.p.now + cd.NS
+
+            def quiet(self):
+                return cd.Quiet(every=cd.NS, calls=[cd.Acquire("coord-1")])
+
+        with self.assertRaisesRegex(cd.ProtocolError, "did not make the calls its wake-up declared"):
+            self.serve(HELLO2, {"type": "step", "now": T0},
+                       {"type": "step", "now": T0, "answers": [{"type": "ok", "value": {"ok": True, "lease": 1, "epoch": 1}}]},
+                       build=Forgets)
+        with self.assertRaisesRegex(cd.ProtocolError, "began with store.get"):
+            class Other(Forgets):
+                def step(self) -> int:
+                    if self.seen:
+                        self.p.store_get("w1")
+                    self.seen.append(1)
+                    return self.p.now + cd.NS
+            self.serve(HELLO2, {"type": "step", "now": T0},
+                       {"type": "step", "now": T0, "answers": [{"type": "ok", "value": {"ok": False}}]},
+                       build=Other)
+
+    def test_a_batch_is_one_message_answered_in_order(self) -> None:
+        class Batcher(Leader):
+            def step(self) -> int:
+                with self.p.batch() as b:
+                    rows, vols, gone = b.store_list("active"), b.storage_list_volumes(), b.store_get("nope")
+                self.seen = [rows.result(), vols.result()]
+                with self.assertRaises(cd.NotFound):
+                    gone.result()
+                return self.p.now + cd.NS
+
+            def assertRaises(self, cls):
+                return unittest.TestCase().assertRaises(cls)
+
+        made: list = []
+
+        def build(p: cd.Ports) -> Batcher:
+            made.append(Batcher(p))
+            return made[-1]
+
+        for hello, batched in ((HELLO2, True), (HELLO, False)):
+            made.clear()
+            answers = [{"type": "ok", "value": [{"id": "w1", "created_at": T0}]},
+                       {"type": "ok", "value": ["w2", "w1"]},
+                       {"type": "error", "error": {"name": "not_found", "text": "no row nope"}}]
+            replies = [{"type": "answers", "answers": answers}] if batched else answers
+            out = self.serve(hello, {"type": "step", "now": T0}, *replies, build=build)
+            if batched:
+                self.assertEqual(out[1], {"type": "batch", "leader": False, "calls": [
+                    {"method": "store.list", "args": {"filter": "active"}},
+                    {"method": "storage.list_volumes", "args": {}},
+                    {"method": "store.get", "args": {"id": "nope"}}]})
+            else:
+                self.assertEqual([m["type"] for m in out[1:4]], ["call"] * 3, "version 1: one call at a time")
+            self.assertEqual(made[0].seen, [[{"id": "w1", "created_at": T0_NS}], ["w2", "w1"]],
+                             "rows converted; volumes a list, in the harness's order")
+
+
 if __name__ == "__main__":
     unittest.main()

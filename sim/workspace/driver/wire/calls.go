@@ -141,6 +141,7 @@ var HarnessMethods = []Method{
 	{TStep, "Coordinator", "Step", ""},
 	{TClose, "Coordinator", "Close", ""},
 	{"", "Coordinator", "IsLeader", "the leader flag of the child's last call or done"},
+	{"", "Quieter", "Quiet", "the wake-up of a step's done (version 2): the Go client declares it from Quiet"},
 	{"", "System", "Name", "the harness's own name for the command"},
 	{THello, "System", "NewCoordinator", ""},
 	{THello, "System", "NewAPI", ""},

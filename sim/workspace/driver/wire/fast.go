@@ -3,7 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"time"
+	"strconv"
 )
 
 // The fast paths: the messages of a port call's round trip and of a step
@@ -25,6 +25,7 @@ const (
 	donePrefix    = `{"type":"done","next":"`
 	doneLeaderFix = `","leader":`
 	okPrefix      = `{"type":"ok","value":`
+	batchPrefix   = `{"type":"batch","calls":`
 	stepPrefix    = `{"type":"step","now":"`
 )
 
@@ -33,13 +34,16 @@ var (
 	boolFalse = false
 )
 
-// fastFromChild reads a call or a step's done.
+// fastFromChild reads a call, a batch or a step's done.
 func fastFromChild(line []byte) (FromChild, bool) {
 	if rest, ok := bytes.CutPrefix(line, []byte(callPrefix)); ok {
 		return fastCall(rest)
 	}
 	if rest, ok := bytes.CutPrefix(line, []byte(donePrefix)); ok {
 		return fastDone(rest)
+	}
+	if rest, ok := bytes.CutPrefix(line, []byte(batchPrefix)); ok {
+		return fastBatch(rest)
 	}
 	return FromChild{}, false
 }
@@ -71,14 +75,24 @@ func fastCall(rest []byte) (FromChild, bool) {
 	return m, true
 }
 
-// fastDone reads `T","leader":B}` (after the done prefix).
+// fastDone reads `T","leader":B}` or `T","wake":W,"leader":B}` (after
+// the done prefix), W a wake-up as the Go client writes it (fastWake).
 func fastDone(rest []byte) (FromChild, bool) {
 	i := bytes.IndexByte(rest, '"')
 	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
 		return FromChild{}, false
 	}
 	m := FromChild{Type: TDone}
-	switch string(rest[i:]) {
+	tail := rest[i:]
+	if w, ok := bytes.CutPrefix(tail, []byte(`","wake":`)); ok {
+		wake, n, ok := fastWake(w)
+		if !ok || n >= len(w) || w[n] != ',' {
+			return FromChild{}, false
+		}
+		m.Wake = &wake
+		tail = append([]byte{'"'}, w[n:]...) // `",leader":B}`, as without a wake-up
+	}
+	switch string(tail) {
 	case doneLeaderFix + "true}":
 		m.Leader = &boolTrue
 	case doneLeaderFix + "false}":
@@ -92,6 +106,156 @@ func fastDone(rest []byte) (FromChild, bool) {
 	}
 	m.Next = &next
 	return m, true
+}
+
+// fastWake reads a wake-up as the Go client writes it —
+// {"calls":[{"method":"M","args":{…}},…],"every_ns":N,"until":"T"}, until
+// optional — and says how many bytes it took.
+func fastWake(b []byte) (w Wake, n int, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"calls":`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	var used int
+	if w.Calls, used, ok = fastCalls(rest); !ok {
+		return Wake{}, 0, false
+	}
+	rest, ok = bytes.CutPrefix(rest[used:], []byte(`,"every_ns":`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 18 || rest[0] == '0' {
+		return Wake{}, 0, false
+	}
+	every, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return Wake{}, 0, false
+	}
+	w.EveryNs, rest = every, rest[i:]
+	if r, ok := bytes.CutPrefix(rest, []byte(`,"until":"`)); ok {
+		j := bytes.IndexByte(r, '"')
+		if j <= 0 || bytes.IndexByte(r[:j], '\\') >= 0 {
+			return Wake{}, 0, false
+		}
+		until, err := parseTime(r[:j])
+		if err != nil {
+			return Wake{}, 0, false
+		}
+		w.Until, rest = &until, r[j+1:]
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`}`))
+	if !ok {
+		return Wake{}, 0, false
+	}
+	return w, len(b) - len(rest), true
+}
+
+// fastCalls reads a non-empty array of calls, [{"method":"M","args":{…}},…],
+// and says how many bytes it took.
+func fastCalls(b []byte) (calls []Call, n int, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`[`))
+	if !ok {
+		return nil, 0, false
+	}
+	for {
+		rest, ok = bytes.CutPrefix(rest, []byte(`{"method":"`))
+		if !ok {
+			return nil, 0, false
+		}
+		i := bytes.IndexByte(rest, '"')
+		if i <= 0 || !methodName(rest[:i]) {
+			return nil, 0, false
+		}
+		method := string(rest[:i])
+		rest, ok = bytes.CutPrefix(rest[i:], []byte(`","args":`))
+		if !ok {
+			return nil, 0, false
+		}
+		end := objectEnd(rest)
+		if end < 0 || !json.Valid(rest[:end]) {
+			return nil, 0, false
+		}
+		calls = append(calls, Call{Method: method, Args: bytes.Clone(rest[:end])})
+		rest, ok = bytes.CutPrefix(rest[end:], []byte(`}`))
+		if !ok {
+			return nil, 0, false
+		}
+		if r, more := bytes.CutPrefix(rest, []byte(`,`)); more {
+			rest = r
+			continue
+		}
+		if rest, ok = bytes.CutPrefix(rest, []byte(`]`)); !ok {
+			return nil, 0, false
+		}
+		return calls, len(b) - len(rest), true
+	}
+}
+
+// fastBatch reads `[calls][,"leader":B]}` (after the batch prefix).
+func fastBatch(rest []byte) (FromChild, bool) {
+	calls, n, ok := fastCalls(rest)
+	if !ok {
+		return FromChild{}, false
+	}
+	m := FromChild{Type: TBatch, Calls: calls}
+	switch string(rest[n:]) {
+	case "}":
+	case leaderTrue + "}":
+		m.Leader = &boolTrue
+	case leaderFalse + "}":
+		m.Leader = &boolFalse
+	default:
+		return FromChild{}, false
+	}
+	return m, true
+}
+
+// objectEnd is the length of the object b begins with (brackets and
+// strings matched, not validated), or -1.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case inStr:
+			inStr = c != '"'
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// CutOK returns the value of an ok answer in the layout the harness
+// writes ({"type":"ok","value":V}), without checking V: the caller must
+// read V with a decoder that rejects what is not JSON (encoding/json, or
+// a reader of one exact layout such as ParseWorkspaces), which then
+// checks it once instead of twice.
+func CutOK(line []byte) (value []byte, ok bool) {
+	v, ok := bytes.CutPrefix(line, []byte(okPrefix))
+	if !ok {
+		return nil, false
+	}
+	v, ok = bytes.CutSuffix(v, []byte("}"))
+	if !ok || len(v) == 0 || space(v[0]) || space(v[len(v)-1]) {
+		return nil, false
+	}
+	return v, true
 }
 
 // fastFromHarness reads an ok answer or a step request.
@@ -142,6 +306,35 @@ func AppendStep(b []byte, now Time) []byte {
 		return append(b, `{"type":"step","now":null}`+"\n"...)
 	}
 	b = append(b, stepPrefix...)
-	b = now.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = AppendRFC3339(b, now.Time)
 	return append(b, '"', '}', '\n')
+}
+
+// AppendStepAnswers appends the line of a step request at now that
+// carries answers (version 2): each an ok or error message without its
+// newline, as AppendOK and AppendLine write them.
+func AppendStepAnswers(b []byte, now Time, answers [][]byte) []byte {
+	b = AppendStep(b, now)
+	b = append(b[:len(b)-2], `,"answers":[`...)
+	for i, a := range answers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	return append(b, ']', '}', '\n')
+}
+
+// AppendAnswers appends the line answering a batch: answers are its
+// calls' answers, in order, each an ok or error message without its
+// newline.
+func AppendAnswers(b []byte, answers [][]byte) []byte {
+	b = append(b, `{"type":"answers","answers":[`...)
+	for i, a := range answers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	return append(b, ']', '}', '\n')
 }

@@ -38,6 +38,19 @@ var fastPathLines = []string{
 	`{"type":"done","next":"2026-01-05T00:00:01\u005a","leader":true}`,
 	`{"type":"done","next":"","leader":true}`,
 	`{"type":"done","next":null,"leader":true}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"lease.check","args":{"lease":1}},{"method":"listener.poll","args":{"listener":2}}],"every_ns":1000000000,"until":"2026-01-05T00:00:30Z"},"leader":true}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"leadership.try_acquire","args":{"holder":"c\"1"}}],"every_ns":1000000000},"leader":false}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[],"every_ns":1},"leader":false}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"a","args":{"x":"}"}}],"every_ns":01},"leader":false}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"a","args":{"x":[}}],"every_ns":1},"leader":false}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"a","args":{}}],"every_ns":1,"until":null},"leader":false}`,
+	`{"type":"done","next":"2026-01-05T00:00:01Z","wake":{"calls":[{"method":"a","args":{}}],"every_ns":1},"leader":false,"x":1}`,
+	`{"type":"batch","calls":[{"method":"store.list","args":{"filter":"active"}},{"method":"instances.list","args":{}}]}`,
+	`{"type":"batch","calls":[{"method":"store.list","args":{"filter":"active"}}],"leader":true}`,
+	`{"type":"batch","calls":[]}`,
+	`{"type":"batch","calls":[{"method":"a","args":{}}],"leader":true,"leader":false}`,
+	`{"type":"batch","calls":[{"method":"a","args":{}}]`,
+	`{"type":"batch","calls":[{"method":"a","args":{"x":[1,{"y":"}"}]}}]}`,
 	`{"type":"ok","value":{"applied":true}}`,
 	`{"type":"ok","value":null}`,
 	`{"type":"ok","value":[]}`,
@@ -91,6 +104,18 @@ func TestFastPathsAgreeWithTheStrictDecoder(t *testing.T) {
 	require.True(t, ok)
 	_, ok = fastFromHarness([]byte(`{"type":"ok","value":{"applied":true}}`))
 	require.True(t, ok)
+	// A done with a wake-up as the Go client writes it: encoding/json's
+	// object, the leader flag appended.
+	next, until := T(t0.Add(time.Second)), T(t0.Add(30*time.Second))
+	b, err := json.Marshal(FromChild{Type: TDone, Next: &next, Wake: &Wake{
+		Calls:   []Call{{Method: MLeaseCheck, Args: json.RawMessage(`{"lease":1}`)}, {Method: MListenerPoll, Args: json.RawMessage(`{"listener":2}`)}},
+		EveryNs: int64(time.Second), Until: &until}})
+	require.NoError(t, err)
+	line := append(b[:len(b)-1], `,"leader":true}`...)
+	m, ok := fastFromChild(line)
+	require.True(t, ok, "%s", line)
+	require.Len(t, m.Wake.Calls, 2)
+	agree(t, line)
 	require.Less(t, took, len(fastPathLines), "near misses go the strict way")
 	require.Greater(t, took, 8)
 }
@@ -120,4 +145,58 @@ func FuzzFastPathsAgree(f *testing.F) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) { agree(t, line) })
+}
+
+// Arguments the fast readers take, leave, and nearly take.
+var fastArgsLines = []string{
+	`{}`, `{ }`, `{"lease":7}`, `{"lease":0}`, `{"lease":07}`, `{"lease":-1}`, `{"lease":1e3}`, `{"lease":7,"x":1}`,
+	`{"lease":123456789012345678}`, `{"lease":9223372036854775807}`, `{"lease": 7}`, `{"listener":2}`, `{"subscription":3}`,
+	`{"holder":"coord-1"}`, `{"holder":""}`, `{"holder":"a\"b"}`, `{"holder":"a\u0041"}`, `{"holder":"ünï"}`, "{\"holder\":\"\xff\"}",
+	"{\"holder\":\"a\tb\"}", `{"id":"3f2c-1"}`, `{"id":"x","id":"y"}`, `{"key":"archives/w/o/home.tar.zst"}`, `{"filter":"active"}`,
+	`{"filter":"nope"}`, `{"id":null}`, `{"id":1}`, `{"lease":"7"}`,
+}
+
+// agreeArgs checks that a fast reader that takes raw reads what the
+// strict decoder reads.
+func agreeArgs(t *testing.T, raw []byte) int {
+	t.Helper()
+	took := 0
+	for _, a := range []func() (FastArgs, any){
+		func() (FastArgs, any) { return new(None), new(None) },
+		func() (FastArgs, any) { return new(Lease), new(Lease) },
+		func() (FastArgs, any) { return new(Listener), new(Listener) },
+		func() (FastArgs, any) { return new(Subscription), new(Subscription) },
+		func() (FastArgs, any) { return new(TryAcquire), new(TryAcquire) },
+		func() (FastArgs, any) { return new(ID), new(ID) },
+		func() (FastArgs, any) { return new(Key), new(Key) },
+		func() (FastArgs, any) { return new(StoreList), new(StoreList) },
+	} {
+		fast, strict := a()
+		if !fast.DecodeFast(raw) {
+			continue
+		}
+		took++
+		require.NoError(t, strictUnmarshal(raw, strict), "%s", raw)
+		require.Equal(t, strict, fast, "%s", raw)
+	}
+	return took
+}
+
+func TestFastArgsAgreeWithTheStrictDecoder(t *testing.T) {
+	took := 0
+	for _, l := range fastArgsLines {
+		took += agreeArgs(t, []byte(l))
+	}
+	require.Greater(t, took, 10)
+	require.Less(t, took, len(fastArgsLines))
+	var l Lease
+	require.True(t, l.DecodeFast([]byte(`{"lease":7}`)))
+	require.Equal(t, int64(7), l.Lease)
+}
+
+func FuzzFastArgsAgree(f *testing.F) {
+	for _, l := range fastArgsLines {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { agreeArgs(t, raw) })
 }

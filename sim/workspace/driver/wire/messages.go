@@ -7,8 +7,27 @@ import (
 	"github.com/wsconverge/converge/contracts"
 )
 
-// Version is the protocol version this package speaks.
-const Version = 1
+// Version is the highest protocol version this package speaks, and
+// MinVersion the lowest. A session speaks the lower of the harness's
+// version (hello) and the child's (ready): a child answers a hello with
+// the highest version it speaks that is not above the hello's.
+const (
+	Version    = 2
+	MinVersion = 1
+)
+
+// Negotiate is the version a child that speaks up to mine answers a
+// hello of version offered with (0 when offered is below MinVersion: it
+// cannot speak to that harness).
+func Negotiate(offered, mine int) int {
+	switch {
+	case offered < MinVersion:
+		return 0
+	case offered < mine:
+		return offered
+	}
+	return mine
+}
 
 // Roles a child process plays.
 const (
@@ -30,6 +49,21 @@ const (
 	TOK = "ok"
 	// TError answers a port call with its Error.
 	TError = "error"
+	// TAnswers answers a batch (version 2): Answers, one ok or error per
+	// call, in order.
+	TAnswers = "answers"
+)
+
+// Version 2's messages and fields. A step may carry Answers: the answers
+// of the first calls of the child's wake-up (Wake), which the harness
+// made for it at this step's now. A done of a step may carry Wake. A
+// child may send a Batch of calls (answered by one ok or error line per
+// call, in order) and may pipeline calls: send more before it has read
+// the answers to the first (the harness answers in order).
+const (
+	// TBatch is several port calls in one message (Calls, optionally
+	// Leader).
+	TBatch = "batch"
 )
 
 // Message types from the child to the harness.
@@ -82,6 +116,9 @@ type FromHarness struct {
 	// api
 	Method string          `json:"method,omitempty"`
 	Args   json.RawMessage `json:"args,omitempty"`
+	// step (version 2): the answers (ok or error) of the first calls of
+	// the child's wake-up, made at now, in order; answers: a batch's.
+	Answers []FromHarness `json:"answers,omitempty"`
 	// ok
 	Value json.RawMessage `json:"value,omitempty"`
 	// error
@@ -99,15 +136,47 @@ type FromChild struct {
 	// call
 	Method string          `json:"method,omitempty"`
 	Args   json.RawMessage `json:"args,omitempty"`
-	// call and done (coordinator): whether it believes it leads.
+	// call, batch and done (coordinator): whether it believes it
+	// leads.
 	Leader *bool `json:"leader,omitempty"`
+	// batch (version 2)
+	Calls []Call `json:"calls,omitempty"`
 	// note
 	Text string `json:"text,omitempty"`
 	// done
 	Next  *Time           `json:"next,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Error *Error          `json:"error,omitempty"`
+	// done of a step (version 2): what wakes the instance before Next's
+	// successors.
+	Wake *Wake `json:"wake,omitempty"`
 }
+
+// Call is one port call of a batch or of a wake-up.
+type Call struct {
+	Method string          `json:"method"`
+	Args   json.RawMessage `json:"args,omitempty"`
+}
+
+// Wake is what a coordinator declares, in the done of a step, about the
+// steps it takes while nothing happens (version 2): until Until
+// (exclusive; null: no limit), a step at time t makes Calls in order and,
+// when each gets its quiet answer, changes nothing and asks to run again
+// at t + EveryNs (or at Until, if sooner). The harness then takes those
+// steps itself — it makes the calls through the instance's ports — and
+// steps the child only when a call answers otherwise (a change, a
+// message, the lock acquired or lost, an error), with the answers it got,
+// or when Until comes.
+type Wake struct {
+	Calls   []Call `json:"calls"`
+	EveryNs int64  `json:"every_ns"`
+	Until   *Time  `json:"until,omitempty"`
+}
+
+// WakeMethods are the methods a wake-up may call, each with its quiet
+// answer: a lease that still holds, a listener with no change, a
+// subscription with no message, a lock that another holds.
+var WakeMethods = []string{MLeaseCheck, MListenerPoll, MSubscriptionPoll, MLeadershipTryAcquire}
 
 // DecodeFromChild reads one line of a child: a JSON object with a known
 // type and no unknown fields.
@@ -120,15 +189,16 @@ func DecodeFromChild(line []byte) (FromChild, error) {
 		return m, fmt.Errorf("not a protocol message: %w", err)
 	}
 	switch m.Type {
-	case TReady, TCall, TNote, TDone:
+	case TReady, TCall, TNote, TDone, TBatch:
 		return m, nil
 	case "":
 		return m, fmt.Errorf("message without a type")
 	}
-	return m, fmt.Errorf("unknown message type %q (a child sends ready, call, note or done)", m.Type)
+	return m, fmt.Errorf("unknown message type %q (a child sends ready, call, batch, note or done)", m.Type)
 }
 
-// DecodeFromHarness reads one line of the harness.
+// DecodeFromHarness reads one line of the harness: a JSON object with a
+// known type and no unknown fields.
 func DecodeFromHarness(line []byte) (FromHarness, error) {
 	if m, ok := fastFromHarness(line); ok {
 		return m, nil
@@ -138,7 +208,7 @@ func DecodeFromHarness(line []byte) (FromHarness, error) {
 		return m, fmt.Errorf("not a protocol message: %w", err)
 	}
 	switch m.Type {
-	case THello, TStep, TAPI, TClose, TOK, TError:
+	case THello, TStep, TAPI, TClose, TOK, TError, TAnswers:
 		return m, nil
 	}
 	return m, fmt.Errorf("unknown message type %q", m.Type)

@@ -346,6 +346,10 @@ func (f Filter) Contracts() (contracts.Filter, error) {
 	return contracts.Filter(i), nil
 }
 
+// Strict decodes raw into v as the protocol does: unknown fields and
+// trailing data are errors.
+func Strict(raw []byte, v any) error { return strictUnmarshal(raw, v) }
+
 // strictUnmarshal decodes raw into v, rejecting unknown fields and
 // trailing data.
 func strictUnmarshal(raw []byte, v any) error {

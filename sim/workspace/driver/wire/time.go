@@ -23,8 +23,37 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	}
 	b := make([]byte, 0, 40)
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = AppendRFC3339(b, t.Time)
 	return append(b, '"'), nil
+}
+
+// AppendRFC3339 appends t in UTC as time.RFC3339Nano writes it (as many
+// fractional digits as it needs), without the layout interpreter of
+// AppendFormat: a row has six times, and a run lists rows all the time.
+func AppendRFC3339(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hh, mi, ss := t.Clock()
+	b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+hh/10), byte('0'+hh%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+ss/10), byte('0'+ss%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z')
 }
 
 // UnmarshalJSON reads an RFC 3339 string (any offset; kept in UTC) or null.

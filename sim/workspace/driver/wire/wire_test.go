@@ -335,3 +335,62 @@ func TestDecodeMessagesStrictly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"type":"ok","value":{"applied":true}}`+"\n", string(b))
 }
+
+// The row codec writes rows as encoding/json does, and reads back what it
+// writes as encoding/json reads it.
+func TestRowCodecAgreesWithEncodingJSON(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rows := make([]contracts.Workspace, rapid.IntRange(0, 3).Draw(t, "n"))
+		for i := range rows {
+			rows[i] = drawWorkspace(t)
+		}
+		want, err := json.Marshal(FromWorkspaces(rows))
+		require.NoError(t, err)
+		got := AppendWorkspaces(nil, rows)
+		require.Equal(t, string(want), string(got))
+		var viaJSON []Workspace
+		require.NoError(t, json.Unmarshal(got, &viaJSON))
+		fast, ok := ParseWorkspaces(got)
+		require.True(t, ok, "%s", got)
+		require.Equal(t, viaJSON, fast)
+		if len(rows) > 0 {
+			one, ok := ParseWorkspace(AppendWorkspace(nil, &rows[0]))
+			require.True(t, ok)
+			require.Equal(t, viaJSON[0], one)
+		}
+	})
+}
+
+// agreeRows checks that a list ParseWorkspaces takes reads as with
+// encoding/json.
+func agreeRows(t *testing.T, raw []byte) bool {
+	fast, ok := ParseWorkspaces(raw)
+	if !ok {
+		return false
+	}
+	var viaJSON []Workspace
+	require.NoError(t, json.Unmarshal(raw, &viaJSON), "%s", raw)
+	require.Equal(t, viaJSON, fast, "%s", raw)
+	return true
+}
+
+func FuzzParseWorkspaces(f *testing.F) {
+	w := contracts.NewWorkspace("w1", "u1", "dev", "img", t0)
+	w.HomeCtx = &contracts.HomeCtx{RestoreMarker: "k"}
+	w.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, Message: "m", Context: map[string]any{"a": "b"}}
+	f.Add(AppendWorkspaces(nil, []contracts.Workspace{w, w}))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, raw []byte) { agreeRows(t, raw) })
+}
+
+func TestAppendRFC3339IsRFC3339Nano(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		at := time.Unix(0, rapid.Int64().Draw(t, "ns")).In(time.FixedZone("x", rapid.IntRange(-50000, 50000).Draw(t, "offset")))
+		if rapid.Bool().Draw(t, "round") {
+			at = at.Truncate(time.Duration(rapid.SampledFrom([]int64{1e3, 1e6, 1e9}).Draw(t, "unit")))
+		}
+		require.Equal(t, at.UTC().Format(time.RFC3339Nano), string(AppendRFC3339(nil, at)))
+	})
+	far := time.Date(12026, 1, 5, 0, 0, 0, 5, time.UTC)
+	require.Equal(t, far.Format(time.RFC3339Nano), string(AppendRFC3339(nil, far)))
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// driver selftest passes the reference child, names the first problem of
+// a broken one, and rejects bad usage with one line.
+func TestDriverSelftest(t *testing.T) {
+	bin := refchildBinary(t)
+	code, out, errOut := invoke(t, nil, "driver", "selftest", "--exec", bin)
+	require.Equal(t, ExitOK, code, out+errOut)
+	require.Contains(t, out, "ok   starts and answers hello as a coordinator: protocol version 2, name \"reference\"")
+	require.Contains(t, out, "ok   deterministic: the same run again records the same history")
+	require.Contains(t, out, "PASS (")
+
+	// A child that does not start names its start and its standard error.
+	broken := filepath.Join(t.TempDir(), "broken.sh")
+	require.NoError(t, os.WriteFile(broken, []byte("#!/bin/sh\necho 'cannot find my config' >&2\nexit 4\n"), 0o755))
+	code, out, _ = invoke(t, nil, "driver", "selftest", "--exec", broken)
+	require.Equal(t, ExitFailed, code, out)
+	require.Contains(t, out, "FAIL starts and answers hello as a coordinator")
+	require.Contains(t, out, "at start-up: read from the child: the child exited with status 4")
+	require.Contains(t, out, "cannot find my config")
+	require.NotContains(t, out, "as an API", "it stops at the first problem")
+
+	for _, args := range [][]string{{"driver", "selftest"}, {"driver", "selftest", "--exec", bin, "--exec-timeout", "0s"}, {"driver", "selftest", "--exec", bin, "x"}} {
+		code, _, errOut = invoke(t, nil, args...)
+		require.Equal(t, ExitUsage, code, args)
+		require.Contains(t, errOut, "Run 'converge driver selftest --help' for usage.", args)
+	}
+	code, out, _ = invoke(t, nil, "driver", "selftest", "--help")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "names the first problem")
+}

@@ -1,0 +1,377 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// Rows are most of a run's bytes: every pass of a coordinator lists the
+// fleet. AppendWorkspace writes a row as json.Marshal(FromWorkspace(w))
+// does, and ParseWorkspaces reads exactly that layout back, both without
+// reflection; anything else (another field order, white space, an escape
+// this reader leaves alone) is left to encoding/json, which reads it as
+// before. TestRowCodecAgreesWithEncodingJSON and FuzzParseWorkspaces hold
+// them to encoding/json.
+
+// AppendWorkspaces appends rows as json.Marshal(FromWorkspaces(rows))
+// writes them.
+func AppendWorkspaces(b []byte, rows []contracts.Workspace) []byte {
+	b = append(b, '[')
+	for i := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendWorkspace(b, &rows[i])
+	}
+	return append(b, ']')
+}
+
+// AppendWorkspace appends w as json.Marshal(FromWorkspace(w)) writes it.
+func AppendWorkspace(b []byte, w *contracts.Workspace) []byte {
+	b = appendStr(append(b, `{"id":`...), w.ID)
+	b = appendStr(append(b, `,"owner_user_id":`...), w.OwnerUserID)
+	b = appendStr(append(b, `,"name":`...), w.Name)
+	b = appendNullStr(append(b, `,"description":`...), w.Description)
+	b = appendNullStr(append(b, `,"memo":`...), w.Memo)
+	b = appendStr(append(b, `,"image_ref":`...), w.ImageRef)
+	b = appendStr(append(b, `,"instance_backend":`...), string(w.InstanceBackend))
+	b = appendStr(append(b, `,"storage_backend":`...), string(w.StorageBackend))
+	b = appendStr(append(b, `,"home_store_key":`...), w.HomeStoreKey)
+	b = append(b, `,"home_ctx":`...)
+	switch {
+	case w.HomeCtx == nil:
+		b = append(b, null...)
+	case w.HomeCtx.RestoreMarker == "":
+		b = append(b, '{', '}')
+	default:
+		b = append(appendStr(append(b, `{"restore_marker":`...), w.HomeCtx.RestoreMarker), '}')
+	}
+	b = appendStr(append(b, `,"observed_status":`...), string(w.ObservedStatus))
+	b = appendStr(append(b, `,"health_status":`...), string(w.HealthStatus))
+	b = appendTime(append(b, `,"observed_at":`...), w.ObservedAt)
+	b = appendStr(append(b, `,"operation":`...), string(w.Operation))
+	b = appendTime(append(b, `,"op_started_at":`...), w.OpStartedAt)
+	b = appendNullStr(append(b, `,"op_id":`...), w.OpID)
+	b = appendNullStr(append(b, `,"archive_key":`...), w.ArchiveKey)
+	b = strconv.AppendInt(append(b, `,"error_count":`...), int64(w.ErrorCount), 10)
+	b = append(b, `,"error_info":`...)
+	if w.ErrorInfo == nil {
+		b = append(b, null...)
+	} else {
+		b = appendMarshal(b, FromErrorInfo(w.ErrorInfo))
+	}
+	b = appendNullStr(append(b, `,"error_message":`...), w.ErrorMessage)
+	b = appendNullStr(append(b, `,"previous_status":`...), string(w.PreviousStatus))
+	b = appendStr(append(b, `,"desired_state":`...), string(w.DesiredState))
+	b = appendTime(append(b, `,"deleted_at":`...), w.DeletedAt)
+	b = strconv.AppendInt(append(b, `,"standby_ttl_seconds":`...), int64(w.StandbyTTLSeconds), 10)
+	b = strconv.AppendInt(append(b, `,"archive_ttl_seconds":`...), int64(w.ArchiveTTLSeconds), 10)
+	b = appendTime(append(b, `,"last_access_at":`...), w.LastAccessAt)
+	b = appendTime(append(b, `,"created_at":`...), w.CreatedAt)
+	b = appendTime(append(b, `,"updated_at":`...), w.UpdatedAt)
+	return append(b, '}')
+}
+
+// plain reports whether encoding/json writes s between quotes as it is:
+// printable ASCII but for the quote, the backslash and the HTML
+// characters it escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendStr(b []byte, s string) []byte {
+	if plain(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return appendMarshal(b, s)
+}
+
+func appendNullStr(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, null...)
+	}
+	return appendStr(b, s)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, null...)
+	}
+	b = append(b, '"')
+	b = AppendRFC3339(b, t)
+	return append(b, '"')
+}
+
+// appendMarshal appends v as encoding/json writes it (for what the fast
+// writer leaves to it; none of it can fail).
+func appendMarshal(b []byte, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic("wire: " + err.Error())
+	}
+	return append(b, raw...)
+}
+
+// ParseWorkspaces reads a list of rows in the layout AppendWorkspaces
+// writes; ok is false for anything else (read it with encoding/json).
+func ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
+	p := parser{b: raw}
+	if !p.lit("[") {
+		return nil, false
+	}
+	rows = []Workspace{}
+	if p.lit("]") {
+		return rows, p.end()
+	}
+	for {
+		var w Workspace
+		if !p.workspace(&w) {
+			return nil, false
+		}
+		rows = append(rows, w)
+		if p.lit("]") {
+			return rows, p.end()
+		}
+		if !p.lit(",") {
+			return nil, false
+		}
+	}
+}
+
+// ParseWorkspace reads one row in the layout AppendWorkspace writes.
+func ParseWorkspace(raw []byte) (w Workspace, ok bool) {
+	p := parser{b: raw}
+	return w, p.workspace(&w) && p.end()
+}
+
+// parser reads one exact layout; any surprise makes it give up.
+type parser struct {
+	b   []byte
+	bad bool
+}
+
+func (p *parser) end() bool { return !p.bad && len(p.b) == 0 }
+
+// lit takes s if the input goes on with it.
+func (p *parser) lit(s string) bool {
+	if p.bad || !bytes.HasPrefix(p.b, []byte(s)) {
+		return false
+	}
+	p.b = p.b[len(s):]
+	return true
+}
+
+// field takes the name of the next field and its colon.
+func (p *parser) field(name string) {
+	if !p.lit(name) {
+		p.bad = true
+	}
+}
+
+// str reads a string: at once when it has no escape, else with
+// encoding/json.
+func (p *parser) str() string {
+	if p.bad || len(p.b) == 0 || p.b[0] != '"' {
+		p.bad = true
+		return ""
+	}
+	i := 1
+	for ; i < len(p.b); i++ {
+		c := p.b[i]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 || c == '\\' {
+			return p.slowStr()
+		}
+	}
+	if i == len(p.b) {
+		p.bad = true
+		return ""
+	}
+	if !utf8.Valid(p.b[1:i]) {
+		return p.slowStr()
+	}
+	s := string(p.b[1:i])
+	p.b = p.b[i+1:]
+	return s
+}
+
+// slowStr reads a string with encoding/json.
+func (p *parser) slowStr() string {
+	var s string
+	p.object(&s)
+	return s
+}
+
+func (p *parser) nullStr() NullString {
+	if p.lit("null") {
+		return ""
+	}
+	return NullString(p.str())
+}
+
+func (p *parser) int() int {
+	i := 0
+	for i < len(p.b) && (p.b[i] >= '0' && p.b[i] <= '9' || i == 0 && p.b[i] == '-') {
+		i++
+	}
+	digits := p.b[:i]
+	if p.bad || len(digits) == 0 || len(digits) > 18 || digits[0] == '-' && (len(digits) == 1 || digits[1] == '0') ||
+		digits[0] == '0' && len(digits) > 1 {
+		p.bad = true
+		return 0
+	}
+	n, err := strconv.Atoi(string(digits))
+	if err != nil {
+		p.bad = true
+		return 0
+	}
+	p.b = p.b[i:]
+	return n
+}
+
+func (p *parser) time() Time {
+	if p.lit("null") {
+		return Time{}
+	}
+	s := p.str()
+	if p.bad {
+		return Time{}
+	}
+	t, err := parseTime([]byte(s))
+	if err != nil {
+		p.bad = true
+	}
+	return t
+}
+
+// object reads an object value (or null) with encoding/json: home_ctx
+// and error_info, rare and nested.
+func (p *parser) object(v any) {
+	if p.bad {
+		return
+	}
+	n := valueEnd(p.b)
+	if n < 0 || json.Unmarshal(p.b[:n], v) != nil {
+		p.bad = true
+		return
+	}
+	p.b = p.b[n:]
+}
+
+func (p *parser) workspace(w *Workspace) bool {
+	if !p.lit(`{"id":`) {
+		return false
+	}
+	w.ID = p.str()
+	p.field(`,"owner_user_id":`)
+	w.OwnerUserID = p.str()
+	p.field(`,"name":`)
+	w.Name = p.str()
+	p.field(`,"description":`)
+	w.Description = p.nullStr()
+	p.field(`,"memo":`)
+	w.Memo = p.nullStr()
+	p.field(`,"image_ref":`)
+	w.ImageRef = p.str()
+	p.field(`,"instance_backend":`)
+	w.InstanceBackend = contracts.InstanceBackend(p.str())
+	p.field(`,"storage_backend":`)
+	w.StorageBackend = contracts.StorageBackend(p.str())
+	p.field(`,"home_store_key":`)
+	w.HomeStoreKey = p.str()
+	p.field(`,"home_ctx":`)
+	p.object(&w.HomeCtx)
+	p.field(`,"observed_status":`)
+	w.ObservedStatus = contracts.ObservedStatus(p.str())
+	p.field(`,"health_status":`)
+	w.HealthStatus = contracts.HealthStatus(p.str())
+	p.field(`,"observed_at":`)
+	w.ObservedAt = p.time()
+	p.field(`,"operation":`)
+	w.Operation = contracts.Operation(p.str())
+	p.field(`,"op_started_at":`)
+	w.OpStartedAt = p.time()
+	p.field(`,"op_id":`)
+	w.OpID = p.nullStr()
+	p.field(`,"archive_key":`)
+	w.ArchiveKey = p.nullStr()
+	p.field(`,"error_count":`)
+	w.ErrorCount = p.int()
+	p.field(`,"error_info":`)
+	p.object(&w.ErrorInfo)
+	p.field(`,"error_message":`)
+	w.ErrorMessage = p.nullStr()
+	p.field(`,"previous_status":`)
+	w.PreviousStatus = p.nullStr()
+	p.field(`,"desired_state":`)
+	w.DesiredState = contracts.DesiredState(p.str())
+	p.field(`,"deleted_at":`)
+	w.DeletedAt = p.time()
+	p.field(`,"standby_ttl_seconds":`)
+	w.StandbyTTLSeconds = p.int()
+	p.field(`,"archive_ttl_seconds":`)
+	w.ArchiveTTLSeconds = p.int()
+	p.field(`,"last_access_at":`)
+	w.LastAccessAt = p.time()
+	p.field(`,"created_at":`)
+	w.CreatedAt = p.time()
+	p.field(`,"updated_at":`)
+	w.UpdatedAt = p.time()
+	p.field(`}`)
+	return !p.bad
+}
+
+// valueEnd is the length of the JSON value (an object, array, string or
+// literal) b begins with, or -1; the value is not validated beyond its
+// brackets and quotes (the caller decodes it).
+func valueEnd(b []byte) int {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' '):
+			return i
+		}
+	}
+	if depth == 0 && !inStr && len(b) > 0 {
+		return len(b)
+	}
+	return -1
+}
