@@ -230,14 +230,19 @@ type Tally struct {
 	// value in one run.
 	Figures   map[string]float64
 	FigureMax map[string]float64
-	names     []string
+	// SeedsExercised counts, per checker, the runs in which its situation
+	// arose; First is the seed of the first such run added with AddSeed.
+	SeedsExercised map[string]int
+	First          map[string]uint64
+	names          []string
 }
 
 // NewTally returns an empty tally over the named checkers (in report
 // order).
 func NewTally(names []string) *Tally {
 	t := &Tally{Exercised: map[string]int{}, Violations: map[string]int{}, ViolatedRuns: map[string]int{}, Warnings: map[string]int{},
-		Figures: map[string]float64{}, FigureMax: map[string]float64{}, names: append([]string(nil), names...)}
+		Figures: map[string]float64{}, FigureMax: map[string]float64{}, SeedsExercised: map[string]int{}, First: map[string]uint64{},
+		names: append([]string(nil), names...)}
 	for _, n := range names {
 		t.Exercised[n] += 0
 	}
@@ -257,13 +262,23 @@ func (t *Tally) NotExercised() []string {
 }
 
 // Add counts one run's report (nil is ignored).
-func (t *Tally) Add(r *Report) {
+func (t *Tally) Add(r *Report) { t.AddSeed(0, r) }
+
+// AddSeed counts the report of the run of seed (0: not known): the first
+// seed to exercise each checker is kept (runs are added in seed order).
+func (t *Tally) AddSeed(seed uint64, r *Report) {
 	if r == nil {
 		return
 	}
 	t.Runs++
 	for n, c := range r.Exercised {
 		t.Exercised[n] += c
+		if c > 0 {
+			t.SeedsExercised[n]++
+			if _, ok := t.First[n]; !ok && seed != 0 {
+				t.First[n] = seed
+			}
+		}
 	}
 	for n, v := range r.Figures {
 		t.Figures[n] += v
@@ -303,6 +318,14 @@ func (t *Tally) Merge(o *Tally) {
 	}
 	for n, v := range o.FigureMax {
 		t.FigureMax[n] = max(t.FigureMax[n], v)
+	}
+	for n, c := range o.SeedsExercised {
+		t.SeedsExercised[n] += c
+	}
+	for n, f := range o.First {
+		if old, ok := t.First[n]; !ok || f < old {
+			t.First[n] = f
+		}
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	"github.com/wsconverge/converge/judge"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
@@ -37,7 +37,7 @@ func TestReferencePassesAThousandSeeds(t *testing.T) {
 						seed, v, s.Evidence(v), seed)
 				}
 				mu.Lock()
-				tally.Add(r.Report)
+				tally.AddSeed(seed, r.Report)
 				mu.Unlock()
 			}
 		})
@@ -46,10 +46,11 @@ func TestReferencePassesAThousandSeeds(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		for _, n := range wsjudge.Names() {
-			if tally.Exercised[n] == 0 {
-				t.Errorf("checker %s never exercised in %d seeds", n, seeds)
-			}
+		// Every obligation met, at the default count, with no allow-list.
+		claim := tally.Claim(wssim.Obligations(), judge.Rule{})
+		for _, n := range claim.Unmet() {
+			st, _ := claim.Standing(n)
+			t.Errorf("checker %s %s in %d seeds; it needs: %s", n, claim.Describe(st), seeds, st.Situation)
 		}
 	})
 }

@@ -3,8 +3,10 @@ package pythoncoordinator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/judge"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver"
@@ -61,9 +64,19 @@ func describe(s *wssim.Sim, r wssim.Result) string {
 	return b.String()
 }
 
+// outOfReach are the checkers whose situation the example's one-hour runs
+// cannot produce, whatever the coordinator does: the run's explicit
+// allow-list (a pass needs every other obligation met).
+var outOfReach = map[string]string{
+	"restore-marker":       "a RESTORING needs an ARCHIVED workspace woken, and archiving waits for an archive TTL of at least an hour idle",
+	"gc-meta-with-archive": "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
+	"gc-deletes-orphans":   "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
+}
+
 // The Python coordinator, written from SPEC.md and not from the Go
 // reference, passes 200 seeds of the default fault mix under every
-// checker.
+// checker, each of whose situations arose at least judge.DefaultMin times
+// but those the runs' shape cannot reach (outOfReach).
 func TestThePythonExamplePasses200Seeds(t *testing.T) {
 	const seeds, chunks = 200, 2
 	start := time.Now()
@@ -81,20 +94,22 @@ func TestThePythonExamplePasses200Seeds(t *testing.T) {
 						seed, describe(s, r), strings.Join(sys.Command(), " "), seed, wsjudge.ConvergeBound+time.Minute)
 					sys.Close()
 					mu.Lock()
-					tally.Add(r.Report)
+					tally.AddSeed(seed, r.Report)
 					mu.Unlock()
 				}
 			})
 		}
 	})
-	var exercised []string
-	for _, n := range wsjudge.Names() {
-		if tally.Exercised[n] > 0 {
-			exercised = append(exercised, n)
-		}
+	allow := slices.Sorted(maps.Keys(outOfReach))
+	claim := tally.Claim(wssim.Obligations(), judge.Rule{Allow: allow})
+	for _, st := range claim.Standings {
+		t.Logf("%-24s %-24s %6d in %3d seeds %s", st.Checker, claim.Describe(st), st.Exercised, st.Seeds, outOfReach[st.Checker])
 	}
-	t.Logf("%d seeds in %s; checkers exercised: %d of %d (%v); not exercised: %v", seeds, time.Since(start).Round(time.Millisecond),
-		len(exercised), len(wsjudge.Names()), exercised, tally.NotExercised())
+	t.Logf("%d seeds in %s", seeds, time.Since(start).Round(time.Millisecond))
+	for _, n := range claim.Unmet() {
+		st, _ := claim.Standing(n)
+		t.Errorf("%s %s over %d seeds; it needs: %s", n, claim.Describe(st), seeds, st.Situation)
+	}
 }
 
 // The example is deterministic: each seed's double run records the same

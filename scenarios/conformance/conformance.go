@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +21,10 @@ type Config struct {
 	// (a fresh system each time). Required.
 	NewSystem func() ports.System
 
-	// Seeds is the number of seeds of the default fault mix (default 100);
-	// FirstSeed the first (default 1). Workspaces per seed (default 5) and
-	// Duration of the fault phase (default 24h) size each run; the quiet
-	// phase is wssim.DefaultQuiet.
+	// Seeds is the number of seeds of the default fault mix (default 100):
+	// the minimum; FirstSeed the first (default 1). Workspaces per seed
+	// (default 5) and Duration of the fault phase (default 24h) size each
+	// run; the quiet phase is wssim.DefaultQuiet.
 	Seeds      int
 	FirstSeed  uint64
 	Workspaces int
@@ -35,6 +34,21 @@ type Config struct {
 	Faults *wssim.FaultMix
 	// Jobs is how many seeds run at once (default: the cores Go may use).
 	Jobs int
+
+	// A pass is evidence: each checker's situation (its obligation,
+	// wsjudge.Obligations) must arise at least MinExercised times over the
+	// seeds (default judge.DefaultMin), or its subtest fails. While one
+	// has not, the suite runs more seeds, up to SeedBudget in all (default
+	// 4 × Seeds), in batches of Batch (default engine.DefaultBatch), each
+	// batch steering its seeds toward the unmet obligations (forcing on
+	// fault kinds and workload shapes that tend to produce them). The
+	// steering depends only on the batches before, never on Jobs.
+	MinExercised int
+	SeedBudget   int
+	Batch        int
+	// AllowUnexercised names the checkers whose obligation may stay unmet
+	// (their subtests skip, saying so): for a system that cannot meet one.
+	AllowUnexercised []string
 
 	// ReplayDir is where the replay files of failing seeds and rapid
 	// sequences go (default scenarios.ReplayDir: a directory under
@@ -72,6 +86,15 @@ func (c *Config) defaults() {
 	if c.Jobs == 0 {
 		c.Jobs = engine.DefaultJobs()
 	}
+	if c.MinExercised == 0 {
+		c.MinExercised = judge.DefaultMin
+	}
+	if c.SeedBudget < c.Seeds {
+		c.SeedBudget = 4 * c.Seeds
+	}
+	if c.Batch == 0 {
+		c.Batch = engine.DefaultBatch
+	}
 	if c.ReplayCommand == "" {
 		c.ReplayCommand = "converge replay"
 	}
@@ -89,13 +112,16 @@ func (c *Config) skipped(name string) bool {
 // Run judges cfg.NewSystem with converge's whole suite, as subtests of t:
 //
 //   - scenarios/NAME: each of SPEC 6's scenarios;
-//   - seeds: cfg.Seeds seeds of the fault mix, each run twice (the two
+//   - seeds: cfg.Seeds seeds of the fault mix (more, steered, while an
+//     obligation is unmet, up to cfg.SeedBudget), each run twice (the two
 //     history hashes must match), with a subtest per failing seed that
 //     prints its violations, the timeline around their evidence, and the
 //     replay file written for it;
 //   - checkers/NAME: one subtest per checker with its verdict over every
-//     seed: pass, violated (fails, naming the seeds), or not exercised
-//     (skipped: its situation never arose, so it proved nothing);
+//     seed: pass (its situation arose at least cfg.MinExercised times),
+//     violated (fails, naming the seeds), or unmet: not exercised, or too
+//     rarely (fails: a situation that never arose proves nothing; it
+//     skips, saying so, only when cfg.AllowUnexercised names it);
 //   - rapid: the rapid state machine (shrinking, replay files, failfiles).
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
@@ -117,20 +143,16 @@ func Run(t *testing.T, cfg Config) {
 		})
 	}
 	if !cfg.skipped("seeds") {
-		tally := runSeeds(t, &cfg)
+		rule := judge.Rule{Min: cfg.MinExercised, Allow: cfg.AllowUnexercised}
+		if err := rule.Check(wsjudge.Names()); err != nil {
+			t.Fatalf("conformance.Config.AllowUnexercised: %v", err)
+		}
+		tally := runSeeds(t, &cfg, rule)
+		claim := tally.Claim(wssim.Obligations(), rule)
 		t.Run("checkers", func(t *testing.T) {
-			for _, c := range wsjudge.All() {
-				name := c.Name()
-				t.Run(name, func(t *testing.T) {
-					switch tally.Verdict(name) {
-					case judge.Violated:
-						t.Errorf("%s (%s) violated in %d of %d seed(s), %d violation(s): see the seeds subtests", name, c.Contract(),
-							tally.ViolatedRuns[name], tally.Runs, tally.Violations[name])
-					case judge.NotExercised:
-						t.Skipf("%s (%s) not exercised: its situation never arose in %d seed(s)", name, c.Contract(), tally.Runs)
-					default:
-						t.Logf("%s (%s) pass: exercised %d time(s) over %d seed(s)", name, c.Contract(), tally.Exercised[name], tally.Runs)
-					}
+			for _, st := range claim.Standings {
+				t.Run(st.Checker, func(t *testing.T) {
+					judgeStanding(t, claim, st, tally.Runs)
 				})
 			}
 		})
@@ -140,39 +162,66 @@ func Run(t *testing.T, cfg Config) {
 	}
 }
 
-// runSeeds judges every seed (on cfg.Jobs cores) inside the "seeds"
-// subtest and returns the tally of their reports.
-func runSeeds(t *testing.T, cfg *Config) *judge.Tally {
+// judgeStanding is one checker's subtest: its verdict over every seed
+// against its obligation.
+func judgeStanding(t *testing.T, claim *judge.Claim, st judge.Standing, runs int) {
+	t.Helper()
+	switch {
+	case st.Verdict == judge.Violated:
+		t.Errorf("%s (%s) violated in %d violation(s) over %d seed(s): see the seeds subtests", st.Checker, st.Contract, st.Violations, runs)
+	case !st.Met && st.Allowed:
+		t.Skipf("%s (%s) %s over %d seed(s), allowed by Config.AllowUnexercised; its obligation: %s",
+			st.Checker, st.Contract, claim.Describe(st), runs, st.Situation)
+	case !st.Met:
+		t.Errorf("%s (%s) %s over %d seed(s): its situation arose %d time(s), fewer than %d, so its pass would prove nothing.\n"+
+			"  its obligation: %s\n"+
+			"  more seeds may meet it (Config.Seeds, Config.SeedBudget); if your system cannot, allow it by name:\n"+
+			"  conformance.Config{AllowUnexercised: []string{%q}}",
+			st.Checker, st.Contract, claim.Describe(st), runs, st.Exercised, claim.Min, st.Situation, st.Checker)
+	default:
+		t.Logf("%s (%s) %s: its situation arose %d time(s) in %d of %d seed(s), first in seed %d", st.Checker, st.Contract, st.Verdict,
+			st.Exercised, st.Seeds, runs, st.First)
+	}
+}
+
+// runSeeds judges the seeds (on cfg.Jobs cores, in steered batches while
+// an obligation of rule is unmet) inside the "seeds" subtest and returns
+// the tally of their reports.
+func runSeeds(t *testing.T, cfg *Config, rule judge.Rule) *judge.Tally {
 	t.Helper()
 	tally := wssim.NewTally()
 	t.Run("seeds", func(t *testing.T) {
-		seeds := engine.Shard{}.Seeds(cfg.FirstSeed, cfg.Seeds)
 		type outcome struct {
 			res wssim.Result
 			err error
 			cfg wssim.Config
 		}
-		var mu sync.Mutex
 		failed := 0
-		engine.RunSeeds(t.Context(), seeds, cfg.Jobs, time.Now, func(ctx context.Context, seed uint64) (outcome, error) {
-			c := wssim.Config{Seed: seed, Workspaces: cfg.Workspaces, Duration: cfg.Duration, Quiet: wssim.DefaultQuiet,
-				Faults: *cfg.Faults, System: cfg.NewSystem()}
-			res, err := wssim.Check(ctx, c)
-			return outcome{res, err, c}, nil
-		}, func(o engine.Outcome[outcome]) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			tally.Add(o.R.res.Report)
-			if o.R.err == nil && o.R.res.OK() {
+		camp := engine.Campaign[outcome]{
+			Seeds: engine.Shard{}.Seeds(cfg.FirstSeed, cfg.SeedBudget), Min: cfg.Seeds, Batch: cfg.Batch, Jobs: cfg.Jobs, Now: time.Now,
+			Steerer: wssim.NewSteerer(*cfg.Faults, rule),
+			Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
+				c := wssim.Config{Seed: seed, Workspaces: cfg.Workspaces, Duration: cfg.Duration, Quiet: wssim.DefaultQuiet,
+					Faults: *cfg.Faults, System: cfg.NewSystem(), Steering: st}
+				res, err := wssim.Check(ctx, c)
+				return outcome{res, err, c}, nil
+			},
+			Sample: func(_ uint64, st *engine.Steering, o outcome) engine.Sample { return wssim.Sample(st, o.res) },
+			Emit: func(o engine.Outcome[outcome], _ *engine.Steering) bool {
+				tally.AddSeed(o.Seed, o.R.res.Report)
+				if o.R.err == nil && o.R.res.OK() {
+					return true
+				}
+				failed++
+				t.Run(fmt.Sprintf("seed-%d", o.Seed), func(t *testing.T) {
+					t.Error(describe(cfg, o.R.cfg, o.R.res, o.R.err))
+				})
 				return true
-			}
-			failed++
-			t.Run(fmt.Sprintf("seed-%d", o.Seed), func(t *testing.T) {
-				t.Error(describe(cfg, o.R.cfg, o.R.res, o.R.err))
-			})
-			return true
-		})
-		t.Logf("%d seed(s) of %d workspaces × %s, faults %s: %d failed", len(seeds), cfg.Workspaces, cfg.Duration, cfg.Faults, failed)
+			},
+		}
+		end := camp.Go(t.Context())
+		t.Logf("%d seed(s) of %d workspaces × %s, faults %s (%d steered toward obligations earlier seeds had not met): %d failed",
+			end.Ran, cfg.Workspaces, cfg.Duration, cfg.Faults, end.Steered, failed)
 	})
 	return tally
 }

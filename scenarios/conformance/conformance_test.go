@@ -13,6 +13,7 @@ import (
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	"github.com/wsconverge/converge/scenarios/conformance"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
+	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // The reference passes the suite it offers third parties.
@@ -39,8 +40,26 @@ func TestMutantFailsTheSuite(t *testing.T) {
 	require.Contains(t, s, "claim of PROVISIONING without compare-and-set")
 	require.Contains(t, s, "replay: go run ./cmd/acme-converge replay "+dir)
 	require.Contains(t, s, "--- PASS: TestHelperSuiteOnAMutant/checkers/c1-completion-observed")
-	require.Contains(t, s, "--- SKIP: TestHelperSuiteOnAMutant/checkers/")
-	require.Contains(t, s, "not exercised: its situation never arose")
+}
+
+// A checker whose situation never arose fails its subtest (it is not a
+// skip: it proved nothing), saying what it needed and how to allow it;
+// one the Config allows skips, saying so. Run on the reference, with too
+// few seeds and no faults to exercise everything.
+func TestUnexercisedCheckersFailUnlessAllowed(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperSuiteOnAMutant$", "-test.v")
+	cmd.Env = append(os.Environ(), "CONVERGE_CONFORMANCE_HELPER=reference-without-faults", "CONVERGE_CONFORMANCE_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the suite must fail when evidence is missing:\n%s", out)
+	s := string(out)
+	require.Contains(t, s, "--- FAIL: TestHelperSuiteOnAMutant/checkers/c10-single-leader", s)
+	require.Contains(t, s, "c10-single-leader (C10) NOT EXERCISED over 2 seed(s): its situation arose 0 time(s), fewer than 3")
+	require.Contains(t, s, "its obligation: a leadership acquired after another")
+	require.Contains(t, s, `conformance.Config{AllowUnexercised: []string{"c10-single-leader"}}`)
+	require.Contains(t, s, "--- SKIP: TestHelperSuiteOnAMutant/checkers/c11-error-skip")
+	require.Contains(t, s, "allowed by Config.AllowUnexercised")
+	require.Contains(t, s, "--- PASS: TestHelperSuiteOnAMutant/checkers/c1-completion-observed")
+	require.NotContains(t, s, "--- FAIL: TestHelperSuiteOnAMutant/seeds", "the reference violates nothing")
 }
 
 // TestHelperSuiteOnAMutant is the child of TestMutantFailsTheSuite.
@@ -48,6 +67,16 @@ func TestHelperSuiteOnAMutant(t *testing.T) {
 	name := os.Getenv("CONVERGE_CONFORMANCE_HELPER")
 	if name == "" {
 		t.Skip("a helper process of TestMutantFailsTheSuite")
+	}
+	if name == "reference-without-faults" {
+		none := wssim.NoFaults()
+		conformance.Run(t, conformance.Config{
+			NewSystem: wsref.NewSystem, Seeds: 2, SeedBudget: 2, Workspaces: 2, Duration: 3600e9, Faults: &none,
+			AllowUnexercised: []string{"c11-error-skip"},
+			Skip:             []string{"rapid", "scenarios"},
+			ReplayDir:        os.Getenv("CONVERGE_CONFORMANCE_DIR"),
+		})
+		return
 	}
 	m, err := wsmutants.Lookup(name)
 	require.NoError(t, err)

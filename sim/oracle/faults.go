@@ -72,7 +72,13 @@ func (w *world) planFaults(rng *rand.Rand, n int, from, to time.Time) {
 		return
 	}
 	for range n {
-		id := Catalogue[rng.IntN(len(Catalogue))]
+		var id string
+		if len(w.steered) > 0 && rng.IntN(2) == 0 {
+			id = w.steered[rng.IntN(len(w.steered))] // coverage steering (Options.Steering)
+		} else {
+			id = Catalogue[rng.IntN(len(Catalogue))]
+		}
+		w.drawn[id] = true
 		at := from.Add(time.Duration(rng.Int64N(int64(span - time.Minute))))
 		max := to.Sub(at)
 		seed := rng.Uint64()

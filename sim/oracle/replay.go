@@ -39,7 +39,7 @@ func (o Options) Validate() error {
 	case o.PoolSize < 0 || o.PoolSize > MaxPoolSize:
 		return fmt.Errorf("%w: pool size %d: want 0 (default) to %d", engine.ErrBadInput, o.PoolSize, MaxPoolSize)
 	}
-	return nil
+	return checkSteering(o.Steering)
 }
 
 // Replay is an oracle replay file: the shared header and the run's shape.
@@ -53,6 +53,9 @@ type Replay struct {
 	Faults     int    `json:"faults"`
 	Ops        int    `json:"ops"`
 	PoolSize   int    `json:"pool_size,omitempty"`
+	// Steering is what coverage steering forced on for the seed (none:
+	// unsteered); Requests is already steered.
+	Steering *engine.Steering `json:"steering,omitempty"`
 }
 
 // NewReplay describes run res of options o (mutant: the mutant's name, or
@@ -61,7 +64,7 @@ func NewReplay(o Options, mutant string, res *Result) Replay {
 	o = o.withDefaults()
 	r := Replay{Header: engine.Header{World: World, Version: ReplayVersion, System: o.System.Name(), Mutant: mutant,
 		Seed: o.Seed, Hash: res.Hash}, Requests: o.Requests, FaultPhase: o.FaultPhase.String(), QuietPhase: o.QuietPhase.String(),
-		Faults: o.Faults, Ops: o.Ops, PoolSize: o.PoolSize}
+		Faults: o.Faults, Ops: o.Ops, PoolSize: o.PoolSize, Steering: o.Steering.Clone()}
 	if mutant != "" {
 		r.System = engine.MutantPrefix + mutant
 	}
@@ -84,7 +87,7 @@ func (r *Replay) Options(system System) (Options, error) {
 		return Options{}, fmt.Errorf("%w: quiet_phase %q: %v", engine.ErrBadInput, r.QuietPhase, err)
 	}
 	o := Options{Seed: r.Seed, System: system, Requests: r.Requests, FaultPhase: fp, QuietPhase: qp, Faults: r.Faults,
-		Ops: r.Ops, PoolSize: r.PoolSize}
+		Ops: r.Ops, PoolSize: r.PoolSize, Steering: r.Steering.Clone()}
 	if err := o.Validate(); err != nil {
 		return Options{}, err
 	}

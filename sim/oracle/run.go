@@ -86,6 +86,10 @@ type Options struct {
 	// come and the hash covers them): long runs use it to bound memory.
 	// It implies Lean's chain and wins over Keep.
 	Discard bool
+	// Steering, when set, is what coverage steering forced on for this
+	// seed: fault kinds of the Catalogue (half the faults drawn among
+	// them) and world shapes (SteerFeatures). A replay file records it.
+	Steering *engine.Steering
 }
 
 func (o Options) withDefaults() Options {
@@ -107,6 +111,7 @@ func (o Options) withDefaults() Options {
 	if o.Ops == 0 {
 		o.Ops = 6
 	}
+	o, _ = o.steered()
 	return o
 }
 
@@ -127,6 +132,8 @@ type Result struct {
 	Events []history.Event
 	// QuietFrom is when the quiet phase began.
 	QuietFrom time.Time
+	// Faults are the fault kinds drawn for the run, in Catalogue order.
+	Faults []string
 }
 
 // Params are the checker parameters of a run with options o.
@@ -156,6 +163,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{Seed: o.Seed, System: o.System.Name(), Hash: w.rec.Hash(), Records: w.rec.Folded() + int64(w.rec.Len()),
 		Report: st.Finish(), Coverage: st.Coverage(), SimTime: end.Sub(Genesis), QuietFrom: Genesis.Add(o.FaultPhase)}
+	for _, id := range Catalogue {
+		if w.drawn[id] {
+			res.Faults = append(res.Faults, id)
+		}
+	}
 	if o.Keep && !o.Discard {
 		res.Events = w.rec.Events()
 	}
@@ -163,7 +175,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newWorld(o Options) (*world, error) {
-	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, sut: sutKey, self: SelfAddress}
+	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, sut: sutKey, self: SelfAddress, drawn: map[string]bool{}}
 	w.loop.Clock = &w.clk
 	w.loop.Dispatch = func(it *engine.Item[event]) { it.P.fire() }
 	switch {
@@ -216,6 +228,7 @@ func (w *world) run(ctx context.Context) (time.Time, error) {
 		}
 	}
 	if o.Faults > 0 {
+		_, w.steered = o.steered()
 		w.planFaults(streams.NewRand(streams.SubSeed(o.Seed, streamFaults)), o.Faults, Genesis.Add(20*time.Second), quiet.Add(-40*time.Second))
 	}
 	return w.finish(ctx, quiet)

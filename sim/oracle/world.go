@@ -178,6 +178,11 @@ type world struct {
 	// faults in force, and when the last window opened so far ends
 	f         faultState
 	faultsEnd time.Time
+
+	// steered are the fault kinds Options.Steering forces on; drawn the
+	// fault kinds planFaults drew.
+	steered []string
+	drawn   map[string]bool
 }
 
 func (w *world) now() time.Time { return w.clk.t }

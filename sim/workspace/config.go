@@ -67,6 +67,10 @@ type Config struct {
 	// Plan, when set, is the explicit plan to run (a replay, a shrunk
 	// counterexample, a scripted run): Faults is then ignored.
 	Plan *Plan
+	// Steering, when set, is what coverage steering forced on for this
+	// seed: fault kinds of Faults (on, and more frequent) and workload
+	// features (SteerFeatures). A replay file records it.
+	Steering *engine.Steering
 	// Quiet, when positive, is the quiet phase Run and Check simulate after
 	// Duration: faults and users stop, crashed instances restart, and
 	// every workspace must converge (DefaultQuiet covers the bound).
@@ -179,6 +183,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := c.applySteering(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -536,6 +536,10 @@ type FaultMix struct {
 	Swarm bool
 	// Rate scales every kind's frequency (0: 1).
 	Rate float64
+	// steered are the kinds coverage steering forced on for this seed
+	// (Config.Steering): on whatever the swarm's coin says, and
+	// steerBoost times as frequent.
+	steered []Kind
 }
 
 // DefaultFaults is the default mix: every fault kind, swarm style.
@@ -654,13 +658,18 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 		if !slices.Contains(m.Kinds, k) {
 			continue
 		}
-		if m.Swarm && src.IntN("swarm "+string(k), 2) == 0 {
+		// The coin is drawn for a steered kind too: the draws that follow
+		// stay where they were.
+		if m.Swarm && src.IntN("swarm "+string(k), 2) == 0 && !slices.Contains(m.steered, k) {
 			continue
 		}
 		p.Faults = append(p.Faults, k)
 	}
 	for _, k := range p.Faults {
 		mean := faultsPerDay[k] * rate * d.Hours() / 24
+		if slices.Contains(m.steered, k) {
+			mean *= steerBoost
+		}
 		n := poisson(src, mean)
 		for range n {
 			a := DrawAction(src, k)

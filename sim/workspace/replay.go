@@ -40,7 +40,10 @@ type Replay struct {
 	// Faults is the mix the plan was drawn from (for the reader; the plan
 	// below is what runs).
 	Faults string `json:"faults"`
-	Plan   *Plan  `json:"plan"`
+	// Steering is what coverage steering forced on for the seed (none:
+	// unsteered); Workload and Plan are already steered.
+	Steering *engine.Steering `json:"steering,omitempty"`
+	Plan     *Plan            `json:"plan"`
 }
 
 // NewReplay describes the run of cfg (defaults filled in) that gave r;
@@ -70,6 +73,7 @@ func NewReplay(cfg Config, mutant string, r Result) (*Replay, error) {
 		Workload:     cfg.Workload,
 		Limits:       cfg.Limits,
 		Faults:       cfg.Faults.String(),
+		Steering:     cfg.Steering.Clone(),
 		Plan:         plan.Clone(),
 	}
 	if cfg.RestartDelay > 0 {
@@ -115,7 +119,7 @@ func (f *Replay) Config(system ports.System) (Config, error) {
 	}
 	cfg := Config{
 		Seed: f.Seed, Workspaces: f.Workspaces, Coordinators: f.Coordinators, Start: f.Start,
-		Workload: f.Workload, Limits: f.Limits, Plan: f.Plan.Clone(), System: system,
+		Workload: f.Workload, Limits: f.Limits, Plan: f.Plan.Clone(), System: system, Steering: f.Steering.Clone(),
 	}
 	var err error
 	if cfg.Duration, err = parseDuration("duration", f.Duration); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -50,6 +51,10 @@ type Result struct {
 	Known []string
 	// Plan is the plan the run followed (faults and scripted actions).
 	Plan *Plan
+	// StateEdges and FaultEdges count the edges of the state-edge matrix
+	// the run went through (see StateEdges and FaultEdges).
+	StateEdges map[string]int
+	FaultEdges map[string]int
 }
 
 // MaxEvidence is how many violations a Result carries timelines for.
@@ -113,6 +118,8 @@ func (s *Sim) result(checks bool) Result {
 		APICalls:     s.apiCalls,
 		Failures:     append([]string(nil), s.failures...),
 		Plan:         s.plan.Clone(),
+		StateEdges:   maps.Clone(s.edges.state),
+		FaultEdges:   maps.Clone(s.edges.fault),
 	}
 	for op, n := range s.acct.ops {
 		r.OpsCompleted[op] = n

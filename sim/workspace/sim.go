@@ -34,6 +34,7 @@ type Sim struct {
 	ctx      context.Context
 	apiCalls int
 	acct     accounting
+	edges    edges
 	sinks    []func(history.Event)
 	failures []string
 
@@ -81,6 +82,7 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s.loop.Clock, s.loop.Dispatch = s.clock, s.dispatch
 	s.acct.init()
+	s.edges.init()
 	s.rec.Sink = s.sink
 	s.world = wsfakes.NewWorld(s.clock, s.rec)
 	s.faults = newFaults(s)
@@ -116,9 +118,11 @@ func New(cfg Config) (*Sim, error) {
 		// A plan action runs after everything else due at its instant, as
 		// Play applies it between events.
 		s.loop.Q.Push(cfg.Start.Add(a.At).UnixNano(), true, event{kind: evScript, fn: func(s *Sim) {
-			if err := s.Apply(a); err != nil {
-				s.Fail(err.Error())
-			}
+			s.edges.strike(a.Kind, func() {
+				if err := s.Apply(a); err != nil {
+					s.Fail(err.Error())
+				}
+			})
 		}})
 	}
 	cfg.Logger.Debug("sim built", "seed", cfg.Seed, "system", cfg.System.Name(),
@@ -158,6 +162,7 @@ func (s *Sim) noter(instance string) func(string) {
 // not record).
 func (s *Sim) sink(e history.Event) {
 	s.acct.add(&e)
+	s.edges.add(&e)
 	s.faults.observeSink(&e)
 	for _, f := range s.sinks {
 		f(e)

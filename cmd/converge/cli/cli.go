@@ -38,6 +38,7 @@ const (
 	// ExitDiagnostic: a diagnostic run finished (`oracle conform
 	// --admit-unverified`): it makes no conformance claim either way.
 	ExitDiagnostic = 4
+	// ExitUnmet (evidence.go) is 5: nothing violated, an obligation unmet.
 	// ExitInterrupted: stopped by SIGINT or SIGTERM.
 	ExitInterrupted = 130
 )
@@ -220,6 +221,9 @@ only the recorded history and the world's bytes.
 
 Exit codes (every command): 0 success, 1 a contract was violated or a run
 failed, 2 bad usage or bad input, 3 the run could not be carried out,
+4 a diagnostic run finished (oracle conform --admit-unverified: no claim),
+5 nothing violated but an obligation unmet (a checker's situation arose
+too rarely to count as evidence: sim, oracle sim, oracle conform),
 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

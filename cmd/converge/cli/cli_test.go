@@ -45,7 +45,8 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 	_, simHelp, _ := invoke(t, nil, "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--workspaces", "--duration", "--quiet", "--faults", "--coordinators",
-		"--system", "--mutant", "--replay-dir", "--shrink", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure"} {
+		"--system", "--mutant", "--replay-dir", "--shrink", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure",
+		"--min-exercised", "--seed-budget", "--batch", "--allow-unexercised", "--steer", "Exit status: 0 pass, 1 a violation", "5 an obligation unmet"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
 	for _, k := range wssim.FaultKinds() {
@@ -84,6 +85,12 @@ func TestUsageErrorsAreShort(t *testing.T) {
 		{"sim", "--shard", "3/2"},
 		{"sim", "--shard", "x"},
 		{"sim", "--seed", "-3"},
+		{"sim", "--min-exercised", "0"},
+		{"sim", "--seeds", "5", "--seed-budget", "4"},
+		{"sim", "--batch", "0"},
+		{"sim", "--allow-unexercised", "no-such-checker"},
+		{"sim", "--steer", "meteor"},
+		{"sim", "--faults", "crash", "--steer", "outage"},
 		{"sim", "extra"},
 		{"mutants", "--seeds", "0"},
 		{"mutants", "--faults", "all@NaN"},
@@ -106,8 +113,8 @@ func TestUsageErrorsAreShort(t *testing.T) {
 
 // GNU-style flags: --flag=value, and flags after positional arguments.
 func TestGNUFlags(t *testing.T) {
-	code, out, errOut := invoke(t, nil, "sim", "--seed=5", "--seeds=1", "--workspaces=2", "--duration=1h", "--quiet=0", "--faults=none", "--json")
-	require.Equal(t, ExitOK, code, errOut)
+	code, out, errOut := invoke(t, nil, "sim", "--seed=5", "--seeds=1", "--seed-budget=1", "--workspaces=2", "--duration=1h", "--quiet=0", "--faults=none", "--json")
+	require.Equal(t, ExitUnmet, code, "an hour without faults exercises too little to pass: %s", errOut)
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, uint64(5), rep.Runs[0].Seed)
@@ -133,8 +140,9 @@ func TestVersion(t *testing.T) {
 }
 
 func TestSimTextReportIsNarrowAndHasALegend(t *testing.T) {
-	code, out, errOut := invoke(t, nil, "sim", "--seed", "7", "--seeds", "2", "--workspaces", "3", "--duration", "2h", "--quiet", "0", "--faults", "none", "--jobs", "2")
-	require.Equal(t, ExitOK, code, out+errOut)
+	code, out, errOut := invoke(t, nil, "sim", "--seed", "7", "--seeds", "2", "--seed-budget", "2", "--workspaces", "3", "--duration", "2h", "--quiet", "0",
+		"--faults", "none", "--jobs", "2")
+	require.Equal(t, ExitUnmet, code, out+errOut)
 	require.Empty(t, errOut, "no progress when stderr is not a terminal")
 	for _, l := range strings.Split(out, "\n") {
 		require.LessOrEqual(t, len([]rune(l)), 100, "line over 100 columns: %q", l)
@@ -144,12 +152,18 @@ func TestSimTextReportIsNarrowAndHasALegend(t *testing.T) {
 	require.Regexp(t, `(?m)^\s+8\s+2\.0 .* ok\s+PASS$`, out)
 	require.Contains(t, out, "total: 2 seeds: 2 passed, 0 failed")
 	require.Contains(t, out, "seeds/min")
-	require.Regexp(t, `c1-completion-observed\s+C1\s+pass\s+exercised \d+`, out)
-	require.Regexp(t, `c12-convergence\s+C12\s+not exercised`, out, "no quiet phase, no convergence judged")
+	require.Regexp(t, `c1-completion-observed\s+C1\s+pass\s+\d+\s+2\s+7\n`, out, "count, seeds, first seed")
+	require.Regexp(t, `c12-convergence\s+C12\s+NOT EXERCISED\s+0\s+0\s+-\n\s+needs: at the end, a workspace whose desired state`, out,
+		"no quiet phase, no convergence judged: its obligation is printed")
+	require.Contains(t, out, "UNMET after 2 seed(s) (budget 2): c6-container-volume,")
+	require.Contains(t, out, "The run is not a pass")
+	require.Regexp(t, `state edges: \d+ of \d+ seen; never seen: `, out)
+	require.NotContains(t, out, "fault edges", "none with --faults none")
 }
 
 func TestSimJudgesFaultsAndTheQuietPhase(t *testing.T) {
-	code, out, _ := invoke(t, nil, "sim", "--seed", "1", "--seeds", "3", "--workspaces", "6", "--duration", "12h", "--faults", "all", "--json")
+	code, out, _ := invoke(t, nil, "sim", "--seed", "1", "--seeds", "3", "--seed-budget", "3", "--workspaces", "6", "--duration", "12h", "--faults", "all",
+		"--min-exercised", "1", "--allow-unexercised", "gc-meta-with-archive,gc-deletes-orphans,timeouts", "--json")
 	require.Equal(t, ExitOK, code, out)
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -170,25 +184,33 @@ func TestSimJudgesFaultsAndTheQuietPhase(t *testing.T) {
 	require.Equal(t, "pass", verdicts["c10-single-leader"], "crashes and depositions made new leaders")
 }
 
-// Seeds run in parallel give exactly the results they give one by one.
+// Seeds run in parallel give exactly the results they give one by one,
+// steering included: the same seeds, steered alike, with the same
+// histories and verdicts, whatever --jobs is.
 func TestJobsDoNotChangeResults(t *testing.T) {
-	args := []string{"sim", "--seed", "20", "--seeds", "6", "--workspaces", "4", "--duration", "6h", "--json"}
-	_, one, _ := invoke(t, nil, append(args, "--jobs", "1")...)
-	_, four, _ := invoke(t, nil, append(args, "--jobs", "4")...)
+	args := []string{"sim", "--seed", "20", "--seeds", "6", "--seed-budget", "18", "--batch", "6", "--workspaces", "4", "--duration", "6h", "--json"}
+	code1, one, _ := invoke(t, nil, append(args, "--jobs", "1")...)
+	code2, two, _ := invoke(t, nil, append(args, "--jobs", "2")...)
+	require.Equal(t, code1, code2)
 	var a, b simReport
 	require.NoError(t, json.Unmarshal([]byte(one), &a))
-	require.NoError(t, json.Unmarshal([]byte(four), &b))
-	require.Len(t, b.Runs, 6)
+	require.NoError(t, json.Unmarshal([]byte(two), &b))
+	require.Greater(t, len(a.Runs), 6, "small runs leave obligations unmet: steered seeds follow")
+	require.Positive(t, a.Coverage.Steered)
+	require.Len(t, b.Runs, len(a.Runs))
 	for i := range a.Runs {
 		require.Equal(t, a.Runs[i].Seed, b.Runs[i].Seed)
+		require.Equal(t, a.Runs[i].Steering, b.Runs[i].Steering, "seed %d", a.Runs[i].Seed)
 		require.Equal(t, a.Runs[i].Hash, b.Runs[i].Hash, "seed %d", a.Runs[i].Seed)
 	}
+	require.Equal(t, a.Coverage.Standings, b.Coverage.Standings)
+	require.Equal(t, a.Coverage.Unmet, b.Coverage.Unmet)
 }
 
 func TestShardsSplitTheSeedRange(t *testing.T) {
 	var seeds []uint64
 	for i := 1; i <= 3; i++ {
-		_, out, _ := invoke(t, nil, "sim", "--seed", "10", "--seeds", "7", "--shard", strings.Join([]string{string(rune('0' + i)), "3"}, "/"),
+		_, out, _ := invoke(t, nil, "sim", "--seed", "10", "--seeds", "7", "--seed-budget", "7", "--shard", strings.Join([]string{string(rune('0' + i)), "3"}, "/"),
 			"--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json")
 		var rep simReport
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -201,8 +223,9 @@ func TestShardsSplitTheSeedRange(t *testing.T) {
 
 func TestSimJSONReportAndJUnit(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "seeds.xml")
-	code, out, _ := invoke(t, nil, "sim", "--seed", "3", "--seeds", "2", "--workspaces", "3", "--duration", "90m", "--quiet", "0", "--faults", "none", "--json", "--junit", junit)
-	require.Equal(t, ExitOK, code, out)
+	code, out, _ := invoke(t, nil, "sim", "--seed", "3", "--seeds", "2", "--seed-budget", "2", "--workspaces", "3", "--duration", "90m", "--quiet", "0",
+		"--faults", "none", "--allow-unexercised", "c12-convergence", "--json", "--junit", junit)
+	require.Equal(t, ExitUnmet, code, out)
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "reference", rep.System)
@@ -218,15 +241,55 @@ func TestSimJSONReportAndJUnit(t *testing.T) {
 	require.Equal(t, 2, rep.Total.Passed)
 	require.Equal(t, 3.0, rep.Total.SimHours)
 	require.Positive(t, rep.Total.SeedsPerMinute)
+	// The evidence: per seed, per checker, and over the run.
+	require.Equal(t, 3, rep.MinExercised)
+	require.Equal(t, []string{"c12-convergence"}, rep.AllowUnexercised)
+	require.Positive(t, rep.Runs[0].Exercised["c1-completion-observed"])
+	require.Contains(t, rep.Runs[0].Exercised, "c12-convergence")
+	require.NotContains(t, rep.Coverage.Unmet, "c12-convergence", "allowed")
+	require.Contains(t, rep.Coverage.Unmet, "c10-single-leader", "no faults, no failover")
+	require.False(t, rep.Coverage.Met)
+	conv, ok := rep.Coverage.Standing("c12-convergence")
+	require.True(t, ok)
+	require.Equal(t, "not exercised", string(conv.Verdict))
+	require.True(t, conv.Allowed)
+	require.NotEmpty(t, conv.Situation)
+	pass, _ := rep.Coverage.Standing("c1-completion-observed")
+	require.Equal(t, "pass", string(pass.Verdict))
+	require.Equal(t, uint64(3), pass.First)
+	require.Equal(t, 2, pass.Seeds)
+	require.NotEmpty(t, rep.StateEdges.Seen)
+	require.NotEmpty(t, rep.StateEdges.NeverSeen)
+	require.Equal(t, len(wssim.StateEdges()), rep.StateEdges.Total)
+	require.Zero(t, rep.FaultEdges.Total, "no fault kinds, no fault edges")
 
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	var j engine.JUnitSuites
 	require.NoError(t, xml.Unmarshal(b, &j))
-	require.Len(t, j.Suites, 2)
+	require.Len(t, j.Suites, 3, "a suite per seed, and the run's")
 	require.Equal(t, 1+len(wsjudge.Names()), j.Suites[0].Tests, "the run's own case and one per checker")
 	require.Zero(t, j.Suites[0].Failures)
-	require.Positive(t, j.Suites[0].Skipped, "checkers not exercised are skipped, not passed")
+	require.Positive(t, j.Suites[0].Skipped, "a checker not exercised in one seed is skipped there")
+	run := j.Suites[2]
+	require.Equal(t, len(wsjudge.Names()), run.Tests)
+	require.Equal(t, len(rep.Coverage.Unmet), run.Failures, "over the run, an unmet obligation is a failure, not a skip")
+	require.Equal(t, 1, run.Skipped, "only the allowed one skips")
+	require.Contains(t, run.Out, "c12-convergence", "the allow-list is printed")
+	for _, c := range run.Cases {
+		switch c.Name {
+		case "c10-single-leader":
+			require.NotNil(t, c.Failure)
+			require.Equal(t, "unmet", c.Failure.Type)
+			require.Contains(t, c.Failure.Text, "--allow-unexercised c10-single-leader")
+		case "c12-convergence":
+			require.NotNil(t, c.Skipped)
+			require.Contains(t, c.Skipped.Message, "allowed")
+		case "c1-completion-observed":
+			require.Nil(t, c.Failure)
+			require.Nil(t, c.Skipped)
+		}
+	}
 }
 
 func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
@@ -237,11 +300,12 @@ func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
 		return nil
 	})
 	dir := t.TempDir()
-	args := []string{"sim", "--seed", "11", "--seeds", "2", "--workspaces", "2", "--duration", "1h", "--coordinators", "3", "--quiet", "0", "--faults", "none", "--replay-dir", dir}
+	args := []string{"sim", "--seed", "11", "--seeds", "2", "--seed-budget", "2", "--workspaces", "2", "--duration", "1h", "--coordinators", "3", "--quiet", "0",
+		"--faults", "none", "--replay-dir", dir}
 	code, out, _ := invoke(t, []Option{check}, args...)
-	require.Equal(t, ExitFailed, code)
+	require.Equal(t, ExitFailed, code, "a failure outranks unmet obligations")
 	require.Contains(t, out, "FAIL seed 12: workspace lost its data")
-	require.Contains(t, out, "rerun:  converge sim --system reference --seed 12 --seeds 1 --workspaces 2 --duration 1h --quiet 0s --faults none --coordinators 3")
+	require.Contains(t, out, "rerun:  converge sim --system reference --seed 12 --seeds 1 --seed-budget 1 --workspaces 2 --duration 1h --quiet 0s --faults none --coordinators 3")
 	path := filepath.Join(dir, "reference-seed-12.json")
 	require.Contains(t, out, "replay: converge replay "+path)
 	require.FileExists(t, path)
@@ -259,7 +323,7 @@ func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
 	require.Equal(t, "another run's file\n", string(kept))
 
 	// --stop-at-first-failure: seed 13 never runs.
-	code, js, _ := invoke(t, []Option{check}, "sim", "--seed", "12", "--seeds", "2", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json", "--replay-dir", dir, "--stop-at-first-failure", "--jobs", "1")
+	code, js, _ := invoke(t, []Option{check}, "sim", "--seed", "12", "--seeds", "2", "--seed-budget", "2", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--faults", "none", "--json", "--replay-dir", dir, "--stop-at-first-failure", "--jobs", "1")
 	require.Equal(t, ExitFailed, code)
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(js), &rep))

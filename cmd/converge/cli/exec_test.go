@@ -45,15 +45,16 @@ func refchildBinary(t *testing.T) string {
 func TestSimExecReplayAndHTML(t *testing.T) {
 	bin := refchildBinary(t)
 	dir := t.TempDir()
-	code, out, errOut := invoke(t, nil, "sim", "--exec", bin, "--seed", "3", "--seeds", "2", "--workspaces", "2",
+	code, out, errOut := invoke(t, nil, "sim", "--exec", bin, "--seed", "3", "--seeds", "2", "--seed-budget", "2", "--workspaces", "2",
 		"--duration", "2h", "--quiet", "0", "--faults", "none", "--json", "--replay-dir", dir)
-	require.Equal(t, ExitOK, code, errOut)
+	require.Equal(t, ExitUnmet, code, "two hours without faults leave obligations unmet: %s", errOut)
 	var rep simReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "exec:"+bin, rep.System)
 
 	// The same seeds in process record the same histories.
-	_, inproc, _ := invoke(t, nil, "sim", "--seed", "3", "--seeds", "2", "--workspaces", "2", "--duration", "2h", "--quiet", "0", "--faults", "none", "--json")
+	_, inproc, _ := invoke(t, nil, "sim", "--seed", "3", "--seeds", "2", "--seed-budget", "2", "--workspaces", "2", "--duration", "2h", "--quiet", "0",
+		"--faults", "none", "--json")
 	var ref simReport
 	require.NoError(t, json.Unmarshal([]byte(inproc), &ref))
 	for i := range rep.Runs {

@@ -128,6 +128,7 @@ func newOracleViolation(v judge.Violation, genesis time.Time) oracleViolation {
 type oracleSimOptions struct {
 	oracleShape
 	seedRange
+	evidence
 	mutant string
 	json   bool
 	junit  string
@@ -135,11 +136,15 @@ type oracleSimOptions struct {
 
 // oracleRun is one seed's line of the report.
 type oracleRun struct {
-	Seed          uint64            `json:"seed"`
-	Pass          bool              `json:"pass"`
-	Hash          string            `json:"hash"`
-	Records       int64             `json:"records"`
-	WallMS        int64             `json:"wall_ms"`
+	Seed    uint64 `json:"seed"`
+	Pass    bool   `json:"pass"`
+	Hash    string `json:"hash"`
+	Records int64  `json:"records"`
+	WallMS  int64  `json:"wall_ms"`
+	// Exercised counts, per checker, how often its situation arose in
+	// this seed; Steering is what coverage steering forced on.
+	Exercised     map[string]int    `json:"exercised"`
+	Steering      *engine.Steering  `json:"steering,omitempty"`
 	Violations    []oracleViolation `json:"violations,omitempty"`
 	Failures      []string          `json:"failures,omitempty"`
 	ReplayFile    string            `json:"replay_file,omitempty"`
@@ -149,14 +154,21 @@ type oracleRun struct {
 
 // oracleSimReport is the oracle sim command's JSON form.
 type oracleSimReport struct {
-	System       string            `json:"system"`
-	Runs         []oracleRun       `json:"runs"`
-	Passed       int               `json:"passed"`
-	Failed       int               `json:"failed"`
-	Verdicts     map[string]string `json:"verdicts"`
-	NotExercised []string          `json:"not_exercised"`
-	Errors       []string          `json:"errors,omitempty"`
-	Interrupted  bool              `json:"interrupted,omitempty"`
+	System string `json:"system"`
+	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
+	// evidence.
+	MinExercised     int               `json:"min_exercised"`
+	SeedBudget       int               `json:"seed_budget"`
+	AllowUnexercised []string          `json:"allow_unexercised"`
+	Runs             []oracleRun       `json:"runs"`
+	Passed           int               `json:"passed"`
+	Failed           int               `json:"failed"`
+	Verdicts         map[string]string `json:"verdicts"`
+	NotExercised     []string          `json:"not_exercised"`
+	// Coverage is each checker's obligation over every seed.
+	Coverage    *claimReport `json:"coverage"`
+	Errors      []string     `json:"errors,omitempty"`
+	Interrupted bool         `json:"interrupted,omitempty"`
 }
 
 func (c *config) oracleSimCommand() *cobra.Command {
@@ -172,8 +184,22 @@ The checkers O1–O28 judge each run's history. Each seed runs twice and fails
 if the two history hashes differ. A failing seed writes a replay file (never
 overwriting another) and prints the command that replays it.
 
-Output: one line per seed, then each checker's verdict over every seed: pass,
-VIOLATED, or "not exercised" (its situation never arose).`,
+A pass is evidence: each checker's situation (its obligation, ORACLE-SPEC
+5.3) must arise at least --min-exercised times over the run. --seeds is the
+minimum: while an obligation is unmet the run goes on, up to --seed-budget
+seeds in batches of --batch, steering each batch's seeds toward the unmet
+obligations (half their faults drawn among the fault kinds that tend to
+produce them, and world shapes such as more requests than the pool). The
+steering depends only on the batches before, never on --jobs; a steered
+seed's replay file records it. --allow-unexercised names checkers that may
+stay unmet; every report prints them.
+
+Output: one line per seed, then the coverage table: each checker's verdict
+over every seed (pass, VIOLATED, NOT EXERCISED, UNMET), how often its
+situation arose, in how many seeds and first in which.
+
+Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
+2 bad usage, 3 the run could not be carried out, 130 interrupted.`,
 		Example: `  converge oracle sim --seeds 100
   converge oracle sim --seed 7 --seeds 1 --requests 20 --duration 1h --json
   converge oracle sim --mutant no-resync-on-32 --seeds 5`,
@@ -189,6 +215,7 @@ VIOLATED, or "not exercised" (its situation never arose).`,
 	o.oracleShape.register(cmd)
 	f := cmd.Flags()
 	o.seedRange.register(f)
+	o.evidence.register(f)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
@@ -206,6 +233,9 @@ func (o *oracleSimOptions) validate() error {
 		if err := checkWritable("--junit", o.junit); err != nil {
 			return err
 		}
+	}
+	if err := o.evidence.validate(o.seeds, o.seed, oraclejudge.Names()); err != nil {
+		return err
 	}
 	_, err := oracleSystem(o.mutant)
 	return err
@@ -235,66 +265,82 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}}
+	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}, MinExercised: o.minExercised, SeedBudget: o.budget,
+		AllowUnexercised: append([]string{}, o.allow...)}
 	tally := judge.NewTally(oraclejudge.Names())
-	seeds := engine.Shard{}.Seeds(o.seed, o.seeds)
+	minimum := o.seeds
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
 	status := progress{w: c.progress}
 	type outcome struct {
 		res *oraclesim.Result
 		err error
+		opt oraclesim.Options
 	}
-	engine.RunSeeds(ctx, seeds, o.jobs, c.now, func(ctx context.Context, seed uint64) (outcome, error) {
-		res, err := runTwice(ctx, o.options(seed, system))
-		if err != nil && !errors.Is(err, errNondeterministic) {
-			return outcome{}, err
-		}
-		return outcome{res, err}, nil
-	}, func(out engine.Outcome[outcome]) bool {
-		if out.Err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
-			return false
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		res := out.R.res
-		r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report}
-		for _, v := range res.Report.Violations {
-			r.Violations = append(r.Violations, newOracleViolation(v, oraclesim.Genesis))
-		}
-		if out.R.err != nil {
-			r.Failures = append(r.Failures, out.R.err.Error())
-		}
-		r.Pass = len(r.Violations) == 0 && len(r.Failures) == 0
-		if !r.Pass {
-			rep.Failed++
-			path, err := c.saveOracleReplay(o, system, res)
-			if err != nil {
-				r.Failures = append(r.Failures, "replay file not written: "+err.Error())
-			} else {
-				r.ReplayFile, r.ReplayCommand = path, c.commandLine("oracle", "replay", absPath(path))
+	camp := engine.Campaign[outcome]{
+		Seeds: engine.Shard{}.Seeds(o.seed, o.budget), Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
+		Steerer: oraclesim.NewSteerer(o.rule()),
+		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
+			opt := o.options(seed, system)
+			opt.Steering = st
+			res, err := runTwice(ctx, opt)
+			if err != nil && !errors.Is(err, errNondeterministic) {
+				return outcome{}, err
 			}
-		} else {
-			rep.Passed++
-		}
-		tally.Add(res.Report)
-		rep.Runs = append(rep.Runs, r)
-		junit.Suites = append(junit.Suites, oracleSuite(rep.System, r, out.Wall))
-		if !o.json {
-			status.clear()
-			writeOracleRun(c.stdout, r)
-		}
-		status.show("[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), rep.Failed)
-		return !(o.stopFirst && !r.Pass)
-	})
+			return outcome{res, err, opt}, nil
+		},
+		Sample: func(_ uint64, st *engine.Steering, out outcome) engine.Sample { return oraclesim.Sample(st, out.res) },
+		Emit: func(out engine.Outcome[outcome], st *engine.Steering) bool {
+			if out.Err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
+				return false
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			res := out.R.res
+			r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report,
+				Exercised: res.Report.Exercised, Steering: st}
+			for _, v := range res.Report.Violations {
+				r.Violations = append(r.Violations, newOracleViolation(v, oraclesim.Genesis))
+			}
+			if out.R.err != nil {
+				r.Failures = append(r.Failures, out.R.err.Error())
+			}
+			r.Pass = len(r.Violations) == 0 && len(r.Failures) == 0
+			if !r.Pass {
+				rep.Failed++
+				path, err := c.saveOracleReplay(o, out.R.opt, res)
+				if err != nil {
+					r.Failures = append(r.Failures, "replay file not written: "+err.Error())
+				} else {
+					r.ReplayFile, r.ReplayCommand = path, c.commandLine("oracle", "replay", absPath(path))
+				}
+			} else {
+				rep.Passed++
+			}
+			tally.AddSeed(out.Seed, res.Report)
+			rep.Runs = append(rep.Runs, r)
+			junit.Suites = append(junit.Suites, oracleSuite(rep.System, r, out.Wall))
+			if !o.json {
+				status.clear()
+				writeOracleRun(c.stdout, r)
+			}
+			showProgress(&status, len(rep.Runs), minimum, rep.Failed)
+			return !(o.stopFirst && !r.Pass)
+		},
+		Settled: func() bool { return rep.Failed > 0 },
+	}
+	end := camp.Go(ctx)
 	status.clear()
 	rep.Interrupted = ctx.Err() != nil
-	for _, n := range oraclejudge.Names() {
-		rep.Verdicts[n] = string(tally.Verdict(n))
+	claim := tally.Claim(oraclesim.Obligations(), o.rule())
+	rep.Coverage = newClaimReport(claim, end.Steered, o.budget)
+	for _, st := range claim.Standings {
+		rep.Verdicts[st.Checker] = string(st.Verdict)
 	}
 	rep.NotExercised = tally.NotExercised()
 	if o.junit != "" {
+		junit.Suites = append(junit.Suites, claimSuite("checkers over every seed", "oracle."+rep.System, claim))
 		if err := writeFile(o.junit, junit.Write); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
@@ -313,12 +359,14 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		return exitWith(ExitInterrupted)
 	case rep.Failed > 0:
 		return exitWith(ExitFailed)
+	case len(rep.Coverage.Unmet) > 0:
+		return exitWith(ExitUnmet)
 	}
 	return nil
 }
 
-func (c *config) saveOracleReplay(o *oracleSimOptions, system oraclesim.System, res *oraclesim.Result) (string, error) {
-	f := oraclesim.NewReplay(o.options(res.Seed, system), o.mutant, res)
+func (c *config) saveOracleReplay(o *oracleSimOptions, opt oraclesim.Options, res *oraclesim.Result) (string, error) {
+	f := oraclesim.NewReplay(opt, o.mutant, res)
 	if err := os.MkdirAll(o.replayDir, 0o755); err != nil {
 		return "", fmt.Errorf("replay dir: %w", err)
 	}
@@ -342,7 +390,7 @@ func oracleSuite(system string, r oracleRun, wall time.Duration) engine.JUnitSui
 			}
 			jc.Failure = &engine.JUnitFailure{Message: n + " violated", Text: strings.Join(msgs, "\n")}
 		case judge.NotExercised:
-			jc.Skipped = &engine.JUnitSkipped{Message: "not exercised"}
+			jc.Skipped = &engine.JUnitSkipped{Message: "not exercised in this seed (the run's verdict is in the suite \"checkers over every seed\")"}
 		}
 		s.Add(jc)
 	}
@@ -359,6 +407,9 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 		status = "FAIL"
 	}
 	fmt.Fprintf(w, "seed %-6d %-4s  hash %s  %7d records  %5d ms\n", r.Seed, status, r.Hash[:16], r.Records, r.WallMS)
+	if r.Steering != nil {
+		fmt.Fprintf(w, "    steered toward %s: %s\n", r.Steering.Target, r.Steering)
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "    %s: %s %s\n", v.Checker, v.Subject, v.Message)
 	}
@@ -372,9 +423,7 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 
 func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
 	fmt.Fprintf(w, "\n%s: %d seeds, %d passed, %d failed\n", rep.System, len(rep.Runs), rep.Passed, rep.Failed)
-	for _, n := range oraclejudge.Names() {
-		fmt.Fprintf(w, "  %-22s %s\n", n, rep.Verdicts[n])
-	}
+	writeCoverage(w, rep.Coverage, len(rep.Runs), nil)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
 	}

@@ -23,7 +23,8 @@ func TestOracleHelp(t *testing.T) {
 	}
 	_, simHelp, _ := invoke(t, nil, "oracle", "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--requests", "--duration", "--quiet", "--faults", "--ops", "--pool-size",
-		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure"} {
+		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure", "--min-exercised", "--seed-budget",
+		"--allow-unexercised", "5 an obligation unmet"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
 }
@@ -31,8 +32,8 @@ func TestOracleHelp(t *testing.T) {
 func TestOracleSimJSONAndJUnit(t *testing.T) {
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "oracle.xml")
-	code, out, errOut := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--json", "--junit", junit, "--replay-dir", dir)
-	require.Equal(t, ExitOK, code, errOut)
+	code, out, errOut := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--seed-budget", "3", "--json", "--junit", junit, "--replay-dir", dir)
+	require.Equal(t, ExitUnmet, code, "three seeds leave obligations unmet: %s", errOut)
 	var rep oracleSimReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "reference", rep.System)
@@ -44,16 +45,22 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 		require.Len(t, r.Hash, 2*record.HashSize)
 	}
 	require.Equal(t, "pass", rep.Verdicts["o17-wire"])
+	require.Positive(t, rep.Runs[0].Exercised["o17-wire"])
+	require.NotEmpty(t, rep.Coverage.Unmet)
+	for _, n := range rep.Coverage.Unmet {
+		require.Contains(t, []string{"not exercised", "unmet"}, rep.Verdicts[n])
+	}
 	raw, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	var suites engine.JUnitSuites
 	require.NoError(t, xml.Unmarshal(raw, &suites))
-	require.Len(t, suites.Suites, 3)
+	require.Len(t, suites.Suites, 4, "a suite per seed and the run's")
 	require.Zero(t, suites.Suites[0].Failures)
+	require.Equal(t, len(rep.Coverage.Unmet), suites.Suites[3].Failures, "an unmet obligation fails the run's suite")
 
 	// The same seeds give the same hashes whatever --jobs.
-	code, again, _ := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--json", "--jobs", "1", "--replay-dir", dir)
-	require.Equal(t, ExitOK, code)
+	code, again, _ := invoke(t, nil, "oracle", "sim", "--seeds", "3", "--seed-budget", "3", "--json", "--jobs", "1", "--replay-dir", dir)
+	require.Equal(t, ExitUnmet, code)
 	var rep2 oracleSimReport
 	require.NoError(t, json.Unmarshal([]byte(again), &rep2))
 	for i := range rep.Runs {
@@ -66,7 +73,7 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 // violation; the workspace replay command refuses it.
 func TestOracleMutantFailsAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	code, out, _ := invoke(t, nil, "oracle", "sim", "--mutant", "nonce-not-plus-one", "--seeds", "1", "--replay-dir", dir)
+	code, out, _ := invoke(t, nil, "oracle", "sim", "--mutant", "nonce-not-plus-one", "--seeds", "1", "--seed-budget", "1", "--replay-dir", dir)
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, out, "FAIL")
 	require.Contains(t, out, "o2-nonce-bounds")
@@ -206,6 +213,8 @@ func TestOracleUsageErrors(t *testing.T) {
 		{"oracle", "sim", "--duration", "1s"},
 		{"oracle", "sim", "--mutant", "zzz"},
 		{"oracle", "sim", "--seeds", "0"},
+		{"oracle", "sim", "--allow-unexercised", "o99-nothing"},
+		{"oracle", "sim", "--min-exercised", "-1"},
 		{"oracle", "sim", "--faults", "-1"},
 		{"oracle", "mutants", "--mutant", "zzz"},
 		{"oracle", "sim", "--mutant", "success-leaves-job-pending"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wsconverge/converge/judge"
 	oraclejudge "github.com/wsconverge/converge/judge/oracle"
 	"github.com/wsconverge/converge/sim/engine"
 	oracleconform "github.com/wsconverge/converge/sim/oracle/conform"
@@ -23,6 +24,7 @@ func (c *config) oracleConformCommand() *cobra.Command {
 	var daemon, args, configPath, keyFormat, keyCmd, junit, dir string
 	var seed uint64
 	var short, asJSON, admitUnverified bool
+	var allow []string
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "judge an oracle daemon binary black-box through a CometBFT RPC façade",
@@ -89,8 +91,16 @@ budget; the script stops at its limit of 140 s (--short: 75 s) and then
 only the final SIGTERM step runs (up to 30 s), so no run takes more than
 about 3 minutes.
 
+A pass is evidence: every checker's situation must arise at least once,
+except those on the allow-list, printed in every report with why. By default
+it is the scenario's own list of checkers it cannot reach (O15, white-box
+only; O20, O26, O27 for the full scenario; most of them for --short);
+--allow-unexercised replaces it ("" demands every checker).
+
 Exit status: 0 every contract held, 1 a violation, 2 bad usage, 3 the run
-could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
+could not be carried out, 4 a diagnostic run (--admit-unverified) finished,
+5 a checker's situation never arose and the allow-list does not name it
+(nothing violated).`,
 		Example: `  converge oracle conform --daemon "converge oracled"
   converge oracle conform --daemon ./mydaemon --args "start --home {home} --node {endpoint}" --junit conform.xml
   converge oracle conform --daemon "converge oracled" --short --json
@@ -152,6 +162,12 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 			if short {
 				opts.Script = oracleconform.ShortScript()
 			}
+			if cmd.Flags().Changed("allow-unexercised") {
+				opts.Allow = append([]string{}, allow...)
+				if err := (judge.Rule{Allow: opts.Allow}).Check(oraclejudge.Names()); err != nil {
+					return usagef("--allow-unexercised: %v", err)
+				}
+			}
 			if c.progress != nil {
 				fmt.Fprintf(c.progress, "judging %q in real time (at most %s)…\n", strings.Join(prof.Argv, " "), runLength(opts.Script))
 			}
@@ -186,6 +202,8 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 				return exitWith(ExitDiagnostic)
 			case res.Failed():
 				return exitWith(ExitFailed)
+			case len(res.Unexercised()) > 0:
+				return exitWith(ExitUnmet)
 			}
 			return nil
 		},
@@ -202,6 +220,7 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished.`,
 	f.StringVar(&dir, "dir", "", "keep the sandbox (the daemon's home, config, key and whole output) in this directory")
 	f.Uint64Var(&seed, "seed", 1, "names the keys and seeds the data sources")
 	f.BoolVar(&short, "short", false, "the short scenario: code 13, an intruder, a crash and restart, SIGTERM")
+	f.StringSliceVar(&allow, "allow-unexercised", nil, "checkers that may stay unexercised (default: those the scenario cannot reach; \"\" for none)")
 	return cmd
 }
 
@@ -222,7 +241,14 @@ type conformReport struct {
 	OutputKept bool              `json:"output_kept"`
 	DurationMS int64             `json:"duration_ms"`
 	Verdicts   map[string]string `json:"verdicts"`
-	Violations []oracleViolation `json:"violations,omitempty"`
+	// Coverage is each checker's obligation, how often it arose and
+	// whether the allow-list names it; Unexercised the checkers whose
+	// situation never arose that it does not name (a run with one is not
+	// a pass); AllowedWhy why the scenario cannot reach each it declares.
+	Coverage    *judge.Claim      `json:"coverage"`
+	Unexercised []string          `json:"unexercised"`
+	AllowedWhy  map[string]string `json:"allowed_why,omitempty"`
+	Violations  []oracleViolation `json:"violations,omitempty"`
 	// Unmet are the script's waits the daemon did not meet; Problems the
 	// harness's findings outside the checkers (a run with one fails).
 	Unmet    []string      `json:"unmet,omitempty"`
@@ -250,7 +276,8 @@ func newConformReport(daemon string, res *oracleconform.Result) conformReport {
 	rep := conformReport{Daemon: daemon, Pass: res.Passed(), Diagnostic: res.Diagnostic, Summary: res.Summary,
 		Command: res.Command, ConfigPath: res.ConfigPath, KeyFiles: res.KeyFiles, Lifetimes: res.Lifetimes,
 		OutputKept: !res.SandboxRemoved, DurationMS: res.Duration.Milliseconds(),
-		Verdicts: map[string]string{}, Unmet: res.Unmet, Problems: res.Problems, Steps: []conformStep{},
+		Verdicts: map[string]string{}, Coverage: res.Claim, Unexercised: append([]string{}, res.Unexercised()...), AllowedWhy: res.Why,
+		Unmet: res.Unmet, Problems: res.Problems, Steps: []conformStep{},
 		HarnessLateMS: res.MaxStall.Milliseconds(), DaemonCPUWaitMS: res.MaxWait.Milliseconds(),
 		Stalled: res.Stalled(), Starved: res.Starved()}
 	for _, n := range oraclejudge.Names() {

@@ -28,6 +28,7 @@ func TestOracleConformUsage(t *testing.T) {
 		{[]string{"--config-path", "/etc/oracled/config.toml"}, "is not inside the sandbox home; a daemon that reads its config from a fixed path needs a wrapper"},
 		{[]string{"--key-cmd", "add {keyname}"}, "key command: unknown placeholder {keyname}"},
 		{[]string{"--args", `"open`}, "--args: unterminated double quote"},
+		{[]string{"--allow-unexercised", "o99-nothing"}, `--allow-unexercised: unknown checker "o99-nothing"`},
 	} {
 		code, out, errOut := invoke(t, nil, append([]string{"oracle", "conform", "--daemon", "mydaemon"}, tc.args...)...)
 		require.Equal(t, ExitUsage, code, "%v", tc.args)
@@ -47,7 +48,7 @@ func TestOracleConformHelp(t *testing.T) {
 	require.Equal(t, ExitOK, code)
 	for _, want := range []string{"{home}", "{config}", "{endpoint}", "{ws}", "{chain_id}", "{key_name}", "no gRPC",
 		"--args", "--config-path", "--key-format", "cosmos-test-keyring", "converge-json", "--admit-unverified",
-		"4 a diagnostic run", "time converge oracle conform", "wrap.sh", `exec /usr/local/bin/oracled "$@"`} {
+		"4 a diagnostic run", "5 a checker's situation never arose", "--allow-unexercised", "time converge oracle conform", "wrap.sh", `exec /usr/local/bin/oracled "$@"`} {
 		require.Contains(t, out, want)
 	}
 }
@@ -121,6 +122,10 @@ func TestOracleConformJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
 	require.False(t, rep.Pass)
 	require.Equal(t, "violated", rep.Verdicts["o14-shutdown"])
+	require.NotNil(t, rep.Coverage, "each checker's obligation and count")
+	require.Contains(t, rep.Coverage.Allowed, "o15-shutdown-order", "the short script's declared allow-list")
+	require.Contains(t, rep.AllowedWhy["o15-shutdown-order"], "white-box")
+	require.NotNil(t, rep.Unexercised)
 	require.NotEmpty(t, rep.Violations)
 	require.Equal(t, "o14-shutdown", rep.Violations[0].Checker)
 	require.Regexp(t, `^\+\d\d:\d\d:\d\d`, rep.Violations[0].At)

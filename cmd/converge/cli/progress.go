@@ -31,3 +31,13 @@ func (p *progress) clear() {
 	fmt.Fprint(p.w, "\r\033[K")
 	p.shown = false
 }
+
+// showProgress shows how many seeds are done of the minimum, and past it
+// that steered seeds are running toward unmet obligations.
+func showProgress(p *progress, done, minimum, failed int) {
+	if done <= minimum {
+		p.show("[%d/%d] seeds done, %d failed …", done, minimum, failed)
+		return
+	}
+	p.show("[%d/%d+%d] seeds done, %d failed, steering toward unmet obligations …", done, minimum, done-minimum, failed)
+}

@@ -45,23 +45,23 @@ func requireProgressCleared(t *testing.T, stream string, status *regexp.Regexp, 
 }
 
 func TestSimProgressIsErasedBeforeEachRunLine(t *testing.T) {
-	code, stream := invokeOnTerminal(t, "sim", "--seed", "3", "--seeds", "3", "--workspaces", "2", "--duration", "30m",
+	code, stream := invokeOnTerminal(t, "sim", "--seed", "3", "--seeds", "3", "--seed-budget", "3", "--workspaces", "2", "--duration", "30m",
 		"--quiet", "0", "--faults", "none", "--jobs", "2")
-	require.Equal(t, ExitOK, code, stream)
+	require.Equal(t, ExitUnmet, code, stream)
 	requireProgressCleared(t, stream, regexp.MustCompile(`\[\d/3\] seeds done, 0 failed …`), 3)
 	require.Contains(t, stream, "total: 3 seeds: 3 passed, 0 failed")
 }
 
 func TestOracleSimProgressIsErasedBeforeEachRunLine(t *testing.T) {
-	code, stream := invokeOnTerminal(t, "oracle", "sim", "--seeds", "2", "--requests", "3", "--duration", "2m",
+	code, stream := invokeOnTerminal(t, "oracle", "sim", "--seeds", "2", "--seed-budget", "2", "--requests", "3", "--duration", "2m",
 		"--quiet", "1m", "--replay-dir", t.TempDir())
-	require.Equal(t, ExitOK, code, stream)
+	require.Equal(t, ExitUnmet, code, stream)
 	requireProgressCleared(t, stream, regexp.MustCompile(`\[\d/2\] seeds done, 0 failed …`), 2)
 
 	// Not on a terminal: no status at all.
-	code, out, errOut := invoke(t, nil, "oracle", "sim", "--seeds", "1", "--requests", "3", "--duration", "2m",
+	code, out, errOut := invoke(t, nil, "oracle", "sim", "--seeds", "1", "--seed-budget", "1", "--requests", "3", "--duration", "2m",
 		"--quiet", "1m", "--replay-dir", t.TempDir())
-	require.Equal(t, ExitOK, code, errOut)
+	require.Equal(t, ExitUnmet, code, errOut)
 	require.Empty(t, errOut)
 	require.NotContains(t, out, "seeds done")
 }

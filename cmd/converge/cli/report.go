@@ -13,26 +13,56 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/judge"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
 // simReport is the sim command's whole report (also its JSON form).
 type simReport struct {
-	System       string      `json:"system"`
-	Workspaces   int         `json:"workspaces"`
-	Duration     string      `json:"duration"`
-	Quiet        string      `json:"quiet"`
-	Faults       string      `json:"faults"`
-	Coordinators int         `json:"coordinators"`
-	Jobs         int         `json:"jobs"`
-	Shard        string      `json:"shard,omitempty"`
-	Runs         []runReport `json:"runs"`
-	Total        totalReport `json:"total"`
-	Interrupted  bool        `json:"interrupted,omitempty"`
+	System       string `json:"system"`
+	Workspaces   int    `json:"workspaces"`
+	Duration     string `json:"duration"`
+	Quiet        string `json:"quiet"`
+	Faults       string `json:"faults"`
+	Coordinators int    `json:"coordinators"`
+	Jobs         int    `json:"jobs"`
+	Shard        string `json:"shard,omitempty"`
+	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
+	// evidence (--min-exercised, --seed-budget, --allow-unexercised).
+	MinExercised     int         `json:"min_exercised"`
+	SeedBudget       int         `json:"seed_budget"`
+	AllowUnexercised []string    `json:"allow_unexercised"`
+	Runs             []runReport `json:"runs"`
+	Total            totalReport `json:"total"`
+	// Coverage is each checker's obligation over every seed, and what
+	// steering did; StateEdges and FaultEdges the state-edge matrix.
+	Coverage    *claimReport `json:"coverage"`
+	StateEdges  edgeReport   `json:"state_edges"`
+	FaultEdges  edgeReport   `json:"fault_edges"`
+	Interrupted bool         `json:"interrupted,omitempty"`
 	// Errors are runs that could not be carried out.
 	Errors []string `json:"errors,omitempty"`
 
-	tally *wssim.Tally
+	tally      *wssim.Tally
+	stateEdges map[string]int
+	faultEdges map[string]int
+	faultMix   wssim.FaultMix
+}
+
+// edgeReport is one half of the state-edge matrix over every seed: each
+// edge gone through with its count, and every edge never gone through.
+type edgeReport struct {
+	Total     int            `json:"total"`
+	Seen      map[string]int `json:"seen"`
+	NeverSeen []string       `json:"never_seen"`
+}
+
+func newEdgeReport(all []string, seen map[string]int) edgeReport {
+	unseen := wssim.Unseen(all, seen)
+	if unseen == nil {
+		unseen = []string{}
+	}
+	return edgeReport{Total: len(all), Seen: seen, NeverSeen: unseen}
 }
 
 // violationReport is one contract violation of a run.
@@ -71,6 +101,11 @@ type runReport struct {
 	Failures      []string          `json:"failures,omitempty"`
 	Violations    []violationReport `json:"violations,omitempty"`
 	Timeline      []string          `json:"timeline,omitempty"`
+	// Exercised counts, per checker, how often its situation arose in
+	// this seed; Steering is what coverage steering forced on (none for
+	// an unsteered seed).
+	Exercised map[string]int   `json:"exercised"`
+	Steering  *engine.Steering `json:"steering,omitempty"`
 	// Rerun reruns the seed from the command line; ReplayFile is the
 	// replay file written for a failing seed and ReplayCommand replays it.
 	Rerun         string `json:"rerun,omitempty"`
@@ -80,10 +115,20 @@ type runReport struct {
 
 // checkerReport is one checker's verdict over every seed.
 type checkerReport struct {
-	Name          string `json:"name"`
-	Contract      string `json:"contract"`
-	Verdict       string `json:"verdict"`
+	Name     string `json:"name"`
+	Contract string `json:"contract"`
+	// Verdict is pass, violated, warned, not exercised or unmet (its
+	// situation arose fewer than --min-exercised times).
+	Verdict string `json:"verdict"`
+	// Situation is the checker's obligation; Exercised how often it
+	// arose, in Seeds seeds, first in FirstSeed; Met whether that is at
+	// least --min-exercised; Allowed whether --allow-unexercised names it.
+	Situation     string `json:"situation"`
 	Exercised     int    `json:"exercised"`
+	Seeds         int    `json:"seeds"`
+	FirstSeed     uint64 `json:"first_seed,omitempty"`
+	Met           bool   `json:"met"`
+	Allowed       bool   `json:"allowed,omitempty"`
 	Violations    int    `json:"violations"`
 	ViolatedSeeds int    `json:"violated_seeds"`
 	// Figures are the checker's measurements (not verdicts): each one's
@@ -129,16 +174,20 @@ func newSimReport(o *simOptions, system string) *simReport {
 		Coordinators: o.coordinators,
 		Jobs:         o.jobs,
 		Shard:        o.shard.String(),
-		Runs:         []runReport{},
-		Total:        totalReport{Ops: map[string]int{}, Display: map[string]int{}},
-		tally:        wssim.NewTally(),
+		MinExercised: o.minExercised, SeedBudget: o.budget, AllowUnexercised: append([]string{}, o.allow...),
+		Runs:       []runReport{},
+		Total:      totalReport{Ops: map[string]int{}, Display: map[string]int{}},
+		tally:      wssim.NewTally(),
+		stateEdges: map[string]int{},
+		faultEdges: map[string]int{},
+		faultMix:   o.faults,
 	}
 }
 
 // runsPerSeed: wssim.Check runs every seed twice.
 const runsPerSeed = 2
 
-func (c *config) newRunReport(o *simOptions, res wssim.Result, err error, wall time.Duration) runReport {
+func (c *config) newRunReport(o *simOptions, res wssim.Result, err error, wall time.Duration, st *engine.Steering) runReport {
 	r := runReport{
 		Seed:          res.Seed,
 		SimHours:      res.SimDuration.Hours(),
@@ -155,6 +204,11 @@ func (c *config) newRunReport(o *simOptions, res wssim.Result, err error, wall t
 		Pass:          err == nil && res.OK(),
 		Failures:      res.Failures,
 		Timeline:      res.Tail,
+		Exercised:     map[string]int{},
+		Steering:      st,
+	}
+	if res.Report != nil {
+		r.Exercised = res.Report.Exercised
 	}
 	if res.Plan != nil {
 		for _, k := range res.Plan.Faults {
@@ -175,7 +229,7 @@ func (c *config) newRunReport(o *simOptions, res wssim.Result, err error, wall t
 		r.Failures = []string{err.Error()}
 	}
 	if !r.Pass {
-		r.Rerun = c.rerunCommand(o, res.Seed)
+		r.Rerun = c.rerunCommand(o, res.Seed, st)
 	}
 	return r
 }
@@ -202,7 +256,13 @@ func violationReports(res wssim.Result, start time.Time) []violationReport {
 
 func (rep *simReport) add(r runReport, res wssim.Result) {
 	rep.Runs = append(rep.Runs, r)
-	rep.tally.Add(res.Report)
+	rep.tally.AddSeed(r.Seed, res.Report)
+	for e, n := range res.StateEdges {
+		rep.stateEdges[e] += n
+	}
+	for e, n := range res.FaultEdges {
+		rep.faultEdges[e] += n
+	}
 	t := &rep.Total
 	t.Seeds++
 	t.SimHours += r.SimHours
@@ -222,25 +282,33 @@ func (rep *simReport) add(r runReport, res wssim.Result) {
 }
 
 // finish computes the totals over the seeds run, wall being the whole
-// command's wall time, and each checker's verdict.
-func (rep *simReport) finish(wall time.Duration, planned int) {
+// command's wall time, each checker's verdict against its obligation,
+// and the edges never seen; planned is the minimum of seeds (--seeds),
+// steered the seeds steering ran.
+func (rep *simReport) finish(wall time.Duration, planned, steered int, o *simOptions) {
 	t := &rep.Total
 	t.WallSeconds = wall.Seconds()
 	t.Speed = speed(time.Duration(runsPerSeed*t.SimHours*float64(time.Hour)), wall)
 	if wall > 0 {
 		t.SeedsPerMinute = math.Round(float64(t.Seeds)/wall.Minutes()*10) / 10
 	}
-	t.NotRun = planned - t.Seeds
-	t.Checkers = checkerReports(rep.tally)
+	t.NotRun = max(planned-t.Seeds, 0)
+	claim := rep.tally.Claim(wssim.Obligations(), o.rule())
+	rep.Coverage = newClaimReport(claim, steered, o.budget)
+	t.Checkers = checkerReports(rep.tally, claim)
+	rep.StateEdges = newEdgeReport(wssim.StateEdges(), rep.stateEdges)
+	rep.FaultEdges = newEdgeReport(wssim.FaultEdges(rep.faultMix), rep.faultEdges)
 }
 
-func checkerReports(t *wssim.Tally) []checkerReport {
+func checkerReports(t *wssim.Tally, claim *judge.Claim) []checkerReport {
 	var out []checkerReport
 	for _, c := range wsjudge.All() {
 		n := c.Name()
+		st, _ := claim.Standing(n)
 		cr := checkerReport{
-			Name: n, Contract: c.Contract(), Verdict: string(t.Verdict(n)),
-			Exercised: t.Exercised[n], Violations: t.Violations[n], ViolatedSeeds: t.ViolatedRuns[n],
+			Name: n, Contract: c.Contract(), Verdict: string(st.Verdict), Situation: st.Situation,
+			Exercised: t.Exercised[n], Seeds: st.Seeds, FirstSeed: st.First, Met: st.Met, Allowed: st.Allowed,
+			Violations: t.Violations[n], ViolatedSeeds: t.ViolatedRuns[n],
 		}
 		for _, f := range wsjudge.FiguresOf(c) {
 			key := n + "." + f
@@ -343,6 +411,9 @@ func writeRun(w io.Writer, r runReport) {
 		fmt.Fprintf(w, " %4d", r.Display[string(d.state)])
 	}
 	fmt.Fprintf(w, "  %-4s %s\n", det, verdict(r.Pass))
+	if r.Steering != nil {
+		fmt.Fprintf(w, "  steered toward %s: %s\n", r.Steering.Target, r.Steering)
+	}
 	if r.Pass {
 		return
 	}
@@ -408,28 +479,46 @@ func writeTotal(w io.Writer, rep *simReport) {
 		t.SimHours, t.WallSeconds, t.Speed, t.SeedsPerMinute)
 	fmt.Fprintf(w, "  ops:     %s\n", countsString(t.Ops, contracts.AllOperations))
 	fmt.Fprintf(w, "  final:   %s; %d terminal errors\n", countsString(t.Display, contracts.AllDisplay), t.Errors)
-	writeCheckers(w, t.Checkers)
+	writeCoverage(w, rep.Coverage, t.Seeds, func(name string) []string {
+		for _, c := range t.Checkers {
+			if c.Name != name {
+				continue
+			}
+			var out []string
+			for _, f := range c.Figures {
+				out = append(out, fmt.Sprintf("figure %s: %.1f in all, at most %.1f in one seed", f.Name, f.Total, f.Max))
+			}
+			return out
+		}
+		return nil
+	})
+	writeEdges(w, "state edges", rep.StateEdges)
+	writeEdges(w, "fault edges", rep.FaultEdges)
 	if rep.Interrupted {
 		fmt.Fprintln(w, "interrupted: not every seed ran")
 	}
 }
 
-// writeCheckers prints each checker's verdict over every seed.
-func writeCheckers(w io.Writer, cs []checkerReport) {
-	fmt.Fprintln(w, "checkers (verdict over every seed; exercised = situations judged):")
-	for _, c := range cs {
-		switch judge.Verdict(c.Verdict) {
-		case judge.Violated:
-			fmt.Fprintf(w, "  %-24s %-6s VIOLATED in %d seed(s), %d violation(s)\n", c.Name, c.Contract, c.ViolatedSeeds, c.Violations)
-		case judge.NotExercised:
-			fmt.Fprintf(w, "  %-24s %-6s not exercised\n", c.Name, c.Contract)
-		default:
-			fmt.Fprintf(w, "  %-24s %-6s %-8s exercised %d\n", c.Name, c.Contract, c.Verdict, c.Exercised)
-		}
-		for _, f := range c.Figures {
-			fmt.Fprintf(w, "  %-24s %-6s figure   %s: %.1f in all, at most %.1f in one seed\n", "", "", f.Name, f.Total, f.Max)
-		}
+// maxEdgeText bounds the never-seen edges a text report lists (--json
+// lists them all).
+const maxEdgeText = 600
+
+// writeEdges prints how much of one half of the state-edge matrix the
+// seeds went through, and compactly the edges they never did.
+func writeEdges(w io.Writer, what string, er edgeReport) {
+	if er.Total == 0 {
+		return
 	}
+	head := fmt.Sprintf("%s: %d of %d seen", what, er.Total-len(er.NeverSeen), er.Total)
+	if len(er.NeverSeen) == 0 {
+		fmt.Fprintln(w, head)
+		return
+	}
+	text := wssim.CompactEdges(er.NeverSeen)
+	if len(text) > maxEdgeText {
+		text = text[:strings.LastIndexByte(text[:maxEdgeText], ' ')] + " … (all in --json)"
+	}
+	wrap(w, "  ", head+"; never seen: "+text)
 }
 
 func writeJSON(w io.Writer, v any) error {

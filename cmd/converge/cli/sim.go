@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wsconverge/converge/contracts/ports"
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver"
@@ -73,6 +74,9 @@ type simOptions struct {
 	runShape
 	target
 	seedRange
+	evidence
+	steerSpec string
+	steer     *engine.Steering
 	shrink    bool
 	json      bool
 	junit     string
@@ -97,16 +101,36 @@ history hashes differ; everything follows from the seed, so a failing seed
 replays exactly. A failing seed writes a replay file (never overwriting
 another) and prints the commands that rerun and replay it.
 
+A pass is evidence: each checker states the situation it needs (its
+obligation) and counts how often it arose. The run passes only if nothing
+was violated and every obligation arose at least --min-exercised times.
+--seeds is the minimum: while an obligation is unmet the run goes on, up to
+--seed-budget seeds, in batches of --batch seeds, each batch steering its
+seeds toward the unmet obligations (forcing on fault kinds and workload
+shapes that tend to produce them: declared, and learned from the seeds
+before). The steering of a batch depends only on the batches before it, so
+a command gives the same seeds whatever --jobs is; a steered seed's replay
+file and rerun command (--steer) record its steering. --allow-unexercised
+names checkers that may stay unmet; every report prints them.
+
 Seeds run in parallel on --jobs cores (each seed's result is the same
 whatever --jobs); --shard i/n runs every n-th seed of the range, for CI
-matrices.
+matrices (each shard's obligations are judged on its own seeds).
 
 Fault kinds: ` + "%s" + `.
 
-Output: a legend, one line per seed, then totals and each checker's verdict
-over every seed: pass, VIOLATED, or "not exercised" (its situation never
-arose). A failing seed also prints its violations with the timeline around
-their evidence. Progress goes to stderr when it is a terminal.`
+Output: a legend, one line per seed, then totals and the coverage table:
+each checker's verdict over every seed (pass, VIOLATED, NOT EXERCISED or
+UNMET: its situation arose too rarely), how often its situation arose, in
+how many seeds and first in which; then the state edges (observed × desired
+× operation transitions, and fault kind × operation in progress) the seeds
+never went through. A failing seed also prints its violations with the
+timeline around their evidence. Progress goes to stderr when it is a
+terminal.
+
+Exit status: 0 pass, 1 a violation or a failed run, 5 an obligation unmet
+after the budget (nothing violated), 2 bad usage, 3 the run could not be
+carried out, 130 interrupted.`
 
 func (c *config) simCommand() *cobra.Command {
 	var o simOptions
@@ -131,6 +155,8 @@ func (c *config) simCommand() *cobra.Command {
 	o.target.register(cmd)
 	f := cmd.Flags()
 	o.seedRange.register(f)
+	o.evidence.register(f)
+	f.StringVar(&o.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
 	f.BoolVar(&o.shrink, "shrink", false, "shrink a failing seed (fewer faults, workspaces, time) before writing its replay file")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
@@ -148,6 +174,16 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	}
 	if err := o.target.validate(cmd); err != nil {
 		return err
+	}
+	if err := o.evidence.validate(o.seeds, o.seed, wsjudge.Names()); err != nil {
+		return err
+	}
+	if o.steerSpec != "" {
+		st, err := wssim.ParseSteering(o.steerSpec, o.faults)
+		if err != nil {
+			return usagef("--steer: %s", trimBadInput(err))
+		}
+		o.steer = st
 	}
 	if o.shardSpec != "" {
 		s, err := engine.ParseShard(o.shardSpec)
@@ -202,8 +238,9 @@ func fastGC() {
 	}
 }
 
-func (o *simOptions) config(seed uint64, system ports.System, checks []func(*wssim.Sim) []string) wssim.Config {
+func (o *simOptions) config(seed uint64, system ports.System, checks []func(*wssim.Sim) []string, st *engine.Steering) wssim.Config {
 	return wssim.Config{
+		Steering:     st,
 		Seed:         seed,
 		Workspaces:   o.workspaces,
 		Duration:     o.duration,
@@ -228,10 +265,11 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 		return err
 	}
 	done()
-	if err := o.config(o.seed, first, nil).Validate(); err != nil {
+	if err := o.config(o.seed, first, nil, o.steer).Validate(); err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
-	seeds := o.shard.Seeds(o.seed, o.seeds)
+	seeds := o.shard.Seeds(o.seed, o.budget)
+	minimum := len(o.shard.Seeds(o.seed, o.seeds))
 	rep := newSimReport(o, first.Name())
 	text := !o.json
 	if text {
@@ -241,48 +279,63 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	failed := 0
 	var runs []report.Run
 	status := progress{w: c.progress}
-	engine.RunSeeds(ctx, seeds, o.jobs, c.now, func(ctx context.Context, seed uint64) (seedResult, error) {
-		system, done, err := c.build(o.target)
-		if err != nil {
-			return seedResult{}, err
-		}
-		defer done()
-		cfg := o.config(seed, system, c.checks)
-		res, err := driver.Check(ctx, cfg)
-		return seedResult{res: res, err: err, cfg: cfg}, nil
-	}, func(out engine.Outcome[seedResult]) bool {
-		if out.Err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
-			return false
-		}
-		sr := out.R
-		if ctx.Err() != nil {
-			return false
-		}
-		r := c.newRunReport(o, sr.res, sr.err, out.Wall)
-		if !r.Pass {
-			failed++
-			if path, err := c.writeReplayFile(ctx, o, sr.cfg, sr.res); err != nil {
-				r.Failures = append(r.Failures, "replay file not written: "+err.Error())
-			} else {
-				r.ReplayFile = path
-				r.ReplayCommand = c.commandLine("replay", absPath(path))
+	camp := engine.Campaign[seedResult]{
+		Seeds: seeds, Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
+		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (seedResult, error) {
+			system, done, err := c.build(o.target)
+			if err != nil {
+				return seedResult{}, err
 			}
-		}
-		rep.add(r, sr.res)
-		runs = append(runs, report.Run{System: rep.System, Result: sr.res, Wall: out.Wall})
-		if text {
-			status.clear()
-			writeRun(c.stdout, r)
-		}
-		status.show("[%d/%d] seeds done, %d failed …", len(rep.Runs), len(seeds), failed)
-		return !(o.stopFirst && !r.Pass)
-	})
+			defer done()
+			if o.steer != nil {
+				st = o.steer.Clone()
+			}
+			cfg := o.config(seed, system, c.checks, st)
+			res, err := driver.Check(ctx, cfg)
+			return seedResult{res: res, err: err, cfg: cfg}, nil
+		},
+		Sample: func(_ uint64, st *engine.Steering, sr seedResult) engine.Sample { return wssim.Sample(st, sr.res) },
+		Emit: func(out engine.Outcome[seedResult], st *engine.Steering) bool {
+			if out.Err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
+				return false
+			}
+			sr := out.R
+			if ctx.Err() != nil {
+				return false
+			}
+			r := c.newRunReport(o, sr.res, sr.err, out.Wall, sr.cfg.Steering)
+			if !r.Pass {
+				failed++
+				if path, err := c.writeReplayFile(ctx, o, sr.cfg, sr.res); err != nil {
+					r.Failures = append(r.Failures, "replay file not written: "+err.Error())
+				} else {
+					r.ReplayFile = path
+					r.ReplayCommand = c.commandLine("replay", absPath(path))
+				}
+			}
+			rep.add(r, sr.res)
+			runs = append(runs, report.Run{System: rep.System, Result: sr.res, Wall: out.Wall})
+			if text {
+				status.clear()
+				writeRun(c.stdout, r)
+			}
+			showProgress(&status, len(rep.Runs), minimum, failed)
+			return !(o.stopFirst && !r.Pass)
+		},
+		Settled: func() bool { return failed > 0 },
+	}
+	if o.steer == nil {
+		camp.Steerer = wssim.NewSteerer(o.faults, o.rule())
+	}
+	end := camp.Go(ctx)
 	status.clear()
-	rep.finish(c.now().Sub(start), len(seeds))
+	rep.finish(c.now().Sub(start), minimum, end.Steered, o)
 	rep.Interrupted = ctx.Err() != nil
 	if o.junit != "" {
-		if err := writeFile(o.junit, report.JUnit("converge sim "+rep.System, runs).Write); err != nil {
+		j := report.JUnit("converge sim "+rep.System, runs)
+		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
+		if err := writeFile(o.junit, j.Write); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}
@@ -305,6 +358,8 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 		return exitWith(ExitInterrupted)
 	case rep.Total.Failed > 0:
 		return exitWith(ExitFailed)
+	case len(rep.Coverage.Unmet) > 0:
+		return exitWith(ExitUnmet)
 	}
 	return nil
 }
@@ -313,10 +368,10 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 // seed) to o.html: the seed is run again (it reproduces exactly) to keep
 // its history.
 func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) error {
-	seed := rep.Runs[0].Seed
+	seed, st := rep.Runs[0].Seed, rep.Runs[0].Steering
 	for _, r := range rep.Runs {
 		if !r.Pass {
-			seed = r.Seed
+			seed, st = r.Seed, r.Steering
 			break
 		}
 	}
@@ -326,7 +381,7 @@ func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) e
 	}
 	defer done()
 	start := c.now()
-	s, res, err := wssim.Execute(ctx, driver.Judged(o.config(seed, system, c.checks)))
+	s, res, err := wssim.Execute(ctx, driver.Judged(o.config(seed, system, c.checks, st)))
 	if err != nil {
 		return fmt.Errorf("re-run seed %d for --html: %w", seed, err)
 	}
@@ -335,13 +390,17 @@ func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) e
 	})
 }
 
-// rerunCommand is the complete command line that reruns one seed alone.
-func (c *config) rerunCommand(o *simOptions, seed uint64) string {
+// rerunCommand is the complete command line that reruns one seed alone,
+// with the steering it ran with.
+func (c *config) rerunCommand(o *simOptions, seed uint64, st *engine.Steering) string {
 	args := append([]string{"sim"}, o.target.flags()...)
-	args = append(args, "--seed", strconv.FormatUint(seed, 10), "--seeds", "1",
+	args = append(args, "--seed", strconv.FormatUint(seed, 10), "--seeds", "1", "--seed-budget", "1",
 		"--workspaces", strconv.Itoa(o.workspaces), "--duration", shortDuration(o.duration),
 		"--quiet", shortDuration(o.quiet), "--faults", o.faults.String(),
 		"--coordinators", strconv.Itoa(o.coordinators))
+	if st != nil {
+		args = append(args, "--steer", st.String())
+	}
 	return c.commandLine(args...)
 }
 

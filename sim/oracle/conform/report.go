@@ -28,9 +28,30 @@ const DiagnosticBanner = "DIAGNOSTIC RUN (--admit-unverified): NO CONFORMANCE CL
 // problem (a daemon that is not the provisioned provider).
 func (r *Result) Failed() bool { return r.Report.Failed() || len(r.Problems) > 0 }
 
-// Passed reports whether the run passed: it did not fail and was no
+// Passed reports whether the run passed: it did not fail, every checker
+// not on the allow-list was exercised (Unexercised), and it was no
 // diagnostic run (a diagnostic run never passes).
-func (r *Result) Passed() bool { return !r.Failed() && !r.Diagnostic }
+func (r *Result) Passed() bool { return !r.Failed() && len(r.Unexercised()) == 0 && !r.Diagnostic }
+
+// Unexercised lists the checkers whose situation never arose and that the
+// allow-list does not name: a run with one is not a pass.
+func (r *Result) Unexercised() []string {
+	if r.Claim == nil {
+		return nil
+	}
+	return r.Claim.Unmet()
+}
+
+// verdict is checker n's verdict in the table: the claim's (NOT
+// EXERCISED, or "not exercised (allowed)" for one on the allow-list).
+func (r *Result) verdict(n string) string {
+	if r.Claim != nil {
+		if st, ok := r.Claim.Standing(n); ok {
+			return r.Claim.Describe(st)
+		}
+	}
+	return string(r.Report.Verdict(n))
+}
 
 // WriteTable writes the report: what happened (the summary, its likely
 // cause, where the daemon's output is), the verdict of every checker,
@@ -49,9 +70,27 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, n := range oraclejudge.Names() {
 		width = max(width, len(n))
 	}
-	fmt.Fprintf(&b, "\n%-*s %-14s %s\n", width, "checker", "verdict", "situations seen")
+	fmt.Fprintf(&b, "\n%-*s %-24s %s\n", width, "checker", "verdict", "situations seen")
 	for _, n := range oraclejudge.Names() {
-		fmt.Fprintf(&b, "%-*s %-14s %s\n", width, n, r.Report.Verdict(n), situations(r.Coverage[n]))
+		fmt.Fprintf(&b, "%-*s %-24s %s\n", width, n, r.verdict(n), situations(r.Coverage[n]))
+	}
+	if r.Claim != nil && len(r.Claim.Allowed) > 0 {
+		fmt.Fprintf(&b, "\nallowed to stay unexercised (--allow-unexercised):\n")
+		for _, n := range r.Claim.Allowed {
+			why := r.Why[n]
+			if why == "" {
+				why = "named by the user"
+			}
+			fmt.Fprintf(&b, "  %s: %s\n", n, why)
+		}
+	}
+	if u := r.Unexercised(); len(u) > 0 {
+		fmt.Fprintf(&b, "\nUNMET: the situation of %s never arose in this run: not a pass. Allow by name with --allow-unexercised %s\n",
+			strings.Join(u, ", "), strings.Join(u, ","))
+		for _, n := range u {
+			st, _ := r.Claim.Standing(n)
+			fmt.Fprintf(&b, "  %s needs: %s\n", n, st.Situation)
+		}
 	}
 	if len(r.Report.Violations) > 0 {
 		fmt.Fprintf(&b, "\nviolations by checker: the first of each with its evidence (--json lists all %d)\n", len(r.Report.Violations))
@@ -116,6 +155,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	case r.Failed():
 		verdict = "FAIL"
+	case len(r.Unexercised()) > 0:
+		verdict = "UNMET"
 	}
 	fmt.Fprintf(&b, "\n%s: %d records over %s, provider %s\n", verdict, len(r.Events), r.Duration.Round(100_000_000), r.Self)
 	if r.Diagnostic {
@@ -267,7 +308,8 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // JUnit is the run as a JUnit suite: a case per checker (failed when
-// violated, skipped when not exercised) and one for the harness's checks.
+// violated or not exercised, skipped when not exercised but allowed) and
+// one for the harness's checks.
 func (r *Result) JUnit(name string) *engine.JUnitSuites {
 	s := engine.JUnitSuite{Name: name, Time: r.Duration.Seconds()}
 	for _, n := range oraclejudge.Names() {
@@ -280,7 +322,12 @@ func (r *Result) JUnit(name string) *engine.JUnitSuites {
 			}
 			c.Failure = &engine.JUnitFailure{Message: "violated", Text: text.String()}
 		case judge.NotExercised:
-			c.Skipped = &engine.JUnitSkipped{Message: "not exercised"}
+			if r.Claim != nil && slices.Contains(r.Claim.Allowed, n) {
+				c.Skipped = &engine.JUnitSkipped{Message: "not exercised, allowed: " + r.Why[n]}
+			} else {
+				c.Failure = &engine.JUnitFailure{Message: "not exercised: its situation never arose, so nothing was judged", Type: "unmet",
+					Text: "allow it by name with --allow-unexercised " + n}
+			}
 		case judge.Warned:
 			var text strings.Builder
 			for _, v := range r.Report.ByChecker(n) {

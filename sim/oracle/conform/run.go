@@ -35,7 +35,10 @@ type Options struct {
 	// admission is exercised. Such a run is no conformance claim: its
 	// Result says so (Diagnostic) and never passes.
 	AdmitUnverified bool
-	Log             *slog.Logger
+	// Allow names the checkers that may stay unexercised without the
+	// claim failing (nil: the script's Unreached; empty: none).
+	Allow []string
+	Log   *slog.Logger
 }
 
 // workerTimeout is the config's worker.timeout_sec: T_sd = 15 s.
@@ -50,7 +53,12 @@ const downtime = time.Second
 
 // Result is a judged run.
 type Result struct {
-	Report   *judge.Report
+	Report *judge.Report
+	// Claim is the run's verdict against every checker's obligation
+	// (MinExercised), under Allowed; Why says why the script cannot reach
+	// each checker it declares (Script.Unreached).
+	Claim    *judge.Claim
+	Why      map[string]string
 	Coverage map[string]map[string]int
 	Events   []history.Event
 	Genesis  time.Time
@@ -230,6 +238,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		st.Step(&evs[i])
 	}
 	res.Report, res.Coverage = st.Finish(), st.Coverage()
+	res.Claim, res.Why = claim(res.Report, allowList(opts, sc)), sc.Unreached
 	res.Summary = summarize(res)
 	return res, nil
 }

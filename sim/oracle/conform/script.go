@@ -26,6 +26,10 @@ type Script struct {
 	// are skipped, except the final stop, which has its own budget on top.
 	Limit time.Duration
 	Steps []Step
+	// Unreached names the checkers whose situation the script cannot
+	// produce, each with why: the default allow-list of a run of it
+	// (Options.Allow), printed in every report.
+	Unreached map[string]string
 }
 
 // Step is one stage of a Script.
@@ -99,7 +103,7 @@ func DefaultScript() Script {
 		stepCrash(),
 		stepQuiet(),
 		stepTerm(),
-	}}
+	}, Unreached: defaultUnreached()}
 }
 
 // ShortScript is enough for a broken daemon to show itself in about half
@@ -111,7 +115,7 @@ func ShortScript() Script {
 		stepIntruder(),
 		stepCrash(),
 		stepTerm(),
-	}}
+	}, Unreached: shortUnreached()}
 }
 
 // ---- the steps ----

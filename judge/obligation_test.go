@@ -1,0 +1,106 @@
+package judge
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var toyObligations = []Obligation{
+	{Checker: "non-negative", Contract: "T1", Situation: "a subtraction"},
+	{Checker: "never-seen", Contract: "T2", Situation: "something that never happens"},
+}
+
+// toyTally adds one report per seed: seed i subtracts subs[i] times.
+func toyTally(t *testing.T, first uint64, subs ...int) *Tally {
+	t.Helper()
+	tl := NewTally([]string{"non-negative", "never-seen"})
+	for i, n := range subs {
+		adds := []int{100}
+		for range n {
+			adds = append(adds, -1)
+		}
+		tl.AddSeed(first+uint64(i), Run[*counter, ev](toyWorld{}, &counter{}, events(adds...), []Checker[*counter, ev]{&nonNegative{}, neverSeen{}}))
+	}
+	return tl
+}
+
+// A run in which a required checker's situation never arose fails its
+// claim, whatever else passed: "not exercised" is never a pass.
+func TestClaimFailsOnAnUnexercisedRequiredChecker(t *testing.T) {
+	c := toyTally(t, 1, 2, 0, 3).Claim(toyObligations, Rule{})
+	require.Equal(t, DefaultMin, c.Min)
+	require.False(t, c.Holds())
+	require.Empty(t, c.Violated())
+	require.Equal(t, []string{"never-seen"}, c.Unmet())
+	st, ok := c.Standing("never-seen")
+	require.True(t, ok)
+	require.Equal(t, NotExercised, st.Verdict)
+	require.False(t, st.Met)
+	require.Equal(t, "something that never happens", st.Situation)
+	require.Equal(t, "NOT EXERCISED", c.Describe(st))
+
+	nn, _ := c.Standing("non-negative")
+	require.Equal(t, Pass, nn.Verdict)
+	require.True(t, nn.Met)
+	require.Equal(t, 5, nn.Exercised)
+	require.Equal(t, 2, nn.Seeds, "seeds 1 and 3 exercised it")
+	require.Equal(t, uint64(1), nn.First)
+}
+
+// A checker on the allow-list may stay unexercised: the claim holds, and
+// the claim names it (every report prints Allowed).
+func TestClaimHoldsWithTheUnexercisedCheckerAllowed(t *testing.T) {
+	c := toyTally(t, 1, 2, 0, 3).Claim(toyObligations, Rule{Allow: []string{"never-seen"}})
+	require.True(t, c.Holds())
+	require.Equal(t, []string{"never-seen"}, c.Allowed)
+	st, _ := c.Standing("never-seen")
+	require.True(t, st.Allowed)
+	require.Equal(t, NotExercised, st.Verdict, "allowed is not a pass: the honest word stays")
+	require.Equal(t, "not exercised (allowed)", c.Describe(st))
+}
+
+// Exercised, but fewer than Min times: unmet, not a pass.
+func TestClaimCountsTooRareAsUnmet(t *testing.T) {
+	c := toyTally(t, 5, 0, 1, 0, 1).Claim(toyObligations, Rule{Min: 3, Allow: []string{"never-seen"}})
+	st, _ := c.Standing("non-negative")
+	require.Equal(t, Unmet, st.Verdict)
+	require.Equal(t, uint64(6), st.First, "the first seed that exercised it")
+	require.Equal(t, "UNMET: 2 of 3", c.Describe(st))
+	require.Equal(t, []string{"non-negative"}, c.Unmet())
+	require.False(t, c.Holds())
+
+	c = toyTally(t, 5, 0, 1, 0, 1).Claim(toyObligations, Rule{Min: 2, Allow: []string{"never-seen"}})
+	require.True(t, c.Holds(), "met at Min")
+}
+
+// A violation is a violation whatever the evidence.
+func TestClaimViolatedOutranksCounts(t *testing.T) {
+	tl := NewTally([]string{"non-negative", "never-seen"})
+	tl.AddSeed(9, Run[*counter, ev](toyWorld{}, &counter{}, events(1, -2), []Checker[*counter, ev]{&nonNegative{}, neverSeen{}}))
+	c := tl.Claim(toyObligations, Rule{Min: 1, Allow: []string{"never-seen"}})
+	require.Equal(t, []string{"non-negative"}, c.Violated())
+	require.False(t, c.Holds())
+	st, _ := c.Standing("non-negative")
+	require.Equal(t, Violated, st.Verdict)
+	require.Equal(t, 1, st.Violations)
+}
+
+func TestRuleChecksTheAllowListAndListsTheRequired(t *testing.T) {
+	names := []string{"non-negative", "never-seen"}
+	require.NoError(t, Rule{Allow: []string{"never-seen"}}.Check(names))
+	require.ErrorContains(t, Rule{Allow: []string{"never-sen"}}.Check(names), `unknown checker "never-sen"`)
+	require.Equal(t, []string{"non-negative"}, Rule{Allow: []string{"never-seen"}}.Required(toyObligations))
+	require.Equal(t, 7, Rule{Min: 7}.MinOrDefault())
+	require.Equal(t, DefaultMin, Rule{}.MinOrDefault())
+}
+
+// Merging tallies keeps the earliest first seed and sums the seeds.
+func TestTallyMergeKeepsFirstSeeds(t *testing.T) {
+	a, b := toyTally(t, 10, 1), toyTally(t, 3, 0, 1)
+	a.Merge(b)
+	require.Equal(t, uint64(4), a.First["non-negative"])
+	require.Equal(t, 2, a.SeedsExercised["non-negative"])
+	_, ok := a.First["never-seen"]
+	require.False(t, ok)
+}

@@ -1,0 +1,59 @@
+package workspace
+
+import (
+	"fmt"
+
+	"github.com/wsconverge/converge/judge"
+)
+
+// situations states each checker's obligation: the situation that has to
+// arise in a run for its verdict to be evidence, the one it counts with
+// Report.Exercise. A checker added to All needs a sentence here
+// (TestEveryCheckerStatesItsObligation).
+var situations = map[string]string{
+	"c1-completion-observed": "a reconciler write completes an operation (operation back to NONE without a terminal error)",
+	"c1-observation-truth":   "the HealthMonitor writes observed_status after the leader listed containers and volumes (or after a failed listing)",
+	"observed-at":            "at the end, a workspace not DELETED created before the first of the leader's last observation passes",
+	"c3-single-writer":       "an insert or an applied write of a workspace row",
+	"c4-non-preemptive":      "a reconciler claims an operation (sets one other than the running one)",
+	"c5-one-level":           "a reconciler claims or completes an operation",
+	"operation-choice":       "a reconciler claims an operation on a row whose operation is NONE",
+	"c6-container-volume":    "a container without its volume, flagged ERROR at a HealthMonitor pass",
+	"c7-archive-idempotent":  "a successful archive call, or a RESTORING completed",
+	"restore-marker":         "a reconciler stores home_ctx.restore_marker while RESTORING",
+	"c8-ordering":            "a volume deleted while ARCHIVING",
+	"c9-gc-protection":       "a GC pass (the leader lists the objects) meets a protected archive, or the GC deletes an unprotected one",
+	"gc-meta-with-archive":   "the GC deletes one of an archive and its .meta while the other exists",
+	"gc-deletes-orphans":     "an orphaned archive or .meta, timed by the GC, is owed its deletion after 2 h or deleted",
+	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
+	"c10-fencing":            "a world-changing call (an actuator call, an object put or delete) by a coordinator instance that led",
+	"c11-error-skip":         "a HealthMonitor pass while a workspace is in ERROR",
+	"c12-convergence":        "at the end, a workspace whose desired state has stood for the convergence bound",
+	"c12-durability":         "the user reads data back, or at the end a workspace with data to keep is at rest",
+	"retry-policy":           "a failed actuator call recorded on the row (error_count, error_info), or an at-once terminal code",
+	"timeouts":               "an operation ends in a terminal timeout error",
+	"error-entry":            "a running operation ends with a terminal error_info",
+	"claim-op-started-at":    "a reconciler claims an operation, or writes op_started_at while one runs",
+	"invoke-once":            "a leader's actuator call on a workspace while an operation runs",
+	"ttl":                    "the TTL Manager changes desired_state, or at the end a row is past a TTL",
+	"last-access-forward":    "an applied write of last_access_at",
+	"completion-stamp":       "a reconciler completes an operation without an error",
+	"api-rules":              "a workspace created, an administrator's recovery, a soft delete, or a desired_state change through the API",
+	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
+	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",
+	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
+}
+
+// Obligations lists every checker's obligation, in report order.
+func Obligations() []judge.Obligation {
+	cs := All()
+	out := make([]judge.Obligation, 0, len(cs))
+	for _, c := range cs {
+		s, ok := situations[c.Name()]
+		if !ok {
+			s = fmt.Sprintf("(no obligation stated for %s)", c.Name())
+		}
+		out = append(out, judge.Obligation{Checker: c.Name(), Contract: c.Contract(), Situation: s})
+	}
+	return out
+}
