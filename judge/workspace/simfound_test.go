@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // C9 counts orphan time between the GC's sightings (SPEC 4.5: the timer
@@ -24,7 +25,7 @@ func TestC9ProtectionBetweenSightingsDoesNotRestartTheClock(t *testing.T) {
 		at(10*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		// In ERROR (everything protected) between two passes only.
 		at(40*time.Minute).write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(erroring)}).
-		at(50*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+		at(50*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
 		at(70*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		at(130*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		call("c1", MObjDelete, "w", old, "deleted", "")
@@ -38,7 +39,7 @@ func TestC9ProtectionBetweenSightingsDoesNotRestartTheClock(t *testing.T) {
 		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ArchiveKey: contracts.Some(contracts.ArchiveKey("w", "op2"))}).
 		at(40*time.Minute).write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(erroring)}).
 		at(70*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
-		at(80*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
+		at(80*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
 		at(130*time.Minute).call("c1", MObjDelete, "w", old, "deleted", "")
 	r = run(t, seen, nil, "c9-gc-protection")
 	require.Len(t, r.Violations, 1)
@@ -55,7 +56,7 @@ func TestC11LeavesTheGCToC9(t *testing.T) {
 		call("c1", MObjPut, "w", key, "", "").
 		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}).
 		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(3*time.Hour).call("c1", MObjDelete, "w", key, "deleted", "")
 	r := run(t, tr, nil, "c11-error-skip")
 	require.Empty(t, r.Violations)
@@ -74,7 +75,7 @@ func TestC9TimesAnArchiveByItsKey(t *testing.T) {
 	key := contracts.ArchiveKey("w", "op1")
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "1", "").
 		at(2*time.Minute).fault(FRemoveObj, "w", key).
 		at(3*time.Minute).call("c1", MObjPut, "w", key, "", "").

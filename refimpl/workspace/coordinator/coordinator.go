@@ -11,6 +11,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // Options tune a coordinator. The zero value is the reference behaviour.
@@ -46,7 +47,7 @@ type Coordinator struct {
 	invoked map[string]invocation
 
 	nextHealth, nextReconcile, nextTTL, nextGC time.Time
-	fleet                                      contracts.FleetSummary
+	fleet                                      decide.FleetSummary
 
 	scratch struct {
 		updates  []ports.RowUpdate
@@ -222,7 +223,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("health monitor tick skipped", "err", err)
 		}
-		c.nextHealth = now.Add(contracts.AdaptivePeriod(c.fleet))
+		c.nextHealth = now.Add(decide.AdaptivePeriod(c.fleet))
 	}
 	if !now.Before(c.nextReconcile) {
 		if err := c.reconcileTick(ctx, now); err != nil {
@@ -231,7 +232,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("reconciler tick skipped", "err", err)
 		}
-		c.nextReconcile = now.Add(contracts.AdaptivePeriod(c.fleet))
+		c.nextReconcile = now.Add(decide.AdaptivePeriod(c.fleet))
 		if c.fleet.OperationsInProgress > 0 && c.nextHealth.After(c.nextReconcile) {
 			c.nextHealth = c.nextReconcile
 		}
@@ -243,7 +244,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("ttl manager tick skipped", "err", err)
 		}
-		c.nextTTL = now.Add(contracts.PeriodTTL)
+		c.nextTTL = now.Add(decide.PeriodTTL)
 	}
 	if !now.Before(c.nextGC) {
 		if err := c.gcTick(ctx, now); err != nil {
@@ -252,7 +253,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("archive gc tick skipped", "err", err)
 		}
-		c.nextGC = now.Add(contracts.PeriodGC)
+		c.nextGC = now.Add(decide.PeriodGC)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // reconcileTick is one StateReconciler pass (SPEC 4.2) over the reconcile
@@ -16,7 +17,7 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list reconcile targets: %w", err)
 	}
-	var fleet contracts.FleetSummary
+	var fleet decide.FleetSummary
 	for i := range rows {
 		w := &rows[i]
 		if err := c.reconcileOne(ctx, w, now); err != nil {
@@ -33,17 +34,17 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 }
 
 func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	s := contracts.ReconcileStep(w, now, c.invokedFor(w))
+	s := decide.ReconcileStep(w, now, c.invokedFor(w))
 	switch s.Kind {
-	case contracts.StepClaim:
+	case decide.StepClaim:
 		return c.claim(ctx, w, s.Op, now)
-	case contracts.StepComplete:
+	case decide.StepComplete:
 		return c.complete(ctx, w, now)
-	case contracts.StepTimeout:
-		return c.enterError(ctx, w, contracts.TimeoutInfo(w, now), now)
-	case contracts.StepEnterError:
-		return c.enterError(ctx, w, contracts.EntryInfo(w, now), now)
-	case contracts.StepExecute:
+	case decide.StepTimeout:
+		return c.enterError(ctx, w, decide.TimeoutInfo(w, now), now)
+	case decide.StepEnterError:
+		return c.enterError(ctx, w, decide.EntryInfo(w, now), now)
+	case decide.StepExecute:
 		return c.execute(ctx, w, now)
 	}
 	return nil
@@ -92,8 +93,8 @@ func (c *Coordinator) trigger_(ctx context.Context, id string) {
 }
 
 func (c *Coordinator) claim(ctx context.Context, w *contracts.Workspace, op contracts.Operation, now time.Time) error {
-	p := contracts.ClaimPatch(w, op, now, c.deps.IDs.NewID())
-	ok, err := c.write(ctx, w, contracts.ClaimCond(op), p, now)
+	p := decide.ClaimPatch(w, op, now, c.deps.IDs.NewID())
+	ok, err := c.write(ctx, w, decide.ClaimCond(op), p, now)
 	if err != nil || !ok {
 		return err
 	}
@@ -104,12 +105,12 @@ func (c *Coordinator) claim(ctx context.Context, w *contracts.Workspace, op cont
 
 func (c *Coordinator) complete(ctx context.Context, w *contracts.Workspace, now time.Time) error {
 	op := w.Operation
-	if contracts.StampsLastAccess(op) {
+	if decide.StampsLastAccess(op) {
 		if err := c.api.Touch(ctx, w.ID, contracts.CompStateReconciler); err != nil {
 			return err
 		}
 	}
-	ok, err := c.write(ctx, w, opCond(op), contracts.CompletePatch(w), now)
+	ok, err := c.write(ctx, w, opCond(op), decide.CompletePatch(w), now)
 	if err != nil || !ok {
 		return err
 	}
@@ -119,7 +120,7 @@ func (c *Coordinator) complete(ctx context.Context, w *contracts.Workspace, now 
 }
 
 func (c *Coordinator) enterError(ctx context.Context, w *contracts.Workspace, info contracts.ErrorInfo, now time.Time) error {
-	ok, err := c.write(ctx, w, opCond(w.Operation), contracts.ErrorEntryPatch(w, info), now)
+	ok, err := c.write(ctx, w, opCond(w.Operation), decide.ErrorEntryPatch(w, info), now)
 	if err != nil || !ok {
 		return err
 	}
@@ -156,7 +157,7 @@ func (c *Coordinator) recordFailure(ctx context.Context, w *contracts.Workspace,
 		}
 	}
 	op := w.Operation
-	p, terminal := contracts.FailurePatch(w, code, cause.Error(), pctx, now)
+	p, terminal := decide.FailurePatch(w, code, cause.Error(), pctx, now)
 	ok, err := c.write(ctx, w, opCond(op), p, now)
 	if err != nil {
 		return err
@@ -239,8 +240,8 @@ func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now t
 func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now time.Time) error {
 	d := c.deps
 	for {
-		switch contracts.NextArchiveAction(w) {
-		case contracts.ArchiveEnsureOpID:
+		switch decide.NextArchiveAction(w) {
+		case decide.ArchiveEnsureOpID:
 			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{OpID: contracts.Some(d.IDs.NewID())}, now)
 			if err != nil {
 				return err
@@ -248,7 +249,7 @@ func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now t
 			if !ok {
 				return fmt.Errorf("archive %s: operation changed under us", w.ID)
 			}
-		case contracts.ArchiveUpload:
+		case decide.ArchiveUpload:
 			if err := c.checkLease(ctx); err != nil {
 				return err
 			}
@@ -256,14 +257,14 @@ func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now t
 			if err != nil {
 				return err
 			}
-			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.ArchiveCommitPatch(key), now)
+			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), decide.ArchiveCommitPatch(key), now)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				return fmt.Errorf("archive %s: operation changed under us", w.ID)
 			}
-		case contracts.ArchiveDeleteVolume:
+		case decide.ArchiveDeleteVolume:
 			if err := c.checkLease(ctx); err != nil {
 				return err
 			}
@@ -274,7 +275,7 @@ func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now t
 				return err
 			}
 			return d.Storage.DeleteVolume(ctx, w.ID)
-		case contracts.ArchiveAwait:
+		case decide.ArchiveAwait:
 			return nil
 		}
 	}

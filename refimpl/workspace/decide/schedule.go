@@ -1,6 +1,10 @@
-package contracts
+package decide
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
 
 // Periods of the coordinator's components (SPEC 3).
 const (
@@ -21,14 +25,14 @@ type FleetSummary struct {
 }
 
 // Add accounts for one workspace row.
-func (f *FleetSummary) Add(w *Workspace) {
-	if w.ObservedStatus == ObservedDeleted {
+func (f *FleetSummary) Add(w *contracts.Workspace) {
+	if w.ObservedStatus == contracts.ObservedDeleted {
 		return
 	}
-	if w.Operation != OpNone {
+	if w.Operation != contracts.OpNone {
 		f.OperationsInProgress++
 	}
-	if w.HealthStatus == HealthOK && !w.Terminal() && !w.Deleted() && string(w.ObservedStatus) != string(w.DesiredState) {
+	if w.HealthStatus == contracts.HealthOK && !w.Terminal() && !w.Deleted() && string(w.ObservedStatus) != string(w.DesiredState) {
 		f.Diverged++
 	}
 }

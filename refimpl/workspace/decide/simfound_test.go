@@ -1,10 +1,12 @@
-package contracts
+package decide
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
 )
 
 // An op_id kept by an ERROR entry during ARCHIVING must not survive another
@@ -15,11 +17,11 @@ import (
 // recovered it, the user woke it before the reconciler re-claimed ARCHIVING,
 // wrote data, and the next ARCHIVING deleted the volume at once.
 func TestClaimOtherThanArchivingClearsAKeptOpID(t *testing.T) {
-	key := ArchiveKey("w1", "op1")
-	for _, op := range []Operation{OpStarting, OpRestoring, OpProvisioning, OpStopping} {
-		w := row(withObserved(ObservedStandby), withOpID("op1"), withArchiveKey(key))
+	key := contracts.ArchiveKey("w1", "op1")
+	for _, op := range []contracts.Operation{contracts.OpStarting, contracts.OpRestoring, contracts.OpProvisioning, contracts.OpStopping} {
+		w := row(withObserved(contracts.ObservedStandby), withOpID("op1"), withArchiveKey(key))
 		p := ClaimPatch(w, op, t0, "new-op")
-		requireAllowed(t, CompStateReconciler, w, p)
+		requireAllowed(t, contracts.CompStateReconciler, w, p)
 		after := w.Clone()
 		p.Apply(&after, t0)
 		require.Empty(t, after.OpID, "%s", op)
@@ -27,10 +29,10 @@ func TestClaimOtherThanArchivingClearsAKeptOpID(t *testing.T) {
 	}
 	// ARCHIVING resumes under it; DELETING leaves it (soft-deleted: it
 	// protects nothing).
-	for _, op := range []Operation{OpArchiving, OpDeleting} {
-		w := row(withObserved(ObservedStandby), withDesired(DesiredPending), withOpID("op1"))
-		if op == OpDeleting {
-			w = row(withDeleted(), withHealth(HealthError), withOpID("op1"))
+	for _, op := range []contracts.Operation{contracts.OpArchiving, contracts.OpDeleting} {
+		w := row(withObserved(contracts.ObservedStandby), withDesired(contracts.DesiredPending), withOpID("op1"))
+		if op == contracts.OpDeleting {
+			w = row(withDeleted(), withHealth(contracts.HealthError), withOpID("op1"))
 		}
 		after := w.Clone()
 		p := ClaimPatch(w, op, t0, "new-op")
@@ -45,11 +47,11 @@ func TestClaimOtherThanArchivingClearsAKeptOpID(t *testing.T) {
 // workspace the DB last saw PENDING.
 func TestStartingIsNotRetriedWithoutAVolume(t *testing.T) {
 	now := t0.Add(time.Minute)
-	failed := row(withObserved(ObservedPending), withDesired(DesiredRunning), withOp(OpStarting), withOpStarted(t0), withCount(1), withError(false, t0))
+	failed := row(withObserved(contracts.ObservedPending), withDesired(contracts.DesiredRunning), withOp(contracts.OpStarting), withOpStarted(t0), withCount(1), withError(false, t0))
 	require.Equal(t, StepWait, ReconcileStep(failed, now, t0).Kind, "no retry")
 	require.Equal(t, StepWait, ReconcileStep(failed, now, time.Time{}).Kind, "no resume")
-	failed.ObservedStatus = ObservedStandby
+	failed.ObservedStatus = contracts.ObservedStandby
 	require.Equal(t, StepExecute, ReconcileStep(failed, now, t0).Kind, "with its volume, the retry goes ahead")
-	failed.ObservedStatus = ObservedPending
-	require.Equal(t, StepTimeout, ReconcileStep(failed, t0.Add(Timeout(OpStarting)+time.Second), t0).Kind, "the timeout ends it")
+	failed.ObservedStatus = contracts.ObservedPending
+	require.Equal(t, StepTimeout, ReconcileStep(failed, t0.Add(Timeout(contracts.OpStarting)+time.Second), t0).Kind, "the timeout ends it")
 }

@@ -1,21 +1,19 @@
-package contracts
+package decide
 
-import "time"
+import (
+	"time"
 
-// Activity is the bus state the TTL rules read for one workspace.
-type Activity struct {
-	Connections  int64
-	IdleTimerSet bool
-}
+	"github.com/wsconverge/converge/contracts"
+)
 
 // StandbyTTLExpired is the standby TTL rule (SPEC 4.4): a healthy, idle,
 // RUNNING workspace with no operation, no connection and no idle timer,
 // untouched for longer than its standby TTL, should go to STANDBY.
-func StandbyTTLExpired(w *Workspace, a Activity, now time.Time) bool {
+func StandbyTTLExpired(w *contracts.Workspace, a contracts.Activity, now time.Time) bool {
 	return !w.Deleted() &&
-		w.ObservedStatus == ObservedRunning &&
-		w.HealthStatus == HealthOK &&
-		w.Operation == OpNone &&
+		w.ObservedStatus == contracts.ObservedRunning &&
+		w.HealthStatus == contracts.HealthOK &&
+		w.Operation == contracts.OpNone &&
 		a.Connections <= 0 &&
 		!a.IdleTimerSet &&
 		now.Sub(w.LastAccessAt) > time.Duration(w.StandbyTTLSeconds)*time.Second
@@ -24,11 +22,11 @@ func StandbyTTLExpired(w *Workspace, a Activity, now time.Time) bool {
 // ArchiveTTLExpired is the archive TTL rule (SPEC 4.4): a healthy STANDBY
 // workspace with no operation, untouched for longer than its archive TTL,
 // should be archived (desired PENDING).
-func ArchiveTTLExpired(w *Workspace, now time.Time) bool {
+func ArchiveTTLExpired(w *contracts.Workspace, now time.Time) bool {
 	return !w.Deleted() &&
-		w.ObservedStatus == ObservedStandby &&
-		w.HealthStatus == HealthOK &&
-		w.Operation == OpNone &&
+		w.ObservedStatus == contracts.ObservedStandby &&
+		w.HealthStatus == contracts.HealthOK &&
+		w.Operation == contracts.OpNone &&
 		now.Sub(w.LastAccessAt) > time.Duration(w.ArchiveTTLSeconds)*time.Second
 }
 
@@ -38,26 +36,26 @@ func ArchiveTTLExpired(w *Workspace, now time.Time) bool {
 // the archive rule reads none), so it is the decision for no activity.
 // The activity keys are worth reading only for a workspace it selects;
 // for the others the decision is "no change" whatever they hold.
-func TTLDue(w *Workspace, now time.Time) bool {
-	_, ok := TTLDecision(w, Activity{}, now)
+func TTLDue(w *contracts.Workspace, now time.Time) bool {
+	_, ok := TTLDecision(w, contracts.Activity{}, now)
 	return ok
 }
 
 // TTLDecision is the desired state the TTL Manager asks for, if any.
-func TTLDecision(w *Workspace, a Activity, now time.Time) (DesiredState, bool) {
+func TTLDecision(w *contracts.Workspace, a contracts.Activity, now time.Time) (contracts.DesiredState, bool) {
 	switch {
 	case StandbyTTLExpired(w, a, now):
-		if w.DesiredState == DesiredStandby || w.DesiredState == DesiredPending {
+		if w.DesiredState == contracts.DesiredStandby || w.DesiredState == contracts.DesiredPending {
 			return "", false
 		}
-		return DesiredStandby, true
+		return contracts.DesiredStandby, true
 	case ArchiveTTLExpired(w, now):
 		// Only a workspace its user left in STANDBY is archived: a newer
 		// request to run it wins over the TTL.
-		if w.DesiredState != DesiredStandby {
+		if w.DesiredState != contracts.DesiredStandby {
 			return "", false
 		}
-		return DesiredPending, true
+		return contracts.DesiredPending, true
 	}
 	return "", false
 }

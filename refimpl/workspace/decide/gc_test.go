@@ -1,42 +1,44 @@
-package contracts
+package decide
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts"
 )
 
 func TestProtected(t *testing.T) {
-	current := ArchiveKey("w1", "op1") // w1's archive_key
-	inflight := ArchiveKey("w1", "op2")
-	stale := ArchiveKey("w1", "op0")
-	foreign := ArchiveKey("w2", "op9")
+	current := contracts.ArchiveKey("w1", "op1") // w1's archive_key
+	inflight := contracts.ArchiveKey("w1", "op2")
+	stale := contracts.ArchiveKey("w1", "op0")
+	foreign := contracts.ArchiveKey("w2", "op9")
 	cases := []struct {
 		name      string
-		w         *Workspace
+		w         *contracts.Workspace
 		key       string
 		protected bool
 	}{
 		{"C9: the archive at archive_key", row(withArchiveKey(current)), current, true},
-		{"C9: .meta follows archive_key's archive", row(withArchiveKey(current)), MetaKey(current), true},
+		{"C9: .meta follows archive_key's archive", row(withArchiveKey(current)), contracts.MetaKey(current), true},
 		{"C9: an older archive of a healthy ws → unprotected", row(withArchiveKey(current)), stale, false},
-		{"C9: an older archive's .meta → unprotected", row(withArchiveKey(current)), MetaKey(stale), false},
-		{"C9: under archives/{id}/{op_id}/ while op_id is set", row(withArchiveKey(current), withOpID("op2"), withOp(OpArchiving)), inflight, true},
-		{"C9: the .meta under op_id's prefix", row(withOpID("op2")), MetaKey(inflight), true},
-		{"C9: any object under op_id's prefix", row(withOpID("op2")), OpPrefix("w1", "op2") + "partial.tmp", true},
+		{"C9: an older archive's .meta → unprotected", row(withArchiveKey(current)), contracts.MetaKey(stale), false},
+		{"C9: under archives/{id}/{op_id}/ while op_id is set", row(withArchiveKey(current), withOpID("op2"), withOp(contracts.OpArchiving)), inflight, true},
+		{"C9: the .meta under op_id's prefix", row(withOpID("op2")), contracts.MetaKey(inflight), true},
+		{"C9: any object under op_id's prefix", row(withOpID("op2")), contracts.OpPrefix("w1", "op2") + "partial.tmp", true},
 		{"C9: op_id's prefix protects nothing once op_id is null", row(withArchiveKey(current)), inflight, false},
-		{"C9: any archive of a ws whose health is ERROR", row(withArchiveKey(current), withHealth(HealthError)), stale, true},
-		{"C9: any .meta of a ws whose health is ERROR", row(withHealth(HealthError)), MetaKey(stale), true},
+		{"C9: any archive of a ws whose health is ERROR", row(withArchiveKey(current), withHealth(contracts.HealthError)), stale, true},
+		{"C9: any .meta of a ws whose health is ERROR", row(withHealth(contracts.HealthError)), contracts.MetaKey(stale), true},
 		{"C9: a terminal error_info protects like ERROR", row(withTerminal()), stale, true},
 		{"C9: a retried error does not protect", row(withError(false, t0)), stale, false},
 		{"C9: soft-deleted protects not even archive_key", row(withArchiveKey(current), withDeleted()), current, false},
 		{"C9: soft-deleted protects not op_id's prefix", row(withOpID("op2"), withDeleted()), inflight, false},
-		{"C9: soft-deleted in ERROR protects nothing", row(withHealth(HealthError), withTerminal(), withDeleted()), stale, false},
-		{"C9: another workspace's key is not protected by an ERROR row", row(withHealth(HealthError), withOpID("op9")), foreign, false},
+		{"C9: soft-deleted in ERROR protects nothing", row(withHealth(contracts.HealthError), withTerminal(), withDeleted()), stale, false},
+		{"C9: another workspace's key is not protected by an ERROR row", row(withHealth(contracts.HealthError), withOpID("op9")), foreign, false},
 		{"C9: another workspace's key under the same op_id → unprotected", row(withOpID("op9")), foreign, false},
 		{"C9: no row → unprotected", nil, current, false},
-		{"C9: a malformed key is not protected by an ERROR row", row(withHealth(HealthError)), "archives/w1", false},
+		{"C9: a malformed key is not protected by an ERROR row", row(withHealth(contracts.HealthError)), "archives/w1", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

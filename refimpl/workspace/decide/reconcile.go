@@ -1,95 +1,97 @@
-package contracts
+package decide
 
 import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/wsconverge/converge/contracts"
 )
 
 // ChooseOperation is the operation table of SPEC 4.2.1. It returns OpNone
 // when no row matches (nothing to do, or a state the table leaves alone).
-func ChooseOperation(w *Workspace) Operation {
+func ChooseOperation(w *contracts.Workspace) contracts.Operation {
 	deleted := w.Deleted()
-	ok := w.HealthStatus == HealthOK
+	ok := w.HealthStatus == contracts.HealthOK
 	switch w.ObservedStatus {
-	case ObservedPending:
+	case contracts.ObservedPending:
 		if deleted {
-			return OpDeleting
+			return contracts.OpDeleting
 		}
-		if ok && (w.DesiredState == DesiredStandby || w.DesiredState == DesiredRunning) {
+		if ok && (w.DesiredState == contracts.DesiredStandby || w.DesiredState == contracts.DesiredRunning) {
 			if w.ArchiveKey == "" {
-				return OpProvisioning
+				return contracts.OpProvisioning
 			}
-			return OpRestoring
+			return contracts.OpRestoring
 		}
-	case ObservedStandby:
+	case contracts.ObservedStandby:
 		switch {
 		case deleted && !ok:
-			return OpDeleting
+			return contracts.OpDeleting
 		case deleted:
-			return OpArchiving
-		case ok && w.DesiredState != DesiredPending && Unrestored(w):
+			return contracts.OpArchiving
+		case ok && w.DesiredState != contracts.DesiredPending && Unrestored(w):
 			// A choice beyond the table: the volume is not the archive's
 			// restore (a RESTORING failed after provisioning it), so the
 			// user's data is in the archive: restore before anything runs.
-			return OpRestoring
-		case ok && w.DesiredState == DesiredRunning:
-			return OpStarting
-		case ok && w.DesiredState == DesiredPending:
-			return OpArchiving
+			return contracts.OpRestoring
+		case ok && w.DesiredState == contracts.DesiredRunning:
+			return contracts.OpStarting
+		case ok && w.DesiredState == contracts.DesiredPending:
+			return contracts.OpArchiving
 		}
-	case ObservedRunning:
+	case contracts.ObservedRunning:
 		switch {
 		case deleted && !ok:
-			return OpDeleting
+			return contracts.OpDeleting
 		case deleted:
-			return OpStopping
-		case ok && (w.DesiredState == DesiredStandby || w.DesiredState == DesiredPending):
-			return OpStopping
+			return contracts.OpStopping
+		case ok && (w.DesiredState == contracts.DesiredStandby || w.DesiredState == contracts.DesiredPending):
+			return contracts.OpStopping
 		}
 	}
-	return OpNone
+	return contracts.OpNone
 }
 
 // Completed is the completion column of SPEC 4.2.2: does the DB's last
 // observation show operation w.Operation done? ARCHIVING of a soft-deleted
 // workspace also completes on observed DELETED: once its volume is gone
 // there is nothing left to observe as PENDING (a choice, README "Choices").
-func Completed(w *Workspace) bool {
+func Completed(w *contracts.Workspace) bool {
 	switch w.Operation {
-	case OpProvisioning, OpStopping:
-		return w.ObservedStatus == ObservedStandby
-	case OpRestoring:
-		return w.ObservedStatus == ObservedStandby && w.ArchiveKey != "" && w.RestoreMarker() == w.ArchiveKey
-	case OpStarting:
-		return w.ObservedStatus == ObservedRunning
-	case OpArchiving:
-		if w.OpID == "" || w.ArchiveKey != ArchiveKey(w.ID, w.OpID) {
+	case contracts.OpProvisioning, contracts.OpStopping:
+		return w.ObservedStatus == contracts.ObservedStandby
+	case contracts.OpRestoring:
+		return w.ObservedStatus == contracts.ObservedStandby && w.ArchiveKey != "" && w.RestoreMarker() == w.ArchiveKey
+	case contracts.OpStarting:
+		return w.ObservedStatus == contracts.ObservedRunning
+	case contracts.OpArchiving:
+		if w.OpID == "" || w.ArchiveKey != contracts.ArchiveKey(w.ID, w.OpID) {
 			return false
 		}
-		return w.ObservedStatus == ObservedPending || (w.Deleted() && w.ObservedStatus == ObservedDeleted)
-	case OpDeleting:
-		return w.ObservedStatus == ObservedDeleted
+		return w.ObservedStatus == contracts.ObservedPending || (w.Deleted() && w.ObservedStatus == contracts.ObservedDeleted)
+	case contracts.OpDeleting:
+		return w.ObservedStatus == contracts.ObservedDeleted
 	}
 	return false
 }
 
 // Timeout is each operation's limit from op_started_at (SPEC 4.2.3).
-func Timeout(op Operation) time.Duration {
+func Timeout(op contracts.Operation) time.Duration {
 	switch op {
-	case OpProvisioning, OpStarting, OpStopping:
+	case contracts.OpProvisioning, contracts.OpStarting, contracts.OpStopping:
 		return 5 * time.Minute
-	case OpRestoring, OpArchiving:
+	case contracts.OpRestoring, contracts.OpArchiving:
 		return 30 * time.Minute
-	case OpDeleting:
+	case contracts.OpDeleting:
 		return 10 * time.Minute
 	}
 	return 0
 }
 
 // TimedOut reports whether w's operation has run past its timeout at now.
-func TimedOut(w *Workspace, now time.Time) bool {
-	if w.Operation == OpNone || w.OpStartedAt.IsZero() {
+func TimedOut(w *contracts.Workspace, now time.Time) bool {
+	if w.Operation == contracts.OpNone || w.OpStartedAt.IsZero() {
 		return false
 	}
 	return now.Sub(w.OpStartedAt) > Timeout(w.Operation)
@@ -136,7 +138,7 @@ func (k StepKind) String() string {
 // Step is the reconciler's decision for one workspace.
 type Step struct {
 	Kind StepKind
-	Op   Operation
+	Op   contracts.Operation
 	Why  string
 }
 
@@ -146,39 +148,39 @@ type Step struct {
 // invoked them resumes by invoking them (4.2.2, "Resuming"); otherwise it
 // only re-invokes them as a retry, once a failure recorded after its last
 // invocation is RetryInterval old (4.2.4).
-func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
+func ReconcileStep(w *contracts.Workspace, now time.Time, lastInvoked time.Time) Step {
 	// 1. DELETED is terminal. An operation still set on a DELETED row
 	// (ARCHIVING of a soft-deleted workspace) goes on to step 3, where it
 	// completes, times out or resumes.
-	if w.ObservedStatus == ObservedDeleted {
+	if w.ObservedStatus == contracts.ObservedDeleted {
 		switch {
-		case w.Operation == OpNone:
+		case w.Operation == contracts.OpNone:
 			return Step{Kind: StepNothing, Why: "DELETED is terminal"}
 		case Completed(w):
 			return Step{Kind: StepComplete, Op: w.Operation, Why: "completion observed"}
-		case (w.HealthStatus == HealthError || w.Terminal()) && w.Operation != OpDeleting:
+		case (w.HealthStatus == contracts.HealthError || w.Terminal()) && w.Operation != contracts.OpDeleting:
 			return Step{Kind: StepEnterError, Op: w.Operation, Why: "error with an operation in progress"}
 		}
 	}
 	// 2. ERROR skip (C11), with the soft-delete exception.
-	if w.ObservedStatus != ObservedDeleted && (w.HealthStatus == HealthError || w.Terminal()) {
+	if w.ObservedStatus != contracts.ObservedDeleted && (w.HealthStatus == contracts.HealthError || w.Terminal()) {
 		switch {
-		case w.Deleted() && w.Operation == OpNone:
+		case w.Deleted() && w.Operation == contracts.OpNone:
 			if w.ErrorInfo != nil && now.Sub(w.ErrorInfo.OccurredAt) < RetryInterval {
 				// Deletion is retried, but never faster than retries are.
 				return Step{Kind: StepWait, Why: "deletion retry spacing"}
 			}
-			return Step{Kind: StepClaim, Op: OpDeleting, Why: "soft-deleted workspace in ERROR"}
-		case w.Deleted() && w.Operation == OpDeleting:
+			return Step{Kind: StepClaim, Op: contracts.OpDeleting, Why: "soft-deleted workspace in ERROR"}
+		case w.Deleted() && w.Operation == contracts.OpDeleting:
 			// continue with step 3
-		case w.Operation != OpNone:
+		case w.Operation != contracts.OpNone:
 			return Step{Kind: StepEnterError, Op: w.Operation, Why: "error with an operation in progress"}
 		default:
 			return Step{Kind: StepSkipError, Why: "ERROR: skipped until recovered (C11)"}
 		}
 	}
 	// 3. An operation in progress: completion, then timeout, then resume or retry.
-	if w.Operation != OpNone {
+	if w.Operation != contracts.OpNone {
 		if Completed(w) {
 			return Step{Kind: StepComplete, Op: w.Operation, Why: "completion observed"}
 		}
@@ -190,7 +192,7 @@ func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
 			if w.ErrorInfo != nil && !w.ErrorInfo.IsTerminal && now.Sub(w.ErrorInfo.OccurredAt) < RetryInterval {
 				return Step{Kind: StepWait, Op: w.Operation, Why: "retry spacing"}
 			}
-			if w.Operation == OpStarting && w.ObservedStatus == ObservedPending {
+			if w.Operation == contracts.OpStarting && w.ObservedStatus == contracts.ObservedPending {
 				// C6: STARTING is never attempted without a volume. The
 				// volume went away under it: no retry, the timeout ends it.
 				return Step{Kind: StepWait, Op: w.Operation, Why: "no volume to start on (C6)"}
@@ -208,7 +210,7 @@ func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
 		return Step{Kind: StepNothing, Why: "converged"}
 	}
 	// 5. Choose and claim.
-	if op := ChooseOperation(w); op != OpNone {
+	if op := ChooseOperation(w); op != contracts.OpNone {
 		return Step{Kind: StepClaim, Op: op, Why: "observed " + string(w.ObservedStatus) + ", desired " + string(w.DesiredState)}
 	}
 	return Step{Kind: StepNothing, Why: "no operation applies"}
@@ -217,9 +219,9 @@ func ReconcileStep(w *Workspace, now time.Time, lastInvoked time.Time) Step {
 // ClaimCond is the compare-and-set condition of a claim: no operation in
 // progress, and (except DELETING of a soft-deleted workspace) no terminal
 // error.
-func ClaimCond(op Operation) Cond {
-	c := Cond{Operation: Some(OpNone)}
-	if op != OpDeleting {
+func ClaimCond(op contracts.Operation) contracts.Cond {
+	c := contracts.Cond{Operation: contracts.Some(contracts.OpNone)}
+	if op != contracts.OpDeleting {
 		c.NotTerminal = true
 	}
 	return c
@@ -232,57 +234,57 @@ func ClaimCond(op Operation) Cond {
 // restore_marker so that only this restore can complete it (a choice: a
 // marker left from an earlier restore of the same key would otherwise let an
 // empty re-provisioned volume pass as restored).
-func ClaimPatch(w *Workspace, op Operation, now time.Time, newOpID string) Patch {
+func ClaimPatch(w *contracts.Workspace, op contracts.Operation, now time.Time, newOpID string) contracts.Patch {
 	// error_count restarts with every claim (a DELETING claimed on a
 	// workspace in ERROR gets its own three attempts); a terminal
 	// error_info is kept until the operation completes.
-	p := Patch{Operation: Some(op), OpStartedAt: Some(now), ErrorCount: Some(0)}
+	p := contracts.Patch{Operation: contracts.Some(op), OpStartedAt: contracts.Some(now), ErrorCount: contracts.Some(0)}
 	if !w.Terminal() {
-		p.ErrorInfo = Some[*ErrorInfo](nil)
-		p.ErrorMessage = Some("")
+		p.ErrorInfo = contracts.Some[*contracts.ErrorInfo](nil)
+		p.ErrorMessage = contracts.Some("")
 	}
 	switch op {
-	case OpArchiving:
+	case contracts.OpArchiving:
 		if w.OpID == "" {
-			p.OpID = Some(newOpID)
+			p.OpID = contracts.Some(newOpID)
 			if Unrestored(w) {
 				// The volume holds nothing newer than the archive at
 				// archive_key (it was never restored from it): archive
 				// under that key's op_id, so the volume is only deleted
 				// and the archive is not replaced by an emptier one.
-				if id, op, ok := ParseArchiveKey(w.ArchiveKey); ok && id == w.ID {
-					p.OpID = Some(op)
+				if id, op, ok := contracts.ParseArchiveKey(w.ArchiveKey); ok && id == w.ID {
+					p.OpID = contracts.Some(op)
 				}
 			}
 		}
-	case OpRestoring:
+	case contracts.OpRestoring:
 		if w.RestoreMarker() != "" {
-			p.HomeCtx = Some[*HomeCtx](nil)
+			p.HomeCtx = contracts.Some[*contracts.HomeCtx](nil)
 		}
 	}
-	if w.OpID != "" && op != OpArchiving && op != OpDeleting {
+	if w.OpID != "" && op != contracts.OpArchiving && op != contracts.OpDeleting {
 		// An op_id kept by an ERROR entry during ARCHIVING (4.2.5) is
 		// stale once another operation starts: the volume may change from
 		// now on, so a later ARCHIVING must not resume under that op_id
 		// (its archive, or its committed archive_key, would be taken for
 		// the newer data and the volume deleted without archiving it).
-		p.OpID = Some("")
+		p.OpID = contracts.Some("")
 	}
 	return p
 }
 
 // CompletePatch is the completion write: operation NONE and the error state
 // cleared; ARCHIVING also clears op_id.
-func CompletePatch(w *Workspace) Patch {
-	p := Patch{
-		Operation:    Some(OpNone),
-		OpStartedAt:  Some(time.Time{}),
-		ErrorCount:   Some(0),
-		ErrorInfo:    Some[*ErrorInfo](nil),
-		ErrorMessage: Some(""),
+func CompletePatch(w *contracts.Workspace) contracts.Patch {
+	p := contracts.Patch{
+		Operation:    contracts.Some(contracts.OpNone),
+		OpStartedAt:  contracts.Some(time.Time{}),
+		ErrorCount:   contracts.Some(0),
+		ErrorInfo:    contracts.Some[*contracts.ErrorInfo](nil),
+		ErrorMessage: contracts.Some(""),
 	}
-	if w.Operation == OpArchiving {
-		p.OpID = Some("")
+	if w.Operation == contracts.OpArchiving {
+		p.OpID = contracts.Some("")
 	}
 	return p
 }
@@ -293,7 +295,7 @@ func CompletePatch(w *Workspace) Patch {
 // the archive taken of it), names another or none. Then the user's data is
 // in the archive, not in the volume (a RESTORING failed after provisioning
 // it).
-func Unrestored(w *Workspace) bool {
+func Unrestored(w *contracts.Workspace) bool {
 	return w.ArchiveKey != "" && w.RestoreMarker() != w.ArchiveKey
 }
 
@@ -301,14 +303,14 @@ func Unrestored(w *Workspace) bool {
 // records in home_ctx that the volume's content equals it, so that a volume
 // left behind by an ARCHIVING that could not delete it is not taken for
 // an unrestored one (a choice, docs/choices.md).
-func ArchiveCommitPatch(key string) Patch {
-	return Patch{ArchiveKey: Some(key), HomeCtx: Some(&HomeCtx{RestoreMarker: key})}
+func ArchiveCommitPatch(key string) contracts.Patch {
+	return contracts.Patch{ArchiveKey: contracts.Some(key), HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: key})}
 }
 
 // StampsLastAccess reports whether completing op stamps last_access_at
 // through the API service layer first (SPEC 4.2.2).
-func StampsLastAccess(op Operation) bool {
-	return op == OpRestoring || op == OpStarting || op == OpStopping
+func StampsLastAccess(op contracts.Operation) bool {
+	return op == contracts.OpRestoring || op == contracts.OpStarting || op == contracts.OpStopping
 }
 
 // ArchiveAction is the next actuator step of an ARCHIVING operation.
@@ -323,13 +325,13 @@ const (
 )
 
 // NextArchiveAction decides where an ARCHIVING operation stands.
-func NextArchiveAction(w *Workspace) ArchiveAction {
+func NextArchiveAction(w *contracts.Workspace) ArchiveAction {
 	switch {
 	case w.OpID == "":
 		return ArchiveEnsureOpID
-	case w.ArchiveKey != ArchiveKey(w.ID, w.OpID):
+	case w.ArchiveKey != contracts.ArchiveKey(w.ID, w.OpID):
 		return ArchiveUpload
-	case w.ObservedStatus != ObservedPending && w.ObservedStatus != ObservedDeleted:
+	case w.ObservedStatus != contracts.ObservedPending && w.ObservedStatus != contracts.ObservedDeleted:
 		return ArchiveDeleteVolume
 	}
 	return ArchiveAwait
@@ -339,8 +341,8 @@ func NextArchiveAction(w *Workspace) ArchiveAction {
 // up by one and error_info is recorded; when the code is terminal at once, or
 // the count reaches MaxAttempts, the error is terminal and the write is the
 // ERROR entry of 4.2.5 (terminal reports which).
-func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]any, now time.Time) (p Patch, terminal bool) {
-	reason, immediate := Classify(code)
+func FailurePatch(w *contracts.Workspace, code contracts.ErrorCode, message string, ctx map[string]any, now time.Time) (p contracts.Patch, terminal bool) {
+	reason, immediate := contracts.Classify(code)
 	count := w.ErrorCount + 1
 	// Copy the caller's context (often a ProviderError's): the recorded
 	// error_info must not share a map with it.
@@ -350,14 +352,14 @@ func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]a
 	}
 	// A provider's text may hold what the store cannot (CheckText): store
 	// a readable approximation rather than fail to record the error.
-	message = SanitizeText(message)
+	message = contracts.SanitizeText(message)
 	for k, v := range ctx {
 		if s, ok := v.(string); ok {
-			ctx[k] = SanitizeText(s)
+			ctx[k] = contracts.SanitizeText(s)
 		}
 	}
 	ctx["code"] = string(code)
-	info := ErrorInfo{
+	info := contracts.ErrorInfo{
 		Reason:     reason,
 		Message:    message,
 		IsTerminal: immediate,
@@ -367,8 +369,8 @@ func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]a
 		OccurredAt: now,
 	}
 	if !immediate && count >= MaxAttempts {
-		info = ErrorInfo{
-			Reason:     ReasonRetryExceeded,
+		info = contracts.ErrorInfo{
+			Reason:     contracts.ReasonRetryExceeded,
 			Message:    fmt.Sprintf("%d attempts failed: %s", count, message),
 			IsTerminal: true,
 			Operation:  w.Operation,
@@ -379,16 +381,16 @@ func FailurePatch(w *Workspace, code ErrorCode, message string, ctx map[string]a
 	}
 	if info.IsTerminal {
 		p = ErrorEntryPatch(w, info)
-		p.ErrorCount = Some(count)
+		p.ErrorCount = contracts.Some(count)
 		return p, true
 	}
-	return Patch{ErrorCount: Some(count), ErrorInfo: Some(&info), ErrorMessage: Some(message)}, false
+	return contracts.Patch{ErrorCount: contracts.Some(count), ErrorInfo: contracts.Some(&info), ErrorMessage: contracts.Some(message)}, false
 }
 
 // TimeoutInfo is the terminal error of an operation past its timeout.
-func TimeoutInfo(w *Workspace, now time.Time) ErrorInfo {
-	return ErrorInfo{
-		Reason:     ReasonTimeout,
+func TimeoutInfo(w *contracts.Workspace, now time.Time) contracts.ErrorInfo {
+	return contracts.ErrorInfo{
+		Reason:     contracts.ReasonTimeout,
 		Message:    fmt.Sprintf("%s exceeded its timeout of %s", w.Operation, Timeout(w.Operation)),
 		IsTerminal: true,
 		Operation:  w.Operation,
@@ -401,14 +403,14 @@ func TimeoutInfo(w *Workspace, now time.Time) ErrorInfo {
 // ErrorEntryPatch is the ERROR entry write of SPEC 4.2.5: operation NONE,
 // op_started_at null, the terminal error_info and message, previous_status
 // = observed_status; op_id is kept (it protects the archive, C9).
-func ErrorEntryPatch(w *Workspace, info ErrorInfo) Patch {
+func ErrorEntryPatch(w *contracts.Workspace, info contracts.ErrorInfo) contracts.Patch {
 	info.IsTerminal = true
-	return Patch{
-		Operation:      Some(OpNone),
-		OpStartedAt:    Some(time.Time{}),
-		ErrorInfo:      Some(&info),
-		ErrorMessage:   Some(info.Message),
-		PreviousStatus: Some(w.ObservedStatus),
+	return contracts.Patch{
+		Operation:      contracts.Some(contracts.OpNone),
+		OpStartedAt:    contracts.Some(time.Time{}),
+		ErrorInfo:      contracts.Some(&info),
+		ErrorMessage:   contracts.Some(info.Message),
+		PreviousStatus: contracts.Some(w.ObservedStatus),
 	}
 }
 
@@ -416,17 +418,17 @@ func ErrorEntryPatch(w *Workspace, info ErrorInfo) Patch {
 // step 2: the workspace's own terminal info, or, when health is ERROR with
 // a non-terminal (or no) error_info, the container-without-volume Mismatch
 // made terminal (a choice: the spec only names the terminal case).
-func EntryInfo(w *Workspace, now time.Time) ErrorInfo {
+func EntryInfo(w *contracts.Workspace, now time.Time) contracts.ErrorInfo {
 	if w.Terminal() {
 		return w.ErrorInfo.Clone()
 	}
-	return ErrorInfo{
-		Reason:     ReasonMismatch,
+	return contracts.ErrorInfo{
+		Reason:     contracts.ReasonMismatch,
 		Message:    "health ERROR while " + string(w.Operation) + " was in progress",
 		IsTerminal: true,
 		Operation:  w.Operation,
 		ErrorCount: w.ErrorCount,
-		Context:    map[string]any{"violation": ViolationContainerWithoutVolume},
+		Context:    map[string]any{"violation": contracts.ViolationContainerWithoutVolume},
 		OccurredAt: now,
 	}
 }

@@ -1,6 +1,10 @@
-package contracts
+package decide
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+)
 
 // OrphanDelay is how long an archive must be seen orphaned before deletion.
 const OrphanDelay = 2 * time.Hour
@@ -8,25 +12,25 @@ const OrphanDelay = 2 * time.Hour
 // Protected reports whether archive (or checksum) object key is protected by
 // workspace w (C9). w must be the row of the workspace the key belongs to,
 // or nil if no such row exists.
-func Protected(w *Workspace, key string) bool {
+func Protected(w *contracts.Workspace, key string) bool {
 	if w == nil || w.Deleted() {
 		return false
 	}
 	archive := key
-	if IsMetaKey(key) {
-		archive = ArchiveOfMeta(key)
+	if contracts.IsMetaKey(key) {
+		archive = contracts.ArchiveOfMeta(key)
 	}
 	if w.ArchiveKey != "" && archive == w.ArchiveKey {
 		return true
 	}
-	id, opID, ok := ParseArchiveKey(archive)
+	id, opID, ok := contracts.ParseArchiveKey(archive)
 	if !ok || id != w.ID {
 		return false
 	}
 	if w.OpID != "" && opID == w.OpID {
 		return true
 	}
-	return w.HealthStatus == HealthError || w.Terminal()
+	return w.HealthStatus == contracts.HealthError || w.Terminal()
 }
 
 // GCAction is what the Archive GC does with one object.

@@ -1,65 +1,62 @@
-package contracts
+package decide
 
-import "time"
+import (
+	"time"
 
-// Observation is what the providers reported of one workspace's resources.
-type Observation struct {
-	ContainerExists  bool
-	ContainerRunning bool
-	VolumeExists     bool
-}
+	"github.com/wsconverge/converge/contracts"
+)
 
 // ObserveStatus is the observed_status rule of SPEC 4.1 (first match wins).
-func ObserveStatus(deleted bool, o Observation) ObservedStatus {
+func ObserveStatus(deleted bool, o contracts.Observation) contracts.ObservedStatus {
 	switch {
 	case deleted && !o.ContainerExists && !o.VolumeExists:
-		return ObservedDeleted
+		return contracts.ObservedDeleted
 	case o.ContainerExists && o.ContainerRunning:
-		return ObservedRunning
+		return contracts.ObservedRunning
 	case o.VolumeExists:
-		return ObservedStandby
+		return contracts.ObservedStandby
 	}
-	return ObservedPending
+	return contracts.ObservedPending
 }
 
 // ObserveHealth is the health_status rule of SPEC 4.1. setInfo, when non-nil,
 // is the error_info the HealthMonitor must write first (the C3 exception:
 // only when error_info is null).
-func ObserveHealth(w *Workspace, o Observation, now time.Time) (h HealthStatus, setInfo *ErrorInfo) {
+func ObserveHealth(w *contracts.Workspace, o contracts.Observation, now time.Time) (h contracts.HealthStatus, setInfo *contracts.ErrorInfo) {
 	if w.Terminal() {
-		return HealthError, nil
+		return contracts.HealthError, nil
 	}
 	if o.ContainerExists && !o.VolumeExists {
 		if w.ErrorInfo == nil {
-			setInfo = &ErrorInfo{
-				Reason:     ReasonMismatch,
+			setInfo = &contracts.ErrorInfo{
+				Reason:     contracts.ReasonMismatch,
 				Message:    "container exists without its volume",
 				IsTerminal: true,
 				Operation:  w.Operation,
 				ErrorCount: w.ErrorCount,
-				Context:    map[string]any{"violation": ViolationContainerWithoutVolume, "expected": "volume_exists=true", "actual": "false"},
+				Context:    map[string]any{"violation": contracts.ViolationContainerWithoutVolume, "expected": "volume_exists=true", "actual": "false"},
 				OccurredAt: now,
 			}
 		}
-		return HealthError, setInfo
+		return contracts.HealthError, setInfo
 	}
-	return HealthOK, nil
+	return contracts.HealthOK, nil
 }
 
 // ObservationPatch is the HealthMonitor's whole write for one workspace: the
 // observed and health statuses, observed_at, and possibly the one-time
 // error_info. The result always sets observed_at.
-func ObservationPatch(w *Workspace, o Observation, now time.Time) Patch {
+func ObservationPatch(w *contracts.Workspace, o contracts.Observation, now time.Time) contracts.Patch {
 	h, info := ObserveHealth(w, o, now)
-	p := Patch{ObservedAt: Some(now)}
+	p := contracts.Patch{ObservedAt: contracts.Some(now)}
 	if s := ObserveStatus(w.Deleted(), o); s != w.ObservedStatus {
-		p.ObservedStatus = Some(s)
+		p.ObservedStatus = contracts.Some(s)
 	}
 	if h != w.HealthStatus {
-		p.HealthStatus = Some(h)
+		p.HealthStatus = contracts.Some(h)
 	}
 	if info != nil {
-		p.ErrorInfo = Some(info)
+		p.ErrorInfo = contracts.Some(info)
 	}
 	return p
 }
@@ -67,15 +64,15 @@ func ObservationPatch(w *Workspace, o Observation, now time.Time) Patch {
 // ObservesOnly reports whether ObservationPatch(w, o, now) sets observed_at
 // and nothing else, without building the patch: the common case of a pass
 // over a settled fleet.
-func ObservesOnly(w *Workspace, o Observation) bool {
+func ObservesOnly(w *contracts.Workspace, o contracts.Observation) bool {
 	if ObserveStatus(w.Deleted(), o) != w.ObservedStatus {
 		return false
 	}
 	switch {
 	case w.Terminal():
-		return w.HealthStatus == HealthError
+		return w.HealthStatus == contracts.HealthError
 	case o.ContainerExists && !o.VolumeExists:
-		return w.ErrorInfo != nil && w.HealthStatus == HealthError
+		return w.ErrorInfo != nil && w.HealthStatus == contracts.HealthError
 	}
-	return w.HealthStatus == HealthOK
+	return w.HealthStatus == contracts.HealthOK
 }
