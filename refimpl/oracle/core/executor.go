@@ -53,7 +53,7 @@ func (c *Core) pumpExecutor() {
 		e := popFront(&c.x.waiting)
 		e.queued = false
 		j := c.s.jobs[e.req]
-		if !oracle.MayStartExecution(j) {
+		if !MayStartExecution(j) {
 			c.forget(e)
 			if j != nil {
 				c.apply(e.req, oracle.ExecutionEnd{Outcome: oracle.ExecDropped})
@@ -79,7 +79,7 @@ func (c *Core) attemptFetch(e *execution) {
 // mayContinue reports whether an execution may make another GET: not
 // stopping, its job still exists, is Executing, not superseded, ENABLED.
 func (c *Core) mayContinue(e *execution) bool {
-	return !c.stopping() && !e.aborted && oracle.MayStartExecution(c.s.jobs[e.req])
+	return !c.stopping() && !e.aborted && MayStartExecution(c.s.jobs[e.req])
 }
 
 func (c *Core) onFetched(in Fetched) {
@@ -94,7 +94,7 @@ func (c *Core) onFetched(in Fetched) {
 		return
 	}
 	if in.Err == nil && in.Status == 200 {
-		data, err := oracle.Extract(in.Body, e.rule)
+		data, err := Extract(in.Body, e.rule)
 		if err != nil {
 			c.endExecution(e, oracle.ExecParseFailed, "", err.Error())
 			return
@@ -106,7 +106,7 @@ func (c *Core) onFetched(in Fetched) {
 	if in.Err != nil {
 		e.lastErr = fmt.Sprintf("GET %s: %v", e.url, in.Err)
 	}
-	wait, more := oracle.FetchRetryWait(e.attempt + 1)
+	wait, more := FetchRetryWait(e.attempt + 1)
 	if !more || !c.mayContinue(e) {
 		c.endExecution(e, oracle.ExecFetchFailed, "", e.lastErr)
 		return
@@ -162,7 +162,7 @@ func (c *Core) forget(e *execution) {
 // when the GET does.
 func (c *Core) settleExecution(r uint64) {
 	e := c.x.byJob[r]
-	if e == nil || e.fetch != 0 || oracle.MayStartExecution(c.s.jobs[r]) {
+	if e == nil || e.fetch != 0 || MayStartExecution(c.s.jobs[r]) {
 		return
 	}
 	switch {

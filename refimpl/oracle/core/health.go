@@ -39,7 +39,7 @@ func (c *Core) checkHealth() {
 			return
 		}
 		answered := replyErr(r) == nil && r.Status != nil
-		status := oracle.Health(oracle.HealthChecks{
+		status := Health(HealthChecks{
 			RPCAnswers:        answered,
 			SubscriptionsLive: c.w.live,
 			SchedulerRunning:  c.rec.loaded && c.s.tick != nil,
@@ -66,4 +66,27 @@ func (c *Core) setHealth(h oracle.HealthStatus) {
 func (c *Core) stopHealth() {
 	c.cancel(c.hc.timer)
 	c.hc.timer = nil
+}
+
+// HealthChecks are the five tests of the 30 s health check.
+type HealthChecks struct {
+	RPCAnswers        bool      // `status` answered within HealthStatusTimeout
+	SubscriptionsLive bool      // all three subscriptions are active
+	SchedulerRunning  bool      // the Scheduler runs
+	SubmitterRunning  bool      // the Submitter runs
+	LastFrameAt       time.Time // when the last frame arrived; zero if none yet
+}
+
+// Health evaluates the checks at now: healthy when all pass, degraded when
+// only the recent-frame check fails (no frame within RecentEventWindow),
+// unhealthy when any of the first four fails. The health check only reports:
+// it never stops the daemon (D21).
+func Health(c HealthChecks, now time.Time) oracle.HealthStatus {
+	if !c.RPCAnswers || !c.SubscriptionsLive || !c.SchedulerRunning || !c.SubmitterRunning {
+		return oracle.HealthUnhealthy
+	}
+	if c.LastFrameAt.IsZero() || now.Sub(c.LastFrameAt) > oracle.RecentEventWindow {
+		return oracle.HealthDegraded
+	}
+	return oracle.HealthHealthy
 }

@@ -8,12 +8,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 func TestNewRefusesBadInput(t *testing.T) {

@@ -26,7 +26,7 @@ type scheduler struct {
 // jobRooms are the memory a job's transitions take turns in, each with
 // the call (Start or Handle) it was last written in.
 type jobRooms struct {
-	room [2]oracle.Room
+	room [2]Room
 	call [2]uint64
 }
 
@@ -109,7 +109,7 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 // was a tenth of the oracle world's bytes.
 func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.Outcome {
 	if prev == nil {
-		return oracle.Transition(nil, t, c.now)
+		return Transition(nil, t, c.now)
 	}
 	rm := c.s.rooms[r]
 	if rm == nil {
@@ -121,9 +121,9 @@ func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.O
 			continue
 		}
 		rm.call[i] = c.calls
-		return oracle.TransitionIn(&rm.room[i], prev, t, c.now)
+		return TransitionIn(&rm.room[i], prev, t, c.now)
 	}
-	return oracle.Transition(prev, t, c.now)
+	return Transition(prev, t, c.now)
 }
 
 // startLoops is §3.1 step 6: the event processor, the 1 s tick, the health
@@ -159,7 +159,7 @@ func (c *Core) onTick() {
 	ready := c.s.ready[:0]
 	c.s.ready = nil // whatever runs below and ticks takes its own
 	for _, j := range c.s.ordered {
-		if oracle.Ready(j, c.now) {
+		if Ready(j, c.now) {
 			ready = append(ready, readyJob{at: j.NextRunTime, r: j.RequestID})
 		}
 	}
@@ -177,7 +177,7 @@ func (c *Core) onTick() {
 	}
 	c.s.ready = ready[:0]
 	for _, j := range c.s.ordered {
-		if oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
+		if WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
 			c.runWatchdog(j.RequestID)
 		}
 	}
@@ -200,7 +200,7 @@ func (c *Core) runWatchdog(r uint64) {
 			done()
 			c.countError("watchdog: doc query failed", slog.Uint64("request_id", r), errAttr(err))
 			return
-		case j == nil || !oracle.WatchdogDue(*j, c.now):
+		case j == nil || !WatchdogDue(*j, c.now):
 			done()
 			return
 		case doc == nil:

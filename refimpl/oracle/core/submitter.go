@@ -68,7 +68,7 @@ func (c *Core) traceResult(name string, res oracle.JobResult) {
 }
 
 func (c *Core) stale(s *submission) bool {
-	return oracle.ResultStale(c.s.jobs[s.res.RequestID], s.res, c.self)
+	return ResultStale(c.s.jobs[s.res.RequestID], s.res, c.self)
 }
 
 // pumpSubmitter takes queued results while the semaphore has room; a
@@ -211,7 +211,7 @@ func broadcastReply(r Reply) oracle.BroadcastReply {
 // ends the attempt.
 func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 	class := oracle.ClassifyBroadcast(broadcastReply(r))
-	next, resync := oracle.SequenceUpdate(used, class)
+	next, resync := SequenceUpdate(used, class)
 	if next != used {
 		c.seq.l = next
 		c.seq.successes++
@@ -272,7 +272,7 @@ func (c *Core) attemptFailed(s *submission, reason string) {
 		return
 	}
 	s.lastErr = reason
-	wait, ok := oracle.SubmitRetryWait(s.attempts, c.rnd.Float64())
+	wait, ok := SubmitRetryWait(s.attempts, c.rnd.Float64())
 	if !ok {
 		c.giveUp(s, fmt.Sprintf("%d attempts failed, last: %s", s.attempts, reason))
 		return

@@ -55,7 +55,7 @@ func TestBroadcastAnswers(t *testing.T) {
 				require.Len(t, w.results(tc.outcome), 1)
 				if tc.broadcasts == 2 {
 					gap := subs[1].at.Sub(subs[0].at)
-					lo, hi := oracle.JitterBounds(time.Second)
+					lo, hi := core.JitterBounds(time.Second)
 					require.GreaterOrEqual(t, gap, lo)
 					require.LessOrEqual(t, gap, hi)
 					require.Equal(t, tc.gas2, subs[1].gas)
@@ -97,7 +97,7 @@ func TestSubmitAttemptsAndBackoff(t *testing.T) {
 	subs := w.broadcasts()
 	require.Len(t, subs, 6)
 	for k := 1; k < 6; k++ {
-		lo, hi := oracle.JitterBounds(time.Second << (k - 1))
+		lo, hi := core.JitterBounds(time.Second << (k - 1))
 		gap := subs[k].at.Sub(subs[k-1].at)
 		require.GreaterOrEqual(t, gap, lo, "retry %d", k)
 		require.LessOrEqual(t, gap, hi, "retry %d", k)

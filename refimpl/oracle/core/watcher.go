@@ -147,7 +147,7 @@ func (c *Core) onConnClosed(in ConnClosed) {
 func (c *Core) watchFailed(err error) {
 	c.w.failures++
 	c.countError("websocket attempt failed", errAttr(err), slog.Int("failures", c.w.failures))
-	if oracle.ResubscribeExhausted(c.w.failures, c.cfg.Retry.MaxAttempts) {
+	if ResubscribeExhausted(c.w.failures, c.cfg.Retry.MaxAttempts) {
 		c.beginShutdown(1, fmt.Sprintf("websocket: %d re-subscription attempts failed, last: %v", c.w.failures, err))
 		return
 	}
@@ -157,7 +157,7 @@ func (c *Core) watchFailed(err error) {
 // scheduleRedial waits min(2^k s, max_delay) ± 10 % before attempt k,
 // k being the failures so far.
 func (c *Core) scheduleRedial() {
-	wait := oracle.ResubscribeWait(c.w.failures, c.cfg.MaxDelay(), c.rnd.Float64())
+	wait := ResubscribeWait(c.w.failures, c.cfg.MaxDelay(), c.rnd.Float64())
 	c.cancel(c.w.retry)
 	c.w.retry = c.after(wait, func() {
 		c.w.retry = nil

@@ -112,7 +112,7 @@ func TestReconnectExhaustionIsFatal(t *testing.T) {
 	prev := t0
 	for k, d := range dials {
 		base := min(time.Second<<k, 3*time.Second)
-		lo, hi := oracle.JitterBounds(base)
+		lo, hi := core.JitterBounds(base)
 		gap := d.at.Sub(prev)
 		require.GreaterOrEqual(t, gap, lo, "wait before attempt %d", k)
 		require.LessOrEqual(t, gap, hi, "wait before attempt %d", k)

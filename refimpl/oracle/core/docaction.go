@@ -1,6 +1,10 @@
-package oracle
+package core
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+)
 
 // DocAction is what a fresh doc means for the request's job (ORACLE-SPEC
 // 3.3.1, 3.3.4, D9).
@@ -38,7 +42,7 @@ func (a DocAction) String() string {
 // reconciliation R: job is the existing job or nil, doc the fresh doc or nil
 // when the chain says it does not exist. The doc's status does not matter
 // here: any status is stored, only ENABLED runs.
-func DecideDoc(job *Job, doc *RequestDoc, self string) DocAction {
+func DecideDoc(job *oracle.Job, doc *oracle.RequestDoc, self string) DocAction {
 	assigned := doc != nil && Assigned(*doc, self)
 	switch {
 	case job == nil && assigned:
@@ -61,7 +65,7 @@ func DecideDoc(job *Job, doc *RequestDoc, self string) DocAction {
 // When a query needed for a creation fails, no job is created and R retries
 // later; a failed OracleData query for acting as Complete just leaves
 // LastBlockTime zero.
-func ReconcileNeeds(job *Job, doc RequestDoc, self string) (submitted, lastBT bool) {
+func ReconcileNeeds(job *oracle.Job, doc oracle.RequestDoc, self string) (submitted, lastBT bool) {
 	switch DecideDoc(job, &doc, self) {
 	case DocCreate:
 		return true, doc.Nonce > 0
@@ -74,7 +78,7 @@ func ReconcileNeeds(job *Job, doc RequestDoc, self string) (submitted, lastBT bo
 // MissingFromList is R's step 3: the request ids of the jobs whose request is
 // not in the listed docs, ascending. Each is queried alone
 // (OracleRequestDoc) and Transition with Update applies the answer.
-func MissingFromList(jobs []Job, listed []RequestDoc) []uint64 {
+func MissingFromList(jobs []oracle.Job, listed []oracle.RequestDoc) []uint64 {
 	in := make(map[uint64]bool, len(listed))
 	for _, d := range listed {
 		in[d.RequestID] = true

@@ -1,4 +1,6 @@
-package oracle
+package core
+
+import "github.com/wsconverge/converge/contracts/oracle"
 
 // ResultStale is the Submitter's stale check (ORACLE-SPEC 3.5 step 1), made
 // before every attempt and again inside the sequence critical section: a
@@ -6,9 +8,9 @@ package oracle
 // longer assigned, or the round it is for is no longer the next one
 // (result.Nonce ≠ job.Nonce + 1). A stale result is abandoned without a
 // broadcast (D12).
-func ResultStale(j *Job, r JobResult, self string) bool {
+func ResultStale(j *oracle.Job, r oracle.JobResult, self string) bool {
 	return j == nil ||
-		j.Status != StatusEnabled ||
+		j.Status != oracle.StatusEnabled ||
 		AssignedIndex(j.AccountList, self) < 0 ||
 		r.Nonce != j.Nonce+1
 }

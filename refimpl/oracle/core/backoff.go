@@ -1,8 +1,10 @@
-package oracle
+package core
 
 import (
 	"math"
 	"time"
+
+	"github.com/wsconverge/converge/contracts/oracle"
 )
 
 // FetchRetryWait is the wait before HTTP attempt `attempt` of one execution
@@ -10,7 +12,7 @@ import (
 // 4, with no jitter. ok is false for attempts beyond FetchAttempts: the
 // execution has failed.
 func FetchRetryWait(attempt int) (wait time.Duration, ok bool) {
-	if attempt < 1 || attempt > FetchAttempts {
+	if attempt < 1 || attempt > oracle.FetchAttempts {
 		return 0, false
 	}
 	if attempt == 1 {
@@ -23,10 +25,10 @@ func FetchRetryWait(attempt int) (wait time.Duration, ok bool) {
 // jitter: min(2^(k−1) s, 30 s) (ORACLE-SPEC 3.5, D2). ok is false outside
 // 1…SubmitAttempts−1: there is no such retry.
 func SubmitRetryBase(k int) (base time.Duration, ok bool) {
-	if k < 1 || k >= SubmitAttempts {
+	if k < 1 || k >= oracle.SubmitAttempts {
 		return 0, false
 	}
-	return min(pow2Seconds(k-1), SubmitRetryCap), true
+	return min(pow2Seconds(k-1), oracle.SubmitRetryCap), true
 }
 
 // SubmitRetryWait is the wait before submission retry k: SubmitRetryBase(k) ×

@@ -1,6 +1,10 @@
-package oracle
+package core
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/wsconverge/converge/contracts/oracle"
+)
 
 // JobID is a job's id and JobStore key (D8): "req_{RequestID}".
 func JobID(requestID uint64) string {
@@ -22,16 +26,16 @@ func AssignedIndex(accounts []string, self string) int {
 // account list and it names at least one endpoint (D8, D9). The doc's status
 // does not matter: a PAUSED or DISABLED doc keeps its job, which just does not
 // run.
-func Assigned(doc RequestDoc, self string) bool {
+func Assigned(doc oracle.RequestDoc, self string) bool {
 	return len(doc.Endpoints) > 0 && AssignedIndex(doc.AccountList, self) >= 0
 }
 
 // SelectEndpoint is the endpoint self fetches from: endpoints[AssignedIndex
 // mod len(endpoints)] (D8). ok is false when the doc is not Assigned.
-func SelectEndpoint(doc RequestDoc, self string) (e Endpoint, index int, ok bool) {
+func SelectEndpoint(doc oracle.RequestDoc, self string) (e oracle.Endpoint, index int, ok bool) {
 	i := AssignedIndex(doc.AccountList, self)
 	if i < 0 || len(doc.Endpoints) == 0 {
-		return Endpoint{}, 0, false
+		return oracle.Endpoint{}, 0, false
 	}
 	k := i % len(doc.Endpoints)
 	return doc.Endpoints[k], k, true

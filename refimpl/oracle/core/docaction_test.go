@@ -1,18 +1,20 @@
-package oracle
+package core
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/contracts/oracle"
 )
 
 func TestDecideDoc(t *testing.T) {
-	assigned, paused := doc(), doc(withStatus(StatusPaused))
+	assigned, paused := doc(), doc(withStatus(oracle.StatusPaused))
 	unassigned, noEndpoints := doc(withAccounts(peerA)), doc(withEndpoints())
 	cases := []struct {
 		name string
-		job  *Job
-		doc  *RequestDoc
+		job  *oracle.Job
+		doc  *oracle.RequestDoc
 		want DocAction
 	}{
 		{"3.3.1 Register, no job, assigned → create", nil, &assigned, DocCreate},
@@ -36,8 +38,8 @@ func TestDecideDoc(t *testing.T) {
 func TestReconcileNeeds(t *testing.T) {
 	cases := []struct {
 		name              string
-		job               *Job
-		doc               RequestDoc
+		job               *oracle.Job
+		doc               oracle.RequestDoc
 		submitted, lastBT bool
 	}{
 		{"3.3.3 create, doc.nonce = 0 → OracleSubmitData only", nil, doc(), true, false},
@@ -58,9 +60,9 @@ func TestReconcileNeeds(t *testing.T) {
 }
 
 func TestMissingFromList(t *testing.T) {
-	mk := func(id uint64) Job { return Job{ID: JobID(id), RequestID: id} }
-	jobs := []Job{mk(9), mk(2), mk(5), mk(4)}
-	listed := []RequestDoc{doc(func(d *RequestDoc) { d.RequestID = 5 }), doc(func(d *RequestDoc) { d.RequestID = 1 })}
+	mk := func(id uint64) oracle.Job { return oracle.Job{ID: JobID(id), RequestID: id} }
+	jobs := []oracle.Job{mk(9), mk(2), mk(5), mk(4)}
+	listed := []oracle.RequestDoc{doc(func(d *oracle.RequestDoc) { d.RequestID = 5 }), doc(func(d *oracle.RequestDoc) { d.RequestID = 1 })}
 	require.Equal(t, []uint64{2, 4, 9}, MissingFromList(jobs, listed))
 	require.Empty(t, MissingFromList(nil, listed))
 	require.Equal(t, []uint64{2, 4, 5, 9}, MissingFromList(jobs, nil))
@@ -90,9 +92,9 @@ func TestAssignment(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var eps []Endpoint
+			var eps []oracle.Endpoint
 			for i := 0; i < tc.n; i++ {
-				eps = append(eps, Endpoint{URL: JobID(uint64(i))})
+				eps = append(eps, oracle.Endpoint{URL: JobID(uint64(i))})
 			}
 			d := doc(withAccounts(tc.accounts...), withEndpoints(eps...))
 			ep, idx, ok := SelectEndpoint(d, self)
@@ -104,4 +106,9 @@ func TestAssignment(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDocActionString(t *testing.T) {
+	require.Equal(t, "create", DocCreate.String())
+	require.Equal(t, "DocAction(?)", DocAction(9).String())
 }
