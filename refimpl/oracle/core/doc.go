@@ -19,14 +19,16 @@
 //
 // Two drivers run the same core: the simulator (sim/oracle) on its
 // virtual clock, and the production runtime (refimpl/oracle) on the wall
-// clock with real sockets.
+// clock with real sockets. Its inputs and outputs are the messages of
+// contracts/oracle/ports (a Core is a ports.Daemon), so the simulator
+// drives any daemon the same way and imports none.
 //
 // # Construction and time
 //
 //	c, err := core.New(cfg, signer, rnd)  // cfg: defaults applied and valid; rnd: e.g. a seeded *rand.Rand
 //	outs := c.Start(now)                  // §3.1 begins: a Dial
 //	outs = c.Handle(now, input)           // one input at a time, now never going back
-//	at, ok := c.NextWake()                // when to call Handle(at, core.Wake{}) next
+//	at, ok := c.NextWake()                // when to call Handle(at, ports.Wake{}) next
 //
 // Handle first fires every timer due by now, then handles the input, so a
 // driver may deliver inputs at any time and only needs to make sure Wake

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // eventProcessor handles frames one at a time, in arrival order (D19): a
 // frame's Register and Update ids each wait for their doc queries before
 // the next id, and the next frame waits for the whole frame.
 type eventProcessor struct {
-	queue []Frame
+	queue []ports.Frame
 	busy  bool // a frame's doc queries are in flight
 }
 
@@ -24,7 +25,7 @@ func (c *Core) pumpEvents() {
 	}
 }
 
-func (c *Core) handleFrame(f Frame) {
+func (c *Core) handleFrame(f ports.Frame) {
 	if f.Err != nil {
 		c.countError("frame dropped: data does not decode", errAttr(f.Err))
 		return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // execution is one run of a job (§3.4): up to four GETs, then extraction.
@@ -14,9 +15,9 @@ type execution struct {
 	req     uint64
 	url     string // the job's URL and parse rule when its slot came
 	rule    string
-	queued  bool // selected, waiting for a slot
-	attempt int  // GETs made so far
-	fetch   ID   // the GET in flight; 0 when none
+	queued  bool     // selected, waiting for a slot
+	attempt int      // GETs made so far
+	fetch   ports.ID // the GET in flight; 0 when none
 	wait    *timer
 	started time.Time // the first GET
 	aborted bool      // the job was removed: the answer is discarded
@@ -30,12 +31,12 @@ type executor struct {
 	slots   int
 	waiting []*execution
 	byJob   map[uint64]*execution
-	fetches map[ID]*execution
+	fetches map[ports.ID]*execution
 }
 
 func (x *executor) init() {
 	x.byJob = make(map[uint64]*execution)
-	x.fetches = make(map[ID]*execution)
+	x.fetches = make(map[ports.ID]*execution)
 }
 
 // enqueueExecution queues the execution the tick just selected.
@@ -73,7 +74,7 @@ func (c *Core) attemptFetch(e *execution) {
 	}
 	e.fetch = c.newID()
 	c.x.fetches[e.fetch] = e
-	c.emit(Fetch{ID: e.fetch, RequestID: e.req, Attempt: e.attempt, URL: e.url, Timeout: c.timeout})
+	c.emit(ports.Fetch{ID: e.fetch, RequestID: e.req, Attempt: e.attempt, URL: e.url, Timeout: c.timeout})
 }
 
 // mayContinue reports whether an execution may make another GET: not
@@ -82,7 +83,7 @@ func (c *Core) mayContinue(e *execution) bool {
 	return !c.stopping() && !e.aborted && MayStartExecution(c.s.jobs[e.req])
 }
 
-func (c *Core) onFetched(in Fetched) {
+func (c *Core) onFetched(in ports.Fetched) {
 	e, ok := c.x.fetches[in.ID]
 	if !ok {
 		return
@@ -191,7 +192,7 @@ func (c *Core) abortExecution(r uint64) {
 		c.forget(e)
 	case e.fetch != 0:
 		c.forget(e)
-		c.emit(AbortFetch{ID: e.fetch})
+		c.emit(ports.AbortFetch{ID: e.fetch})
 	default:
 		c.releaseSlot(e)
 	}

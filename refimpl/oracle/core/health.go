@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // healthChecker is the 30 s health check (ORACLE-SPEC 3.6): a `status`
@@ -34,7 +35,7 @@ func (c *Core) scheduleHealth() {
 
 func (c *Core) checkHealth() {
 	id := c.newID()
-	c.call(StatusCall{ID: id, Timeout: oracle.HealthStatusTimeout}, id, func(r Reply) {
+	c.call(ports.StatusCall{ID: id, Timeout: oracle.HealthStatusTimeout}, id, func(r ports.Reply) {
 		if !c.running() {
 			return
 		}
@@ -60,7 +61,7 @@ func (c *Core) setHealth(h oracle.HealthStatus) {
 		return
 	}
 	c.metrics.HealthStatus = h
-	c.trace(Trace{Kind: TraceHealth, Health: h})
+	c.trace(ports.Trace{Kind: ports.TraceHealth, Health: h})
 }
 
 func (c *Core) stopHealth() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // reconciler runs reconciliation R (ORACLE-SPEC 3.3.4): at start (the
@@ -168,7 +169,7 @@ func (c *Core) finishReconcile(failed bool) {
 	}
 	if !c.rec.loaded {
 		c.rec.loaded = true
-		c.trace(Trace{Kind: TraceStep, Name: StepLoaded})
+		c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepLoaded})
 		c.startLoops() // step 6
 	}
 	if c.rec.again {

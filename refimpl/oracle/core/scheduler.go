@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // scheduler is the Scheduler's state (ORACLE-SPEC 3.3): the JobStore,
@@ -81,7 +82,7 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	case prev != nil:
 		c.s.remove(r)
 	}
-	c.trace(Trace{Kind: TraceJob, RequestID: r, Rows: o.Rows, Job: o.Job})
+	c.trace(ports.Trace{Kind: ports.TraceJob, RequestID: r, Rows: o.Rows, Job: o.Job})
 	if slices.Contains(o.Rows, oracle.RowSucceeded) {
 		c.metrics.JobsCompleted++
 	}
@@ -130,7 +131,7 @@ func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.O
 // check; the result processor and the sequence resync already run.
 func (c *Core) startLoops() {
 	c.phase = phaseRunning
-	c.trace(Trace{Kind: TraceStep, Name: StepRunning})
+	c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepRunning})
 	c.log(slog.LevelInfo, "oracle daemon running", slog.Int("jobs", len(c.s.ordered)))
 	c.scheduleTick(c.now.Add(oracle.TickInterval))
 	c.startHealth()

@@ -1,4 +1,4 @@
-package core
+package ports
 
 import (
 	"fmt"
@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/wire/cometrpc"
 )
 
-// ID names one request the core made (a dial, an RPC call, an HTTP GET), so
+// ID names one request the daemon made (a dial, an RPC call, an HTTP GET), so
 // that its answer can come back as an input. IDs start at 1 and increase by
 // one per request; a connection is named by the ID of its Dial.
 type ID uint64
@@ -17,7 +16,7 @@ type ID uint64
 // ---------------------------------------------------------------------------
 // Outputs: what the driver must do.
 
-// Output is one thing the core asks its driver to do: a request to carry
+// Output is one thing the daemon asks its driver to do: a request to carry
 // out (answered later by an input with the same ID), a connection to
 // close, a trace point, a log line, or the exit. Outputs are returned in
 // the order the driver must act on them.
@@ -32,8 +31,8 @@ type Dial struct {
 	Timeout time.Duration
 }
 
-// CloseConn asks the driver to close a connection the core no longer uses.
-// No answer: the core ignores everything that connection still delivers.
+// CloseConn asks the driver to close a connection the daemon no longer uses.
+// No answer: the daemon ignores everything that connection still delivers.
 type CloseConn struct{ Conn ID }
 
 // Subscribe sends `subscribe` with Query on connection Conn. Answer: Reply
@@ -46,7 +45,7 @@ type Subscribe struct {
 }
 
 // UnsubscribeAll sends `unsubscribe_all` on connection Conn (graceful
-// shutdown). Answer: Reply, which the core does not wait for.
+// shutdown). Answer: Reply, which the daemon need not wait for.
 type UnsubscribeAll struct {
 	ID      ID
 	Conn    ID
@@ -96,9 +95,9 @@ type Fetch struct {
 // its slot is free only then.
 type AbortFetch struct{ ID ID }
 
-// Exit: the core has finished (§3.7 done, or a fatal condition). Code is
+// Exit: the daemon has finished (§3.7 done, or a fatal condition). Code is
 // the process's exit status: 0 after a requested stop, 1 after a fatal
-// condition or a failed start. The core handles no input after it.
+// condition or a failed start. The daemon handles no input after it.
 type Exit struct {
 	Code   int
 	Reason string
@@ -194,7 +193,7 @@ const (
 
 // Trace is a white-box trace point of the reference (ORACLE-SPEC 4.10
 // "white"): what the checkers of O15 and the timeline read. A TraceJob's
-// Job is the core's memory, as it was after the transition until the call
+// Job is the daemon's memory, as it was after the transition until the call
 // that returned the trace ends (a later transition may write there);
 // Rows stay as they are.
 type Trace struct {
@@ -218,15 +217,15 @@ func (Fetch) isOutput()          {}
 func (AbortFetch) isOutput()     {}
 func (Exit) isOutput()           {}
 func (Log) isOutput()            {}
-func (*Trace) isOutput()         {} // a trace is emitted by address (see Core.trace)
+func (*Trace) isOutput()         {} // a trace is emitted by address
 
 // ---------------------------------------------------------------------------
 // Inputs: what happened.
 
-// Input is one thing that happened to the daemon, handed to Core.Handle.
+// Input is one thing that happened to the daemon, handed to Daemon.Handle.
 // A Reply or a Fetched may also be handed over by address (*Reply,
 // *Fetched: a driver that keeps them in memory of its own then saves a
-// copy into the interface for each one); the core reads it during the
+// copy into the interface for each one); the daemon reads it during the
 // call only.
 type Input interface{ isInput() }
 
@@ -255,10 +254,10 @@ type Dialed struct {
 type Reply struct {
 	ID        ID
 	Err       error
-	RPCError  *cometrpc.RPCError
-	Status    *cometrpc.ResultStatus
-	Query     *cometrpc.ResultABCIQuery
-	Broadcast *cometrpc.ResultBroadcastTx
+	RPCError  *RPCError
+	Status    *ResultStatus
+	Query     *ResultABCIQuery
+	Broadcast *ResultBroadcastTx
 }
 
 // Frame is an event frame delivered on connection Conn: the result's query
@@ -271,7 +270,7 @@ type Frame struct {
 	Err    error
 }
 
-// ConnClosed: connection Conn ended without the core asking (the server
+// ConnClosed: connection Conn ended without the daemon asking (the server
 // closed it, or a read failed).
 type ConnClosed struct {
 	Conn ID
