@@ -12,8 +12,8 @@ import (
 )
 
 // The checker's table, written from SPEC, and the reference's decision
-// (contracts.ReconcileStep on an idle row) agree on every row shape.
-func TestTableChoiceAgreesWithReconcileStep(t *testing.T) {
+// (decide.Reconcile on an idle row) agree on every row shape.
+func TestTableChoiceAgreesWithTheReferencesDecision(t *testing.T) {
 	now := t0.Add(time.Hour)
 	n, ambiguous := 0, 0
 	for _, obs := range []contracts.ObservedStatus{contracts.ObservedPending, contracts.ObservedStandby, contracts.ObservedRunning, contracts.ObservedDeleted} {
@@ -35,8 +35,9 @@ func TestTableChoiceAgreesWithReconcileStep(t *testing.T) {
 									w.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, IsTerminal: true, OccurredAt: t0}
 								}
 								want := contracts.OpNone
-								if s := decide.ReconcileStep(&w, now, time.Time{}); s.Kind == decide.StepClaim {
-									want = s.Op
+								newID := func() string { return "op-new" }
+								if d := decide.Reconcile(decide.Input{Row: &w, Now: now, NewID: newID}); d.Kind == decide.StepClaim {
+									want = d.Op
 								}
 								got := TableChoice(&w)
 								if want == contracts.OpNone && got == contracts.OpRestoring && obs == contracts.ObservedStandby && desired == contracts.DesiredStandby {

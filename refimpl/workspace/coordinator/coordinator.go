@@ -29,6 +29,8 @@ type Coordinator struct {
 	opts Options
 	log  *slog.Logger
 	api  *api.Service
+	// newID draws an op_id (deps.IDs.NewID, taken once).
+	newID func() string
 
 	lease  ports.Lease
 	epoch  int64
@@ -65,7 +67,7 @@ func New(deps ports.Deps, opts Options) *Coordinator {
 	if opts.ElectionRetry == 0 {
 		opts.ElectionRetry = time.Second
 	}
-	c := &Coordinator{deps: deps, opts: opts, log: opts.Logger.With("instance", deps.Instance)}
+	c := &Coordinator{deps: deps, opts: opts, log: opts.Logger.With("instance", deps.Instance), newID: deps.IDs.NewID}
 	c.api = api.New(deps).WithEpoch(func() int64 { return c.epoch })
 	return c
 }

@@ -128,7 +128,7 @@ func TestRecoverPatch(t *testing.T) {
 	obs := ObservationPatch(w, obsVolume, t0)
 	obs.Apply(w, t0)
 	require.Equal(t, contracts.HealthOK, w.HealthStatus)
-	require.Equal(t, StepClaim, ReconcileStep(w, t0, time.Time{}).Kind)
+	require.Equal(t, StepClaim, classify(w, t0, time.Time{}).Kind)
 }
 
 func TestDeletePatch(t *testing.T) {

@@ -24,7 +24,7 @@ func TestFilterReconcileCoversEveryActionableRow(t *testing.T) {
 							if term {
 								withTerminal()(w)
 							}
-							s := ReconcileStep(w, t0, t0)
+							s := classify(w, t0, t0)
 							if s.Kind != StepNothing {
 								require.True(t, contracts.FilterReconcile.Match(w), "%s on %+v", s.Kind, w)
 							}

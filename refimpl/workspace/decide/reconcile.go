@@ -135,20 +135,21 @@ func (k StepKind) String() string {
 	return fmt.Sprintf("step(%d)", int(k))
 }
 
-// Step is the reconciler's decision for one workspace.
+// Step is the step SPEC 4.2 takes with one workspace: what kind, for
+// which operation, and why (the head of a Decision).
 type Step struct {
 	Kind StepKind
 	Op   contracts.Operation
 	Why  string
 }
 
-// ReconcileStep is the per-workspace decision of SPEC 4.2 steps 1–5.
+// classify is the step of SPEC 4.2 steps 1–5 for w (see Reconcile).
 // lastInvoked is when this leader last invoked the operation's actuator calls
 // for w (zero if it has not since it became leader): a leader that has not
 // invoked them resumes by invoking them (4.2.2, "Resuming"); otherwise it
 // only re-invokes them as a retry, once a failure recorded after its last
 // invocation is RetryInterval old (4.2.4).
-func ReconcileStep(w *contracts.Workspace, now time.Time, lastInvoked time.Time) Step {
+func classify(w *contracts.Workspace, now time.Time, lastInvoked time.Time) Step {
 	// 1. DELETED is terminal. An operation still set on a DELETED row
 	// (ARCHIVING of a soft-deleted workspace) goes on to step 3, where it
 	// completes, times out or resumes.
@@ -337,13 +338,20 @@ func NextArchiveAction(w *contracts.Workspace) ArchiveAction {
 	return ArchiveAwait
 }
 
-// FailurePatch records a failed actuator call (SPEC 4.2.4): error_count goes
-// up by one and error_info is recorded; when the code is terminal at once, or
-// the count reaches MaxAttempts, the error is terminal and the write is the
-// ERROR entry of 4.2.5 (terminal reports which).
+// FailurePatch records a failed actuator call of w's operation at now
+// (SPEC 4.2.4): FailureOf(w, now).Patch.
 func FailurePatch(w *contracts.Workspace, code contracts.ErrorCode, message string, ctx map[string]any, now time.Time) (p contracts.Patch, terminal bool) {
+	return FailureOf(w, now).Patch(code, message, ctx)
+}
+
+// Patch is the write for a call that failed with code and message (ctx:
+// the provider's context, copied): error_count goes up by one and
+// error_info is recorded; when the code is terminal at once, or the count
+// reaches MaxAttempts, the error is terminal and the write is the ERROR
+// entry of 4.2.5 (terminal reports which).
+func (f Failure) Patch(code contracts.ErrorCode, message string, ctx map[string]any) (p contracts.Patch, terminal bool) {
 	reason, immediate := contracts.Classify(code)
-	count := w.ErrorCount + 1
+	count := f.ErrorCount + 1
 	// Copy the caller's context (often a ProviderError's): the recorded
 	// error_info must not share a map with it.
 	ctx = maps.Clone(ctx)
@@ -363,24 +371,24 @@ func FailurePatch(w *contracts.Workspace, code contracts.ErrorCode, message stri
 		Reason:     reason,
 		Message:    message,
 		IsTerminal: immediate,
-		Operation:  w.Operation,
+		Operation:  f.Operation,
 		ErrorCount: count,
 		Context:    ctx,
-		OccurredAt: now,
+		OccurredAt: f.At,
 	}
 	if !immediate && count >= MaxAttempts {
 		info = contracts.ErrorInfo{
 			Reason:     contracts.ReasonRetryExceeded,
 			Message:    fmt.Sprintf("%d attempts failed: %s", count, message),
 			IsTerminal: true,
-			Operation:  w.Operation,
+			Operation:  f.Operation,
 			ErrorCount: count,
 			Context:    map[string]any{"max_retries": MaxAttempts, "last_error": message},
-			OccurredAt: now,
+			OccurredAt: f.At,
 		}
 	}
 	if info.IsTerminal {
-		p = ErrorEntryPatch(w, info)
+		p = errorEntry(f.Observed, info)
 		p.ErrorCount = contracts.Some(count)
 		return p, true
 	}
@@ -404,13 +412,17 @@ func TimeoutInfo(w *contracts.Workspace, now time.Time) contracts.ErrorInfo {
 // op_started_at null, the terminal error_info and message, previous_status
 // = observed_status; op_id is kept (it protects the archive, C9).
 func ErrorEntryPatch(w *contracts.Workspace, info contracts.ErrorInfo) contracts.Patch {
+	return errorEntry(w.ObservedStatus, info)
+}
+
+func errorEntry(observed contracts.ObservedStatus, info contracts.ErrorInfo) contracts.Patch {
 	info.IsTerminal = true
 	return contracts.Patch{
 		Operation:      contracts.Some(contracts.OpNone),
 		OpStartedAt:    contracts.Some(time.Time{}),
 		ErrorInfo:      contracts.Some(&info),
 		ErrorMessage:   contracts.Some(info.Message),
-		PreviousStatus: contracts.Some(w.ObservedStatus),
+		PreviousStatus: contracts.Some(observed),
 	}
 }
 

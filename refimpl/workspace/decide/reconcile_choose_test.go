@@ -190,7 +190,7 @@ func TestNoOperationButDeletingStartsInError(t *testing.T) {
 							withTerminal()(w)
 						}
 						for _, last := range []time.Time{{}, t0} {
-							s := ReconcileStep(w, t0.Add(time.Minute), last)
+							s := classify(w, t0.Add(time.Minute), last)
 							if s.Kind == StepClaim || s.Kind == StepExecute {
 								require.Equal(t, contracts.OpDeleting, s.Op, "%s %s on %s/%s op=%s deleted=%v", s.Kind, s.Op, variant, o, op, del)
 								require.True(t, del, "only a soft-deleted workspace")

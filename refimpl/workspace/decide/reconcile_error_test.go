@@ -57,8 +57,8 @@ func TestFailurePatch(t *testing.T) {
 				// The operation stays in progress and is retried 30 s later.
 				after := w.Clone()
 				p.Apply(&after, now)
-				require.Equal(t, StepWait, ReconcileStep(&after, now.Add(RetryInterval-time.Second), now).Kind)
-				require.Equal(t, StepExecute, ReconcileStep(&after, now.Add(RetryInterval), now).Kind)
+				require.Equal(t, StepWait, classify(&after, now.Add(RetryInterval-time.Second), now).Kind)
+				require.Equal(t, StepExecute, classify(&after, now.Add(RetryInterval), now).Kind)
 				return
 			}
 			// The terminal write is the ERROR entry of 4.2.5.
@@ -78,7 +78,7 @@ func TestFailurePatch(t *testing.T) {
 			after := w.Clone()
 			p.Apply(&after, now)
 			require.Equal(t, "op1", after.OpID)
-			require.Equal(t, StepSkipError, ReconcileStep(&after, now, now).Kind, "C11 after the entry")
+			require.Equal(t, StepSkipError, classify(&after, now, now).Kind, "C11 after the entry")
 		})
 	}
 }

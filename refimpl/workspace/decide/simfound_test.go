@@ -48,10 +48,10 @@ func TestClaimOtherThanArchivingClearsAKeptOpID(t *testing.T) {
 func TestStartingIsNotRetriedWithoutAVolume(t *testing.T) {
 	now := t0.Add(time.Minute)
 	failed := row(withObserved(contracts.ObservedPending), withDesired(contracts.DesiredRunning), withOp(contracts.OpStarting), withOpStarted(t0), withCount(1), withError(false, t0))
-	require.Equal(t, StepWait, ReconcileStep(failed, now, t0).Kind, "no retry")
-	require.Equal(t, StepWait, ReconcileStep(failed, now, time.Time{}).Kind, "no resume")
+	require.Equal(t, StepWait, classify(failed, now, t0).Kind, "no retry")
+	require.Equal(t, StepWait, classify(failed, now, time.Time{}).Kind, "no resume")
 	failed.ObservedStatus = contracts.ObservedStandby
-	require.Equal(t, StepExecute, ReconcileStep(failed, now, t0).Kind, "with its volume, the retry goes ahead")
+	require.Equal(t, StepExecute, classify(failed, now, t0).Kind, "with its volume, the retry goes ahead")
 	failed.ObservedStatus = contracts.ObservedPending
-	require.Equal(t, StepTimeout, ReconcileStep(failed, t0.Add(Timeout(contracts.OpStarting)+time.Second), t0).Kind, "the timeout ends it")
+	require.Equal(t, StepTimeout, classify(failed, t0.Add(Timeout(contracts.OpStarting)+time.Second), t0).Kind, "the timeout ends it")
 }

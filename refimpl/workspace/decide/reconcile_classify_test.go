@@ -10,7 +10,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 )
 
-func TestReconcileStep(t *testing.T) {
+func TestClassify(t *testing.T) {
 	never := time.Time{}
 	expected := contracts.ArchiveKey("w1", "op1")
 	in := func(d time.Duration) time.Time { return t0.Add(d) }
@@ -113,7 +113,7 @@ func TestReconcileStep(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := ReconcileStep(tc.w, tc.now, tc.lastInvoked)
+			s := classify(tc.w, tc.now, tc.lastInvoked)
 			require.Equal(t, tc.kind, s.Kind, "got %s (%s)", s.Kind, s.Why)
 			require.Equal(t, tc.op, s.Op)
 			require.NotEmpty(t, s.Why)
@@ -124,7 +124,7 @@ func TestReconcileStep(t *testing.T) {
 	}
 }
 
-func TestReconcileStepClaimsWhatTheTableChooses(t *testing.T) {
+func TestClassifyClaimsWhatTheTableChooses(t *testing.T) {
 	// Step 5 for every healthy, idle, non-converged row claims exactly
 	// ChooseOperation's operation, and the claim's condition holds.
 	for _, o := range contracts.AllObserved[:3] {
@@ -136,7 +136,7 @@ func TestReconcileStepClaimsWhatTheTableChooses(t *testing.T) {
 						withDeleted()(w)
 					}
 					name := fmt.Sprintf("%s desired=%s key=%v deleted=%v", o, d, k != "", del)
-					s := ReconcileStep(w, t0, time.Time{})
+					s := classify(w, t0, time.Time{})
 					if !del && string(o) == string(d) {
 						require.Equal(t, StepNothing, s.Kind, name)
 						continue
@@ -175,7 +175,7 @@ func TestNoClaimWhileAnOperationRuns(t *testing.T) {
 								withDeleted()(w)
 							}
 							for _, last := range []time.Time{{}, t0} {
-								s := ReconcileStep(w, t0.Add(after), last)
+								s := classify(w, t0.Add(after), last)
 								require.NotEqual(t, StepClaim, s.Kind, "%+v", w)
 								if s.Kind != StepNothing {
 									require.Equal(t, op, s.Op, "%s on %+v", s.Kind, w)
