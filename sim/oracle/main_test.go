@@ -8,6 +8,9 @@ import (
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
+// The reference daemon is a System of the oracle world.
+var _ oraclesim.System = oracled.NewSystem()
+
 // TestMain registers the reference daemon, as the CLI does: the world
 // imports none, and a run whose Options name no System judges it.
 func TestMain(m *testing.M) {
