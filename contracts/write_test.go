@@ -298,7 +298,7 @@ func TestAdminException(t *testing.T) {
 		p       Patch
 		allowed bool
 	}{
-		{"C3: admin resets error_info and error_count", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorCount: Some(0), ErrorMessage: Some("")}, true},
+		{"C3: admin resets error_info and error_count", RecoverPatch(), true},
 		{"C3: admin resets error_info alone", Patch{ErrorInfo: Some[*ErrorInfo](nil)}, true},
 		{"C3 amended: admin clears error_message with error_info", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorMessage: Some("")}, true},
 		{"C3: admin may not set error_message", Patch{ErrorInfo: Some[*ErrorInfo](nil), ErrorMessage: Some("fixed")}, false},

@@ -128,7 +128,7 @@ func TestC9SightingsOnlyFromCompletedPasses(t *testing.T) {
 			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
 		tr.at(61 * time.Minute)
 		pass(tr)
-		tr.at(70*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
+		tr.at(70*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthOK)})
 		return tr.at(121*time.Minute).call("c1", MObjDelete, "w", old, "", "")
 	}
@@ -179,17 +179,17 @@ func TestAPIRules(t *testing.T) {
 	// Recovery resets error_info and error_count together, and
 	// error_message (4.3's rules: "in one write"; the table names the
 	// first two).
-	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()), nil, "api-rules")
+	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
-	partial := decide.RecoverPatch()
+	partial := contracts.RecoverPatch()
 	partial.ErrorCount = contracts.Opt[int]{}
 	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, partial), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "error_info = null and error_count = 0 are reset together")
 	withMessage := func() *trace { return inErrorWith("STARTING timed out") }
-	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()), nil, "api-rules")
+	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()), nil, "api-rules")
 	require.Empty(t, r.Violations)
-	keepsMessage := decide.RecoverPatch()
+	keepsMessage := contracts.RecoverPatch()
 	keepsMessage.ErrorMessage = contracts.Opt[string]{}
 	r = run(t, withMessage().write(contracts.CompAdmin, "api", 0, "w", nil, keepsMessage), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
@@ -203,7 +203,7 @@ func TestAPIRules(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "desired_state changed from RUNNING to STANDBY while the workspace is in ERROR")
 	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)), nil, "api-rules")
 	require.Empty(t, r.Violations)
-	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
+	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 		write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
 	require.Empty(t, r.Violations)
 }
@@ -318,12 +318,12 @@ func TestAPIRulesRecoverOnlyInError(t *testing.T) {
 			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
 			write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)})
 		between(tr)
-		return tr.write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch())
+		return tr.write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
 	}
 	require.Empty(t, run(t, recovered(func(*trace) {}), nil, "api-rules").Violations)
 	cleared := func(d time.Duration) func(tr *trace) {
 		return func(tr *trace) {
-			tr.at(time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
+			tr.at(time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 				at(2*time.Minute).write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthOK)}).
 				at(2*time.Minute + d)
 		}
@@ -333,7 +333,7 @@ func TestAPIRulesRecoverOnlyInError(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "recovery applied to a workspace not in ERROR (health OK, error_info null)")
 
-	never := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch())
+	never := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch())
 	require.Len(t, run(t, never, nil, "api-rules").Violations, 1)
 }
 

@@ -25,7 +25,7 @@ func TestC9ProtectionBetweenSightingsDoesNotRestartTheClock(t *testing.T) {
 		at(10*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		// In ERROR (everything protected) between two passes only.
 		at(40*time.Minute).write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(erroring)}).
-		at(50*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
+		at(50*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 		at(70*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		at(130*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
 		call("c1", MObjDelete, "w", old, "deleted", "")
@@ -39,7 +39,7 @@ func TestC9ProtectionBetweenSightingsDoesNotRestartTheClock(t *testing.T) {
 		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ArchiveKey: contracts.Some(contracts.ArchiveKey("w", "op2"))}).
 		at(40*time.Minute).write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(erroring)}).
 		at(70*time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "2", "").
-		at(80*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, decide.RecoverPatch()).
+		at(80*time.Minute).write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 		at(130*time.Minute).call("c1", MObjDelete, "w", old, "deleted", "")
 	r = run(t, seen, nil, "c9-gc-protection")
 	require.Len(t, r.Violations, 1)

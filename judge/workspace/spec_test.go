@@ -172,7 +172,7 @@ func TestSpecOwnersAreTheReferences(t *testing.T) {
 			require.Equal(t, ok, sok, "%s writing %s", comp, col)
 		}
 	}
-	reset := decide.RecoverPatch()
+	reset := contracts.RecoverPatch()
 	ok, _ := specWriteAllowed(contracts.Writer{Component: contracts.CompAdmin}, &before, &reset)
 	require.True(t, ok)
 

@@ -320,7 +320,7 @@ func (s *Service) Recover(ctx context.Context, admin, id string) error {
 		return e
 	}
 	wr := contracts.Writer{Component: contracts.CompAdmin, Instance: s.instance}
-	if err := s.update(ctx, wr, id, contracts.Cond{}, decide.RecoverPatch(), false); err != nil {
+	if err := s.update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch(), false); err != nil {
 		return err
 	}
 	if s.bus != nil {

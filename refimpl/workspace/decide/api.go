@@ -73,13 +73,6 @@ func CheckRecover(w *contracts.Workspace, admin bool) *contracts.APIError {
 	return nil
 }
 
-// RecoverPatch is the administrator's reset (a C3 exception): error_info,
-// error_count and error_message in one write (SPEC 4.3 as amended), so the
-// change notification it fires no longer carries the old message.
-func RecoverPatch() contracts.Patch {
-	return contracts.Patch{ErrorInfo: contracts.Some[*contracts.ErrorInfo](nil), ErrorCount: contracts.Some(0), ErrorMessage: contracts.Some("")}
-}
-
 // DeletePatch is the soft delete: deleted_at = now, desired PENDING.
 func DeletePatch(now time.Time) contracts.Patch {
 	return contracts.Patch{DeletedAt: contracts.Some(now), DesiredState: contracts.Some(contracts.DesiredPending)}

@@ -116,7 +116,7 @@ func TestCheckRecover(t *testing.T) {
 
 func TestRecoverPatch(t *testing.T) {
 	w := row(withObserved(contracts.ObservedStandby), withHealth(contracts.HealthError), withCount(3), withTerminal(), withOpID("op1"))
-	p := RecoverPatch()
+	p := contracts.RecoverPatch()
 	requireColumns(t, p, contracts.ColErrorCount, contracts.ColErrorInfo, contracts.ColErrorMessage)
 	requireAllowed(t, contracts.CompAdmin, w, p)
 	p.Apply(w, t0)

@@ -126,7 +126,7 @@ func TestClassifyWrite(t *testing.T) {
 		"restore marker":      {rec, opCond, contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: "k"})}, want{}},
 		"health monitor":      {contracts.Writer{Component: contracts.CompHealthMonitor}, contracts.Cond{}, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)}, want{}},
 		"api":                 {contracts.Writer{Component: contracts.CompAPI}, contracts.Cond{}, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}, want{}},
-		"admin recovery":      {contracts.Writer{Component: contracts.CompAdmin}, contracts.Cond{}, decide.RecoverPatch(), want{}},
+		"admin recovery":      {contracts.Writer{Component: contracts.CompAdmin}, contracts.Cond{}, contracts.RecoverPatch(), want{}},
 		"none without a kind": {rec, contracts.Cond{}, contracts.Patch{Operation: contracts.Some(contracts.OpNone)}, want{}},
 	} {
 		op, ev, ok := ClassifyWrite(c.w, c.cond, c.p)

@@ -1083,7 +1083,7 @@ type blindRecovery struct {
 
 func (a blindRecovery) Recover(ctx context.Context, admin, id string) error {
 	wr := contracts.Writer{Component: contracts.CompAdmin, Instance: a.deps.Instance}
-	if _, err := a.deps.Store.Update(ctx, wr, id, contracts.Cond{}, decide.RecoverPatch()); err != nil {
+	if _, err := a.deps.Store.Update(ctx, wr, id, contracts.Cond{}, contracts.RecoverPatch()); err != nil {
 		return fmt.Errorf("recover %s: %w", id, err)
 	}
 	return nil
