@@ -1,10 +1,7 @@
 package contracts
 
 import (
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 )
 
 // t0 is the fixed instant every table test measures from.
@@ -30,9 +27,7 @@ func withDesired(d DesiredState) wsOpt    { return func(w *Workspace) { w.Desire
 func withDeleted() wsOpt                  { return func(w *Workspace) { w.DeletedAt = t0 } }
 func withArchiveKey(k string) wsOpt       { return func(w *Workspace) { w.ArchiveKey = k } }
 func withOpID(id string) wsOpt            { return func(w *Workspace) { w.OpID = id } }
-func withCount(n int) wsOpt               { return func(w *Workspace) { w.ErrorCount = n } }
 func withOwner(u string) wsOpt            { return func(w *Workspace) { w.OwnerUserID = u } }
-func withLastAccess(t time.Time) wsOpt    { return func(w *Workspace) { w.LastAccessAt = t } }
 
 // withOp sets the operation, started at t0.
 func withOp(o Operation) wsOpt {
@@ -41,9 +36,6 @@ func withOp(o Operation) wsOpt {
 		w.OpStartedAt = t0
 	}
 }
-
-// withOpStarted sets op_started_at.
-func withOpStarted(t time.Time) wsOpt { return func(w *Workspace) { w.OpStartedAt = t } }
 
 // withMarker sets home_ctx.restore_marker.
 func withMarker(m string) wsOpt {
@@ -72,22 +64,3 @@ func withError(terminal bool, occurred time.Time) wsOpt {
 
 // withTerminal records a terminal error_info at t0.
 func withTerminal() wsOpt { return withError(true, t0) }
-
-// sec is n seconds.
-func sec(n int) time.Duration { return time.Duration(n) * time.Second }
-
-// requireColumns asserts that p assigns exactly cols (in table order).
-func requireColumns(t *testing.T, p Patch, cols ...Column) {
-	t.Helper()
-	if len(cols) == 0 {
-		cols = []Column{}
-	}
-	require.Equal(t, cols, p.Columns())
-}
-
-// requireAllowed asserts that writer c may make write p on before (C3).
-func requireAllowed(t *testing.T, c Component, before *Workspace, p Patch) {
-	t.Helper()
-	ok, bad := WriteAllowed(Writer{Component: c}, before, &p)
-	require.True(t, ok, "column %q refused for %s", bad, c)
-}

@@ -66,13 +66,6 @@ func TestCheckRowAndPatch(t *testing.T) {
 	require.NoError(t, CheckPatch(&Patch{ErrorInfo: Some[*ErrorInfo](nil)}))
 }
 
-func TestFailurePatchSanitizesProviderText(t *testing.T) {
-	w := row(withOp(OpStarting))
-	p, _ := FailurePatch(w, CodeImagePullFailed, "pull \x00failed\xff", map[string]any{"detail": "d\x00"}, t0)
-	require.NoError(t, CheckPatch(&p))
-	require.Equal(t, "pull failed\uFFFD", p.ErrorMessage.V)
-}
-
 func TestCheckRowEnumsAndKeys(t *testing.T) {
 	for name, mut := range map[string]func(*Workspace){
 		"empty id":              func(w *Workspace) { w.ID = "" },

@@ -10,6 +10,7 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
 	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
@@ -130,7 +131,7 @@ func scenario4ArchiveTTL(t *testing.T, sys ports.System) {
 	require.Equal(t, contracts.DesiredPending, ttlWrite.Patch.DesiredState.V)
 	idle := ttlWrite.At.Sub(created)
 	require.Greater(t, idle, time.Hour, "not before the archive TTL")
-	require.LessOrEqual(t, idle, time.Hour+contracts.PeriodTTL+time.Second, "within one TTL period after it")
+	require.LessOrEqual(t, idle, time.Hour+decide.PeriodTTL+time.Second, "within one TTL period after it")
 
 	tr := TraceOf(s.History().Events(), id)
 	require.Equal(t, []string{"claim PROVISIONING", "complete PROVISIONING", "claim ARCHIVING", "complete ARCHIVING"}, tr.OpSummary())

@@ -28,7 +28,7 @@ func TestOffset(t *testing.T) {
 func TestLineWrite(t *testing.T) {
 	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	p := contracts.Patch{Operation: contracts.Some(contracts.OpStarting), ErrorInfo: contracts.Some[*contracts.ErrorInfo](nil)}
-	c := contracts.ClaimCond(contracts.OpStarting)
+	c := contracts.Cond{Operation: contracts.Some(contracts.OpNone), NotTerminal: true} // a claim's
 	e := Event{
 		Seq: 42, At: start.Add(5*time.Minute + 2100*time.Millisecond), Kind: KindWrite,
 		Instance: "coord-1", Component: contracts.CompStateReconciler, Epoch: 2,

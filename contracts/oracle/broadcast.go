@@ -150,17 +150,3 @@ func (c BroadcastClass) Action() BroadcastAction {
 // AdjustsGas reports whether the remaining attempts of this result use
 // AdjustGas(gas, gas.adjustment) (D5: only after code 11).
 func (c BroadcastClass) AdjustsGas() bool { return c == ClassOutOfGas }
-
-// SequenceUpdate is the SequenceManager's rule after a classified answer
-// (ORACLE-SPEC 3.5): the local sequence L moves to L + 1 on code 0 and code
-// 19 (and "already in cache"), a code 32 requires a resync (an Account query)
-// before the next broadcast of any result, and anything else leaves L alone.
-func SequenceUpdate(l uint64, c BroadcastClass) (next uint64, resync bool) {
-	switch c {
-	case ClassSuccess, ClassAlreadyAdmitted:
-		return l + 1, false
-	case ClassSequenceMismatch:
-		return l, true
-	}
-	return l, false
-}

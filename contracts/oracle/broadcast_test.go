@@ -44,25 +44,3 @@ func TestClassifyBroadcast(t *testing.T) {
 		})
 	}
 }
-
-func TestSequenceUpdate(t *testing.T) {
-	cases := []struct {
-		class  BroadcastClass
-		next   uint64
-		resync bool
-	}{
-		{ClassSuccess, 11, false},         // code 0: L + 1
-		{ClassAlreadyAdmitted, 11, false}, // code 19: L + 1
-		{ClassSequenceMismatch, 10, true}, // code 32: resync before the next broadcast
-		{ClassOutOfGas, 10, false},        // anything else: unchanged
-		{ClassInsufficientFee, 10, false},
-		{ClassTransient, 10, false},
-		{ClassRejected, 10, false},
-		{ClassAmbiguous, 10, false},
-	}
-	for _, tc := range cases {
-		next, resync := SequenceUpdate(10, tc.class)
-		require.Equal(t, tc.next, next, tc.class.String())
-		require.Equal(t, tc.resync, resync, tc.class.String())
-	}
-}

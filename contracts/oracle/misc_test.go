@@ -3,7 +3,6 @@ package oracle
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -29,40 +28,12 @@ func TestCodeLog(t *testing.T) {
 	require.Empty(t, CodeText(0))
 }
 
-func TestHealth(t *testing.T) {
-	now := at(time.Hour)
-	all := HealthChecks{RPCAnswers: true, SubscriptionsLive: true, SchedulerRunning: true, SubmitterRunning: true, LastFrameAt: now.Add(-time.Minute)}
-	cases := []struct {
-		name string
-		mut  func(*HealthChecks)
-		want HealthStatus
-	}{
-		{"3.6 all pass → healthy", func(*HealthChecks) {}, HealthHealthy},
-		{"3.6 a frame exactly 5 min ago still counts", func(c *HealthChecks) { c.LastFrameAt = now.Add(-5 * time.Minute) }, HealthHealthy},
-		{"3.6 only the recent-frame check fails → degraded", func(c *HealthChecks) { c.LastFrameAt = now.Add(-5*time.Minute - 1) }, HealthDegraded},
-		{"3.6 no frame yet → degraded", func(c *HealthChecks) { c.LastFrameAt = time.Time{} }, HealthDegraded},
-		{"3.6 status unanswered → unhealthy", func(c *HealthChecks) { c.RPCAnswers = false }, HealthUnhealthy},
-		{"3.6 a subscription down → unhealthy", func(c *HealthChecks) { c.SubscriptionsLive = false }, HealthUnhealthy},
-		{"3.6 scheduler stopped → unhealthy", func(c *HealthChecks) { c.SchedulerRunning = false }, HealthUnhealthy},
-		{"3.6 submitter stopped → unhealthy", func(c *HealthChecks) { c.SubmitterRunning = false }, HealthUnhealthy},
-		{"3.6 unhealthy wins over degraded", func(c *HealthChecks) { c.SubmitterRunning = false; c.LastFrameAt = time.Time{} }, HealthUnhealthy},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := all
-			tc.mut(&c)
-			require.Equal(t, tc.want, Health(c, now))
-		})
-	}
-}
-
 func TestStrings(t *testing.T) {
 	require.Equal(t, "ENABLED", StatusEnabled.String())
 	require.Equal(t, "RequestStatus(9)", RequestStatus(9).String())
 	require.Equal(t, "Executing", ExecExecuting.String())
 	require.Equal(t, "ExecStatus(9)", ExecStatus(9).String())
 	require.Equal(t, "complete", SubComplete.String())
-	require.Equal(t, "create", DocCreate.String())
 	require.Equal(t, "give up", ActionGiveUp.String())
 	require.Equal(t, "already admitted", ClassAlreadyAdmitted.String())
 	require.Equal(t, sec(30), doc().PeriodDuration())

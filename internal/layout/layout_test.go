@@ -67,8 +67,6 @@ var known = map[string]string{
 	"sim/workspace/conform -> refimpl/testenv":           "the drill starts real services with the real tier's starter: both move to an adapters module (issue 24 item 6)",
 	"sim/workspace/conform -> refimpl/workspace/pgstore": "the drill reads PostgreSQL's audit trail with the real tier's reader: both move to an adapters module (issue 24 item 6)",
 	"sim/workspace/conform -> refimpl/workspace/runner":  "the drill's wall clock for that reader: goes with it",
-	"contracts/oracle -> wire/jsonscan":                  "the reference's extraction moves to refimpl/oracle/core",
-	"sim/oracle -> refimpl/oracle/core":                  "the reference daemon reaches the world through a registry",
 }
 
 type pkg struct {

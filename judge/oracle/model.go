@@ -326,9 +326,9 @@ func (m *Model) endExec(x *Execution, at time.Time, seq int64) {
 	m.Last = x
 }
 
-// select_ moves the model job to Executing for an execution the SUT
+// executionStarted moves the model job to Executing for an execution the SUT
 // started at now.
-func (m *Model) select_(now time.Time, seq int64) {
+func (m *Model) executionStarted(now time.Time, seq int64) {
 	if m.Job == nil {
 		return
 	}
@@ -499,7 +499,7 @@ func (s *State) applyGet(e *history.Event) {
 		m.Exec = x
 		m.Executions++
 		m.Group = nil
-		m.select_(e.At, e.Seq)
+		m.executionStarted(e.At, e.Seq)
 	}
 	x.Attempts++
 	x.InFlight = g

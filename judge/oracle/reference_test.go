@@ -12,6 +12,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/fakes/oracle/chain"
 	"github.com/wsconverge/converge/fakes/oracle/datasource"
 	"github.com/wsconverge/converge/judge"
@@ -50,7 +51,7 @@ type refRun struct {
 	cfg   oracle.Config
 	core  *core.Core
 	life  int
-	conn  core.ID
+	conn  ports.ID
 	subs  map[string]string // query → subscribe id, on conn
 	parsd map[string]*cometrpc.Query
 	calls int64
@@ -127,7 +128,7 @@ func (w *refRun) start() {
 // stop asks the core for a graceful stop, as SIGTERM does.
 func (w *refRun) stop() {
 	w.record(history.Event{Kind: history.KindProc, Proc: &history.Proc{Action: history.ProcSignal, Signal: "SIGTERM"}})
-	w.handle(w.core, core.Stop{})
+	w.handle(w.core, ports.Stop{})
 }
 
 // crash drops the core, as F17 does.
@@ -137,66 +138,66 @@ func (w *refRun) crash() {
 	w.core, w.conn, w.exit = nil, 0, true
 }
 
-func (w *refRun) handle(c *core.Core, in core.Input) {
+func (w *refRun) handle(c *core.Core, in ports.Input) {
 	if c != w.core || w.exit {
 		return // a dropped core's answers go nowhere
 	}
 	w.act(c.Handle(w.now, in))
 }
 
-func (w *refRun) act(outs []core.Output) {
+func (w *refRun) act(outs []ports.Output) {
 	c := w.core
 	for _, o := range outs {
 		switch o := o.(type) {
-		case core.Dial:
+		case ports.Dial:
 			w.conn = o.ID
 			w.record(history.Event{Kind: history.KindWS, WS: &history.WS{Conn: int64(o.ID), Action: history.WSConnect}})
-			w.at(w.now.Add(lat), func() { w.handle(c, core.Dialed{Conn: o.ID}) })
-		case core.Subscribe:
+			w.at(w.now.Add(lat), func() { w.handle(c, ports.Dialed{Conn: o.ID}) })
+		case ports.Subscribe:
 			id := strconv.FormatUint(uint64(o.ID), 10)
 			w.record(history.Event{Kind: history.KindWS, WS: &history.WS{Conn: int64(o.Conn), Action: history.WSSubscribe, Query: o.Query, ID: id}})
 			w.subs[o.Query] = id
 			q, err := cometrpc.ParseQuery(o.Query)
 			require.NoError(w.t, err)
 			w.parsd[o.Query] = q
-			w.at(w.now.Add(lat), func() { w.handle(c, core.Reply{ID: o.ID}) })
-		case core.UnsubscribeAll:
+			w.at(w.now.Add(lat), func() { w.handle(c, ports.Reply{ID: o.ID}) })
+		case ports.UnsubscribeAll:
 			w.record(history.Event{Kind: history.KindWS, WS: &history.WS{Conn: int64(o.Conn), Action: history.WSUnsubscribeAll}})
 			w.subs = map[string]string{}
-			w.at(w.now.Add(lat), func() { w.handle(c, core.Reply{ID: o.ID}) })
-		case core.CloseConn:
+			w.at(w.now.Add(lat), func() { w.handle(c, ports.Reply{ID: o.ID}) })
+		case ports.CloseConn:
 			w.record(history.Event{Kind: history.KindWS, WS: &history.WS{Conn: int64(o.Conn), Action: history.WSClose, By: "client"}})
 			if w.conn == o.Conn {
 				w.conn = 0
 			}
-		case core.StatusCall:
+		case ports.StatusCall:
 			call := w.recv(&history.RPC{Method: "status"})
 			res := w.chain.Status()
 			w.at(w.now.Add(lat), func() {
 				w.done(call, records.ResultOfStatus(res))
-				w.handle(c, core.Reply{ID: o.ID, Status: &res})
+				w.handle(c, ports.Reply{ID: o.ID, Status: &res})
 			})
-		case core.QueryCall:
+		case ports.QueryCall:
 			call := w.recv(&history.RPC{Method: "abci_query", Query: records.QueryOf(cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data})})
 			res := w.chain.ABCIQuery(o.Path, o.Data)
 			w.at(w.now.Add(lat), func() {
 				w.done(call, records.ResultOfQuery(o.Path, res))
-				w.handle(c, core.Reply{ID: o.ID, Query: &res})
+				w.handle(c, ports.Reply{ID: o.ID, Query: &res})
 			})
-		case core.BroadcastCall:
+		case ports.BroadcastCall:
 			t := records.DecodeTx(o.Tx)
 			call := w.recv(&history.RPC{Method: "broadcast_tx_sync", Tx: &t})
 			res, rerr := w.chain.BroadcastTxSync(o.Tx)
 			w.at(w.now.Add(lat), func() {
 				if rerr != nil {
 					w.done(call, records.ResultOfError(rerr))
-					w.handle(c, core.Reply{ID: o.ID, RPCError: rerr})
+					w.handle(c, ports.Reply{ID: o.ID, RPCError: rerr})
 					return
 				}
 				w.done(call, records.ResultOfBroadcast(res))
-				w.handle(c, core.Reply{ID: o.ID, Broadcast: &res})
+				w.handle(c, ports.Reply{ID: o.ID, Broadcast: &res})
 			})
-		case core.Fetch:
+		case ports.Fetch:
 			url := o.URL
 			if w.bendURL != nil {
 				url = w.bendURL(url)
@@ -205,39 +206,39 @@ func (w *refRun) act(outs []core.Output) {
 			if limit := w.now.Add(o.Timeout); out.DoneAt.After(limit) {
 				w.at(limit, func() { // the client gives up at its timeout
 					w.src.Abort(out, w.now)
-					w.handle(c, core.Fetched{ID: o.ID, Err: errors.New("timeout")})
+					w.handle(c, ports.Fetched{ID: o.ID, Err: errors.New("timeout")})
 				})
 				break
 			}
 			w.at(out.DoneAt, func() {
 				w.src.Done(out)
-				in := core.Fetched{ID: o.ID, Status: out.Status, Body: out.Body}
+				in := ports.Fetched{ID: o.ID, Status: out.Status, Body: out.Body}
 				if !out.Answered() {
 					in.Err = errors.New("no answer")
 				}
 				w.handle(c, in)
 			})
-		case *core.Trace:
+		case *ports.Trace:
 			w.trace(o)
-		case core.Exit:
+		case ports.Exit:
 			w.record(history.Event{Kind: history.KindProc, Proc: &history.Proc{Action: history.ProcExit, Status: o.Code}})
 			w.exit = true
 		}
 	}
 	if at, ok := c.NextWake(); ok && !w.exit && !at.Equal(w.wake) {
 		w.wake = at
-		w.at(at, func() { w.handle(c, core.Wake{}) })
+		w.at(at, func() { w.handle(c, ports.Wake{}) })
 	}
 }
 
-func (w *refRun) trace(o *core.Trace) {
+func (w *refRun) trace(o *ports.Trace) {
 	var x *history.White
 	switch o.Kind {
-	case core.TraceClose:
+	case ports.TraceClose:
 		x = &history.White{Point: history.WhiteClose, Name: o.Name}
-	case core.TraceStop:
+	case ports.TraceStop:
 		x = &history.White{Point: history.WhiteStop, Name: o.Name}
-	case core.TraceDrained:
+	case ports.TraceDrained:
 		x = &history.White{Point: history.WhiteDrained}
 	default:
 		return
@@ -276,7 +277,7 @@ func (w *refRun) block() {
 					return
 				}
 				w.record(history.Event{Kind: history.KindWS, WS: &history.WS{Conn: int64(conn), Action: history.WSFrame, Query: q, ID: id, Frame: rec}})
-				w.handle(c, core.Frame{Conn: conn, Query: q, Events: ev})
+				w.handle(c, ports.Frame{Conn: conn, Query: q, Events: ev})
 			})
 		}
 	}

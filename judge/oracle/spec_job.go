@@ -176,7 +176,7 @@ func specTransition(room *specRoom, job *oracle.Job, t oracle.Trigger, now time.
 		}
 	case oracle.Select:
 		if o.job != nil && specReady(o.job, now) {
-			o.select_(now)
+			o.tickSelects(now)
 		}
 	case oracle.ExecutionEnd:
 		// Only an execution the job has (it is Executing) can end.
@@ -250,10 +250,10 @@ func (o *specOutcome) create(doc oracle.RequestDoc, self string, submitted bool,
 	o.row(oracle.RowCreate)
 }
 
-// select_ is the "tick selects" row (§3.3.2, §3.3.3): Executing, with
+// tickSelects is the "tick selects" row (§3.3.2, §3.3.3): Executing, with
 // ExecNonce = Nonce. The selection time is the execution's StartedAt, and
 // a new execution starts unsuperseded.
-func (o *specOutcome) select_(now time.Time) {
+func (o *specOutcome) tickSelects(now time.Time) {
 	x := &o.job.Exec
 	x.Status = oracle.ExecExecuting
 	x.ExecNonce = o.job.Nonce

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/refimpl/oracle/core"
 )
 
 // The judge keeps ORACLE-SPEC's numbers and arithmetic itself (spec.go);
@@ -35,12 +36,12 @@ func TestSpecNumbersAreTheReferences(t *testing.T) {
 		require.Equal(t, oracle.ShutdownBound(wt), specShutdownBound(wt))
 	}
 	for n := -1; n <= specFetchAttempts+1; n++ {
-		w, ok := oracle.FetchRetryWait(n)
+		w, ok := core.FetchRetryWait(n)
 		sw, sok := specFetchRetryWait(n)
 		require.Equal(t, []any{w, ok}, []any{sw, sok}, "fetch attempt %d", n)
 	}
 	for k := -1; k <= specSubmitAttempts+1; k++ {
-		b, ok := oracle.SubmitRetryBase(k)
+		b, ok := core.SubmitRetryBase(k)
 		sb, sok := specSubmitRetryBase(k)
 		require.Equal(t, []any{b, ok}, []any{sb, sok}, "submission retry %d", k)
 	}
@@ -49,7 +50,7 @@ func TestSpecNumbersAreTheReferences(t *testing.T) {
 func TestSpecArithmeticIsTheReferences(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		base := time.Duration(rapid.Int64Range(0, int64(time.Hour)).Draw(t, "base"))
-		lo, hi := oracle.JitterBounds(base)
+		lo, hi := core.JitterBounds(base)
 		slo, shi := specJitterBounds(base)
 		require.Equal(t, []time.Duration{lo, hi}, []time.Duration{slo, shi})
 
@@ -120,14 +121,14 @@ func requireSameTransition(t *testing.T, j *oracle.Job, tr oracle.Trigger, now t
 		c := j.Clone()
 		before = &c
 	}
-	want := oracle.Transition(j, tr, now)
+	want := core.Transition(j, tr, now)
 	got := specTransition(nil, j, tr, now)
 	if !reflect.DeepEqual(want, got) {
 		require.Equal(t, want, got, "job %+v, trigger %T %+v", j, tr, tr)
 	}
-	var ref oracle.Room
+	var ref core.Room
 	var room specRoom
-	wantIn := oracle.TransitionIn(&ref, j, tr, now)
+	wantIn := core.TransitionIn(&ref, j, tr, now)
 	gotIn := specTransition(&room, j, tr, now)
 	if !reflect.DeepEqual(wantIn, gotIn) {
 		require.Equal(t, wantIn, gotIn, "in a room: job %+v, trigger %T %+v", j, tr, tr)
@@ -150,7 +151,7 @@ func specEnumJobs(now time.Time) []*oracle.Job {
 						out = append(out, &oracle.Job{
 							ID: "req_7", RequestID: 7, URL: "http://src/7/1", ParseRule: "p.v",
 							Nonce: 5, NextRunTime: now.Add(rel), Period: 30 * time.Second, Status: st,
-							AccountList: acc, AssignedIndex: oracle.AssignedIndex(acc, self),
+							AccountList: acc, AssignedIndex: core.AssignedIndex(acc, self),
 							Exec:      oracle.ExecutionState{Status: es, ExecNonce: 4, Superseded: sup, StartedAt: now.Add(-time.Minute)},
 							CreatedAt: t0, UpdatedAt: t0, RunCount: 2, FailureCount: 1,
 						})
@@ -242,7 +243,7 @@ func specDrawJob(t *rapid.T, now time.Time) *oracle.Job {
 		Period:        time.Duration(rapid.IntRange(0, 120).Draw(t, "period")) * time.Second,
 		Status:        oracle.RequestStatus(rapid.Int32Range(0, 4).Draw(t, "status")),
 		AccountList:   acc,
-		AssignedIndex: oracle.AssignedIndex(acc, self),
+		AssignedIndex: core.AssignedIndex(acc, self),
 		Exec: oracle.ExecutionState{
 			Status:     oracle.ExecStatus(rapid.IntRange(0, 7).Draw(t, "exec status")),
 			ExecNonce:  rapid.Uint64Range(0, 9).Draw(t, "exec nonce"),
@@ -314,36 +315,36 @@ func specDrawTrigger(t *rapid.T, j *oracle.Job, now time.Time) oracle.Trigger {
 func TestSpecJobRulesAreTheReferences(t *testing.T) {
 	now := t0.Add(time.Hour)
 	for _, j := range specEnumJobs(now) {
-		require.Equal(t, oracle.Ready(j, now), specReady(j, now), "ready: %+v", j)
-		require.Equal(t, oracle.WatchdogDue(*j, now), specWatchdogDue(j, now), "watchdog due: %+v", j)
+		require.Equal(t, core.Ready(j, now), specReady(j, now), "ready: %+v", j)
+		require.Equal(t, core.WatchdogDue(*j, now), specWatchdogDue(j, now), "watchdog due: %+v", j)
 		require.Equal(t, j.Exec.Status.Selectable(), specSelectable(j.Exec.Status), "selectable: %v", j.Exec.Status)
 		for _, rn := range []uint64{j.Nonce, j.Nonce + 1, j.Nonce + 2} {
 			for _, who := range []string{self, "guru1a", "guru1c"} {
 				r := oracle.JobResult{Nonce: rn}
-				require.Equal(t, oracle.ResultStale(j, r, who), specResultStale(j, r, who), "stale: %+v, nonce %d, %s", j, rn, who)
+				require.Equal(t, core.ResultStale(j, r, who), specResultStale(j, r, who), "stale: %+v, nonce %d, %s", j, rn, who)
 			}
 		}
 	}
-	require.Equal(t, oracle.ResultStale(nil, oracle.JobResult{}, self), specResultStale(nil, oracle.JobResult{}, self))
+	require.Equal(t, core.ResultStale(nil, oracle.JobResult{}, self), specResultStale(nil, oracle.JobResult{}, self))
 	for _, d := range specEnumDocs(2) {
 		for _, who := range []string{self, "guru1a", "guru1c", ""} {
-			require.Equal(t, oracle.AssignedIndex(d.AccountList, who), specAssignedIndex(d.AccountList, who), "index: %+v %s", d, who)
-			require.Equal(t, oracle.Assigned(d, who), specAssigned(d, who), "assigned: %+v %s", d, who)
-			e, k, ok := oracle.SelectEndpoint(d, who)
+			require.Equal(t, core.AssignedIndex(d.AccountList, who), specAssignedIndex(d.AccountList, who), "index: %+v %s", d, who)
+			require.Equal(t, core.Assigned(d, who), specAssigned(d, who), "assigned: %+v %s", d, who)
+			e, k, ok := core.SelectEndpoint(d, who)
 			se, sk, sok := specSelectEndpoint(d, who)
 			require.Equal(t, []any{e, k, ok}, []any{se, sk, sok}, "endpoint: %+v %s", d, who)
 		}
 	}
 	for _, r := range []uint64{0, 1, 7, math.MaxUint64} {
-		require.Equal(t, oracle.JobID(r), specJobID(r))
+		require.Equal(t, core.JobID(r), specJobID(r))
 	}
 	require.Equal(t, oracle.FetchFailureRetry, specFetchFailureRetry)
 	rapid.Check(t, func(rt *rapid.T) {
 		now := t0.Add(time.Duration(rapid.Int64Range(0, int64(48*time.Hour)).Draw(rt, "now")))
 		j := specDrawJob(rt, now)
-		require.Equal(t, oracle.Ready(j, now), specReady(j, now))
+		require.Equal(t, core.Ready(j, now), specReady(j, now))
 		d := specDrawDoc(rt)
-		e, k, ok := oracle.SelectEndpoint(d, self)
+		e, k, ok := core.SelectEndpoint(d, self)
 		se, sk, sok := specSelectEndpoint(d, self)
 		require.Equal(t, []any{e, k, ok}, []any{se, sk, sok})
 	})
@@ -411,7 +412,7 @@ func TestSpecExtractIsTheReferences(t *testing.T) {
 // substring of the body when it can) equal to specExtract.
 func requireSameExtract(t *testing.T, body, rule string) {
 	t.Helper()
-	v, err := oracle.Extract([]byte(body), rule)
+	v, err := core.Extract([]byte(body), rule)
 	sv, serr := specExtract([]byte(body), rule)
 	require.Equal(t, err == nil, serr == nil, "body %q rule %q: %v / %v", body, rule, err, serr)
 	require.Equal(t, v, sv, "body %q rule %q", body, rule)
@@ -482,7 +483,7 @@ func TestSpecWatcherIsTheReferences(t *testing.T) {
 			specDefaultMaxDelay, specDefaultMaxAttempts})
 	for f := -1; f <= 6; f++ {
 		for _, maxAttempts := range []int{1, 4} {
-			require.Equal(t, oracle.ResubscribeExhausted(f, maxAttempts), specResubscribeExhausted(f, maxAttempts))
+			require.Equal(t, core.ResubscribeExhausted(f, maxAttempts), specResubscribeExhausted(f, maxAttempts))
 		}
 	}
 	queries := []string{oracle.QueryRegister, oracle.QueryUpdate, oracle.QueryComplete, "", "tm.event='Tx'", oracle.QueryComplete + " "}
@@ -498,17 +499,17 @@ func TestSpecWatcherIsTheReferences(t *testing.T) {
 			}
 		}
 		q := rapid.SampledFrom(queries).Draw(rt, "query")
-		sub, err := oracle.Route(q, events)
+		sub, err := core.Route(q, events)
 		ssub, ok := specRoute(q, events)
 		require.Equal(t, err == nil, ok, "query %q", q)
 		if ok {
 			require.Equal(t, sub, ssub)
 		}
-		ids, _ := oracle.RegisterIDs(events)
+		ids, _ := core.RegisterIDs(events)
 		require.Equal(t, ids, specRequestIDs(events, specKeyRegisterID))
-		ids, _ = oracle.UpdateIDs(events)
+		ids, _ = core.UpdateIDs(events)
 		require.Equal(t, ids, specRequestIDs(events, specKeyUpdateID))
-		entries, _ := oracle.CompleteEntries(events)
+		entries, _ := core.CompleteEntries(events)
 		require.Equal(t, entries, specCompleteEntries(events))
 
 		price := rapid.StringMatching(`[0-9.+\-e ]{0,6}`).Draw(rt, "price")

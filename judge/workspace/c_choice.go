@@ -21,7 +21,7 @@ import (
 // since its operation was last NONE (a reader that follows step 3 plans
 // nothing while an operation is set): the claimed operation must be the
 // table's choice for one of them. The table is written out here from
-// SPEC, not taken from the reference's contracts.ChooseOperation (a test
+// SPEC, not taken from the reference's decide.ChooseOperation (a test
 // holds the two equal).
 //
 // And the amendment's ARCHIVING of an unrestored workspace (4.2.1: "for

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // The checker's table, written from SPEC, and the reference's decision
-// (contracts.ReconcileStep on an idle row) agree on every row shape.
-func TestTableChoiceAgreesWithReconcileStep(t *testing.T) {
+// (decide.Reconcile on an idle row) agree on every row shape.
+func TestTableChoiceAgreesWithTheReferencesDecision(t *testing.T) {
 	now := t0.Add(time.Hour)
 	n, ambiguous := 0, 0
 	for _, obs := range []contracts.ObservedStatus{contracts.ObservedPending, contracts.ObservedStandby, contracts.ObservedRunning, contracts.ObservedDeleted} {
@@ -34,15 +35,16 @@ func TestTableChoiceAgreesWithReconcileStep(t *testing.T) {
 									w.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonActionFailed, IsTerminal: true, OccurredAt: t0}
 								}
 								want := contracts.OpNone
-								if s := contracts.ReconcileStep(&w, now, time.Time{}); s.Kind == contracts.StepClaim {
-									want = s.Op
+								newID := func() string { return "op-new" }
+								if d := decide.Reconcile(decide.Input{Row: &w, Now: now, NewID: newID}); d.Kind == decide.StepClaim {
+									want = d.Op
 								}
 								got := TableChoice(&w)
 								if want == contracts.OpNone && got == contracts.OpRestoring && obs == contracts.ObservedStandby && desired == contracts.DesiredStandby {
 									// SPEC reads both ways here (step 4, or the
 									// amendment on unrestored workspaces); the
 									// reference leaves the row be.
-									require.True(t, contracts.Unrestored(&w))
+									require.True(t, decide.Unrestored(&w))
 									ambiguous++
 									continue
 								}
@@ -63,7 +65,7 @@ func TestOperationChoiceFollowsTheTable(t *testing.T) {
 	softDeleted := func(op contracts.Operation) *trace {
 		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
 			claim("w", contracts.OpProvisioning).at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").
-			at(time.Minute).write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0.Add(time.Minute)))
+			at(time.Minute).write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0.Add(time.Minute)))
 		return tr.at(62*time.Second).claim("w", op)
 	}
 	r := run(t, softDeleted(contracts.OpArchiving), nil, "operation-choice")
@@ -112,7 +114,7 @@ func TestArchivingAnUnrestoredVolumeReusesItsOpID(t *testing.T) {
 			write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)})
 	}
 	archive := func(tr *trace, inClaim bool, opID string) *trace {
-		c := contracts.ClaimCond(contracts.OpArchiving)
+		c := decide.ClaimCond(contracts.OpArchiving)
 		p := contracts.Patch{Operation: contracts.Some(contracts.OpArchiving), OpStartedAt: contracts.Some(tr.now)}
 		if inClaim {
 			p.OpID = contracts.Some(opID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 var t0 = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
@@ -51,7 +52,7 @@ func (tr *trace) observe(id string, s contracts.ObservedStatus) *trace {
 }
 
 func (tr *trace) claim(id string, op contracts.Operation) *trace {
-	c := contracts.ClaimCond(op)
+	c := decide.ClaimCond(op)
 	return tr.write(contracts.CompStateReconciler, "c1", 1, id, &c, contracts.Patch{Operation: contracts.Some(op), OpStartedAt: contracts.Some(tr.now)})
 }
 
@@ -208,7 +209,7 @@ func TestC9ProtectedAndEarlyDeletes(t *testing.T) {
 	// Unprotected by soft delete, but deleted after one hour only.
 	early := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(time.Hour).call("c1", MObjDelete, "w", key, "", "")
 	r = run(t, early, nil, "c9-gc-protection")
 	require.Len(t, r.Violations, 1)
@@ -216,7 +217,7 @@ func TestC9ProtectedAndEarlyDeletes(t *testing.T) {
 
 	late := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(3*time.Hour).call("c1", MObjDelete, "w", key, "", "")
 	r = run(t, late, nil, "c9-gc-protection")
 	require.Empty(t, r.Violations)

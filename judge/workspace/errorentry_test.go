@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // enterError is the reconciler's ERROR entry for reason, at the trace's now.
@@ -200,7 +201,7 @@ func TestAPIRules(t *testing.T) {
 	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "desired_state changed from RUNNING to STANDBY while the workspace is in ERROR")
-	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)), nil, "api-rules")
+	r = run(t, inError().write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)), nil, "api-rules")
 	require.Empty(t, r.Violations)
 	r = run(t, inError().write(contracts.CompAdmin, "api", 0, "w", nil, contracts.RecoverPatch()).
 		write(contracts.CompAPI, "api", 0, "w", nil, toStandby), nil, "api-rules")
@@ -208,7 +209,7 @@ func TestAPIRules(t *testing.T) {
 }
 
 func TestSoftDeleteIsOneWrite(t *testing.T) {
-	tr := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0))
+	tr := newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0))
 	r := run(t, tr, nil, "api-rules")
 	require.Empty(t, r.Violations)
 	tr = newTrace().insert("w", contracts.DesiredRunning).write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DeletedAt: contracts.Some(t0)})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/judge"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // An orphan (the archive of a soft-deleted workspace) listed by hourly GC
@@ -17,7 +18,7 @@ func gcOrphanTrace(hours []int, deleteAt int, between func(tr *trace, hour int))
 	key := contracts.ArchiveKey("w", "op0")
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0))
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0))
 	for _, h := range hours {
 		tr.at(time.Duration(h)*time.Hour+time.Minute).call("c1", MObjList, "", contracts.ArchivePrefix, "1", "")
 		if h == deleteAt {
@@ -107,7 +108,7 @@ func TestGCOrphansProtectionAndLoneMeta(t *testing.T) {
 	key := contracts.ArchiveKey("w", "op0")
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.ArchiveCommitPatch(key))
+		write(contracts.CompStateReconciler, "c1", 1, "w", nil, decide.ArchiveCommitPatch(key))
 	for h := 0; h < 6; h++ {
 		tr.at(time.Duration(h)*time.Hour+time.Minute).call("c1", MObjList, "", contracts.ArchivePrefix, "1", "")
 	}

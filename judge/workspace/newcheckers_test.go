@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 func (tr *trace) listInstances(inst, result, err string) *trace {
@@ -87,7 +88,7 @@ func TestClaimMustSetOpStartedAt(t *testing.T) {
 	require.Empty(t, r.Violations)
 	require.Equal(t, Pass, r.Verdict("claim-op-started-at"))
 
-	c := contracts.ClaimCond(contracts.OpStarting)
+	c := decide.ClaimCond(contracts.OpStarting)
 	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
 		write(contracts.CompStateReconciler, "c1", 1, "w", &c, contracts.Patch{Operation: contracts.Some(contracts.OpStarting)})
 	r = run(t, tr, nil, "claim-op-started-at")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // observedFleet is a leader c1 observing workspaces w (STANDBY, created at
@@ -149,14 +150,14 @@ func TestCompletionClearsWhatTheTableSays(t *testing.T) {
 		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).observe("w", contracts.ObservedStandby).
 			claim("w", contracts.OpArchiving).
 			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{OpID: contracts.Some("op1")}).
-			write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.ArchiveCommitPatch(key)).
+			write(contracts.CompStateReconciler, "c1", 1, "w", nil, decide.ArchiveCommitPatch(key)).
 			at(time.Minute).observe("w", contracts.ObservedPending)
 		for _, p := range writes {
 			tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, p)
 		}
 		return tr
 	}
-	done := contracts.CompletePatch(&contracts.Workspace{Operation: contracts.OpArchiving})
+	done := decide.CompletePatch(&contracts.Workspace{Operation: contracts.OpArchiving})
 	r := run(t, archived(done), nil, "completion-stamp")
 	require.Empty(t, r.Violations)
 	require.Equal(t, Pass, r.Verdict("completion-stamp"))

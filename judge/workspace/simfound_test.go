@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // C9 counts orphan time between the GC's sightings (SPEC 4.5: the timer
@@ -55,7 +56,7 @@ func TestC11LeavesTheGCToC9(t *testing.T) {
 		call("c1", MObjPut, "w", key, "", "").
 		write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}).
 		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(3*time.Hour).call("c1", MObjDelete, "w", key, "deleted", "")
 	r := run(t, tr, nil, "c11-error-skip")
 	require.Empty(t, r.Violations)
@@ -74,7 +75,7 @@ func TestC9TimesAnArchiveByItsKey(t *testing.T) {
 	key := contracts.ArchiveKey("w", "op1")
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredPending).
 		call("c1", MObjPut, "w", key, "", "").
-		write(contracts.CompAPI, "api", 0, "w", nil, contracts.DeletePatch(t0)).
+		write(contracts.CompAPI, "api", 0, "w", nil, decide.DeletePatch(t0)).
 		at(time.Minute).call("c1", "objects.List", "", contracts.ArchivePrefix, "1", "").
 		at(2*time.Minute).fault(FRemoveObj, "w", key).
 		at(3*time.Minute).call("c1", MObjPut, "w", key, "", "").

@@ -8,13 +8,13 @@ import (
 )
 
 // The judge's own reading of SPEC. Every rule and number a checker
-// enforces is written here from SPEC's text rather than taken from
-// package contracts, whose decision functions and constants are the
-// reference coordinator's: a bug in one of those (a timeout shortened, a
-// TTL rule bent, an archive left unprotected) must not blind the checker
-// that should catch it. spec_test.go holds the two readings equal on every
-// input shape, so where they part, a test fails; the judge never follows
-// the reference quietly. The types (Workspace, Patch, the enums) and the
+// enforces is written here from SPEC's text rather than taken from the
+// reference coordinator's decisions (refimpl/workspace/decide): a bug in
+// one of those (a timeout shortened, a TTL rule bent, an archive left
+// unprotected) must not blind the checker that should catch it.
+// spec_test.go holds the two readings equal on every input shape, so
+// where they part, a test fails; the judge never follows the reference
+// quietly. The types (Workspace, Patch, the enums) and the
 // replay of writes stay shared: they are the history's vocabulary.
 
 // SPEC 4.2.4: at most three attempts, the next no sooner than 30 s after a

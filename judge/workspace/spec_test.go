@@ -7,10 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // The judge reads SPEC on its own (spec.go); the reference's decision
-// functions in package contracts must read it the same way. These tests
+// functions (refimpl/workspace/decide) must read it the same way. Only
+// this test reads them: the checkers never do. These tests
 // walk every shape of row the rules distinguish: a difference is either a
 // bug in the reference or a misreading in the judge, never to be settled
 // by making one follow the other unseen.
@@ -59,20 +61,20 @@ func specRows(t *testing.T, visit func(w *contracts.Workspace)) {
 }
 
 func TestSpecNumbersAreTheReferences(t *testing.T) {
-	require.Equal(t, contracts.MaxAttempts, specMaxAttempts)
-	require.Equal(t, contracts.RetryInterval, specRetryInterval)
-	require.Equal(t, contracts.OrphanDelay, specOrphanDelay)
-	require.Equal(t, contracts.PeriodBusy, specPeriodBusy)
-	require.Equal(t, contracts.PeriodDiverged, specPeriodDiverged)
-	require.Equal(t, contracts.PeriodIdle, specPeriodIdle)
+	require.Equal(t, decide.MaxAttempts, specMaxAttempts)
+	require.Equal(t, decide.RetryInterval, specRetryInterval)
+	require.Equal(t, decide.OrphanDelay, specOrphanDelay)
+	require.Equal(t, decide.PeriodBusy, specPeriodBusy)
+	require.Equal(t, decide.PeriodDiverged, specPeriodDiverged)
+	require.Equal(t, decide.PeriodIdle, specPeriodIdle)
 	require.Equal(t, contracts.DefaultStandbyTTLSeconds, specDefaultStandbyTTL)
 	require.Equal(t, contracts.DefaultArchiveTTLSeconds, specDefaultArchiveTTL)
 	require.Equal(t, contracts.DefaultLimits, specLimits(contracts.Limits{}))
 	require.Equal(t, contracts.Limits{MaxRunningPerUser: 3, MaxRunningGlobal: 7}, specLimits(contracts.Limits{MaxRunningPerUser: 3, MaxRunningGlobal: 7}))
 	require.Equal(t, contracts.MonitorTriggerChannel, specMonitorTrigger)
 	for _, op := range contracts.AllOperations {
-		require.Equal(t, contracts.Timeout(op), specTimeout(op), op)
-		require.Equal(t, contracts.StampsLastAccess(op), specStampsLastAccess(op), op)
+		require.Equal(t, decide.Timeout(op), specTimeout(op), op)
+		require.Equal(t, decide.StampsLastAccess(op), specStampsLastAccess(op), op)
 	}
 	for _, code := range contracts.AllErrorCodes {
 		_, terminal := contracts.Classify(code)
@@ -101,22 +103,22 @@ func TestSpecRowRulesAreTheReferences(t *testing.T) {
 		contracts.MetaKey(contracts.ArchiveKey("w1", "op1")), contracts.ArchiveKey("w2", "op1"), "archives/w1"}
 	acts := []contracts.Activity{{}, {Connections: 1}, {IdleTimerSet: true}}
 	specRows(t, func(w *contracts.Workspace) {
-		require.Equal(t, contracts.Completed(w), specCompleted(w), "completed %+v", *w)
-		require.Equal(t, contracts.Unrestored(w), specUnrestored(w))
+		require.Equal(t, decide.Completed(w), specCompleted(w), "completed %+v", *w)
+		require.Equal(t, decide.Unrestored(w), specUnrestored(w))
 		require.Equal(t, contracts.CountsRunning(w), specCountsRunning(w))
-		var f contracts.FleetSummary
+		var f decide.FleetSummary
 		f.Add(w)
 		var g specFleet
 		g.add(w)
 		require.Equal(t, [2]int{f.OperationsInProgress, f.Diverged}, [2]int{g.busy, g.diverged})
 		for _, key := range objects {
-			require.Equal(t, contracts.Protected(w, key), specProtected(w, key), "protected %s %+v", key, *w)
+			require.Equal(t, decide.Protected(w, key), specProtected(w, key), "protected %s %+v", key, *w)
 		}
 		w.StandbyTTLSeconds, w.ArchiveTTLSeconds = 300, 3600
 		for _, age := range []time.Duration{0, 300 * time.Second, 301 * time.Second, 3600 * time.Second, 3601 * time.Second} {
 			for _, a := range acts {
 				now := w.LastAccessAt.Add(age)
-				d, ok := contracts.TTLDecision(w, a, now)
+				d, ok := decide.TTLDecision(w, a, now)
 				sd, sok := specTTL(w, a, now)
 				require.Equal(t, []any{d, ok}, []any{sd, sok}, "ttl after %s with %+v on %+v", age, a, *w)
 			}
@@ -125,7 +127,7 @@ func TestSpecRowRulesAreTheReferences(t *testing.T) {
 	for _, deleted := range []bool{false, true} {
 		for bits := range 8 {
 			o := contracts.Observation{ContainerExists: bits&1 != 0, ContainerRunning: bits&2 != 0, VolumeExists: bits&4 != 0}
-			require.Equal(t, contracts.ObserveStatus(deleted, o), specObserveStatus(deleted, o), "%v %+v", deleted, o)
+			require.Equal(t, decide.ObserveStatus(deleted, o), specObserveStatus(deleted, o), "%v %+v", deleted, o)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/creachadair/taskgroup"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/refimpl/oracle/cometclient"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/refimpl/oracle/internal/conntrack"
@@ -51,7 +52,7 @@ type Options struct {
 	LogLevel slog.Level
 	// Observe, when set, sees every output of the core as the loop carries
 	// it out (tests watch the §3.7 order with it).
-	Observe func(core.Output)
+	Observe func(ports.Output)
 }
 
 // Run runs the daemon until ctx is cancelled (a graceful stop, §3.7) or a
@@ -114,15 +115,15 @@ type daemon struct {
 	client  *cometclient.Client
 	web     *conntrack.Client // the data sources
 	log     *slog.Logger
-	observe func(core.Output)
+	observe func(ports.Output)
 
 	shutdownCh chan struct{}
-	eventCh    chan core.Frame
-	errorCh    chan core.ConnClosed
-	resultCh   chan core.Fetched
+	eventCh    chan ports.Frame
+	errorCh    chan ports.ConnClosed
+	resultCh   chan ports.Fetched
 	submitSem  chan struct{}
 	fatalCh    chan struct{}
-	replies    chan core.Reply // RPC answers
+	replies    chan ports.Reply // RPC answers
 	dials      chan dialed
 	ioDone     chan struct{} // closed with the RPC client: late answers are dropped
 
@@ -135,37 +136,37 @@ type daemon struct {
 	start    taskgroup.StartFunc
 
 	// Owned by the loop goroutine.
-	conns  map[core.ID]*cometclient.Conn
-	aborts map[core.ID]context.CancelFunc
+	conns  map[ports.ID]*cometclient.Conn
+	aborts map[ports.ID]context.CancelFunc
 	closed map[string]bool // the §3.7 channels closed so far
-	exit   *core.Exit
+	exit   *ports.Exit
 }
 
 // dialed is a dial's result on its way to the loop.
 type dialed struct {
-	id   core.ID
+	id   ports.ID
 	conn *cometclient.Conn
 	err  error
 }
 
-func newDaemon(cfg oracle.Config, c *core.Core, client *cometclient.Client, log *slog.Logger, observe func(core.Output)) *daemon {
+func newDaemon(cfg oracle.Config, c *core.Core, client *cometclient.Client, log *slog.Logger, observe func(ports.Output)) *daemon {
 	ioCtx, ioCancel := context.WithCancel(context.Background())
 	d := &daemon{
 		cfg: cfg, core: c, client: client, log: log, observe: observe,
 		web:        conntrack.New(),
 		shutdownCh: make(chan struct{}),
-		eventCh:    make(chan core.Frame, cfg.Worker.ChannelSize),
-		errorCh:    make(chan core.ConnClosed, 1),
-		resultCh:   make(chan core.Fetched, cfg.Worker.PoolSize),
+		eventCh:    make(chan ports.Frame, cfg.Worker.ChannelSize),
+		errorCh:    make(chan ports.ConnClosed, 1),
+		resultCh:   make(chan ports.Fetched, cfg.Worker.PoolSize),
 		submitSem:  make(chan struct{}, cfg.Worker.PoolSize),
 		fatalCh:    make(chan struct{}),
-		replies:    make(chan core.Reply, 16),
+		replies:    make(chan ports.Reply, 16),
 		dials:      make(chan dialed, 1),
 		ioDone:     make(chan struct{}),
 		ioCtx:      ioCtx,
 		ioCancel:   ioCancel,
-		conns:      map[core.ID]*cometclient.Conn{},
-		aborts:     map[core.ID]context.CancelFunc{},
+		conns:      map[ports.ID]*cometclient.Conn{},
+		aborts:     map[ports.ID]context.CancelFunc{},
 		closed:     map[string]bool{},
 	}
 	d.tasks, d.start = taskgroup.New(nil).Limit(cfg.Worker.PoolSize)
@@ -188,19 +189,19 @@ func (d *daemon) run(ctx context.Context) (int, string) {
 		} else {
 			timer.Stop()
 		}
-		var events <-chan core.Frame
-		if !d.closed[core.ChanEvent] && d.core.AcceptsFrames() {
+		var events <-chan ports.Frame
+		if !d.closed[ports.ChanEvent] && d.core.AcceptsFrames() {
 			events = d.eventCh
 		}
-		var errs <-chan core.ConnClosed
-		if !d.closed[core.ChanError] {
+		var errs <-chan ports.ConnClosed
+		if !d.closed[ports.ChanError] {
 			errs = d.errorCh
 		}
-		var results <-chan core.Fetched
-		if !d.closed[core.ChanResult] {
+		var results <-chan ports.Fetched
+		if !d.closed[ports.ChanResult] {
 			results = d.resultCh
 		}
-		var in core.Input
+		var in ports.Input
 		select {
 		case f := <-events:
 			in = f
@@ -214,10 +215,10 @@ func (d *daemon) run(ctx context.Context) (int, string) {
 		case r := <-d.dials:
 			in = d.adopt(r)
 		case <-timer.C:
-			in = core.Wake{}
+			in = ports.Wake{}
 		case <-stop:
 			stop = nil
-			in = core.Stop{}
+			in = ports.Stop{}
 		}
 		d.exec(d.core.Handle(time.Now(), in))
 	}
@@ -226,32 +227,32 @@ func (d *daemon) run(ctx context.Context) (int, string) {
 
 // adopt takes a dialled connection: the core hears of it, and a forwarder
 // carries its frames to EventCh and its end to ErrorCh.
-func (d *daemon) adopt(r dialed) core.Input {
+func (d *daemon) adopt(r dialed) ports.Input {
 	if r.err != nil {
-		return core.Dialed{Conn: r.id, Err: r.err}
+		return ports.Dialed{Conn: r.id, Err: r.err}
 	}
 	d.conns[r.id] = r.conn
-	if !d.closed[core.ChanShutdown] {
+	if !d.closed[ports.ChanShutdown] {
 		d.watchers.Add(1)
 		go d.forward(r.id, r.conn)
 	}
-	return core.Dialed{Conn: r.id}
+	return ports.Dialed{Conn: r.id}
 }
 
 // forward is the EventWatcher's goroutine for one connection.
-func (d *daemon) forward(id core.ID, conn *cometclient.Conn) {
+func (d *daemon) forward(id ports.ID, conn *cometclient.Conn) {
 	defer d.watchers.Done()
 	for {
 		select {
 		case ev := <-conn.Events():
 			select {
-			case d.eventCh <- core.Frame{Conn: id, Query: ev.Query, Events: ev.Events, Err: ev.Err}:
+			case d.eventCh <- ports.Frame{Conn: id, Query: ev.Query, Events: ev.Events, Err: ev.Err}:
 			case <-d.shutdownCh:
 				return
 			}
 		case <-conn.Done():
 			select {
-			case d.errorCh <- core.ConnClosed{Conn: id, Err: conn.Err()}:
+			case d.errorCh <- ports.ConnClosed{Conn: id, Err: conn.Err()}:
 			case <-d.shutdownCh:
 			}
 			return
@@ -262,40 +263,40 @@ func (d *daemon) forward(id core.ID, conn *cometclient.Conn) {
 }
 
 // exec carries out the core's outputs in order.
-func (d *daemon) exec(outs []core.Output) {
+func (d *daemon) exec(outs []ports.Output) {
 	for _, o := range outs {
 		if d.observe != nil {
 			d.observe(o)
 		}
 		switch o := o.(type) {
-		case core.Dial:
+		case ports.Dial:
 			d.goIO(func() { d.dial(o) })
-		case core.CloseConn:
+		case ports.CloseConn:
 			d.closeConn(o.Conn)
-		case core.Subscribe:
+		case ports.Subscribe:
 			d.wsCall(o.ID, o.Conn, o.Timeout, cometrpc.MethodSubscribe, cometrpc.SubscribeParams{Query: o.Query})
-		case core.UnsubscribeAll:
+		case ports.UnsubscribeAll:
 			d.wsCall(o.ID, o.Conn, o.Timeout, cometrpc.MethodUnsubscribeAll, struct{}{})
-		case core.StatusCall:
+		case ports.StatusCall:
 			d.goIO(func() {
 				var st cometrpc.ResultStatus
-				d.answer(o.ID, d.httpCall(o.Timeout, cometrpc.MethodStatus, struct{}{}, &st), func(r *core.Reply) { r.Status = &st })
+				d.answer(o.ID, d.httpCall(o.Timeout, cometrpc.MethodStatus, struct{}{}, &st), func(r *ports.Reply) { r.Status = &st })
 			})
-		case core.QueryCall:
+		case ports.QueryCall:
 			d.goIO(func() {
 				var q cometrpc.ResultABCIQuery
 				params := cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}
-				d.answer(o.ID, d.httpCall(o.Timeout, cometrpc.MethodABCIQuery, params, &q), func(r *core.Reply) { r.Query = &q })
+				d.answer(o.ID, d.httpCall(o.Timeout, cometrpc.MethodABCIQuery, params, &q), func(r *ports.Reply) { r.Query = &q })
 			})
-		case core.BroadcastCall:
+		case ports.BroadcastCall:
 			d.submitSem <- struct{}{}
 			d.goIO(func() {
 				var b cometrpc.ResultBroadcastTx
 				err := d.httpCall(o.Timeout, cometrpc.MethodBroadcastTxSync, cometrpc.BroadcastTxParams{Tx: o.Tx}, &b)
 				<-d.submitSem
-				d.answer(o.ID, err, func(r *core.Reply) { r.Broadcast = &b })
+				d.answer(o.ID, err, func(r *ports.Reply) { r.Broadcast = &b })
 			})
-		case core.Fetch:
+		case ports.Fetch:
 			ctx, cancel := context.WithTimeout(d.ioCtx, o.Timeout)
 			d.aborts[o.ID] = cancel
 			d.start.Run(func() {
@@ -306,15 +307,15 @@ func (d *daemon) exec(outs []core.Output) {
 				case <-d.ioDone:
 				}
 			})
-		case core.AbortFetch:
+		case ports.AbortFetch:
 			if cancel := d.aborts[o.ID]; cancel != nil {
 				cancel()
 			}
-		case core.Log:
+		case ports.Log:
 			d.log.LogAttrs(context.Background(), o.Level, o.Msg, o.Attrs...)
-		case *core.Trace:
+		case *ports.Trace:
 			d.trace(o)
-		case core.Exit:
+		case ports.Exit:
 			d.exit = &o
 		}
 	}
@@ -329,7 +330,7 @@ func (d *daemon) goIO(f func()) {
 	}()
 }
 
-func (d *daemon) dial(o core.Dial) {
+func (d *daemon) dial(o ports.Dial) {
 	ctx, cancel := context.WithTimeout(d.ioCtx, o.Timeout)
 	defer cancel()
 	conn, err := d.client.Dial(ctx)
@@ -344,7 +345,7 @@ func (d *daemon) dial(o core.Dial) {
 
 // wsCall sends a request on a connection; a connection the loop does not
 // have (closed meanwhile) fails the call at once.
-func (d *daemon) wsCall(id, connID core.ID, timeout time.Duration, method string, params any) {
+func (d *daemon) wsCall(id, connID ports.ID, timeout time.Duration, method string, params any) {
 	conn := d.conns[connID]
 	d.goIO(func() {
 		if conn == nil {
@@ -369,8 +370,8 @@ func (d *daemon) httpCall(timeout time.Duration, method string, params, result a
 
 // answer posts a Reply: a JSON-RPC error as RPCError, another error as
 // Err, otherwise the result set by ok.
-func (d *daemon) answer(id core.ID, err error, ok func(*core.Reply)) {
-	r := core.Reply{ID: id}
+func (d *daemon) answer(id ports.ID, err error, ok func(*ports.Reply)) {
+	r := ports.Reply{ID: id}
 	var rpcErr *cometrpc.RPCError
 	switch {
 	case errors.As(err, &rpcErr):
@@ -387,41 +388,41 @@ func (d *daemon) answer(id core.ID, err error, ok func(*core.Reply)) {
 }
 
 // fetch makes one GET attempt: status and the whole body, or an error.
-func (d *daemon) fetch(ctx context.Context, o core.Fetch) core.Fetched {
+func (d *daemon) fetch(ctx context.Context, o ports.Fetch) ports.Fetched {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.URL, nil)
 	if err != nil {
-		return core.Fetched{ID: o.ID, Err: err}
+		return ports.Fetched{ID: o.ID, Err: err}
 	}
 	req.Header.Set("Accept", AcceptHeader)
 	req.Header.Set("User-Agent", UserAgent)
 	resp, err := d.web.Do(req)
 	if err != nil {
-		return core.Fetched{ID: o.ID, Err: err}
+		return ports.Fetched{ID: o.ID, Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return core.Fetched{ID: o.ID, Status: resp.StatusCode, Err: fmt.Errorf("read body: %w", err)}
+		return ports.Fetched{ID: o.ID, Status: resp.StatusCode, Err: fmt.Errorf("read body: %w", err)}
 	}
 	if len(body) > maxBody {
-		return core.Fetched{ID: o.ID, Status: resp.StatusCode, Err: fmt.Errorf("body over %d bytes", maxBody)}
+		return ports.Fetched{ID: o.ID, Status: resp.StatusCode, Err: fmt.Errorf("body over %d bytes", maxBody)}
 	}
-	return core.Fetched{ID: o.ID, Status: resp.StatusCode, Body: body}
+	return ports.Fetched{ID: o.ID, Status: resp.StatusCode, Body: body}
 }
 
 // trace logs a trace point and performs the channel work of §3.7 it marks.
-func (d *daemon) trace(t *core.Trace) {
+func (d *daemon) trace(t *ports.Trace) {
 	switch t.Kind {
-	case core.TraceClose:
+	case ports.TraceClose:
 		d.closeChannel(t.Name)
-	case core.TraceDrained:
+	case ports.TraceDrained:
 		_ = d.tasks.Wait()
-	case core.TraceStop:
-		if t.Name == core.CompRPCClient {
+	case ports.TraceStop:
+		if t.Name == ports.CompRPCClient {
 			d.closeClient()
 		}
-	case core.TraceStep:
-		if t.Name == core.StepJoined {
+	case ports.TraceStep:
+		if t.Name == ports.StepJoined {
 			d.wg.Wait()
 		}
 	}
@@ -433,25 +434,25 @@ func (d *daemon) trace(t *core.Trace) {
 func (d *daemon) closeChannel(name string) {
 	d.closed[name] = true
 	switch name {
-	case core.ChanShutdown:
+	case ports.ChanShutdown:
 		close(d.shutdownCh)
-	case core.ChanEvent:
+	case ports.ChanEvent:
 		d.watchers.Wait()
 		close(d.eventCh)
-	case core.ChanError:
+	case ports.ChanError:
 		close(d.errorCh)
-	case core.ChanResult:
+	case ports.ChanResult:
 		_ = d.tasks.Wait()
 		close(d.resultCh)
-	case core.ChanSemaphore:
+	case ports.ChanSemaphore:
 		close(d.submitSem)
-	case core.ChanFatal:
+	case ports.ChanFatal:
 		close(d.fatalCh)
 	}
 }
 
 // closeConn closes a connection with a normal closure, in the background.
-func (d *daemon) closeConn(id core.ID) {
+func (d *daemon) closeConn(id ports.ID) {
 	conn := d.conns[id]
 	if conn == nil {
 		return
@@ -496,7 +497,7 @@ func (d *daemon) closeClient() {
 	d.web.Close()
 }
 
-func traceAttrs(t *core.Trace) []any {
+func traceAttrs(t *ports.Trace) []any {
 	attrs := []any{"kind", t.Kind.String()}
 	if t.Name != "" {
 		attrs = append(attrs, "name", t.Name)
@@ -504,7 +505,7 @@ func traceAttrs(t *core.Trace) []any {
 	if t.RequestID != 0 {
 		attrs = append(attrs, "request_id", t.RequestID)
 	}
-	if t.Kind == core.TraceResult {
+	if t.Kind == ports.TraceResult {
 		attrs = append(attrs, "nonce", t.Nonce)
 	}
 	if len(t.Rows) > 0 {

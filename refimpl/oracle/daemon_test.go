@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	oracled "github.com/wsconverge/converge/refimpl/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/refimpl/oracle/oracledtest"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
@@ -128,7 +128,7 @@ type running struct {
 	err    error
 
 	mu   sync.Mutex
-	outs []core.Output
+	outs []ports.Output
 }
 
 func (s *setup) run() *running {
@@ -136,7 +136,7 @@ func (s *setup) run() *running {
 	r := &running{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.code, r.err = oracled.Run(ctx, oracled.Options{Home: s.home, Stdout: s.out, Observe: func(o core.Output) {
+		r.code, r.err = oracled.Run(ctx, oracled.Options{Home: s.home, Stdout: s.out, Observe: func(o ports.Output) {
 			r.mu.Lock()
 			r.outs = append(r.outs, o)
 			r.mu.Unlock()
@@ -149,10 +149,10 @@ func (s *setup) run() *running {
 	return r
 }
 
-func (r *running) outputs() []core.Output {
+func (r *running) outputs() []ports.Output {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]core.Output(nil), r.outs...)
+	return append([]ports.Output(nil), r.outs...)
 }
 
 // wait waits for the daemon to exit.
@@ -222,7 +222,7 @@ func TestRunRoundAndStop(t *testing.T) {
 		require.Greater(t, n, prev, "increasing ids")
 		prev = n
 	}
-	eventually(t, func() bool { return containsOutput(d.outputs(), core.TraceStep, core.StepRunning) }, "running")
+	eventually(t, func() bool { return containsOutput(d.outputs(), ports.TraceStep, ports.StepRunning) }, "running")
 	methods := s.node.HTTPMethods()
 	require.NotEmpty(t, methods)
 	require.Equal(t, cometrpc.MethodStatus, methods[0], "D28: the RPC client's one status probe comes before the sequence sync and the load")
@@ -289,9 +289,9 @@ func waitFor(cond func() bool, within time.Duration) bool {
 	return cond()
 }
 
-func containsOutput(outs []core.Output, kind core.TraceKind, name string) bool {
+func containsOutput(outs []ports.Output, kind ports.TraceKind, name string) bool {
 	for _, o := range outs {
-		if tr, ok := o.(*core.Trace); ok && tr.Kind == kind && tr.Name == name {
+		if tr, ok := o.(*ports.Trace); ok && tr.Kind == kind && tr.Name == name {
 			return true
 		}
 	}
@@ -299,25 +299,25 @@ func containsOutput(outs []core.Output, kind core.TraceKind, name string) bool {
 }
 
 var wantShutdown = []string{
-	"close " + core.ChanShutdown,
-	"close " + core.ChanEvent, "close " + core.ChanError, "stop " + core.CompWatcher,
-	"drained", "close " + core.ChanResult, "stop " + core.CompScheduler,
-	"close " + core.ChanSemaphore, "stop " + core.CompSubmitter,
-	"stop " + core.CompRPCClient,
-	"close " + core.ChanFatal,
+	"close " + ports.ChanShutdown,
+	"close " + ports.ChanEvent, "close " + ports.ChanError, "stop " + ports.CompWatcher,
+	"drained", "close " + ports.ChanResult, "stop " + ports.CompScheduler,
+	"close " + ports.ChanSemaphore, "stop " + ports.CompSubmitter,
+	"stop " + ports.CompRPCClient,
+	"close " + ports.ChanFatal,
 }
 
-func shutdownTrace(outs []core.Output) []string {
+func shutdownTrace(outs []ports.Output) []string {
 	var got []string
 	for _, o := range outs {
-		tr, ok := o.(*core.Trace)
+		tr, ok := o.(*ports.Trace)
 		if !ok {
 			continue
 		}
 		switch tr.Kind {
-		case core.TraceClose, core.TraceStop:
+		case ports.TraceClose, ports.TraceStop:
 			got = append(got, tr.Kind.String()+" "+tr.Name)
-		case core.TraceDrained:
+		case ports.TraceDrained:
 			got = append(got, "drained")
 		}
 	}
@@ -329,7 +329,7 @@ func shutdownTrace(outs []core.Output) []string {
 func TestRunResubscribes(t *testing.T) {
 	s := newSetup(t, "")
 	d := s.run()
-	eventually(t, func() bool { return containsOutput(d.outputs(), core.TraceStep, core.StepRunning) }, "running")
+	eventually(t, func() bool { return containsOutput(d.outputs(), ports.TraceStep, ports.StepRunning) }, "running")
 	lists := countQueries(s.chain, abciquery.PathDocs)
 	first := s.node.Subscriptions()
 
@@ -372,9 +372,9 @@ func TestRunStopDuringGET(t *testing.T) {
 	d := s.run()
 	<-s.src.started
 	d.cancel()
-	eventually(t, func() bool { return containsOutput(d.outputs(), core.TraceStop, core.CompWatcher) }, "the watcher stopped")
+	eventually(t, func() bool { return containsOutput(d.outputs(), ports.TraceStop, ports.CompWatcher) }, "the watcher stopped")
 	require.False(t, d.exited(), "waiting for the GET in flight")
-	require.False(t, containsOutput(d.outputs(), core.TraceClose, core.ChanResult))
+	require.False(t, containsOutput(d.outputs(), ports.TraceClose, ports.ChanResult))
 	close(hold)
 	d.wait(t, oracle.ShutdownBound(2*time.Second))
 	require.Equal(t, 0, d.code)
@@ -433,7 +433,7 @@ func TestRunFatal(t *testing.T) {
 	t.Run("re-subscription exhausted", func(t *testing.T) {
 		s := newSetup(t, "[retry]\nmax_attempts = 2\nmax_delay_sec = 1\n")
 		d := s.run()
-		eventually(t, func() bool { return containsOutput(d.outputs(), core.TraceStep, core.StepRunning) }, "running")
+		eventually(t, func() bool { return containsOutput(d.outputs(), ports.TraceStep, ports.StepRunning) }, "running")
 		s.node.SetRefuseWS(true)
 		s.node.DropAll()
 		d.wait(t, 20*time.Second)

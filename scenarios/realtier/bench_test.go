@@ -22,6 +22,7 @@ import (
 	"github.com/wsconverge/converge/refimpl/testenv"
 	"github.com/wsconverge/converge/refimpl/workspace/api"
 	"github.com/wsconverge/converge/refimpl/workspace/coordinator"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 	"github.com/wsconverge/converge/refimpl/workspace/httpapi"
 	"github.com/wsconverge/converge/refimpl/workspace/pgstore"
 	"github.com/wsconverge/converge/refimpl/workspace/redisbus"
@@ -182,7 +183,7 @@ func benchPass(b *testing.B, n int) {
 	passes := 0
 	b.ResetTimer()
 	for b.Loop() {
-		clock.Advance(contracts.PeriodIdle) // every component that polls is due
+		clock.Advance(decide.PeriodIdle) // every component that polls is due
 		scans, start := ttl.n, time.Now()
 		_, err := coord.Step(ctx)
 		require.NoError(b, err)

@@ -13,8 +13,11 @@
 // final graceful stop (O14, O15). The world acts as the daemon's
 // supervisor: a daemon that exits non-zero is restarted after 5 s.
 //
-// The daemon is seen only through its ports: the core's inputs and
-// outputs (Daemon). A mutant is a Daemon that wraps the reference and
-// bends what it reads or what it asks for; nothing of the reference
-// changes.
+// The daemon is seen only through its ports: the inputs and outputs of
+// contracts/oracle/ports (ports.Daemon). The world imports no daemon: a
+// run is handed its System (Options.System), or runs the one registered
+// as ReferenceName (Register); the CLI and the tests register the
+// reference, refimpl/oracle's NewSystem. A mutant is a System whose
+// daemons wrap the reference and bend what it reads or what it asks for;
+// nothing of the reference changes.
 package oracle

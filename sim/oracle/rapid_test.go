@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/wsconverge/converge/judge"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine/failrec"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
@@ -91,7 +92,7 @@ func TestRapidOracleReference(t *testing.T) {
 	}
 	failrec.SetFlags(t, map[string]string{"rapid.seed": seed, "rapid.checks": "60"})
 	rapid.Check(t, func(t *rapid.T) {
-		m := newMachine(t, oraclesim.Reference{})
+		m := newMachine(t, oracled.NewSystem())
 		t.Repeat(rapid.StateMachineActions(m))
 		m.finish(t)
 	})

@@ -62,7 +62,11 @@ type Replay struct {
 // "").
 func NewReplay(o Options, mutant string, res *Result) Replay {
 	o = o.withDefaults()
-	r := Replay{Header: engine.Header{World: World, Version: ReplayVersion, System: o.System.Name(), Mutant: mutant,
+	system := ReferenceName
+	if o.System != nil {
+		system = o.System.Name()
+	}
+	r := Replay{Header: engine.Header{World: World, Version: ReplayVersion, System: system, Mutant: mutant,
 		Seed: o.Seed, Hash: res.Hash}, Requests: o.Requests, FaultPhase: o.FaultPhase.String(), QuietPhase: o.QuietPhase.String(),
 		Faults: o.Faults, Ops: o.Ops, PoolSize: o.PoolSize, Steering: o.Steering.Clone()}
 	if mutant != "" {
@@ -76,7 +80,8 @@ func NewReplay(o Options, mutant string, res *Result) Replay {
 	return r
 }
 
-// Options are the run's options, with system as the daemon.
+// Options are the run's options, with system as the daemon (nil: the
+// system registered as ReferenceName).
 func (r *Replay) Options(system System) (Options, error) {
 	fp, err := time.ParseDuration(r.FaultPhase)
 	if err != nil {
@@ -116,7 +121,7 @@ func DecodeReplay(rd io.Reader) (*Replay, error) {
 	if err := r.CheckSystem(); err != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrBadInput, err)
 	}
-	if _, err := r.Options(Reference{}); err != nil {
+	if _, err := r.Options(nil); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -9,13 +9,13 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/fakes/oracle/chain"
 	"github.com/wsconverge/converge/fakes/oracle/datasource"
 	"github.com/wsconverge/converge/internal/streams"
 	"github.com/wsconverge/converge/judge"
 	oraclejudge "github.com/wsconverge/converge/judge/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/sim/engine"
 	"github.com/wsconverge/converge/wire/keys"
 )
@@ -38,7 +38,8 @@ const peerCount = 4
 // Options shape one run.
 type Options struct {
 	Seed uint64
-	// System is the daemon under test (nil: the reference).
+	// System is the daemon under test (nil: the system registered as
+	// ReferenceName).
 	System System
 	// Requests is how many requests are registered at genesis (0: 4).
 	Requests int
@@ -94,7 +95,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.System == nil {
-		o.System = Reference{}
+		o.System, _ = Lookup(ReferenceName)
 	}
 	if o.Requests == 0 {
 		o.Requests = 4
@@ -175,7 +176,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 func newWorld(o Options) (*world, error) {
-	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[core.ID]*fetch{}, sut: sutKey, self: SelfAddress, drawn: map[string]bool{}}
+	if o.System == nil {
+		return nil, fmt.Errorf("oracle sim: %w", errNoSystem)
+	}
+	w := &world{o: o, clk: clock{t: Genesis}, fetches: map[ports.ID]*fetch{}, sut: sutKey, self: SelfAddress, drawn: map[string]bool{}}
 	w.loop.Clock = &w.clk
 	w.loop.Dispatch = func(it *engine.Item[event]) { it.P.fire() }
 	switch {

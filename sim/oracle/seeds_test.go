@@ -117,7 +117,7 @@ func TestSteeredSeedReplays(t *testing.T) {
 	require.NoError(t, err)
 	back, err := DecodeReplay(bytes.NewReader(b))
 	require.NoError(t, err)
-	bo, err := back.Options(Reference{})
+	bo, err := back.Options(nil)
 	require.NoError(t, err)
 	again, err := Run(context.Background(), bo)
 	require.NoError(t, err)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/fakes/oracle/chain"
 	"github.com/wsconverge/converge/fakes/oracle/datasource"
 	"github.com/wsconverge/converge/internal/streams"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/sim/engine"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
@@ -58,10 +58,10 @@ type sub struct {
 // out.DoneAt, or the client's timeout.
 type fetch struct {
 	w       *world
-	id      core.ID
+	id      ports.ID
 	out     datasource.Outcome
 	x       *datasource.Exchange // the GET's records and body (not reused)
-	d       Daemon
+	d       ports.Daemon
 	ended   bool
 	timeout bool
 }
@@ -75,16 +75,16 @@ func (f *fetch) fire() {
 	delete(w.fetches, f.id)
 	d, id, out, x, timeout := f.d, f.id, f.out, f.x, f.timeout
 	w.spentFetches.put(f)
-	// The result is handed over in the world's scratch (see Daemon).
+	// The result is handed over in the world's scratch (see ports.Daemon).
 	in := &w.fetched
 	if timeout { // the client gives up at its timeout
 		w.src.AbortIn(x, out, w.now())
-		*in = core.Fetched{ID: id, Err: errTimeout}
+		*in = ports.Fetched{ID: id, Err: errTimeout}
 		w.handle(d, in)
 		return
 	}
 	w.src.DoneIn(x, out)
-	*in = core.Fetched{ID: id, Status: out.Status, Body: out.Body}
+	*in = ports.Fetched{ID: id, Status: out.Status, Body: out.Body}
 	if !out.Answered() {
 		in.Err = errNoBody
 	}
@@ -117,10 +117,10 @@ func (s *spent[T]) put(x *T) {
 // often as the daemon asks for a new time.
 type wake struct {
 	w *world
-	d Daemon
+	d ports.Daemon
 }
 
-func (e *wake) fire() { e.w.handle(e.d, core.Wake{}) }
+func (e *wake) fire() { e.w.handle(e.d, ports.Wake{}) }
 
 // world is one run: the chain, the sources, the daemon of the current
 // lifetime and the queue of what happens next.
@@ -135,8 +135,8 @@ type world struct {
 	// scratch is the record handed to sink (see record).
 	scratch history.Event
 	// fetched is the fetch result handed to the daemon by address (see
-	// Daemon): it reads it during the call only.
-	fetched core.Fetched
+	// ports.Daemon): it reads it during the call only.
+	fetched ports.Fetched
 	cfg     oracle.Config
 	sut     keys.PrivKey
 	// standIn is the memo the SUT's signer and the chain's check of its
@@ -149,19 +149,19 @@ type world struct {
 	err    error
 
 	// the daemon's lifetime
-	d      Daemon
+	d      ports.Daemon
 	life   int
 	exited bool
 	// stopping: the lifetime got SIGTERM or SIGINT.
 	stopping bool
 	final    bool // the final stop was sent: no restart
-	conn     core.ID
+	conn     ports.ID
 	subs     []sub
 	calls    int64
 	wake     time.Time
 	ports    int // request outputs of this lifetime
 	crashAt  int // F17: crash at this request output (0: none)
-	fetches  map[core.ID]*fetch
+	fetches  map[ports.ID]*fetch
 	wakeUp   *wake // this lifetime's
 
 	spentFetches spent[fetch]
@@ -259,7 +259,7 @@ func (w *world) signal(sig string) {
 	}
 	w.proc(&history.Proc{Action: history.ProcSignal, Signal: sig})
 	w.stopping, w.crashAt = true, 0 // F17 does not strike a stopping daemon
-	w.handle(w.d, core.Stop{})
+	w.handle(w.d, ports.Stop{})
 }
 
 // crash drops the daemon (F17): its memory is gone, its connection too.
@@ -282,7 +282,7 @@ func (w *world) restart(down time.Duration) {
 }
 
 // handle gives the daemon one input, unless it is no longer the live one.
-func (w *world) handle(d Daemon, in core.Input) {
+func (w *world) handle(d ports.Daemon, in ports.Input) {
 	if d != w.d || w.exited {
 		return
 	}
@@ -290,7 +290,7 @@ func (w *world) handle(d Daemon, in core.Input) {
 }
 
 // act carries out the daemon's outputs in order.
-func (w *world) act(d Daemon, outs []core.Output) {
+func (w *world) act(d ports.Daemon, outs []ports.Output) {
 	for _, o := range outs {
 		if w.exited || d != w.d {
 			return
@@ -316,47 +316,47 @@ func (w *world) act(d Daemon, outs []core.Output) {
 	}
 }
 
-func isRequest(o core.Output) bool {
+func isRequest(o ports.Output) bool {
 	switch o.(type) {
-	case core.Dial, core.Subscribe, core.UnsubscribeAll, core.StatusCall, core.QueryCall, core.BroadcastCall, core.Fetch:
+	case ports.Dial, ports.Subscribe, ports.UnsubscribeAll, ports.StatusCall, ports.QueryCall, ports.BroadcastCall, ports.Fetch:
 		return true
 	}
 	return false
 }
 
-func (w *world) output(d Daemon, o core.Output) {
+func (w *world) output(d ports.Daemon, o ports.Output) {
 	switch o := o.(type) {
-	case core.Dial:
+	case ports.Dial:
 		w.dial(d, o)
-	case core.Subscribe:
+	case ports.Subscribe:
 		w.subscribe(d, o)
-	case core.UnsubscribeAll:
+	case ports.UnsubscribeAll:
 		w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSUnsubscribeAll})
 		if o.Conn == w.conn {
 			w.subs = nil
 		}
-		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID}) })
-	case core.CloseConn:
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Reply{ID: o.ID}) })
+	case ports.CloseConn:
 		w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSClose, By: "client"})
 		if w.conn == o.Conn {
 			w.conn, w.subs = 0, nil
 		}
-	case core.StatusCall:
-		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (*history.RPCResult, core.Reply) {
+	case ports.StatusCall:
+		w.rpc(d, o.ID, o.Timeout, &history.RPC{Method: "status"}, func() (*history.RPCResult, ports.Reply) {
 			res := w.chain.Status()
-			return records.ResultOfStatus(res), core.Reply{ID: o.ID, Status: &res}
+			return records.ResultOfStatus(res), ports.Reply{ID: o.ID, Status: &res}
 		})
-	case core.QueryCall:
+	case ports.QueryCall:
 		w.query(d, o)
-	case core.BroadcastCall:
+	case ports.BroadcastCall:
 		w.broadcast(d, o)
-	case core.Fetch:
+	case ports.Fetch:
 		w.get(d, o)
-	case core.AbortFetch:
+	case ports.AbortFetch:
 		w.abortFetch(d, o.ID)
-	case *core.Trace:
+	case *ports.Trace:
 		w.trace(o)
-	case core.Exit:
+	case ports.Exit:
 		w.proc(&history.Proc{Action: history.ProcExit, Status: o.Code})
 		w.exited, w.conn, w.subs = true, 0, nil
 		if o.Code != 0 {
@@ -367,32 +367,32 @@ func (w *world) output(d Daemon, o core.Output) {
 	}
 }
 
-func (w *world) dial(d Daemon, o core.Dial) {
+func (w *world) dial(d ports.Daemon, o ports.Dial) {
 	if w.f.refuseUntil.After(w.now()) {
 		w.ws(&history.WS{Conn: int64(o.ID), Action: history.WSRefuse})
-		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Dialed{Conn: o.ID, Err: errRefused}) })
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Dialed{Conn: o.ID, Err: errRefused}) })
 		return
 	}
 	w.conn, w.subs = o.ID, nil
 	w.ws(&history.WS{Conn: int64(o.ID), Action: history.WSConnect})
-	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Dialed{Conn: o.ID}) })
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Dialed{Conn: o.ID}) })
 }
 
-func (w *world) subscribe(d Daemon, o core.Subscribe) {
+func (w *world) subscribe(d ports.Daemon, o ports.Subscribe) {
 	id := strconv.FormatUint(uint64(o.ID), 10)
 	w.ws(&history.WS{Conn: int64(o.Conn), Action: history.WSSubscribe, Query: o.Query, ID: id})
 	if o.Conn != w.conn {
-		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID, Err: errClosed}) })
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Reply{ID: o.ID, Err: errClosed}) })
 		return
 	}
 	q, err := cometrpc.ParseQuery(o.Query)
 	if err != nil {
 		e := &cometrpc.RPCError{Code: -32603, Message: "Internal error", Data: err.Error()}
-		w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID, RPCError: e}) })
+		w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Reply{ID: o.ID, RPCError: e}) })
 		return
 	}
 	w.subs = append(w.subs, sub{query: o.Query, id: id, q: q})
-	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.Reply{ID: o.ID}) })
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.Reply{ID: o.ID}) })
 }
 
 // rpc carries out one HTTP JSON-RPC call: its recv record now; then, unless
@@ -400,13 +400,13 @@ func (w *world) subscribe(d Daemon, o core.Subscribe) {
 // (built now, delivered and recorded rpcLat later). Under F2 the call
 // hangs: the daemon is told at its timeout and the record says the answer
 // was lost.
-func (w *world) rpc(d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, core.Reply)) {
+func (w *world) rpc(d ports.Daemon, id ports.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, ports.Reply)) {
 	w.rpcIn(&rpcAnswer{}, d, id, timeout, r, serve)
 }
 
 // rpcIn is rpc with the answer's memory in a (a caller that keeps the
 // call's records and answer with it).
-func (w *world) rpcIn(a *rpcAnswer, d Daemon, id core.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, core.Reply)) {
+func (w *world) rpcIn(a *rpcAnswer, d ports.Daemon, id ports.ID, timeout time.Duration, r *history.RPC, serve func() (*history.RPCResult, ports.Reply)) {
 	call := w.recv(r)
 	if w.f.rpcOutage {
 		w.lose(d, id, call, timeout)
@@ -421,11 +421,11 @@ func (w *world) rpcIn(a *rpcAnswer, d Daemon, id core.ID, timeout time.Duration,
 // record's memory) and the reply the daemon then gets.
 type rpcAnswer struct {
 	w     *world
-	d     Daemon
+	d     ports.Daemon
 	call  int64
 	sent  time.Time
 	res   *history.RPCResult
-	reply core.Reply
+	reply ports.Reply
 	rec   history.RPC
 }
 
@@ -436,12 +436,12 @@ func (a *rpcAnswer) fire() {
 
 // lose answers call with nothing: after wait (the client's timeout, or
 // the moment the connection drops) the daemon is told no answer came.
-func (w *world) lose(d Daemon, id core.ID, call int64, wait time.Duration) {
+func (w *world) lose(d ports.Daemon, id ports.ID, call int64, wait time.Duration) {
 	sent := w.now()
 	w.at(sent.Add(wait), func() {
 		w.record(history.Event{Kind: history.KindRPC, RPC: &history.RPC{Call: call, Phase: history.PhaseDone, Lost: true,
 			TRecv: sent}})
-		w.handle(d, core.Reply{ID: id, Err: errTimeout})
+		w.handle(d, ports.Reply{ID: id, Err: errTimeout})
 	})
 }
 
@@ -459,7 +459,7 @@ func (w *world) doneIn(r *history.RPC, call int64, recv time.Time, res *history.
 	w.record(history.Event{Kind: history.KindRPC, RPC: r})
 }
 
-func (w *world) query(d Daemon, o core.QueryCall) {
+func (w *world) query(d ports.Daemon, o ports.QueryCall) {
 	// The request decoded once, for the record and for the chain.
 	req, err := abciquery.DecodeRequest(o.Path, o.Data)
 	// The call's record, its query's, the chain's answer (handed to the
@@ -474,17 +474,17 @@ func (w *world) query(d Daemon, o core.QueryCall) {
 	}{}
 	mem.rpc = history.RPC{Method: "abci_query",
 		Query: records.QueryOfRequestIn(&mem.q, cometrpc.ABCIQueryParams{Path: o.Path, Data: o.Data}, req, err)}
-	w.rpcIn(&mem.ans, d, o.ID, o.Timeout, &mem.rpc, func() (*history.RPCResult, core.Reply) {
+	w.rpcIn(&mem.ans, d, o.ID, o.Timeout, &mem.rpc, func() (*history.RPCResult, ports.Reply) {
 		if w.f.queryFail {
 			mem.res = cometrpc.QueryFailed(oracle.Errorf(1, "internal error (F14)"), w.chain.Height())
 		} else {
 			mem.res = w.chain.ABCIQueryDecoded(req, err)
 		}
-		return records.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), core.Reply{ID: o.ID, Query: &mem.res}
+		return records.ResultOfQueryIn(&mem.result, &mem.value, o.Path, mem.res), ports.Reply{ID: o.ID, Query: &mem.res}
 	})
 }
 
-func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
+func (w *world) broadcast(d ports.Daemon, o ports.BroadcastCall) {
 	// The call's record, its tx's, the chain's checktx record, the
 	// chain's answer (handed to the daemon by address) and its delivery in
 	// one allocation.
@@ -527,8 +527,8 @@ func (w *world) broadcast(d Daemon, o core.BroadcastCall) {
 // answer and, rpcLat later, its delivery with the done record.
 type bcastMem struct {
 	w    *world
-	d    Daemon
-	id   core.ID
+	d    ports.Daemon
+	id   ports.ID
 	call int64
 	sent time.Time
 	rpc  history.RPC
@@ -541,25 +541,25 @@ type bcastMem struct {
 	done history.RPC
 	// result is the done record's result (a successful answer's).
 	result history.RPCResult
-	reply  core.Reply // handed to the daemon by address (see Daemon)
+	reply  ports.Reply // handed to the daemon by address (see ports.Daemon)
 }
 
 func (m *bcastMem) fire() {
 	w := m.w
 	if m.rerr != nil {
 		w.doneIn(&m.done, m.call, m.sent, records.ResultOfError(m.rerr))
-		m.reply = core.Reply{ID: m.id, RPCError: m.rerr}
+		m.reply = ports.Reply{ID: m.id, RPCError: m.rerr}
 		w.handle(m.d, &m.reply)
 		return
 	}
 	w.doneIn(&m.done, m.call, m.sent, records.ResultOfBroadcastIn(&m.result, m.res, m.tx.Hash))
-	m.reply = core.Reply{ID: m.id, Broadcast: &m.res}
+	m.reply = ports.Reply{ID: m.id, Broadcast: &m.res}
 	w.handle(m.d, &m.reply)
 }
 
 var acceptJSON = []history.Header{{Name: "Accept", Value: "application/json"}, {Name: "User-Agent", Value: "Oracle-Daemon/1.0"}}
 
-func (w *world) get(d Daemon, o core.Fetch) {
+func (w *world) get(d ports.Daemon, o ports.Fetch) {
 	// The fetch is reused once spent; the exchange's memory is not, as
 	// its records are kept as long as the run's.
 	f, x := w.spentFetches.get(), new(datasource.Exchange)
@@ -572,7 +572,7 @@ func (w *world) get(d Daemon, o core.Fetch) {
 	w.atEvent(at, f)
 }
 
-func (w *world) abortFetch(d Daemon, id core.ID) {
+func (w *world) abortFetch(d ports.Daemon, id ports.ID) {
 	f := w.fetches[id]
 	if f == nil || f.ended {
 		return
@@ -580,18 +580,18 @@ func (w *world) abortFetch(d Daemon, id core.ID) {
 	f.ended = true
 	delete(w.fetches, id)
 	w.src.AbortIn(f.x, f.out, w.now())
-	w.at(w.now(), func() { w.handle(d, core.Fetched{ID: id, Err: errors.New("oraclesim: aborted")}) })
+	w.at(w.now(), func() { w.handle(d, ports.Fetched{ID: id, Err: errors.New("oraclesim: aborted")}) })
 }
 
 // trace turns the reference's trace points into white records.
-func (w *world) trace(o *core.Trace) {
+func (w *world) trace(o *ports.Trace) {
 	var x *history.White
 	switch o.Kind {
-	case core.TraceClose:
+	case ports.TraceClose:
 		x = &history.White{Point: history.WhiteClose, Name: o.Name}
-	case core.TraceStop:
+	case ports.TraceStop:
 		x = &history.White{Point: history.WhiteStop, Name: o.Name}
-	case core.TraceDrained:
+	case ports.TraceDrained:
 		x = &history.White{Point: history.WhiteDrained}
 	default:
 		return
@@ -660,8 +660,8 @@ func (w *world) deliver(fr *chain.Frame, h *blockHold) {
 // rather than three (a closure and two records) for a frame every block.
 type frameOut struct {
 	w         *world
-	d         Daemon
-	conn      core.ID
+	d         ports.Daemon
+	conn      ports.ID
 	query, id string
 	fr        *chain.Frame
 	hold      *blockHold // fr's block
@@ -686,7 +686,7 @@ func (e *frameOut) fire() {
 	}
 	e.ws = history.WS{Conn: int64(conn), Action: history.WSFrame, Query: e.query, ID: e.id, Frame: rec}
 	w.ws(&e.ws)
-	w.handle(d, core.Frame{Conn: conn, Query: e.query, Events: rec.Events})
+	w.handle(d, ports.Frame{Conn: conn, Query: e.query, Events: rec.Events})
 }
 
 // ragged is a Complete frame's events map with its block_time list one
@@ -710,5 +710,5 @@ func (w *world) closeByServer() {
 	d, conn := w.d, w.conn
 	w.ws(&history.WS{Conn: int64(conn), Action: history.WSClose, By: "server"})
 	w.conn, w.subs = 0, nil
-	w.at(w.now().Add(rpcLat), func() { w.handle(d, core.ConnClosed{Conn: conn, Err: errClosed}) })
+	w.at(w.now().Add(rpcLat), func() { w.handle(d, ports.ConnClosed{Conn: conn, Err: errClosed}) })
 }

@@ -35,7 +35,7 @@ func (s *Sim) Final() *wsjudge.Final {
 	}
 	for id, files := range s.work.model {
 		_, hasVolume := f.Volumes[id]
-		if w := rows[id]; w != nil && w.ArchiveKey != "" && s.faults.destroyed[w.ArchiveKey] && (!hasVolume || contracts.Unrestored(w)) {
+		if w := rows[id]; w != nil && w.ArchiveKey != "" && s.faults.destroyed[w.ArchiveKey] && (!hasVolume || unrestored(w)) {
 			continue
 		}
 		f.Expected[id] = files
@@ -114,4 +114,13 @@ func (s *Sim) evidence(v *wsjudge.Violation, events []history.Event) []string {
 		last = i
 	}
 	return out
+}
+
+// unrestored is SPEC 4.2.1's reading of a volume that does not hold its
+// archive: archive_key is set and home_ctx.restore_marker names another
+// archive, or none. The user's files are then in the archive, not in the
+// volume. (The world reads SPEC itself, as the judge does: it never asks
+// the reference.)
+func unrestored(w *contracts.Workspace) bool {
+	return w.ArchiveKey != "" && w.RestoreMarker() != w.ArchiveKey
 }

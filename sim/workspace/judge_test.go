@@ -59,7 +59,7 @@ func TestRestoreFailureKeepsTheUsersData(t *testing.T) {
 	files, hasVolume := s.World().Storage.Files(id)
 	require.True(t, hasVolume)
 	require.Empty(t, files, "the failed restore left an empty volume")
-	require.True(t, contracts.Unrestored(&w))
+	require.True(t, unrestored(&w))
 	r := s.Judge(true)
 	require.Empty(t, r.Violations, "the data is in the archive: nothing is lost")
 

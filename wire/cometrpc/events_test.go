@@ -33,19 +33,16 @@ func TestDecodeSpecNewBlockFrame(t *testing.T) {
 
 	ev, err := DecodeEvent(resp.Result)
 	require.NoError(t, err)
-	sub, err := oracle.Route(ev.Query, ev.Events)
-	require.NoError(t, err)
-	require.Equal(t, oracle.SubComplete, sub)
+	require.Equal(t, oracle.SubComplete.Query(), ev.Query)
 	nb, err := ev.Data.NewBlock()
 	require.NoError(t, err)
 	require.Equal(t, "guru_631-1", nb.Block.Header.ChainID)
 	require.Equal(t, Int64(57), nb.Block.Header.Height)
 	require.Equal(t, time.Date(2030, 1, 1, 0, 0, 57, 0, time.UTC), nb.Block.Header.Time)
 
-	entries, errs := oracle.CompleteEntries(ev.Events)
-	require.Empty(t, errs)
-	bt := time.Unix(1893456057, 0).UTC()
-	require.Equal(t, []oracle.CompleteEntry{{RequestID: 2, Nonce: 14, BlockTime: bt}, {RequestID: 5, Nonce: 3, BlockTime: bt}}, entries)
+	require.Equal(t, []string{"2", "5"}, ev.Events[oracle.KeyCompleteID])
+	require.Equal(t, []string{"14", "3"}, ev.Events[oracle.KeyCompleteNonce])
+	require.Equal(t, []string{"1893456057", "1893456057"}, ev.Events[oracle.KeyCompleteBlockTime])
 }
 
 // The façade's side: building the same frame gives the same JSON value.
@@ -91,12 +88,8 @@ func TestTxFrameRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	ev, err := DecodeEvent(resp.Result)
 	require.NoError(t, err)
-	sub, err := oracle.Route(ev.Query, ev.Events)
-	require.NoError(t, err)
-	require.Equal(t, oracle.SubRegister, sub)
-	ids, errs := oracle.RegisterIDs(ev.Events)
-	require.Empty(t, errs)
-	require.Equal(t, []uint64{4, 5}, ids)
+	require.Equal(t, oracle.SubRegister.Query(), ev.Query)
+	require.Equal(t, []string{"4", "5"}, ev.Events[oracle.KeyRegisterID])
 	txd, err := ev.Data.Tx()
 	require.NoError(t, err)
 	require.Equal(t, tx, txd.TxResult.Tx)
@@ -123,9 +116,9 @@ func TestDecodeEventRejects(t *testing.T) {
 		_, err := DecodeEvent(json.RawMessage(result))
 		require.Error(t, err, name)
 	}
-	// A frame without events decodes; the watcher's Route drops it.
+	// A frame without events decodes, with no events map (the watcher
+	// drops it).
 	ev, err := DecodeEvent(json.RawMessage(`{"query":"q","data":{"type":"tendermint/event/Tx","value":{}}}`))
 	require.NoError(t, err)
-	_, err = oracle.Route(oracle.QueryRegister, ev.Events)
-	require.Error(t, err)
+	require.Nil(t, ev.Events)
 }

@@ -179,20 +179,6 @@ func (r Response) DecodeResult(v any) error {
 	return nil
 }
 
-// RPCError is a JSON-RPC error object.
-type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    string `json:"data,omitempty"`
-}
-
-func (e *RPCError) Error() string {
-	if e.Data == "" {
-		return fmt.Sprintf("RPC error %d - %s", e.Code, e.Message)
-	}
-	return fmt.Sprintf("RPC error %d - %s: %s", e.Code, e.Message, e.Data)
-}
-
 // The JSON-RPC error codes CometBFT uses.
 const (
 	CodeParseError     = -32700

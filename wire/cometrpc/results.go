@@ -1,7 +1,6 @@
 package cometrpc
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
@@ -41,59 +40,6 @@ type SubscribeParams struct {
 	Query string `json:"query"`
 }
 
-// ResultStatus is status's result, in the shape CometBFT's client decodes.
-type ResultStatus struct {
-	NodeInfo      NodeInfo      `json:"node_info"`
-	SyncInfo      SyncInfo      `json:"sync_info"`
-	ValidatorInfo ValidatorInfo `json:"validator_info"`
-}
-
-// NodeInfo is a node's p2p identity; Network is the chain id.
-type NodeInfo struct {
-	ProtocolVersion ProtocolVersion `json:"protocol_version"`
-	ID              string          `json:"id"`
-	ListenAddr      string          `json:"listen_addr"`
-	Network         string          `json:"network"`
-	Version         string          `json:"version"`
-	Channels        HexBytes        `json:"channels"`
-	Moniker         string          `json:"moniker"`
-	Other           NodeInfoOther   `json:"other"`
-}
-
-// ProtocolVersion is the node's protocol versions.
-type ProtocolVersion struct {
-	P2P   Uint64 `json:"p2p"`
-	Block Uint64 `json:"block"`
-	App   Uint64 `json:"app"`
-}
-
-// NodeInfoOther is the rest of the node info.
-type NodeInfoOther struct {
-	TxIndex    string `json:"tx_index"`
-	RPCAddress string `json:"rpc_address"`
-}
-
-// SyncInfo is the node's view of the chain.
-type SyncInfo struct {
-	LatestBlockHash     HexBytes  `json:"latest_block_hash"`
-	LatestAppHash       HexBytes  `json:"latest_app_hash"`
-	LatestBlockHeight   Int64     `json:"latest_block_height"`
-	LatestBlockTime     time.Time `json:"latest_block_time"`
-	EarliestBlockHash   HexBytes  `json:"earliest_block_hash"`
-	EarliestAppHash     HexBytes  `json:"earliest_app_hash"`
-	EarliestBlockHeight Int64     `json:"earliest_block_height"`
-	EarliestBlockTime   time.Time `json:"earliest_block_time"`
-	CatchingUp          bool      `json:"catching_up"`
-}
-
-// ValidatorInfo is the node's validator identity; PubKey is null for a
-// node that is not a validator.
-type ValidatorInfo struct {
-	Address     HexBytes        `json:"address"`
-	PubKey      json.RawMessage `json:"pub_key"`
-	VotingPower Int64           `json:"voting_power"`
-}
-
 // NewStatus is the façade's status result: the chain id, the latest block's
 // height and time (in UTC), not catching up, and a fixed node identity of a
 // CometBFT v0.38 node.
@@ -119,25 +65,6 @@ func NewStatus(chainID string, latestHeight int64, latestTime time.Time, earlies
 	}
 }
 
-// ResultABCIQuery is abci_query's result.
-type ResultABCIQuery struct {
-	Response ResponseQuery `json:"response"`
-}
-
-// ResponseQuery is the ABCI answer of a query. Key and Value are base64,
-// null when nil; ProofOps is always null here.
-type ResponseQuery struct {
-	Code      uint32          `json:"code"`
-	Log       string          `json:"log"`
-	Info      string          `json:"info"`
-	Index     Int64           `json:"index"`
-	Key       []byte          `json:"key"`
-	Value     []byte          `json:"value"`
-	ProofOps  json.RawMessage `json:"proof_ops"`
-	Height    Int64           `json:"height"`
-	Codespace string          `json:"codespace"`
-}
-
 // QueryOK is a successful answer with the protobuf value, read at height.
 func QueryOK(value []byte, height int64) ResultABCIQuery {
 	if value == nil {
@@ -154,24 +81,6 @@ func QueryFailed(err *oracle.CodeError, height int64) ResultABCIQuery {
 	}}
 }
 
-// Err is the answer's failure as an *oracle.CodeError (Reason = the full
-// log), or nil for code 0.
-func (r ResultABCIQuery) Err() *oracle.CodeError {
-	if r.Response.Code == 0 {
-		return nil
-	}
-	return &oracle.CodeError{Code: r.Response.Code, Reason: r.Response.Log}
-}
-
-// ResultBroadcastTx is broadcast_tx_sync's result: CheckTx's answer.
-type ResultBroadcastTx struct {
-	Code      uint32   `json:"code"`
-	Data      HexBytes `json:"data"`
-	Log       string   `json:"log"`
-	Codespace string   `json:"codespace"`
-	Hash      HexBytes `json:"hash"`
-}
-
 // BroadcastAdmitted is the answer for an admitted tx (code 0).
 func BroadcastAdmitted(hash []byte) ResultBroadcastTx {
 	return ResultBroadcastTx{Hash: hash}
@@ -181,9 +90,6 @@ func BroadcastAdmitted(hash []byte) ResultBroadcastTx {
 func BroadcastRejected(hash []byte, err *oracle.CodeError) ResultBroadcastTx {
 	return ResultBroadcastTx{Code: err.Code, Log: err.Log(), Codespace: oracle.Codespace, Hash: hash}
 }
-
-// Reply is the answer as the Submitter classifies it.
-func (r ResultBroadcastTx) Reply() oracle.BroadcastReply { return oracle.ReplyCode(r.Code) }
 
 // ReplyOf classifies what a broadcast_tx_sync call gave: a response that
 // does not decode, or no response at all (err ≠ nil), is a transport

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	"github.com/wsconverge/converge/wire/keys"
@@ -113,7 +114,7 @@ func TestDaemonAndChainSpeakTheSameWire(t *testing.T) {
 	})
 	class := oracle.ClassifyBroadcast(cometrpc.ReplyOf(resp, nil))
 	require.Equal(t, oracle.ClassSuccess, class)
-	next, resync := oracle.SequenceUpdate(acc.Sequence, class)
+	next, resync := core.SequenceUpdate(acc.Sequence, class)
 	require.Equal(t, uint64(42), next)
 	require.False(t, resync)
 	var br cometrpc.ResultBroadcastTx
@@ -135,11 +136,11 @@ func TestDaemonAndChainSpeakTheSameWire(t *testing.T) {
 	require.NoError(t, err)
 	re, err := cometrpc.DecodeEvent(got.Result)
 	require.NoError(t, err)
-	entries, errs := oracle.CompleteEntries(re.Events)
+	entries, errs := core.CompleteEntries(re.Events)
 	require.Empty(t, errs)
-	job := &oracle.Job{ID: oracle.JobID(7), RequestID: 7, Nonce: 14, Period: 30 * time.Second, Status: oracle.StatusEnabled,
+	job := &oracle.Job{ID: core.JobID(7), RequestID: 7, Nonce: 14, Period: 30 * time.Second, Status: oracle.StatusEnabled,
 		AccountList: []string{self}, Exec: oracle.ExecutionState{Status: oracle.ExecCompleted}}
-	o := oracle.Transition(job, oracle.Complete{Nonce: entries[0].Nonce, BlockTime: entries[0].BlockTime}, block.Add(time.Second))
+	o := core.Transition(job, oracle.Complete{Nonce: entries[0].Nonce, BlockTime: entries[0].BlockTime}, block.Add(time.Second))
 	require.Equal(t, []oracle.Row{oracle.RowComplete}, o.Rows)
 	require.Equal(t, uint64(15), o.Job.Nonce)
 	require.Equal(t, block.Add(30*time.Second), o.Job.NextRunTime)

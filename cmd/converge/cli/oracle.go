@@ -17,6 +17,7 @@ import (
 	"github.com/wsconverge/converge/contracts/record"
 	"github.com/wsconverge/converge/judge"
 	oraclejudge "github.com/wsconverge/converge/judge/oracle"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
@@ -25,6 +26,11 @@ import (
 // The oracle system's commands: `converge oracle sim | replay | mutants`,
 // the oracle world's counterparts of the workspace commands, with the
 // same exit codes, --json and --junit.
+
+// The oracle world imports no daemon: the CLI registers the reference
+// (refimpl/oracle), the daemon a run judges unless --mutant names
+// another.
+func init() { oraclesim.Register(oracled.NewSystem()) }
 
 func (c *config) oracleCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -81,7 +87,7 @@ func (s *oracleShape) validate() error {
 	if s.faults < 0 || s.ops < 0 {
 		return usagef("--faults %d, --ops %d: want 0 or more", s.faults, s.ops)
 	}
-	if err := s.options(1, oraclesim.Reference{}).Validate(); err != nil {
+	if err := s.options(1, nil).Validate(); err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
 	return nil
@@ -90,7 +96,10 @@ func (s *oracleShape) validate() error {
 // oracleSystem resolves --mutant ("" is the reference).
 func oracleSystem(mutant string) (oraclesim.System, error) {
 	if mutant == "" {
-		return oraclesim.Reference{}, nil
+		if sys, ok := oraclesim.Lookup(oraclesim.ReferenceName); ok {
+			return sys, nil
+		}
+		return nil, fmt.Errorf("no %s oracle daemon is registered", oraclesim.ReferenceName)
 	}
 	m, ok := oraclemutants.ByName(mutant)
 	if _, src := oraclemutants.SourceByName(mutant); !ok && src {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
@@ -300,7 +301,7 @@ func TestAggregationAtBeginBlock(t *testing.T) {
 	require.Equal(t, []string{"1.75", "-3", "1.000000000001", "3", "2.5"}, ev[oracle.KeyCompleteRawData])
 	require.Len(t, ev[oracle.KeyCompleteBlockTime], 5)
 	require.Equal(t, []string{"BeginBlock", "BeginBlock", "BeginBlock", "BeginBlock", "BeginBlock"}, ev[oracle.KeyCompleteMode])
-	entries, errs := oracle.CompleteEntries(ev)
+	entries, errs := core.CompleteEntries(ev)
 	require.Empty(t, errs)
 	require.Len(t, entries, 5)
 	require.Equal(t, b.Time.Truncate(time.Second), entries[0].BlockTime)
@@ -444,7 +445,7 @@ func TestFramesAndQueries(t *testing.T) {
 		"aggregation_rule", "status"} {
 		require.Len(t, txf.EventsMap()[oracle.EventRegister+"."+k], 1, k)
 	}
-	ids, errs := oracle.RegisterIDs(txf.EventsMap())
+	ids, errs := core.RegisterIDs(txf.EventsMap())
 	require.Empty(t, errs)
 	require.Equal(t, []uint64{1}, ids)
 

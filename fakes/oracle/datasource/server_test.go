@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/refimpl/oracle/core"
 )
 
 // records is a concurrency-safe sink.
@@ -118,12 +118,12 @@ func TestServerAnswersEveryClass(t *testing.T) {
 			require.Equal(t, 200, resp.StatusCode)
 			require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			require.Equal(t, string(body), out.Body)
-			v, err := oracle.Extract(body, "data.price")
+			v, err := core.Extract(body, "data.price")
 			if c == ClassOK {
 				require.NoError(t, err)
 				require.Equal(t, src.Value(r, 0, rec.evsAt(exchange)), v)
 			} else {
-				require.ErrorIs(t, err, oracle.ErrParse, "%s: %s", c, body)
+				require.ErrorIs(t, err, core.ErrParse, "%s: %s", c, body)
 			}
 		}
 	}

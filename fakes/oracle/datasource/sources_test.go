@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/wsconverge/converge/contracts/oracle"
 	"github.com/wsconverge/converge/contracts/oracle/history"
+	"github.com/wsconverge/converge/refimpl/oracle/core"
 )
 
 var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -63,7 +63,7 @@ func TestValues(t *testing.T) {
 		digits := strings.TrimLeft(strings.ReplaceAll(v, ".", ""), "0")
 		require.GreaterOrEqual(t, len(digits), 10, v)
 		require.NotEqual(t, byte('0'), v[len(v)-1], v)
-		got, err := oracle.Extract(Body(ClassOK, "data.price", v, at), "data.price")
+		got, err := core.Extract(Body(ClassOK, "data.price", v, at), "data.price")
 		require.NoError(t, err)
 		require.Equal(t, v, got, "the value renders back to its text")
 		seen[v] = true
@@ -78,13 +78,13 @@ func TestBodies(t *testing.T) {
 	for _, path := range []string{"price", "data.price", "a.b.c", "unit", "ts", "data.unit", "source.x"} {
 		for _, c := range []Class{ClassOK, ClassMalformed, ClassMissing, ClassNull, ClassArray, ClassEmpty} {
 			body := Body(c, path, "12345.678901", t0)
-			got, err := oracle.Extract(body, path)
+			got, err := core.Extract(body, path)
 			if c == ClassOK {
 				require.NoError(t, err, "%s %s: %s", path, c, body)
 				require.Equal(t, "12345.678901", got, "%s: %s", path, body)
 				continue
 			}
-			require.ErrorIs(t, err, oracle.ErrParse, "%s %s: %s", path, c, body)
+			require.ErrorIs(t, err, core.ErrParse, "%s %s: %s", path, c, body)
 		}
 	}
 	require.Contains(t, string(Body(ClassNull, "data.price", "1", t0)), `"price":null`)

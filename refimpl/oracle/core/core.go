@@ -7,17 +7,10 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/keys"
 )
-
-// Rand is the core's only source of randomness: the ±10 % jitter of the
-// submission and re-subscription backoffs. *math/rand/v2.Rand satisfies
-// it; the simulator gives a seeded one.
-type Rand interface {
-	// Float64 returns a number in [0, 1).
-	Float64() float64
-}
 
 // Metrics are the daemon's counters (ORACLE-SPEC 3.6).
 type Metrics struct {
@@ -47,19 +40,19 @@ type Core struct {
 	cfg     oracle.Config
 	signer  keys.Signer
 	self    string
-	rnd     Rand
+	rnd     ports.Rand
 	timeout time.Duration // worker.timeout_sec
 
 	now      time.Time
 	phase    phase
 	exited   bool
 	exitCode int
-	out      []Output
-	traces   []Trace // the block traces are emitted from (see trace)
+	out      []ports.Output
+	traces   []ports.Trace // the block traces are emitted from (see trace)
 
-	nextID   ID
-	calls    uint64             // Start and Handle calls so far
-	pending  map[ID]pendingCall // RPC calls awaiting their Reply
+	nextID   ports.ID
+	calls    uint64                   // Start and Handle calls so far
+	pending  map[ports.ID]pendingCall // RPC calls awaiting their Reply
 	timers   timerHeap
 	timerSeq uint64
 
@@ -76,10 +69,12 @@ type Core struct {
 	sd  shutdown
 }
 
+var _ ports.Daemon = (*Core)(nil)
+
 // New builds a core for a configuration (defaults applied and valid), a
 // signer holding the provider's key, and the random source of the jitter.
 // It does nothing until Start.
-func New(cfg oracle.Config, signer keys.Signer, rnd Rand) (*Core, error) {
+func New(cfg oracle.Config, signer keys.Signer, rnd ports.Rand) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("oracled core: %w", err)
 	}
@@ -95,7 +90,7 @@ func New(cfg oracle.Config, signer keys.Signer, rnd Rand) (*Core, error) {
 		self:    signer.PubKey().Address(),
 		rnd:     rnd,
 		timeout: cfg.WorkerTimeout(),
-		pending: make(map[ID]pendingCall),
+		pending: make(map[ports.ID]pendingCall),
 	}
 	c.metrics.HealthStatus = oracle.HealthInitializing
 	c.s.init()
@@ -133,7 +128,7 @@ func (c *Core) AcceptsFrames() bool {
 
 // Start begins §3.1 at now: it dials the chain's WebSocket; the status
 // probe follows once it is open.
-func (c *Core) Start(now time.Time) []Output {
+func (c *Core) Start(now time.Time) []ports.Output {
 	if c.phase != phaseNew {
 		return nil
 	}
@@ -150,7 +145,7 @@ func (c *Core) Start(now time.Time) []Output {
 // The returned slice is valid until the next Start or Handle, whose
 // outputs reuse its array: a driver acts on the outputs (or copies them)
 // before it hands the core its next input.
-func (c *Core) Handle(now time.Time, in Input) []Output {
+func (c *Core) Handle(now time.Time, in ports.Input) []ports.Output {
 	if c.phase == phaseNew || c.exited {
 		return nil
 	}
@@ -166,32 +161,32 @@ func (c *Core) Handle(now time.Time, in Input) []Output {
 	return c.flush()
 }
 
-func (c *Core) dispatch(in Input) {
+func (c *Core) dispatch(in ports.Input) {
 	switch in := in.(type) {
-	case Dialed:
+	case ports.Dialed:
 		c.onDialed(in)
-	case Reply:
+	case ports.Reply:
 		c.onReply(in)
-	case *Reply:
+	case *ports.Reply:
 		c.onReply(*in)
-	case *Fetched:
+	case *ports.Fetched:
 		c.onFetched(*in)
-	case Frame:
+	case ports.Frame:
 		c.onFrame(in)
-	case ConnClosed:
+	case ports.ConnClosed:
 		c.onConnClosed(in)
-	case Fetched:
+	case ports.Fetched:
 		c.onFetched(in)
-	case Stop:
+	case ports.Stop:
 		c.beginShutdown(0, "stop requested")
-	case Wake:
+	case ports.Wake:
 	}
 }
 
 // flush returns the call's outputs (nil when none) and keeps their array
 // for the next call's: a new slice for every call that emitted was 2 % of
 // the oracle world's allocations.
-func (c *Core) flush() []Output {
+func (c *Core) flush() []ports.Output {
 	out := c.out
 	if len(out) == 0 {
 		return nil
@@ -200,31 +195,31 @@ func (c *Core) flush() []Output {
 	return out
 }
 
-func (c *Core) emit(o Output) {
+func (c *Core) emit(o ports.Output) {
 	if c.out == nil {
 		// Room for a few: most calls emit several (a trace, a log, a
 		// call).
-		c.out = make([]Output, 0, 8)
+		c.out = make([]ports.Output, 0, 8)
 	}
 	c.out = append(c.out, o)
 }
 
-func (c *Core) newID() ID {
+func (c *Core) newID() ports.ID {
 	c.nextID++
 	return c.nextID
 }
 
 func (c *Core) log(level slog.Level, msg string, attrs ...slog.Attr) {
-	c.emit(Log{Level: level, Msg: msg, Attrs: attrs})
+	c.emit(ports.Log{Level: level, Msg: msg, Attrs: attrs})
 }
 
 // trace emits t from a block of traces: a Trace in an Output was a heap
 // copy of its own (a trace per job transition and per result handed on:
 // 3 % of the oracle world's allocations). A block is never written again
 // once full, so a trace stays as it was emitted.
-func (c *Core) trace(t Trace) {
+func (c *Core) trace(t ports.Trace) {
 	if len(c.traces) == cap(c.traces) {
-		c.traces = make([]Trace, 0, 32)
+		c.traces = make([]ports.Trace, 0, 32)
 	}
 	c.traces = append(c.traces, t)
 	c.emit(&c.traces[len(c.traces)-1])
@@ -243,7 +238,7 @@ func (c *Core) running() bool { return c.phase == phaseRunning }
 func (c *Core) stopping() bool { return c.phase >= phaseStopping }
 
 // call issues an RPC request and keeps fn for its Reply.
-func (c *Core) call(o Output, id ID, fn func(Reply)) {
+func (c *Core) call(o ports.Output, id ports.ID, fn func(ports.Reply)) {
 	c.pending[id] = pendingCall{fn: fn}
 	c.emit(o)
 }
@@ -253,7 +248,7 @@ func (c *Core) call(o Output, id ID, fn func(Reply)) {
 // broadcast), the attempt as data, which costs no allocation per attempt
 // (four closures a round were a tenth of the oracle world's allocations).
 type pendingCall struct {
-	fn   func(Reply)
+	fn   func(ports.Reply)
 	kind pendingKind
 	s    *submission // pendingCheck, pendingBroadcast
 	used uint64      // pendingBroadcast: the sequence the tx carries
@@ -268,7 +263,7 @@ const (
 )
 
 // onReply hands a Reply to the call that waits for it, if one does.
-func (c *Core) onReply(r Reply) {
+func (c *Core) onReply(r ports.Reply) {
 	if p, ok := c.pending[r.ID]; ok {
 		delete(c.pending, r.ID)
 		c.answer(p, r)
@@ -276,7 +271,7 @@ func (c *Core) onReply(r Reply) {
 }
 
 // answer hands a Reply to what waits for it.
-func (c *Core) answer(p pendingCall, r Reply) {
+func (c *Core) answer(p pendingCall, r ports.Reply) {
 	switch p.kind {
 	case pendingCheck:
 		submitted, err := c.submittedIn(queryValue(abciquery.PathSubmitData, r))

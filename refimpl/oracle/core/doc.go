@@ -8,19 +8,27 @@
 // bounded task group (a counter of pool_size slots and a queue), the
 // Submitter with its result queue, semaphore and attempt loop, the
 // SequenceManager with its critical section, the health check, and the
-// graceful shutdown of §3.7. Every decision goes through the pure rules of
-// contracts/oracle.
+// graceful shutdown of §3.7. Its decisions are pure functions of this
+// package: the job-transition table (transition.go), readiness and order
+// (ready.go), the per-document decision and R's needs (docaction.go), the
+// stale check (stale.go), extraction (extract.go), the backoffs
+// (backoff.go), assignment (assign.go) and the health rule (health.go).
+// Nothing outside the reference decides through them: the checkers read
+// ORACLE-SPEC on their own, over the vocabulary of contracts/oracle (jobs,
+// docs, triggers, rows, effects, outcomes).
 //
 // Two drivers run the same core: the simulator (sim/oracle) on its
 // virtual clock, and the production runtime (refimpl/oracle) on the wall
-// clock with real sockets.
+// clock with real sockets. Its inputs and outputs are the messages of
+// contracts/oracle/ports (a Core is a ports.Daemon), so the simulator
+// drives any daemon the same way and imports none.
 //
 // # Construction and time
 //
 //	c, err := core.New(cfg, signer, rnd)  // cfg: defaults applied and valid; rnd: e.g. a seeded *rand.Rand
 //	outs := c.Start(now)                  // §3.1 begins: a Dial
 //	outs = c.Handle(now, input)           // one input at a time, now never going back
-//	at, ok := c.NextWake()                // when to call Handle(at, core.Wake{}) next
+//	at, ok := c.NextWake()                // when to call Handle(at, ports.Wake{}) next
 //
 // Handle first fires every timer due by now, then handles the input, so a
 // driver may deliver inputs at any time and only needs to make sure Wake

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // eventProcessor handles frames one at a time, in arrival order (D19): a
 // frame's Register and Update ids each wait for their doc queries before
 // the next id, and the next frame waits for the whole frame.
 type eventProcessor struct {
-	queue []Frame
+	queue []ports.Frame
 	busy  bool // a frame's doc queries are in flight
 }
 
@@ -24,12 +25,12 @@ func (c *Core) pumpEvents() {
 	}
 }
 
-func (c *Core) handleFrame(f Frame) {
+func (c *Core) handleFrame(f ports.Frame) {
 	if f.Err != nil {
 		c.countError("frame dropped: data does not decode", errAttr(f.Err))
 		return
 	}
-	sub, err := oracle.Route(f.Query, f.Events)
+	sub, err := Route(f.Query, f.Events)
 	if err != nil {
 		c.countError("frame dropped", errAttr(err))
 		return
@@ -37,15 +38,15 @@ func (c *Core) handleFrame(f Frame) {
 	c.metrics.EventsProcessed++
 	switch sub {
 	case oracle.SubComplete:
-		entries, errs := oracle.CompleteEntries(f.Events)
+		entries, errs := CompleteEntries(f.Events)
 		c.countAll("complete frame", errs)
 		for _, e := range entries {
 			c.apply(e.RequestID, oracle.Complete{Nonce: e.Nonce, BlockTime: e.BlockTime})
 		}
 	case oracle.SubRegister, oracle.SubUpdate:
-		ids, errs := oracle.RegisterIDs(f.Events)
+		ids, errs := RegisterIDs(f.Events)
 		if sub == oracle.SubUpdate {
-			ids, errs = oracle.UpdateIDs(f.Events)
+			ids, errs = UpdateIDs(f.Events)
 		}
 		c.countAll(sub.String()+" frame", errs)
 		if len(ids) > 0 {
@@ -120,10 +121,10 @@ func (c *Core) queryDocTries(r uint64, try int, fn func(*oracle.RequestDoc, erro
 // the job (after the creation queries), update it, remove it, or ignore
 // the doc. done gets the error of a failed creation query.
 func (c *Core) applyDoc(r uint64, doc *oracle.RequestDoc, done func(error)) {
-	switch oracle.DecideDoc(c.s.jobs[r], doc, c.self) {
-	case oracle.DocCreate:
+	switch DecideDoc(c.s.jobs[r], doc, c.self) {
+	case DocCreate:
 		c.createJob(*doc, done)
-	case oracle.DocUpdate, oracle.DocRemove:
+	case DocUpdate, DocRemove:
 		c.apply(r, oracle.Update{Doc: doc, Self: c.self})
 		done(nil)
 	default:

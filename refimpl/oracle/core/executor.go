@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // execution is one run of a job (§3.4): up to four GETs, then extraction.
@@ -14,9 +15,9 @@ type execution struct {
 	req     uint64
 	url     string // the job's URL and parse rule when its slot came
 	rule    string
-	queued  bool // selected, waiting for a slot
-	attempt int  // GETs made so far
-	fetch   ID   // the GET in flight; 0 when none
+	queued  bool     // selected, waiting for a slot
+	attempt int      // GETs made so far
+	fetch   ports.ID // the GET in flight; 0 when none
 	wait    *timer
 	started time.Time // the first GET
 	aborted bool      // the job was removed: the answer is discarded
@@ -30,12 +31,12 @@ type executor struct {
 	slots   int
 	waiting []*execution
 	byJob   map[uint64]*execution
-	fetches map[ID]*execution
+	fetches map[ports.ID]*execution
 }
 
 func (x *executor) init() {
 	x.byJob = make(map[uint64]*execution)
-	x.fetches = make(map[ID]*execution)
+	x.fetches = make(map[ports.ID]*execution)
 }
 
 // enqueueExecution queues the execution the tick just selected.
@@ -53,7 +54,7 @@ func (c *Core) pumpExecutor() {
 		e := popFront(&c.x.waiting)
 		e.queued = false
 		j := c.s.jobs[e.req]
-		if !oracle.MayStartExecution(j) {
+		if !MayStartExecution(j) {
 			c.forget(e)
 			if j != nil {
 				c.apply(e.req, oracle.ExecutionEnd{Outcome: oracle.ExecDropped})
@@ -73,16 +74,16 @@ func (c *Core) attemptFetch(e *execution) {
 	}
 	e.fetch = c.newID()
 	c.x.fetches[e.fetch] = e
-	c.emit(Fetch{ID: e.fetch, RequestID: e.req, Attempt: e.attempt, URL: e.url, Timeout: c.timeout})
+	c.emit(ports.Fetch{ID: e.fetch, RequestID: e.req, Attempt: e.attempt, URL: e.url, Timeout: c.timeout})
 }
 
 // mayContinue reports whether an execution may make another GET: not
 // stopping, its job still exists, is Executing, not superseded, ENABLED.
 func (c *Core) mayContinue(e *execution) bool {
-	return !c.stopping() && !e.aborted && oracle.MayStartExecution(c.s.jobs[e.req])
+	return !c.stopping() && !e.aborted && MayStartExecution(c.s.jobs[e.req])
 }
 
-func (c *Core) onFetched(in Fetched) {
+func (c *Core) onFetched(in ports.Fetched) {
 	e, ok := c.x.fetches[in.ID]
 	if !ok {
 		return
@@ -94,7 +95,7 @@ func (c *Core) onFetched(in Fetched) {
 		return
 	}
 	if in.Err == nil && in.Status == 200 {
-		data, err := oracle.Extract(in.Body, e.rule)
+		data, err := Extract(in.Body, e.rule)
 		if err != nil {
 			c.endExecution(e, oracle.ExecParseFailed, "", err.Error())
 			return
@@ -106,7 +107,7 @@ func (c *Core) onFetched(in Fetched) {
 	if in.Err != nil {
 		e.lastErr = fmt.Sprintf("GET %s: %v", e.url, in.Err)
 	}
-	wait, more := oracle.FetchRetryWait(e.attempt + 1)
+	wait, more := FetchRetryWait(e.attempt + 1)
 	if !more || !c.mayContinue(e) {
 		c.endExecution(e, oracle.ExecFetchFailed, "", e.lastErr)
 		return
@@ -162,7 +163,7 @@ func (c *Core) forget(e *execution) {
 // when the GET does.
 func (c *Core) settleExecution(r uint64) {
 	e := c.x.byJob[r]
-	if e == nil || e.fetch != 0 || oracle.MayStartExecution(c.s.jobs[r]) {
+	if e == nil || e.fetch != 0 || MayStartExecution(c.s.jobs[r]) {
 		return
 	}
 	switch {
@@ -191,7 +192,7 @@ func (c *Core) abortExecution(r uint64) {
 		c.forget(e)
 	case e.fetch != 0:
 		c.forget(e)
-		c.emit(AbortFetch{ID: e.fetch})
+		c.emit(ports.AbortFetch{ID: e.fetch})
 	default:
 		c.releaseSlot(e)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 func fetchTimes(w *world, r uint64) []time.Duration {
@@ -35,7 +35,7 @@ func TestFetchRetriesAndFailureBackoffs(t *testing.T) {
 		s := time.Second
 		require.Equal(t, []time.Duration{s, 2 * s, 4 * s, 8 * s, 68 * s}, fetchTimes(w, 1))
 		require.Equal(t, []oracle.Row{oracle.RowCreate, oracle.RowSelect, oracle.RowFetchFailed, oracle.RowSelect}, w.rows(1))
-		for i, f := range outputsOf[core.Fetch](w)[:4] {
+		for i, f := range outputsOf[ports.Fetch](w)[:4] {
 			require.Equal(t, i+1, f.Attempt)
 			require.Equal(t, 30*time.Second, f.Timeout, "worker.timeout_sec per attempt")
 		}
@@ -110,8 +110,8 @@ func TestEndpointChoice(t *testing.T) {
 		withDoc(doc(2, accounts(peer1, peer2, self), two)).
 		startRunning()
 	w.advance(time.Second)
-	require.Equal(t, url(1, 1), w.fetchesOf(1)[0].out.(core.Fetch).URL)
-	require.Equal(t, url(2, 0), w.fetchesOf(2)[0].out.(core.Fetch).URL)
+	require.Equal(t, url(1, 1), w.fetchesOf(1)[0].out.(ports.Fetch).URL)
+	require.Equal(t, url(2, 0), w.fetchesOf(2)[0].out.(ports.Fetch).URL)
 }
 
 // A slot is held for the whole execution, retry waits included: with one
@@ -131,19 +131,19 @@ func TestFetchConcurrencyBound(t *testing.T) {
 	for r := uint64(1); r <= 8; r++ {
 		w.withDoc(doc(r))
 	}
-	w.hold = func(o core.Output) bool { _, ok := o.(core.Fetch); return ok }
+	w.hold = func(o ports.Output) bool { _, ok := o.(ports.Fetch); return ok }
 	w.startRunning()
 	w.advance(time.Second)
 	for round := 0; round < 4; round++ {
 		inFlight := 0
 		for _, o := range w.held {
-			if _, ok := o.(core.Fetch); ok {
+			if _, ok := o.(ports.Fetch); ok {
 				inFlight++
 			}
 		}
 		require.LessOrEqual(t, inFlight, 3)
-		first := w.held[0].(core.Fetch).RequestID
+		first := w.held[0].(ports.Fetch).RequestID
 		w.release(isFetch(first))
 	}
-	require.Len(t, outputsOf[core.Fetch](w), 7)
+	require.Len(t, outputsOf[ports.Fetch](w), 7)
 }

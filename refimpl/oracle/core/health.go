@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // healthChecker is the 30 s health check (ORACLE-SPEC 3.6): a `status`
@@ -34,12 +35,12 @@ func (c *Core) scheduleHealth() {
 
 func (c *Core) checkHealth() {
 	id := c.newID()
-	c.call(StatusCall{ID: id, Timeout: oracle.HealthStatusTimeout}, id, func(r Reply) {
+	c.call(ports.StatusCall{ID: id, Timeout: oracle.HealthStatusTimeout}, id, func(r ports.Reply) {
 		if !c.running() {
 			return
 		}
 		answered := replyErr(r) == nil && r.Status != nil
-		status := oracle.Health(oracle.HealthChecks{
+		status := Health(HealthChecks{
 			RPCAnswers:        answered,
 			SubscriptionsLive: c.w.live,
 			SchedulerRunning:  c.rec.loaded && c.s.tick != nil,
@@ -60,10 +61,33 @@ func (c *Core) setHealth(h oracle.HealthStatus) {
 		return
 	}
 	c.metrics.HealthStatus = h
-	c.trace(Trace{Kind: TraceHealth, Health: h})
+	c.trace(ports.Trace{Kind: ports.TraceHealth, Health: h})
 }
 
 func (c *Core) stopHealth() {
 	c.cancel(c.hc.timer)
 	c.hc.timer = nil
+}
+
+// HealthChecks are the five tests of the 30 s health check.
+type HealthChecks struct {
+	RPCAnswers        bool      // `status` answered within HealthStatusTimeout
+	SubscriptionsLive bool      // all three subscriptions are active
+	SchedulerRunning  bool      // the Scheduler runs
+	SubmitterRunning  bool      // the Submitter runs
+	LastFrameAt       time.Time // when the last frame arrived; zero if none yet
+}
+
+// Health evaluates the checks at now: healthy when all pass, degraded when
+// only the recent-frame check fails (no frame within RecentEventWindow),
+// unhealthy when any of the first four fails. The health check only reports:
+// it never stops the daemon (D21).
+func Health(c HealthChecks, now time.Time) oracle.HealthStatus {
+	if !c.RPCAnswers || !c.SubscriptionsLive || !c.SchedulerRunning || !c.SubmitterRunning {
+		return oracle.HealthUnhealthy
+	}
+	if c.LastFrameAt.IsZero() || now.Sub(c.LastFrameAt) > oracle.RecentEventWindow {
+		return oracle.HealthDegraded
+	}
+	return oracle.HealthHealthy
 }

@@ -8,12 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/keys"
 	oraclev1 "github.com/wsconverge/converge/wire/proto/guru/oracle/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 func TestNewRefusesBadInput(t *testing.T) {
@@ -43,32 +45,32 @@ func TestStartOrder(t *testing.T) {
 	var kinds []string
 	for _, s := range w.outs {
 		switch o := s.out.(type) {
-		case core.Dial:
+		case ports.Dial:
 			kinds = append(kinds, "dial")
-		case core.StatusCall:
+		case ports.StatusCall:
 			kinds = append(kinds, "status")
-		case core.Subscribe:
+		case ports.Subscribe:
 			kinds = append(kinds, "subscribe "+o.Query)
 			require.Equal(t, w.conn, o.Conn)
-		case core.QueryCall:
+		case ports.QueryCall:
 			kinds = append(kinds, o.Path)
-		case *core.Trace:
-			if o.Kind == core.TraceStep {
+		case *ports.Trace:
+			if o.Kind == ports.TraceStep {
 				kinds = append(kinds, "step "+o.Name)
 			}
 		}
 	}
 	require.Equal(t, []string{
-		"dial", "status", "step " + core.StepConnected,
+		"dial", "status", "step " + ports.StepConnected,
 		abciquery.PathAccount,
 		"subscribe " + oracle.QueryRegister, "subscribe " + oracle.QueryUpdate, "subscribe " + oracle.QueryComplete,
-		"step " + core.StepSubscribed,
+		"step " + ports.StepSubscribed,
 		abciquery.PathDocs, abciquery.PathSubmitData,
-		"step " + core.StepLoaded, "step " + core.StepRunning,
+		"step " + ports.StepLoaded, "step " + ports.StepRunning,
 	}, kinds)
 
 	// R lists ENABLED docs only (D27).
-	list := w.queriesOf(abciquery.PathDocs)[0].out.(core.QueryCall)
+	list := w.queriesOf(abciquery.PathDocs)[0].out.(ports.QueryCall)
 	var req oraclev1.QueryOracleRequestDocsRequest
 	require.NoError(t, proto.Unmarshal(list.Data, &req))
 	require.Equal(t, oraclev1.RequestStatus_REQUEST_STATUS_ENABLED, req.GetStatus())
@@ -87,30 +89,30 @@ func TestStartFailures(t *testing.T) {
 		w := newWorld(t)
 		w.refuse = 1
 		w.start()
-		exits := outputsOf[core.Exit](w)
+		exits := outputsOf[ports.Exit](w)
 		require.Len(t, exits, 1)
 		require.Equal(t, 1, exits[0].Code)
 		require.Contains(t, exits[0].Reason, "connect")
-		require.Empty(t, outputsOf[core.StatusCall](w))
-		require.Empty(t, outputsOf[core.Subscribe](w))
+		require.Empty(t, outputsOf[ports.StatusCall](w))
+		require.Empty(t, outputsOf[ports.Subscribe](w))
 	})
 	t.Run("status probe fails", func(t *testing.T) {
 		w := newWorld(t)
-		w.hold = func(o core.Output) bool { _, ok := o.(core.StatusCall); return ok }
+		w.hold = func(o ports.Output) bool { _, ok := o.(ports.StatusCall); return ok }
 		w.start()
-		w.reply(func(o core.Output) bool { _, ok := o.(core.StatusCall); return ok },
-			func(id core.ID) core.Input { return core.Reply{ID: id, Err: errors.New("connection refused")} })
-		exits := outputsOf[core.Exit](w)
+		w.reply(func(o ports.Output) bool { _, ok := o.(ports.StatusCall); return ok },
+			func(id ports.ID) ports.Input { return ports.Reply{ID: id, Err: errors.New("connection refused")} })
+		exits := outputsOf[ports.Exit](w)
 		require.Len(t, exits, 1)
 		require.Equal(t, 1, exits[0].Code)
 		require.Contains(t, exits[0].Reason, "status probe")
-		require.Empty(t, outputsOf[core.Subscribe](w), "nothing after a failed probe")
+		require.Empty(t, outputsOf[ports.Subscribe](w), "nothing after a failed probe")
 		require.Empty(t, w.queriesOf(pathAccount))
 		require.Equal(t, oracle.HealthFatal, w.c.Metrics().HealthStatus)
 		// The closed connection is given back.
-		require.Contains(t, outputsOf[core.CloseConn](w), core.CloseConn{Conn: w.conn})
+		require.Contains(t, outputsOf[ports.CloseConn](w), ports.CloseConn{Conn: w.conn})
 		// Nothing is handled after the exit.
-		require.Nil(t, w.c.Handle(w.now, core.Wake{}))
+		require.Nil(t, w.c.Handle(w.now, ports.Wake{}))
 	})
 }
 
@@ -121,7 +123,7 @@ func TestLoadRetriesAndBuffersFrames(t *testing.T) {
 	w := newWorld(t).withDoc(doc(1)).withDoc(doc(2))
 	w.chain.FailQueries(abciquery.PathDocs, 2)
 	w.start()
-	require.False(t, w.traced(core.TraceStep, core.StepRunning))
+	require.False(t, w.traced(ports.TraceStep, ports.StepRunning))
 	require.Len(t, w.queriesOf(abciquery.PathDocs), 1)
 
 	// Request 1 completes round 4 while the daemon is still loading; the
@@ -132,10 +134,10 @@ func TestLoadRetriesAndBuffersFrames(t *testing.T) {
 
 	w.advance(5 * time.Second)
 	require.Len(t, w.queriesOf(abciquery.PathDocs), 2)
-	require.False(t, w.traced(core.TraceStep, core.StepRunning))
+	require.False(t, w.traced(ports.TraceStep, ports.StepRunning))
 	w.advance(5 * time.Second)
 	require.Len(t, w.queriesOf(abciquery.PathDocs), 3)
-	require.True(t, w.traced(core.TraceStep, core.StepRunning))
+	require.True(t, w.traced(ports.TraceStep, ports.StepRunning))
 	require.Equal(t, uint64(1), w.c.Metrics().EventsProcessed)
 	require.Equal(t, uint64(2), w.c.Metrics().TotalErrors)
 
@@ -192,10 +194,10 @@ func TestRestartRecovery(t *testing.T) {
 		n.hold = isQuery(abciquery.PathSubmitData)
 		n.advance(time.Second)
 		n.chain.Commit() // the block commits the first process's tx
-		n.hold = func(core.Output) bool { return false }
+		n.hold = func(ports.Output) bool { return false }
 		n.release(isQuery(abciquery.PathSubmitData))
 		require.Empty(t, n.broadcasts(), "the on-chain check found the committed round")
-		require.Len(t, n.results(core.ResultOnChain), 1)
+		require.Len(t, n.results(ports.ResultOnChain), 1)
 	})
 	t.Run("restart less than a period after a Complete", func(t *testing.T) {
 		w := newWorld(t).withDoc(doc(1, period(30))).startRunning()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/wire/abciquery"
 )
 
@@ -15,7 +16,7 @@ import (
 var errNotFound = errors.New("not found")
 
 // replyErr is why a Reply carries no usable result, or nil.
-func replyErr(r Reply) error {
+func replyErr(r ports.Reply) error {
 	switch {
 	case r.Err != nil:
 		return r.Err
@@ -30,14 +31,14 @@ func replyErr(r Reply) error {
 // (transport, JSON-RPC error, another code).
 func (c *Core) abciQuery(path string, data []byte, fn func(value []byte, err error)) {
 	id := c.newID()
-	c.call(QueryCall{ID: id, Path: path, Data: data, Timeout: rpcTimeout}, id, func(r Reply) {
+	c.call(ports.QueryCall{ID: id, Path: path, Data: data, Timeout: rpcTimeout}, id, func(r ports.Reply) {
 		fn(queryValue(path, r))
 	})
 }
 
 // queryValue is the response value of the query of path that r answers,
 // or its error as abciQuery gives it.
-func queryValue(path string, r Reply) ([]byte, error) {
+func queryValue(path string, r ports.Reply) ([]byte, error) {
 	if err := replyErr(r); err != nil {
 		return nil, fmt.Errorf("abci_query %s: %w", path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // reconciler runs reconciliation R (ORACLE-SPEC 3.3.4): at start (the
@@ -73,7 +74,7 @@ func (c *Core) reconcileDocs(listed []oracle.RequestDoc, i int, failed bool) {
 		return
 	}
 	if i == len(listed) {
-		c.reconcileMissing(oracle.MissingFromList(c.Jobs(), listed), failed)
+		c.reconcileMissing(MissingFromList(c.Jobs(), listed), failed)
 		return
 	}
 	c.reconcileDoc(listed[i], func(ok bool) { c.reconcileDocs(listed, i+1, failed || !ok) })
@@ -85,11 +86,11 @@ func (c *Core) reconcileDocs(listed []oracle.RequestDoc, i int, failed bool) {
 func (c *Core) reconcileDoc(doc oracle.RequestDoc, done func(ok bool)) {
 	r := doc.RequestID
 	j := c.s.jobs[r]
-	if j == nil && !oracle.Assigned(doc, c.self) {
+	if j == nil && !Assigned(doc, c.self) {
 		done(true)
 		return
 	}
-	needSub, needBT := oracle.ReconcileNeeds(j, doc, c.self)
+	needSub, needBT := ReconcileNeeds(j, doc, c.self)
 	creating := j == nil
 	c.reconcileFacts(r, doc.Nonce, needSub, needBT, func(submitted bool, bt time.Time, err error) {
 		if c.stopping() {
@@ -100,7 +101,7 @@ func (c *Core) reconcileDoc(doc oracle.RequestDoc, done func(ok bool)) {
 			done(false)
 			return
 		}
-		nowSub, nowBT := oracle.ReconcileNeeds(c.s.jobs[r], doc, c.self)
+		nowSub, nowBT := ReconcileNeeds(c.s.jobs[r], doc, c.self)
 		if (nowSub && !needSub) || (nowBT && !needBT) {
 			c.reconcileDoc(doc, done)
 			return
@@ -168,7 +169,7 @@ func (c *Core) finishReconcile(failed bool) {
 	}
 	if !c.rec.loaded {
 		c.rec.loaded = true
-		c.trace(Trace{Kind: TraceStep, Name: StepLoaded})
+		c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepLoaded})
 		c.startLoops() // step 6
 	}
 	if c.rec.again {

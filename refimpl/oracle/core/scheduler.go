@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // scheduler is the Scheduler's state (ORACLE-SPEC 3.3): the JobStore,
@@ -26,7 +27,7 @@ type scheduler struct {
 // jobRooms are the memory a job's transitions take turns in, each with
 // the call (Start or Handle) it was last written in.
 type jobRooms struct {
-	room [2]oracle.Room
+	room [2]Room
 	call [2]uint64
 }
 
@@ -81,7 +82,7 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 	case prev != nil:
 		c.s.remove(r)
 	}
-	c.trace(Trace{Kind: TraceJob, RequestID: r, Rows: o.Rows, Job: o.Job})
+	c.trace(ports.Trace{Kind: ports.TraceJob, RequestID: r, Rows: o.Rows, Job: o.Job})
 	if slices.Contains(o.Rows, oracle.RowSucceeded) {
 		c.metrics.JobsCompleted++
 	}
@@ -109,7 +110,7 @@ func (c *Core) apply(r uint64, t oracle.Trigger) oracle.Outcome {
 // was a tenth of the oracle world's bytes.
 func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.Outcome {
 	if prev == nil {
-		return oracle.Transition(nil, t, c.now)
+		return Transition(nil, t, c.now)
 	}
 	rm := c.s.rooms[r]
 	if rm == nil {
@@ -121,16 +122,16 @@ func (c *Core) transition(r uint64, prev *oracle.Job, t oracle.Trigger) oracle.O
 			continue
 		}
 		rm.call[i] = c.calls
-		return oracle.TransitionIn(&rm.room[i], prev, t, c.now)
+		return TransitionIn(&rm.room[i], prev, t, c.now)
 	}
-	return oracle.Transition(prev, t, c.now)
+	return Transition(prev, t, c.now)
 }
 
 // startLoops is §3.1 step 6: the event processor, the 1 s tick, the health
 // check; the result processor and the sequence resync already run.
 func (c *Core) startLoops() {
 	c.phase = phaseRunning
-	c.trace(Trace{Kind: TraceStep, Name: StepRunning})
+	c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepRunning})
 	c.log(slog.LevelInfo, "oracle daemon running", slog.Int("jobs", len(c.s.ordered)))
 	c.scheduleTick(c.now.Add(oracle.TickInterval))
 	c.startHealth()
@@ -159,7 +160,7 @@ func (c *Core) onTick() {
 	ready := c.s.ready[:0]
 	c.s.ready = nil // whatever runs below and ticks takes its own
 	for _, j := range c.s.ordered {
-		if oracle.Ready(j, c.now) {
+		if Ready(j, c.now) {
 			ready = append(ready, readyJob{at: j.NextRunTime, r: j.RequestID})
 		}
 	}
@@ -177,7 +178,7 @@ func (c *Core) onTick() {
 	}
 	c.s.ready = ready[:0]
 	for _, j := range c.s.ordered {
-		if oracle.WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
+		if WatchdogDue(*j, c.now) && !c.s.watchdogs[j.RequestID] {
 			c.runWatchdog(j.RequestID)
 		}
 	}
@@ -200,7 +201,7 @@ func (c *Core) runWatchdog(r uint64) {
 			done()
 			c.countError("watchdog: doc query failed", slog.Uint64("request_id", r), errAttr(err))
 			return
-		case j == nil || !oracle.WatchdogDue(*j, c.now):
+		case j == nil || !WatchdogDue(*j, c.now):
 			done()
 			return
 		case doc == nil:

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/wire/abciquery"
 )
 
@@ -120,7 +120,7 @@ func TestRegisterAndUpdateNeverReset(t *testing.T) {
 	w.advance(20 * time.Second)
 	fetches := w.fetchesOf(1)
 	require.Len(t, fetches, 2)
-	require.Equal(t, url(1, 1), fetches[1].out.(core.Fetch).URL)
+	require.Equal(t, url(1, 1), fetches[1].out.(ports.Fetch).URL)
 	require.Equal(t, w.now, fetches[1].at)
 	for _, s := range w.broadcasts() {
 		require.NotEqual(t, uint64(1000), s.n)
@@ -134,19 +134,19 @@ func TestUpdateRemovesJobAndAbortsExecution(t *testing.T) {
 	w.hold = isFetch(1)
 	w.advance(time.Second)
 	require.Len(t, w.held, 1)
-	fetch := w.held[0].(core.Fetch)
+	fetch := w.held[0].(ports.Fetch)
 
 	w.withDoc(doc(1, accounts(peer1, peer2)))
 	w.update(1)
 	require.Nil(t, w.job(1))
-	require.Contains(t, outputsOf[core.AbortFetch](w), core.AbortFetch{ID: fetch.ID})
+	require.Contains(t, outputsOf[ports.AbortFetch](w), ports.AbortFetch{ID: fetch.ID})
 	require.Empty(t, w.held, "the abort answered the GET")
 	w.advance(time.Minute)
 	require.Empty(t, w.broadcasts())
 	require.Len(t, w.fetchesOf(1), 1)
 
 	// Re-assigned later: the job comes back with the on-chain check.
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	w.withDoc(doc(1))
 	w.update(1)
 	require.NotNil(t, w.job(1))
@@ -187,7 +187,7 @@ func TestCompleteSupersedesExecution(t *testing.T) {
 
 	w.complete(completeEntry{1, 1, w.now.Add(-10 * time.Second)})
 	require.True(t, w.job(1).Exec.Superseded)
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	w.release(isFetch(1))
 	require.Empty(t, w.broadcasts(), "the superseded result is discarded")
 	require.Equal(t, oracle.ExecPending, w.job(1).Exec.Status)
@@ -218,7 +218,7 @@ func TestEventsAreSequential(t *testing.T) {
 	w.register(1)
 	w.register(2)
 	require.Len(t, w.held, 1, "the second frame waits")
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	w.release(isQuery(abciquery.PathDoc))
 	require.NotNil(t, w.job(1))
 	require.NotNil(t, w.job(2))
@@ -267,7 +267,7 @@ func TestSelectionOrderAndPool(t *testing.T) {
 		w.withDoc(doc(r, nonce(1)))
 		w.chain.Complete(r, 1, t0.Add(-9*time.Second)) // ready at t0 + 1 s
 	}
-	w.hold = func(o core.Output) bool { _, ok := o.(core.Fetch); return ok }
+	w.hold = func(o ports.Output) bool { _, ok := o.(ports.Fetch); return ok }
 	w.startRunning()
 	w.advance(500 * time.Millisecond)
 	w.withDoc(doc(4)).register(4) // ready at t0 + 0.5 s
@@ -275,7 +275,7 @@ func TestSelectionOrderAndPool(t *testing.T) {
 	w.withDoc(doc(3)).register(3) // ready at t0 + 0.7 s
 	w.advance(300 * time.Millisecond)
 	var order []uint64
-	for _, f := range outputsOf[core.Fetch](w) {
+	for _, f := range outputsOf[ports.Fetch](w) {
 		order = append(order, f.RequestID)
 	}
 	require.Equal(t, []uint64{4, 3}, order, "two slots, earliest NextRunTime first")
@@ -286,11 +286,11 @@ func TestSelectionOrderAndPool(t *testing.T) {
 	for r := uint64(1); r <= 4; r++ {
 		require.Equal(t, 1, countRows(w.rows(r), oracle.RowSelect), "selected once: request %d", r)
 	}
-	require.Len(t, outputsOf[core.Fetch](w), 2)
+	require.Len(t, outputsOf[ports.Fetch](w), 2)
 	w.release(isFetch(4))
 	w.release(isFetch(3))
 	order = order[:0]
-	for _, f := range outputsOf[core.Fetch](w) {
+	for _, f := range outputsOf[ports.Fetch](w) {
 		order = append(order, f.RequestID)
 	}
 	require.Equal(t, []uint64{4, 3, 1, 2}, order, "then by request id")

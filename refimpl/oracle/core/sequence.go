@@ -85,3 +85,17 @@ func (c *Core) stopSequence() {
 	c.cancel(c.seq.periodic)
 	c.seq.initRetry, c.seq.periodic = nil, nil
 }
+
+// SequenceUpdate is the SequenceManager's rule after a classified answer
+// (ORACLE-SPEC 3.5): the local sequence L moves to L + 1 on code 0 and code
+// 19 (and "already in cache"), a code 32 requires a resync (an Account query)
+// before the next broadcast of any result, and anything else leaves L alone.
+func SequenceUpdate(l uint64, c oracle.BroadcastClass) (next uint64, resync bool) {
+	switch c {
+	case oracle.ClassSuccess, oracle.ClassAlreadyAdmitted:
+		return l + 1, false
+	case oracle.ClassSequenceMismatch:
+		return l, true
+	}
+	return l, false
+}

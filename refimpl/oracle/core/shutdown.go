@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // shutdown tracks §3.7: the steps run in order, and steps 3 and 4 wait
@@ -31,8 +32,8 @@ func (c *Core) beginShutdown(code int, reason string) {
 
 	// Step 1: isRunning = false; close shutdownCh. Nothing new starts: no
 	// frame is handled, no job selected, no GET or broadcast begins.
-	c.trace(Trace{Kind: TraceStep, Name: StepStopping})
-	c.trace(Trace{Kind: TraceClose, Name: ChanShutdown})
+	c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepStopping})
+	c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanShutdown})
 	c.ev.queue, c.ev.busy = nil, false
 	c.stopReconcile()
 	c.stopHealth()
@@ -59,9 +60,9 @@ func (c *Core) advanceShutdown() {
 		if c.x.slots > 0 {
 			return
 		}
-		c.trace(Trace{Kind: TraceDrained})
-		c.trace(Trace{Kind: TraceClose, Name: ChanResult})
-		c.trace(Trace{Kind: TraceStop, Name: CompScheduler})
+		c.trace(ports.Trace{Kind: ports.TraceDrained})
+		c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanResult})
+		c.trace(ports.Trace{Kind: ports.TraceStop, Name: ports.CompScheduler})
 		c.sd.step = 3
 	}
 	if c.sd.step == 3 {
@@ -70,29 +71,29 @@ func (c *Core) advanceShutdown() {
 		if c.sub.broadcasting {
 			return
 		}
-		c.trace(Trace{Kind: TraceClose, Name: ChanSemaphore})
-		c.trace(Trace{Kind: TraceStop, Name: CompSubmitter})
+		c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanSemaphore})
+		c.trace(ports.Trace{Kind: ports.TraceStop, Name: ports.CompSubmitter})
 		c.sd.step = 4
 	}
 	if c.sd.step == 4 {
 		// Step 5: close the RPC client, and with it the WebSocket.
 		if c.w.conn != 0 {
-			c.emit(CloseConn{Conn: c.w.conn})
+			c.emit(ports.CloseConn{Conn: c.w.conn})
 			c.w.conn = 0
 		}
-		c.trace(Trace{Kind: TraceStop, Name: CompRPCClient})
+		c.trace(ports.Trace{Kind: ports.TraceStop, Name: ports.CompRPCClient})
 		// Steps 6 and 7: every goroutine has ended (the core's requests
 		// are all answered or abandoned); close fatalCh; done.
-		c.trace(Trace{Kind: TraceStep, Name: StepJoined})
-		c.trace(Trace{Kind: TraceClose, Name: ChanFatal})
+		c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepJoined})
+		c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanFatal})
 		if c.exitCode == 0 {
 			c.setHealth(oracle.HealthStopped)
 		}
 		c.sd.step = 7
 		c.phase = phaseExited
 		c.exited = true
-		c.pending = map[ID]pendingCall{}
+		c.pending = map[ports.ID]pendingCall{}
 		c.timers = nil
-		c.emit(Exit{Code: c.exitCode, Reason: c.sd.reason})
+		c.emit(ports.Exit{Code: c.exitCode, Reason: c.sd.reason})
 	}
 }

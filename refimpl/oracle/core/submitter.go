@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/tx"
 )
@@ -55,20 +56,20 @@ func (c *Core) feeFor(gas uint64) (string, error) {
 // queueResult is the QueueResult effect: the result joins the queue.
 func (c *Core) queueResult(res oracle.JobResult) {
 	if c.stopping() {
-		c.traceResult(ResultDropped, res)
+		c.traceResult(ports.ResultDropped, res)
 		return
 	}
 	c.sub.queue = append(c.sub.queue, &submission{res: res, gas: c.cfg.Gas.Limit})
-	c.traceResult(ResultQueued, res)
+	c.traceResult(ports.ResultQueued, res)
 	c.pumpSubmitter()
 }
 
 func (c *Core) traceResult(name string, res oracle.JobResult) {
-	c.trace(Trace{Kind: TraceResult, Name: name, RequestID: res.RequestID, Nonce: res.Nonce})
+	c.trace(ports.Trace{Kind: ports.TraceResult, Name: name, RequestID: res.RequestID, Nonce: res.Nonce})
 }
 
 func (c *Core) stale(s *submission) bool {
-	return oracle.ResultStale(c.s.jobs[s.res.RequestID], s.res, c.self)
+	return ResultStale(c.s.jobs[s.res.RequestID], s.res, c.self)
 }
 
 // pumpSubmitter takes queued results while the semaphore has room; a
@@ -77,7 +78,7 @@ func (c *Core) pumpSubmitter() {
 	for c.running() && len(c.sub.active) < c.cfg.Worker.PoolSize && len(c.sub.queue) > 0 {
 		s := popFront(&c.sub.queue)
 		if c.stale(s) {
-			c.traceResult(ResultAbandoned, s.res)
+			c.traceResult(ports.ResultAbandoned, s.res)
 			continue
 		}
 		c.sub.active = append(c.sub.active, s)
@@ -88,7 +89,7 @@ func (c *Core) pumpSubmitter() {
 // beginAttempt: the stale check, then the wait for the critical section.
 func (c *Core) beginAttempt(s *submission) {
 	if c.stale(s) {
-		c.finishSubmission(s, ResultAbandoned)
+		c.finishSubmission(s, ports.ResultAbandoned)
 		return
 	}
 	c.sub.lockQ = append(c.sub.lockQ, s)
@@ -116,7 +117,7 @@ func (c *Core) releaseLock(s *submission) {
 func (c *Core) critical(s *submission) {
 	if c.stale(s) {
 		c.releaseLock(s)
-		c.finishSubmission(s, ResultAbandoned)
+		c.finishSubmission(s, ports.ResultAbandoned)
 		return
 	}
 	s.attempts++
@@ -150,7 +151,7 @@ func (c *Core) onChainCheck(s *submission) {
 	}
 	id := c.newID()
 	c.pending[id] = pendingCall{kind: pendingCheck, s: s}
-	c.emit(QueryCall{ID: id, Path: abciquery.PathSubmitData, Data: data, Timeout: rpcTimeout})
+	c.emit(ports.QueryCall{ID: id, Path: abciquery.PathSubmitData, Data: data, Timeout: rpcTimeout})
 }
 
 // onChainChecked goes on from the on-chain check's answer.
@@ -163,10 +164,10 @@ func (c *Core) onChainChecked(s *submission, submitted bool, err error) {
 	case submitted:
 		c.seq.needResync = true
 		c.releaseLock(s)
-		c.finishSubmission(s, ResultOnChain)
+		c.finishSubmission(s, ports.ResultOnChain)
 	case c.stale(s):
 		c.releaseLock(s)
-		c.finishSubmission(s, ResultAbandoned)
+		c.finishSubmission(s, ports.ResultAbandoned)
 	default:
 		c.broadcast(s)
 	}
@@ -192,10 +193,10 @@ func (c *Core) broadcast(s *submission) {
 	id := c.newID()
 	c.sub.broadcasting = true
 	c.pending[id] = pendingCall{kind: pendingBroadcast, s: s, used: used}
-	c.emit(BroadcastCall{ID: id, Tx: built.TxBytes, Hash: built.Hash, Timeout: rpcTimeout})
+	c.emit(ports.BroadcastCall{ID: id, Tx: built.TxBytes, Hash: built.Hash, Timeout: rpcTimeout})
 }
 
-func broadcastReply(r Reply) oracle.BroadcastReply {
+func broadcastReply(r ports.Reply) oracle.BroadcastReply {
 	switch {
 	case r.Err != nil:
 		return oracle.ReplyTransport()
@@ -209,9 +210,9 @@ func broadcastReply(r Reply) oracle.BroadcastReply {
 
 // onBroadcastReply classifies the answer (§3.5's table), moves L, and
 // ends the attempt.
-func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
+func (c *Core) onBroadcastReply(s *submission, used uint64, r ports.Reply) {
 	class := oracle.ClassifyBroadcast(broadcastReply(r))
-	next, resync := oracle.SequenceUpdate(used, class)
+	next, resync := SequenceUpdate(used, class)
 	if next != used {
 		c.seq.l = next
 		c.seq.successes++
@@ -221,10 +222,10 @@ func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 	}
 	if c.stopping() {
 		// §3.7 step 4 waited for this broadcast; nothing follows it.
-		name := ResultDropped
+		name := ports.ResultDropped
 		if class.Action() == oracle.ActionDone {
 			c.metrics.TxSubmitted++
-			name = ResultSubmitted
+			name = ports.ResultSubmitted
 		}
 		c.sub.holder = nil
 		c.finishSubmission(s, name)
@@ -235,7 +236,7 @@ func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 	case oracle.ActionDone:
 		c.metrics.TxSubmitted++
 		c.releaseLock(s)
-		c.finishSubmission(s, ResultSubmitted)
+		c.finishSubmission(s, ports.ResultSubmitted)
 	case oracle.ActionGiveUp:
 		reason := describeReply(r, class)
 		if class == oracle.ClassInsufficientFee {
@@ -252,7 +253,7 @@ func (c *Core) onBroadcastReply(s *submission, used uint64, r Reply) {
 	}
 }
 
-func describeReply(r Reply, class oracle.BroadcastClass) string {
+func describeReply(r ports.Reply, class oracle.BroadcastClass) string {
 	switch {
 	case r.Err != nil:
 		return fmt.Sprintf("%s: %v", class, r.Err)
@@ -272,7 +273,7 @@ func (c *Core) attemptFailed(s *submission, reason string) {
 		return
 	}
 	s.lastErr = reason
-	wait, ok := oracle.SubmitRetryWait(s.attempts, c.rnd.Float64())
+	wait, ok := SubmitRetryWait(s.attempts, c.rnd.Float64())
 	if !ok {
 		c.giveUp(s, fmt.Sprintf("%d attempts failed, last: %s", s.attempts, reason))
 		return
@@ -290,7 +291,7 @@ func (c *Core) attemptFailed(s *submission, reason string) {
 
 // giveUp applies "submission gave up" (D7) unless the result is stale.
 func (c *Core) giveUp(s *submission, reason string) {
-	c.finishSubmission(s, ResultGaveUp)
+	c.finishSubmission(s, ports.ResultGaveUp)
 	c.log(slog.LevelWarn, "submission gave up", slog.Uint64("request_id", s.res.RequestID),
 		slog.Uint64("nonce", s.res.Nonce), slog.String("reason", reason))
 	if !c.stopping() {
@@ -321,11 +322,11 @@ func (c *Core) recheckResults(r uint64) {
 		return false
 	})
 	for _, s := range gone {
-		c.traceResult(ResultAbandoned, s.res)
+		c.traceResult(ports.ResultAbandoned, s.res)
 	}
 	for _, s := range slices.Clone(c.sub.active) {
 		if s.res.RequestID == r && s != c.sub.holder && c.stale(s) {
-			c.finishSubmission(s, ResultAbandoned)
+			c.finishSubmission(s, ports.ResultAbandoned)
 		}
 	}
 }
@@ -336,7 +337,7 @@ func (c *Core) recheckResults(r uint64) {
 // finish.
 func (c *Core) shutdownSubmitter() {
 	for _, s := range c.sub.queue {
-		c.traceResult(ResultDropped, s.res)
+		c.traceResult(ports.ResultDropped, s.res)
 	}
 	c.sub.queue = nil
 	for _, s := range c.sub.active {
@@ -345,7 +346,7 @@ func (c *Core) shutdownSubmitter() {
 		}
 		c.cancel(s.wait)
 		s.wait = nil
-		c.traceResult(ResultDropped, s.res)
+		c.traceResult(ports.ResultDropped, s.res)
 	}
 	c.sub.active = slices.DeleteFunc(c.sub.active, func(s *submission) bool {
 		return !(s == c.sub.holder && c.sub.broadcasting)

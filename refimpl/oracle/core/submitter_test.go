@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/refimpl/oracle/oracledtest"
 	"github.com/wsconverge/converge/wire/abciquery"
@@ -28,17 +29,17 @@ func TestBroadcastAnswers(t *testing.T) {
 		resync     bool   // an Account query between the first two broadcasts
 		gas2       uint64
 	}{
-		{"code 0", oracledtest.Answer{}, 1, core.ResultSubmitted, 1, false, 0},
-		{"code 19", oracledtest.Answer{Code: oracle.CodeTxInMempoolCache}, 1, core.ResultSubmitted, 1, false, 0},
-		{"tx in cache", oracledtest.Answer{RPCError: "tx already exists in cache"}, 1, core.ResultSubmitted, 1, false, 0},
-		{"code 32", oracledtest.Answer{Code: oracle.CodeWrongSequence}, 2, core.ResultSubmitted, 1, true, 70000},
-		{"code 11", oracledtest.Answer{Code: oracle.CodeOutOfGas}, 2, core.ResultSubmitted, 1, false, 105000},
-		{"code 20", oracledtest.Answer{Code: oracle.CodeMempoolIsFull}, 2, core.ResultSubmitted, 1, false, 70000},
-		{"mempool full", oracledtest.Answer{RPCError: "mempool is full: number of txs 5000 (max: 5000)"}, 2, core.ResultSubmitted, 1, false, 70000},
-		{"other RPC error", oracledtest.Answer{RPCError: "timed out waiting for tx"}, 2, core.ResultSubmitted, 1, false, 70000},
-		{"code 13", oracledtest.Answer{Code: oracle.CodeInsufficientFee}, 1, core.ResultGaveUp, 0, false, 0},
-		{"code 4", oracledtest.Answer{Code: oracle.CodeUnauthorized}, 1, core.ResultGaveUp, 0, false, 0},
-		{"code 18", oracledtest.Answer{Code: oracle.CodeInvalidRequest}, 1, core.ResultGaveUp, 0, false, 0},
+		{"code 0", oracledtest.Answer{}, 1, ports.ResultSubmitted, 1, false, 0},
+		{"code 19", oracledtest.Answer{Code: oracle.CodeTxInMempoolCache}, 1, ports.ResultSubmitted, 1, false, 0},
+		{"tx in cache", oracledtest.Answer{RPCError: "tx already exists in cache"}, 1, ports.ResultSubmitted, 1, false, 0},
+		{"code 32", oracledtest.Answer{Code: oracle.CodeWrongSequence}, 2, ports.ResultSubmitted, 1, true, 70000},
+		{"code 11", oracledtest.Answer{Code: oracle.CodeOutOfGas}, 2, ports.ResultSubmitted, 1, false, 105000},
+		{"code 20", oracledtest.Answer{Code: oracle.CodeMempoolIsFull}, 2, ports.ResultSubmitted, 1, false, 70000},
+		{"mempool full", oracledtest.Answer{RPCError: "mempool is full: number of txs 5000 (max: 5000)"}, 2, ports.ResultSubmitted, 1, false, 70000},
+		{"other RPC error", oracledtest.Answer{RPCError: "timed out waiting for tx"}, 2, ports.ResultSubmitted, 1, false, 70000},
+		{"code 13", oracledtest.Answer{Code: oracle.CodeInsufficientFee}, 1, ports.ResultGaveUp, 0, false, 0},
+		{"code 4", oracledtest.Answer{Code: oracle.CodeUnauthorized}, 1, ports.ResultGaveUp, 0, false, 0},
+		{"code 18", oracledtest.Answer{Code: oracle.CodeInvalidRequest}, 1, ports.ResultGaveUp, 0, false, 0},
 	} {
 		for _, byAddress := range []bool{false, true} {
 			name := tc.name
@@ -55,7 +56,7 @@ func TestBroadcastAnswers(t *testing.T) {
 				require.Len(t, w.results(tc.outcome), 1)
 				if tc.broadcasts == 2 {
 					gap := subs[1].at.Sub(subs[0].at)
-					lo, hi := oracle.JitterBounds(time.Second)
+					lo, hi := core.JitterBounds(time.Second)
 					require.GreaterOrEqual(t, gap, lo)
 					require.LessOrEqual(t, gap, hi)
 					require.Equal(t, tc.gas2, subs[1].gas)
@@ -68,7 +69,7 @@ func TestBroadcastAnswers(t *testing.T) {
 					}
 					require.Equal(t, tc.resync, between > 0, "Account query before the retry")
 				}
-				if tc.outcome == core.ResultGaveUp {
+				if tc.outcome == ports.ResultGaveUp {
 					// D7: the job runs again 1 min later, same nonce.
 					require.Equal(t, oracle.ExecFailed, w.job(1).Exec.Status)
 					w.advance(time.Minute)
@@ -97,12 +98,12 @@ func TestSubmitAttemptsAndBackoff(t *testing.T) {
 	subs := w.broadcasts()
 	require.Len(t, subs, 6)
 	for k := 1; k < 6; k++ {
-		lo, hi := oracle.JitterBounds(time.Second << (k - 1))
+		lo, hi := core.JitterBounds(time.Second << (k - 1))
 		gap := subs[k].at.Sub(subs[k-1].at)
 		require.GreaterOrEqual(t, gap, lo, "retry %d", k)
 		require.LessOrEqual(t, gap, hi, "retry %d", k)
 	}
-	require.Len(t, w.results(core.ResultGaveUp), 1)
+	require.Len(t, w.results(ports.ResultGaveUp), 1)
 	require.Equal(t, oracle.ExecFailed, w.job(1).Exec.Status)
 }
 
@@ -113,16 +114,18 @@ func TestAmbiguousBroadcast(t *testing.T) {
 	w := newWorld(t).withDoc(doc(1)).startRunning()
 	w.hold = isBroadcast
 	w.advance(time.Second)
-	w.reply(isBroadcast, func(id core.ID) core.Input { return core.Reply{ID: id, Err: errors.New("context deadline exceeded")} })
+	w.reply(isBroadcast, func(id ports.ID) ports.Input {
+		return ports.Reply{ID: id, Err: errors.New("context deadline exceeded")}
+	})
 	w.chain.Script(oracledtest.Answer{RPCError: "tx already exists in cache"})
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	checks := len(w.queriesOf(abciquery.PathSubmitData))
 	w.advance(2 * time.Second)
-	calls := outputsOf[core.BroadcastCall](w)
+	calls := outputsOf[ports.BroadcastCall](w)
 	require.Len(t, calls, 2)
 	require.Equal(t, calls[0].Tx, calls[1].Tx, "re-signing gives the same bytes")
 	require.Equal(t, checks+1, len(w.queriesOf(abciquery.PathSubmitData)), "on-chain check before the retry")
-	require.Len(t, w.results(core.ResultSubmitted), 1)
+	require.Len(t, w.results(ports.ResultSubmitted), 1)
 	require.Equal(t, uint64(1), w.c.Metrics().TxSubmitted)
 }
 
@@ -134,10 +137,10 @@ func TestOnChainCheckFindsSubmission(t *testing.T) {
 	w.advance(time.Second)
 	w.lose(isBroadcast)
 	w.chain.Commit() // the lost broadcast was admitted and committed
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	w.advance(2 * time.Second)
-	require.Len(t, outputsOf[core.BroadcastCall](w), 1)
-	require.Len(t, w.results(core.ResultOnChain), 1)
+	require.Len(t, outputsOf[ports.BroadcastCall](w), 1)
+	require.Len(t, w.results(ports.ResultOnChain), 1)
 
 	accounts := len(w.queriesOf(abciquery.PathAccount))
 	w.complete(completeEntry{1, 1, w.now.Add(-10 * time.Second)})
@@ -159,7 +162,7 @@ func TestStaleDuringBackoff(t *testing.T) {
 	require.Equal(t, uint64(1), w.broadcasts()[0].r)
 
 	w.complete(completeEntry{1, 1, w.now})
-	require.Len(t, w.results(core.ResultAbandoned), 1)
+	require.Len(t, w.results(ports.ResultAbandoned), 1)
 	subs := w.broadcasts()
 	require.Len(t, subs, 2, "the freed slot went to request 2 at once")
 	require.Equal(t, uint64(2), subs[1].r)
@@ -176,10 +179,10 @@ func TestBroadcastsNeverOverlap(t *testing.T) {
 	w := newWorld(t).withDoc(doc(1)).withDoc(doc(2)).withDoc(doc(3)).startRunning()
 	w.hold = isBroadcast
 	w.advance(time.Second)
-	require.Len(t, outputsOf[core.BroadcastCall](w), 1)
+	require.Len(t, outputsOf[ports.BroadcastCall](w), 1)
 	for i := 2; i <= 3; i++ {
 		w.release(isBroadcast)
-		require.Len(t, outputsOf[core.BroadcastCall](w), i)
+		require.Len(t, outputsOf[ports.BroadcastCall](w), i)
 	}
 	w.release(isBroadcast)
 	seqs := []uint64{}
@@ -201,7 +204,7 @@ func TestSubmitterSemaphore(t *testing.T) {
 	}
 	require.Equal(t, []uint64{1, 2}, rs, "two results in progress, both in backoff")
 	for _, q := range w.queriesOf(abciquery.PathSubmitData) {
-		req, err := abciquery.DecodeRequest(abciquery.PathSubmitData, q.out.(core.QueryCall).Data)
+		req, err := abciquery.DecodeRequest(abciquery.PathSubmitData, q.out.(ports.QueryCall).Data)
 		require.NoError(t, err)
 		r := req.(*oraclev1.QueryOracleSubmitDataRequest)
 		require.False(t, r.GetRequestId() == 3 && q.at.After(t0), "no on-chain check for request 3 yet (its creation check was at t0)")
@@ -233,7 +236,7 @@ func TestSequenceResync(t *testing.T) {
 		w.hold = isQuery(abciquery.PathAccount)
 		w.advance(5 * time.Minute) // round 1 submitted at t0 + 1 s; the resync is held
 		require.Len(t, w.held, 1)
-		w.hold = func(core.Output) bool { return false }
+		w.hold = func(ports.Output) bool { return false }
 		w.complete(completeEntry{1, 1, w.now.Add(-600 * time.Second)})
 		w.advance(time.Second) // round 2 submitted with sequence 1
 		w.release(isQuery(abciquery.PathAccount))
@@ -254,7 +257,7 @@ func TestSequenceResync(t *testing.T) {
 func TestSubmissionTx(t *testing.T) {
 	w := newWorld(t).withDoc(doc(1)).startRunning()
 	w.advance(time.Second)
-	calls := outputsOf[core.BroadcastCall](w)
+	calls := outputsOf[ports.BroadcastCall](w)
 	require.Len(t, calls, 1)
 	d, err := tx.Decode(calls[0].Tx)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 )
 
 // watcher is the EventWatcher (ORACLE-SPEC 3.2): one WebSocket connection
@@ -13,11 +14,11 @@ import (
 // exponential backoff when it ends; retry.max_attempts consecutive failed
 // attempts are fatal.
 type watcher struct {
-	conn     ID   // the connection in use; 0 when none
-	dialing  ID   // a Dial awaiting its answer; 0 when none
-	live     bool // all three subscriptions are active on conn
-	started  bool // the first subscription succeeded (§3.1 step 4)
-	failures int  // consecutive failed attempts
+	conn     ports.ID // the connection in use; 0 when none
+	dialing  ports.ID // a Dial awaiting its answer; 0 when none
+	live     bool     // all three subscriptions are active on conn
+	started  bool     // the first subscription succeeded (§3.1 step 4)
+	failures int      // consecutive failed attempts
 	retry    *timer
 	lastAt   time.Time // when the last frame arrived; zero if none yet
 }
@@ -25,17 +26,17 @@ type watcher struct {
 // connect is §3.1 step 2: dial, then the status probe.
 func (c *Core) connect() {
 	c.w.dialing = c.newID()
-	c.emit(Dial{ID: c.w.dialing, Timeout: rpcTimeout})
+	c.emit(ports.Dial{ID: c.w.dialing, Timeout: rpcTimeout})
 }
 
-func (c *Core) onDialed(in Dialed) {
+func (c *Core) onDialed(in ports.Dialed) {
 	if in.Conn != c.w.dialing {
 		return
 	}
 	c.w.dialing = 0
 	if c.stopping() {
 		if in.Err == nil {
-			c.emit(CloseConn{Conn: in.Conn})
+			c.emit(ports.CloseConn{Conn: in.Conn})
 		}
 		return
 	}
@@ -59,7 +60,7 @@ func (c *Core) onDialed(in Dialed) {
 // probeStatus is the one `status` call of §3.1 step 2; it must succeed.
 func (c *Core) probeStatus() {
 	id := c.newID()
-	c.call(StatusCall{ID: id, Timeout: rpcTimeout}, id, func(r Reply) {
+	c.call(ports.StatusCall{ID: id, Timeout: rpcTimeout}, id, func(r ports.Reply) {
 		if c.stopping() {
 			return
 		}
@@ -71,7 +72,7 @@ func (c *Core) probeStatus() {
 			c.beginShutdown(1, fmt.Sprintf("status probe: %v", err))
 			return
 		}
-		c.trace(Trace{Kind: TraceStep, Name: StepConnected})
+		c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepConnected})
 		c.log(slog.LevelInfo, "connected to the chain",
 			slog.String("network", r.Status.NodeInfo.Network),
 			slog.Int64("height", int64(r.Status.SyncInfo.LatestBlockHeight)),
@@ -94,19 +95,19 @@ func (c *Core) subscribeAll() {
 	c.subscribeNext(c.w.conn, 0)
 }
 
-func (c *Core) subscribeNext(conn ID, i int) {
+func (c *Core) subscribeNext(conn ports.ID, i int) {
 	if i == len(oracle.Subscriptions) {
 		c.onSubscribed()
 		return
 	}
 	s := oracle.Subscriptions[i]
 	id := c.newID()
-	c.call(Subscribe{ID: id, Conn: conn, Query: s.Query(), Timeout: rpcTimeout}, id, func(r Reply) {
+	c.call(ports.Subscribe{ID: id, Conn: conn, Query: s.Query(), Timeout: rpcTimeout}, id, func(r ports.Reply) {
 		if c.stopping() || c.w.conn != conn {
 			return
 		}
 		if err := replyErr(r); err != nil {
-			c.emit(CloseConn{Conn: conn})
+			c.emit(ports.CloseConn{Conn: conn})
 			c.w.conn = 0
 			c.watchFailed(fmt.Errorf("subscribe %s: %w", s, err))
 			return
@@ -120,7 +121,7 @@ func (c *Core) onSubscribed() {
 	c.w.failures = 0
 	if !c.w.started {
 		c.w.started = true
-		c.trace(Trace{Kind: TraceStep, Name: StepSubscribed})
+		c.trace(ports.Trace{Kind: ports.TraceStep, Name: ports.StepSubscribed})
 		c.load() // step 5
 		return
 	}
@@ -129,7 +130,7 @@ func (c *Core) onSubscribed() {
 }
 
 // onConnClosed: the connection in use ended; dial again after the backoff.
-func (c *Core) onConnClosed(in ConnClosed) {
+func (c *Core) onConnClosed(in ports.ConnClosed) {
 	if in.Conn != c.w.conn || c.stopping() {
 		return
 	}
@@ -147,7 +148,7 @@ func (c *Core) onConnClosed(in ConnClosed) {
 func (c *Core) watchFailed(err error) {
 	c.w.failures++
 	c.countError("websocket attempt failed", errAttr(err), slog.Int("failures", c.w.failures))
-	if oracle.ResubscribeExhausted(c.w.failures, c.cfg.Retry.MaxAttempts) {
+	if ResubscribeExhausted(c.w.failures, c.cfg.Retry.MaxAttempts) {
 		c.beginShutdown(1, fmt.Sprintf("websocket: %d re-subscription attempts failed, last: %v", c.w.failures, err))
 		return
 	}
@@ -157,7 +158,7 @@ func (c *Core) watchFailed(err error) {
 // scheduleRedial waits min(2^k s, max_delay) ± 10 % before attempt k,
 // k being the failures so far.
 func (c *Core) scheduleRedial() {
-	wait := oracle.ResubscribeWait(c.w.failures, c.cfg.MaxDelay(), c.rnd.Float64())
+	wait := ResubscribeWait(c.w.failures, c.cfg.MaxDelay(), c.rnd.Float64())
 	c.cancel(c.w.retry)
 	c.w.retry = c.after(wait, func() {
 		c.w.retry = nil
@@ -165,12 +166,12 @@ func (c *Core) scheduleRedial() {
 			return
 		}
 		c.w.dialing = c.newID()
-		c.emit(Dial{ID: c.w.dialing, Timeout: rpcTimeout})
+		c.emit(ports.Dial{ID: c.w.dialing, Timeout: rpcTimeout})
 	})
 }
 
 // onFrame takes a frame of the connection in use into the event queue.
-func (c *Core) onFrame(f Frame) {
+func (c *Core) onFrame(f ports.Frame) {
 	if f.Conn != c.w.conn || c.w.conn == 0 || c.stopping() {
 		return
 	}
@@ -185,12 +186,12 @@ func (c *Core) stopWatcher() {
 	c.w.retry = nil
 	if c.w.conn != 0 && c.w.live {
 		id := c.newID()
-		c.call(UnsubscribeAll{ID: id, Conn: c.w.conn, Timeout: rpcTimeout}, id, func(Reply) {})
+		c.call(ports.UnsubscribeAll{ID: id, Conn: c.w.conn, Timeout: rpcTimeout}, id, func(ports.Reply) {})
 	}
 	c.w.live = false
-	c.trace(Trace{Kind: TraceClose, Name: ChanEvent})
-	c.trace(Trace{Kind: TraceClose, Name: ChanError})
-	c.trace(Trace{Kind: TraceStop, Name: CompWatcher})
+	c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanEvent})
+	c.trace(ports.Trace{Kind: ports.TraceClose, Name: ports.ChanError})
+	c.trace(ports.Trace{Kind: ports.TraceStop, Name: ports.CompWatcher})
 }
 
 func errAttr(err error) slog.Attr {

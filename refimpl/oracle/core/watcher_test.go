@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
@@ -18,16 +19,16 @@ import (
 func TestFrameRouting(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		frame     core.Frame
+		frame     ports.Frame
 		processed uint64
 		errors    uint64
 	}{
-		{"unknown query", core.Frame{Query: "tm.event='Tx'", Events: map[string][]string{"tm.event": {"Tx"}}}, 0, 1},
-		{"no events", core.Frame{Query: oracle.QueryComplete}, 0, 1},
-		{"undecodable data", core.Frame{Query: oracle.QueryComplete, Events: map[string][]string{}, Err: errors.New("bad data")}, 0, 1},
-		{"complete without entries", core.Frame{Query: oracle.QueryComplete, Events: map[string][]string{"tm.event": {"NewBlock"}}}, 1, 0},
-		{"register with a bad id", core.Frame{Query: oracle.QueryRegister, Events: map[string][]string{oracle.KeyRegisterID: {"x"}}}, 1, 1},
-		{"complete with uneven lists", core.Frame{Query: oracle.QueryComplete, Events: map[string][]string{
+		{"unknown query", ports.Frame{Query: "tm.event='Tx'", Events: map[string][]string{"tm.event": {"Tx"}}}, 0, 1},
+		{"no events", ports.Frame{Query: oracle.QueryComplete}, 0, 1},
+		{"undecodable data", ports.Frame{Query: oracle.QueryComplete, Events: map[string][]string{}, Err: errors.New("bad data")}, 0, 1},
+		{"complete without entries", ports.Frame{Query: oracle.QueryComplete, Events: map[string][]string{"tm.event": {"NewBlock"}}}, 1, 0},
+		{"register with a bad id", ports.Frame{Query: oracle.QueryRegister, Events: map[string][]string{oracle.KeyRegisterID: {"x"}}}, 1, 1},
+		{"complete with uneven lists", ports.Frame{Query: oracle.QueryComplete, Events: map[string][]string{
 			oracle.KeyCompleteID: {"1", "2"}, oracle.KeyCompleteNonce: {"1"}, oracle.KeyCompleteBlockTime: {"1", "2"}}}, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,14 +54,14 @@ func TestRegisterFrameWithSeveralIDs(t *testing.T) {
 	require.Nil(t, w.job(4), "not assigned")
 	require.NotNil(t, w.job(5))
 	var order []uint64
-	for _, tr := range outputsOf[*core.Trace](w) {
-		if tr.Kind == core.TraceJob {
+	for _, tr := range outputsOf[*ports.Trace](w) {
+		if tr.Kind == ports.TraceJob {
 			order = append(order, tr.RequestID)
 		}
 	}
 	require.Equal(t, []uint64{3, 5}, order)
 
-	w.handle(core.Frame{Conn: w.conn + 100, Query: oracle.QueryRegister, Events: map[string][]string{oracle.KeyRegisterID: {"9"}}})
+	w.handle(ports.Frame{Conn: w.conn + 100, Query: oracle.QueryRegister, Events: map[string][]string{oracle.KeyRegisterID: {"9"}}})
 	require.Equal(t, uint64(1), w.c.Metrics().EventsProcessed)
 }
 
@@ -70,19 +71,19 @@ func TestRegisterFrameWithSeveralIDs(t *testing.T) {
 func TestReconnectAndReconcile(t *testing.T) {
 	w := newWorld(t).withDoc(doc(1)).startRunning()
 	old := w.conn
-	oldSubs := outputsOf[core.Subscribe](w)
+	oldSubs := outputsOf[ports.Subscribe](w)
 	lists := len(w.queriesOf(abciquery.PathDocs))
 
-	w.handle(core.ConnClosed{Conn: old, Err: errors.New("EOF")})
-	require.Len(t, outputsOf[core.Dial](w), 1, "no dial before the backoff")
+	w.handle(ports.ConnClosed{Conn: old, Err: errors.New("EOF")})
+	require.Len(t, outputsOf[ports.Dial](w), 1, "no dial before the backoff")
 	w.advance(1100 * time.Millisecond)
-	dials := stampsOf[core.Dial](w)
+	dials := stampsOf[ports.Dial](w)
 	require.Len(t, dials, 2)
 	wait := dials[1].at.Sub(t0)
 	require.GreaterOrEqual(t, wait, 900*time.Millisecond)
 	require.LessOrEqual(t, wait, 1100*time.Millisecond)
 
-	subs := outputsOf[core.Subscribe](w)[len(oldSubs):]
+	subs := outputsOf[ports.Subscribe](w)[len(oldSubs):]
 	require.Len(t, subs, 3)
 	for i, s := range subs {
 		require.Equal(t, w.conn, s.Conn)
@@ -94,7 +95,7 @@ func TestReconnectAndReconcile(t *testing.T) {
 
 	// A Complete missed while disconnected is caught up by R.
 	w.chain.Complete(1, 1, t0)
-	w.handle(core.ConnClosed{Conn: w.conn})
+	w.handle(ports.ConnClosed{Conn: w.conn})
 	w.advance(2 * time.Second)
 	require.Equal(t, uint64(1), w.job(1).Nonce)
 }
@@ -104,47 +105,47 @@ func TestReconnectAndReconcile(t *testing.T) {
 func TestReconnectExhaustionIsFatal(t *testing.T) {
 	w := newWorld(t, func(c *oracle.Config) { c.Retry.MaxAttempts = 4; c.Retry.MaxDelaySec = 3 }).startRunning()
 	w.refuse = 100
-	w.handle(core.ConnClosed{Conn: w.conn})
+	w.handle(ports.ConnClosed{Conn: w.conn})
 	w.advance(time.Minute)
 
-	dials := stampsOf[core.Dial](w)[1:]
+	dials := stampsOf[ports.Dial](w)[1:]
 	require.Len(t, dials, 4)
 	prev := t0
 	for k, d := range dials {
 		base := min(time.Second<<k, 3*time.Second)
-		lo, hi := oracle.JitterBounds(base)
+		lo, hi := core.JitterBounds(base)
 		gap := d.at.Sub(prev)
 		require.GreaterOrEqual(t, gap, lo, "wait before attempt %d", k)
 		require.LessOrEqual(t, gap, hi, "wait before attempt %d", k)
 		prev = d.at
 	}
-	exits := outputsOf[core.Exit](w)
+	exits := outputsOf[ports.Exit](w)
 	require.Len(t, exits, 1)
 	require.Equal(t, 1, exits[0].Code)
 	require.Equal(t, oracle.HealthFatal, w.c.Metrics().HealthStatus)
-	require.Equal(t, prev, stampsOf[core.Exit](w)[0].at)
+	require.Equal(t, prev, stampsOf[ports.Exit](w)[0].at)
 }
 
 // A failed subscribe closes the connection and counts as a failed attempt;
 // a success resets the count.
 func TestSubscribeFailure(t *testing.T) {
 	w := newWorld(t).startRunning()
-	w.hold = func(o core.Output) bool { _, ok := o.(core.Subscribe); return ok }
+	w.hold = func(o ports.Output) bool { _, ok := o.(ports.Subscribe); return ok }
 	first := w.conn
-	w.handle(core.ConnClosed{Conn: first})
+	w.handle(ports.ConnClosed{Conn: first})
 	w.advance(2 * time.Second)
 	second := w.conn
 	require.NotEqual(t, first, second)
-	w.reply(func(o core.Output) bool { _, ok := o.(core.Subscribe); return ok },
-		func(id core.ID) core.Input {
-			return core.Reply{ID: id, RPCError: cometrpc.ErrInternal("already subscribed")}
+	w.reply(func(o ports.Output) bool { _, ok := o.(ports.Subscribe); return ok },
+		func(id ports.ID) ports.Input {
+			return ports.Reply{ID: id, RPCError: cometrpc.ErrInternal("already subscribed")}
 		})
-	require.Contains(t, outputsOf[core.CloseConn](w), core.CloseConn{Conn: second})
+	require.Contains(t, outputsOf[ports.CloseConn](w), ports.CloseConn{Conn: second})
 	require.Equal(t, uint64(1), w.c.Metrics().TotalErrors)
 
 	w.held = nil
-	w.hold = func(core.Output) bool { return false }
+	w.hold = func(ports.Output) bool { return false }
 	w.advance(3 * time.Second)
 	require.Greater(t, w.conn, second)
-	require.Empty(t, outputsOf[core.Exit](w))
+	require.Empty(t, outputsOf[ports.Exit](w))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts/oracle"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	"github.com/wsconverge/converge/refimpl/oracle/core"
 	"github.com/wsconverge/converge/refimpl/oracle/oracledtest"
 	"github.com/wsconverge/converge/wire/abciquery"
@@ -32,7 +33,7 @@ var (
 // stamped is one output with the virtual time it was emitted at.
 type stamped struct {
 	at  time.Time
-	out core.Output
+	out ports.Output
 }
 
 // source answers one GET attempt.
@@ -51,15 +52,15 @@ type world struct {
 	chain   *oracledtest.Chain
 	now     time.Time
 	outs    []stamped
-	held    []core.Output
-	hold    func(core.Output) bool
+	held    []ports.Output
+	hold    func(ports.Output) bool
 	sources map[string]source
-	conn    core.ID
+	conn    ports.ID
 	refuse  int // dials still to refuse
 	exited  bool
-	inputs  []core.Input
+	inputs  []ports.Input
 	// byAddress hands replies and fetch results over by address, as the
-	// simulator does (core.Input).
+	// simulator does (ports.Input).
 	byAddress bool
 }
 
@@ -84,7 +85,7 @@ func newWorld(t testing.TB, opts ...option) *world {
 	require.NoError(t, err)
 	w := &world{
 		t: t, c: c, chain: oracledtest.NewChain(cfg.Chain.ID, t0), now: t0,
-		sources: map[string]source{}, hold: func(core.Output) bool { return false },
+		sources: map[string]source{}, hold: func(ports.Output) bool { return false },
 	}
 	w.chain.AddAccount(self, 7, 0)
 	return w
@@ -111,11 +112,11 @@ func (w *world) start() *world {
 func (w *world) startRunning() *world {
 	w.t.Helper()
 	w.start()
-	require.True(w.t, w.traced(core.TraceStep, core.StepRunning), "daemon not running")
+	require.True(w.t, w.traced(ports.TraceStep, ports.StepRunning), "daemon not running")
 	return w
 }
 
-func (w *world) handle(in core.Input) {
+func (w *world) handle(in ports.Input) {
 	w.inputs = append(w.inputs, in)
 	w.drain()
 }
@@ -127,9 +128,9 @@ func (w *world) drain() {
 		w.inputs = w.inputs[1:]
 		if w.byAddress {
 			switch v := in.(type) {
-			case core.Reply:
+			case ports.Reply:
 				in = &v
-			case core.Fetched:
+			case ports.Fetched:
 				in = &v
 			}
 		}
@@ -137,10 +138,10 @@ func (w *world) drain() {
 	}
 }
 
-func (w *world) feed(outs []core.Output) {
+func (w *world) feed(outs []ports.Output) {
 	for _, o := range outs {
 		w.outs = append(w.outs, stamped{w.now, o})
-		if _, ok := o.(core.Exit); ok {
+		if _, ok := o.(ports.Exit); ok {
 			w.exited = true
 		}
 		if w.hold(o) {
@@ -154,71 +155,71 @@ func (w *world) feed(outs []core.Output) {
 }
 
 // answer is the automatic answer to a request, or nil.
-func (w *world) answer(o core.Output) core.Input {
+func (w *world) answer(o ports.Output) ports.Input {
 	switch o := o.(type) {
-	case core.Dial:
+	case ports.Dial:
 		if w.refuse > 0 {
 			w.refuse--
-			return core.Dialed{Conn: o.ID, Err: errors.New("connection refused")}
+			return ports.Dialed{Conn: o.ID, Err: errors.New("connection refused")}
 		}
 		w.conn = o.ID
-		return core.Dialed{Conn: o.ID}
-	case core.Subscribe, core.UnsubscribeAll:
-		return core.Reply{ID: requestID(o)}
-	case core.StatusCall:
+		return ports.Dialed{Conn: o.ID}
+	case ports.Subscribe, ports.UnsubscribeAll:
+		return ports.Reply{ID: requestID(o)}
+	case ports.StatusCall:
 		st := w.chain.Status()
-		return core.Reply{ID: o.ID, Status: &st}
-	case core.QueryCall:
+		return ports.Reply{ID: o.ID, Status: &st}
+	case ports.QueryCall:
 		q := w.chain.Query(o.Path, o.Data)
-		return core.Reply{ID: o.ID, Query: &q}
-	case core.BroadcastCall:
+		return ports.Reply{ID: o.ID, Query: &q}
+	case ports.BroadcastCall:
 		res, rpcErr := w.chain.Broadcast(o.Tx)
 		if rpcErr != nil {
-			return core.Reply{ID: o.ID, RPCError: rpcErr}
+			return ports.Reply{ID: o.ID, RPCError: rpcErr}
 		}
-		return core.Reply{ID: o.ID, Broadcast: &res}
-	case core.Fetch:
+		return ports.Reply{ID: o.ID, Broadcast: &res}
+	case ports.Fetch:
 		src, ok := w.sources[o.URL]
 		if !ok {
-			return core.Fetched{ID: o.ID, Err: fmt.Errorf("no source at %s", o.URL)}
+			return ports.Fetched{ID: o.ID, Err: fmt.Errorf("no source at %s", o.URL)}
 		}
 		st, b, err := src(o.Attempt)
-		return core.Fetched{ID: o.ID, Status: st, Body: []byte(b), Err: err}
-	case core.AbortFetch:
+		return ports.Fetched{ID: o.ID, Status: st, Body: []byte(b), Err: err}
+	case ports.AbortFetch:
 		for i, h := range w.held {
-			if f, ok := h.(core.Fetch); ok && f.ID == o.ID {
+			if f, ok := h.(ports.Fetch); ok && f.ID == o.ID {
 				w.held = slices.Delete(w.held, i, i+1)
-				return core.Fetched{ID: o.ID, Err: errors.New("aborted")}
+				return ports.Fetched{ID: o.ID, Err: errors.New("aborted")}
 			}
 		}
 	}
 	return nil
 }
 
-func requestID(o core.Output) core.ID {
+func requestID(o ports.Output) ports.ID {
 	switch o := o.(type) {
-	case core.Subscribe:
+	case ports.Subscribe:
 		return o.ID
-	case core.UnsubscribeAll:
+	case ports.UnsubscribeAll:
 		return o.ID
-	case core.StatusCall:
+	case ports.StatusCall:
 		return o.ID
-	case core.QueryCall:
+	case ports.QueryCall:
 		return o.ID
-	case core.BroadcastCall:
+	case ports.BroadcastCall:
 		return o.ID
-	case core.Fetch:
+	case ports.Fetch:
 		return o.ID
-	case core.Dial:
+	case ports.Dial:
 		return o.ID
 	}
 	return 0
 }
 
 // release answers the held requests that match, in order, automatically.
-func (w *world) release(match func(core.Output) bool) int {
+func (w *world) release(match func(ports.Output) bool) int {
 	w.t.Helper()
-	var keep []core.Output
+	var keep []ports.Output
 	n := 0
 	for _, o := range w.held {
 		if match(o) {
@@ -236,7 +237,7 @@ func (w *world) release(match func(core.Output) bool) int {
 }
 
 // reply answers one held request with a given input.
-func (w *world) reply(match func(core.Output) bool, in func(core.ID) core.Input) {
+func (w *world) reply(match func(ports.Output) bool, in func(ports.ID) ports.Input) {
 	w.t.Helper()
 	for i, o := range w.held {
 		if match(o) {
@@ -250,7 +251,7 @@ func (w *world) reply(match func(core.Output) bool, in func(core.ID) core.Input)
 
 // lose carries out one held request in the world but loses its answer:
 // the core gets a transport error instead (F12).
-func (w *world) lose(match func(core.Output) bool) {
+func (w *world) lose(match func(ports.Output) bool) {
 	w.t.Helper()
 	for i, o := range w.held {
 		if !match(o) {
@@ -259,11 +260,11 @@ func (w *world) lose(match func(core.Output) bool) {
 		w.held = slices.Delete(w.held, i, i+1)
 		w.answer(o)
 		lost := errors.New("connection reset by peer")
-		if f, ok := o.(core.Fetch); ok {
-			w.handle(core.Fetched{ID: f.ID, Err: lost})
+		if f, ok := o.(ports.Fetch); ok {
+			w.handle(ports.Fetched{ID: f.ID, Err: lost})
 			return
 		}
-		w.handle(core.Reply{ID: requestID(o), Err: lost})
+		w.handle(ports.Reply{ID: requestID(o), Err: lost})
 		return
 	}
 	w.t.Fatalf("no held request matches")
@@ -281,14 +282,14 @@ func (w *world) advance(d time.Duration) {
 		if next.After(w.now) {
 			w.now = next
 		}
-		w.handle(core.Wake{})
+		w.handle(ports.Wake{})
 	}
 	w.now = until
 }
 
 // frame delivers a frame on the current connection.
 func (w *world) frame(query string, events map[string][]string) {
-	w.handle(core.Frame{Conn: w.conn, Query: query, Events: events})
+	w.handle(ports.Frame{Conn: w.conn, Query: query, Events: events})
 }
 
 func (w *world) register(ids ...uint64) {
@@ -363,7 +364,7 @@ func (w *world) withDoc(d oracle.RequestDoc) *world {
 // ---------------------------------------------------------------------------
 // Reading the outputs.
 
-func outputsOf[T core.Output](w *world) []T {
+func outputsOf[T ports.Output](w *world) []T {
 	var out []T
 	for _, s := range w.outs {
 		if o, ok := s.out.(T); ok {
@@ -373,7 +374,7 @@ func outputsOf[T core.Output](w *world) []T {
 	return out
 }
 
-func stampsOf[T core.Output](w *world) []stamped {
+func stampsOf[T ports.Output](w *world) []stamped {
 	var out []stamped
 	for _, s := range w.outs {
 		if _, ok := s.out.(T); ok {
@@ -386,8 +387,8 @@ func stampsOf[T core.Output](w *world) []stamped {
 // fetchesOf are the GETs for request r with their times.
 func (w *world) fetchesOf(r uint64) []stamped {
 	var out []stamped
-	for _, s := range stampsOf[core.Fetch](w) {
-		if s.out.(core.Fetch).RequestID == r {
+	for _, s := range stampsOf[ports.Fetch](w) {
+		if s.out.(ports.Fetch).RequestID == r {
 			out = append(out, s)
 		}
 	}
@@ -406,8 +407,8 @@ type submission struct {
 func (w *world) broadcasts() []submission {
 	w.t.Helper()
 	var out []submission
-	for _, s := range stampsOf[core.BroadcastCall](w) {
-		b := s.out.(core.BroadcastCall)
+	for _, s := range stampsOf[ports.BroadcastCall](w) {
+		b := s.out.(ports.BroadcastCall)
 		d, err := tx.Decode(b.Tx)
 		require.NoError(w.t, err)
 		require.Equal(w.t, tx.Hash(b.Tx), b.Hash)
@@ -424,16 +425,16 @@ func (w *world) broadcasts() []submission {
 
 func (w *world) queriesOf(path string) []stamped {
 	var out []stamped
-	for _, s := range stampsOf[core.QueryCall](w) {
-		if s.out.(core.QueryCall).Path == path {
+	for _, s := range stampsOf[ports.QueryCall](w) {
+		if s.out.(ports.QueryCall).Path == path {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func (w *world) traced(kind core.TraceKind, name string) bool {
-	for _, tr := range outputsOf[*core.Trace](w) {
+func (w *world) traced(kind ports.TraceKind, name string) bool {
+	for _, tr := range outputsOf[*ports.Trace](w) {
 		if tr.Kind == kind && tr.Name == name {
 			return true
 		}
@@ -444,8 +445,8 @@ func (w *world) traced(kind core.TraceKind, name string) bool {
 // rows are the transition rows applied to request r, in order.
 func (w *world) rows(r uint64) []oracle.Row {
 	var rows []oracle.Row
-	for _, tr := range outputsOf[*core.Trace](w) {
-		if tr.Kind == core.TraceJob && tr.RequestID == r {
+	for _, tr := range outputsOf[*ports.Trace](w) {
+		if tr.Kind == ports.TraceJob && tr.RequestID == r {
 			rows = append(rows, tr.Rows...)
 		}
 	}
@@ -461,24 +462,24 @@ func (w *world) job(r uint64) *oracle.Job {
 	return nil
 }
 
-func (w *world) results(name string) []*core.Trace {
-	var out []*core.Trace
-	for _, tr := range outputsOf[*core.Trace](w) {
-		if tr.Kind == core.TraceResult && tr.Name == name {
+func (w *world) results(name string) []*ports.Trace {
+	var out []*ports.Trace
+	for _, tr := range outputsOf[*ports.Trace](w) {
+		if tr.Kind == ports.TraceResult && tr.Name == name {
 			out = append(out, tr)
 		}
 	}
 	return out
 }
 
-func isFetch(r uint64) func(core.Output) bool {
-	return func(o core.Output) bool { f, ok := o.(core.Fetch); return ok && f.RequestID == r }
+func isFetch(r uint64) func(ports.Output) bool {
+	return func(o ports.Output) bool { f, ok := o.(ports.Fetch); return ok && f.RequestID == r }
 }
 
-func isBroadcast(o core.Output) bool { _, ok := o.(core.BroadcastCall); return ok }
+func isBroadcast(o ports.Output) bool { _, ok := o.(ports.BroadcastCall); return ok }
 
-func isQuery(path string) func(core.Output) bool {
-	return func(o core.Output) bool { q, ok := o.(core.QueryCall); return ok && q.Path == path }
+func isQuery(path string) func(ports.Output) bool {
+	return func(o ports.Output) bool { q, ok := o.(ports.QueryCall); return ok && q.Path == path }
 }
 
 var pathAccount = abciquery.PathAccount

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // Service is the API service layer.
@@ -139,7 +140,7 @@ func (s *Service) Create(ctx context.Context, user string, req ports.CreateReque
 		ws.ArchiveTTLSeconds = *req.ArchiveTTLSeconds
 	}
 	var err error
-	if contracts.NeedsLimitCheck(desired) {
+	if decide.NeedsLimitCheck(desired) {
 		err = s.store.InsertWithinLimits(ctx, s.writer(""), ws, s.limits)
 	} else {
 		err = s.store.Insert(ctx, s.writer(""), ws)
@@ -154,12 +155,12 @@ func (s *Service) Create(ctx context.Context, user string, req ports.CreateReque
 func (s *Service) visible(ctx context.Context, user, id string, admin bool) (contracts.Workspace, error) {
 	w, err := s.store.Get(ctx, id)
 	if errors.Is(err, contracts.ErrNotFound) {
-		return contracts.Workspace{}, contracts.CheckVisible(nil, user, admin)
+		return contracts.Workspace{}, decide.CheckVisible(nil, user, admin)
 	}
 	if err != nil {
 		return contracts.Workspace{}, fmt.Errorf("load workspace %s: %w", id, err)
 	}
-	if e := contracts.CheckVisible(&w, user, admin); e != nil {
+	if e := decide.CheckVisible(&w, user, admin); e != nil {
 		return contracts.Workspace{}, e
 	}
 	return w, nil
@@ -178,7 +179,7 @@ func (s *Service) List(ctx context.Context, user string) ([]contracts.Workspace,
 	}
 	out := rows[:0]
 	for i := range rows {
-		if contracts.CheckVisible(&rows[i], user, false) == nil {
+		if decide.CheckVisible(&rows[i], user, false) == nil {
 			out = append(out, rows[i])
 		}
 	}
@@ -247,12 +248,12 @@ func (s *Service) Patch(ctx context.Context, user, id string, req ports.PatchReq
 		if perr != nil {
 			return contracts.Workspace{}, badRequest("%v", perr)
 		}
-		change, e := contracts.CheckDesiredChange(&w, to)
+		change, e := decide.CheckDesiredChange(&w, to)
 		if e != nil {
 			return contracts.Workspace{}, e
 		}
-		if change == contracts.DesiredApply {
-			guard = contracts.NeedsLimitCheck(to)
+		if change == decide.DesiredApply {
+			guard = decide.NeedsLimitCheck(to)
 			p.DesiredState = contracts.Some(to)
 			cond.Operation = contracts.Some(contracts.OpNone)
 			cond.DesiredState = contracts.Some(w.DesiredState)
@@ -298,11 +299,11 @@ func (s *Service) Delete(ctx context.Context, user, id string) error {
 	if err != nil {
 		return err
 	}
-	if e := contracts.CheckDelete(&w); e != nil {
+	if e := decide.CheckDelete(&w); e != nil {
 		return e
 	}
 	cond := contracts.Cond{Operation: contracts.Some(contracts.OpNone), NotDeleted: true}
-	return s.update(ctx, s.writer(""), id, cond, contracts.DeletePatch(s.clock.Now()), false)
+	return s.update(ctx, s.writer(""), id, cond, decide.DeletePatch(s.clock.Now()), false)
 }
 
 // Recover is the administrator's reset of a workspace in ERROR (SPEC 4.3
@@ -315,7 +316,7 @@ func (s *Service) Recover(ctx context.Context, admin, id string) error {
 	if err != nil {
 		return err
 	}
-	if e := contracts.CheckRecover(&w, true); e != nil {
+	if e := decide.CheckRecover(&w, true); e != nil {
 		return e
 	}
 	// The reset applies only while error_info is terminal, checked in the
@@ -343,7 +344,7 @@ func (s *Service) Recover(ctx context.Context, admin, id string) error {
 func (s *Service) Wake(ctx context.Context, id string) error {
 	w, err := s.store.Get(ctx, id)
 	if errors.Is(err, contracts.ErrNotFound) {
-		return contracts.CheckVisible(nil, "", true)
+		return decide.CheckVisible(nil, "", true)
 	}
 	if err != nil {
 		return fmt.Errorf("load workspace %s: %w", id, err)
@@ -377,11 +378,11 @@ func (s *Service) SetDesiredFrom(ctx context.Context, id string, from, to contra
 }
 
 func (s *Service) setDesired(ctx context.Context, w *contracts.Workspace, to contracts.DesiredState, onBehalf contracts.Component) error {
-	change, e := contracts.CheckDesiredChange(w, to)
+	change, e := decide.CheckDesiredChange(w, to)
 	if e != nil {
 		return e
 	}
-	if change == contracts.DesiredNoop {
+	if change == decide.DesiredNoop {
 		return nil
 	}
 	cond := contracts.Cond{
@@ -390,7 +391,7 @@ func (s *Service) setDesired(ctx context.Context, w *contracts.Workspace, to con
 		NotDeleted:   true,
 		NotTerminal:  true,
 	}
-	return s.update(ctx, s.writer(onBehalf), w.ID, cond, contracts.Patch{DesiredState: contracts.Some(to)}, contracts.NeedsLimitCheck(to))
+	return s.update(ctx, s.writer(onBehalf), w.ID, cond, contracts.Patch{DesiredState: contracts.Some(to)}, decide.NeedsLimitCheck(to))
 }
 
 // Touch stamps last_access_at = now on behalf of a component (the

@@ -8,6 +8,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	wsfakes "github.com/wsconverge/converge/fakes/workspace"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // BenchmarkHealthPass is one HealthMonitor pass over 1,000 and 10,000
@@ -54,7 +55,7 @@ func benchmarkHealthPass(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
-	if c.fleet != (contracts.FleetSummary{}) {
+	if c.fleet != (decide.FleetSummary{}) {
 		b.Fatalf("the fleet is not settled: %+v", c.fleet)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/refimpl/workspace/api"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // Options tune a coordinator. The zero value is the reference behaviour.
@@ -28,6 +29,8 @@ type Coordinator struct {
 	opts Options
 	log  *slog.Logger
 	api  *api.Service
+	// newID draws an op_id (deps.IDs.NewID, taken once).
+	newID func() string
 
 	lease  ports.Lease
 	epoch  int64
@@ -46,7 +49,7 @@ type Coordinator struct {
 	invoked map[string]invocation
 
 	nextHealth, nextReconcile, nextTTL, nextGC time.Time
-	fleet                                      contracts.FleetSummary
+	fleet                                      decide.FleetSummary
 
 	scratch struct {
 		updates  []ports.RowUpdate
@@ -64,7 +67,7 @@ func New(deps ports.Deps, opts Options) *Coordinator {
 	if opts.ElectionRetry == 0 {
 		opts.ElectionRetry = time.Second
 	}
-	c := &Coordinator{deps: deps, opts: opts, log: opts.Logger.With("instance", deps.Instance)}
+	c := &Coordinator{deps: deps, opts: opts, log: opts.Logger.With("instance", deps.Instance), newID: deps.IDs.NewID}
 	c.api = api.New(deps).WithEpoch(func() int64 { return c.epoch })
 	return c
 }
@@ -249,7 +252,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("health monitor tick skipped", "err", err)
 		}
-		c.nextHealth = now.Add(contracts.AdaptivePeriod(c.fleet))
+		c.nextHealth = now.Add(decide.AdaptivePeriod(c.fleet))
 	}
 	if !now.Before(c.nextReconcile) {
 		if err := c.reconcileTick(ctx, now); err != nil {
@@ -258,7 +261,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("reconciler tick skipped", "err", err)
 		}
-		c.nextReconcile = now.Add(contracts.AdaptivePeriod(c.fleet))
+		c.nextReconcile = now.Add(decide.AdaptivePeriod(c.fleet))
 		if c.fleet.OperationsInProgress > 0 && c.nextHealth.After(c.nextReconcile) {
 			c.nextHealth = c.nextReconcile
 		}
@@ -270,7 +273,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("ttl manager tick skipped", "err", err)
 		}
-		c.nextTTL = now.Add(contracts.PeriodTTL)
+		c.nextTTL = now.Add(decide.PeriodTTL)
 	}
 	if !now.Before(c.nextGC) {
 		if err := c.gcTick(ctx, now); err != nil {
@@ -279,7 +282,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			}
 			c.log.Warn("archive gc tick skipped", "err", err)
 		}
-		c.nextGC = now.Add(contracts.PeriodGC)
+		c.nextGC = now.Add(decide.PeriodGC)
 	}
 	return nil
 }

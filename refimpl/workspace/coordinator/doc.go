@@ -5,6 +5,10 @@
 // whatever is due at the clock's now, so the very same code runs under the
 // simulator's virtual clock and under the production runner.
 //
-// Every decision is taken by a pure function of package contracts; this
-// package reads, decides, acts through ports and nothing else.
+// Every decision is taken by a pure function of refimpl/workspace/decide;
+// this package reads, asks, and carries the answer out through ports. The
+// StateReconciler's answer is a whole decision as data (decide.Reconcile:
+// the claim, completion or ERROR entry, then the actuator calls, each
+// after a lease re-check, and the writes of their answers): its shell is
+// one loop that checks the lease, acts and records.
 package coordinator

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // gcTick is one Archive GC pass (SPEC 4.5). It lists the bucket first and
@@ -69,7 +70,7 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 	if id, _, ok := contracts.ParseArchiveKey(key); ok {
 		row = byID[id]
 	}
-	protected := contracts.Protected(row, key)
+	protected := decide.Protected(row, key)
 	timer := contracts.OrphanTimerKey(key)
 	v, set, err := d.Bus.Get(ctx, timer)
 	if err != nil {
@@ -84,16 +85,16 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 			first = time.Unix(sec, 0).UTC()
 		}
 	}
-	act := contracts.GCDecide(protected, first, set, now)
+	act := decide.GCDecide(protected, first, set, now)
 	switch act {
-	case contracts.GCClearTimer:
+	case decide.GCClearTimer:
 		if set {
 			return d.Bus.Del(ctx, timer)
 		}
-	case contracts.GCStartTimer:
+	case decide.GCStartTimer:
 		_, err := d.Bus.SetNX(ctx, timer, strconv.FormatInt(now.Unix(), 10), 0)
 		return err
-	case contracts.GCDelete:
+	case decide.GCDelete:
 		if hasArchive {
 			if err := d.Objects.Delete(ctx, key); err != nil {
 				return err

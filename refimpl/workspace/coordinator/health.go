@@ -9,6 +9,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // healthTick is one HealthMonitor pass (SPEC 4.1): one container listing,
@@ -30,16 +31,16 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 	observe := j.observe
 	updates, observed := c.scratch.updates[:0], c.scratch.observed[:0]
 	defer func() { c.scratch.updates, c.scratch.observed = updates[:0], observed[:0] }()
-	var fleet contracts.FleetSummary
+	var fleet decide.FleetSummary
 	// The rows are read through a cursor: the fleet is never held in
 	// memory as a whole. The batch is reused from pass to pass: a pass
 	// over a large fleet runs every 2 s.
 	err = c.deps.Store.Scan(ctx, contracts.FilterActive, func(w *contracts.Workspace) {
 		o := observe(w.ID)
-		if contracts.ObservesOnly(w, o) {
+		if decide.ObservesOnly(w, o) {
 			observed = append(observed, w.ID)
 		} else {
-			p := contracts.ObservationPatch(w, o, now)
+			p := decide.ObservationPatch(w, o, now)
 			var cond contracts.Cond
 			if p.ErrorInfo.Set {
 				cond.ErrorInfoNull = true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // reconcileTick is one StateReconciler pass (SPEC 4.2) over the reconcile
@@ -16,7 +17,7 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("list reconcile targets: %w", err)
 	}
-	var fleet contracts.FleetSummary
+	var fleet decide.FleetSummary
 	for i := range rows {
 		w := &rows[i]
 		if err := c.reconcileOne(ctx, w, now); err != nil {
@@ -32,20 +33,119 @@ func (c *Coordinator) reconcileTick(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// reconcileOne carries out the StateReconciler's decision for w
+// (decide.Reconcile): one loop that checks the lease, acts and records,
+// deciding nothing itself.
 func (c *Coordinator) reconcileOne(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	s := contracts.ReconcileStep(w, now, c.invokedFor(w))
-	switch s.Kind {
-	case contracts.StepClaim:
-		return c.claim(ctx, w, s.Op, now)
-	case contracts.StepComplete:
-		return c.complete(ctx, w, now)
-	case contracts.StepTimeout:
-		return c.enterError(ctx, w, contracts.TimeoutInfo(w, now), now)
-	case contracts.StepEnterError:
-		return c.enterError(ctx, w, contracts.EntryInfo(w, now), now)
-	case contracts.StepExecute:
-		return c.execute(ctx, w, now)
+	d := decide.Reconcile(decide.Input{Row: w, Now: now, LastInvoked: c.invokedFor(w), NewID: c.newID})
+	invoked := false // the operation's calls began: a failed one is recorded
+	for {
+		var answer string
+		for _, a := range d.Actions {
+			var err error
+			var stop bool
+			switch a.Kind {
+			case decide.DoTouch:
+				err = c.api.Touch(ctx, w.ID, contracts.CompStateReconciler)
+			case decide.DoWrite:
+				stop, err = c.record(ctx, w, a.Write, answer, now)
+			case decide.DoInvoke:
+				c.invoked[w.ID] = invocation{op: w.Operation, started: w.OpStartedAt, at: now}
+				invoked = true
+			case decide.DoCheckLease:
+				err = c.checkLease(ctx)
+			case decide.DoCall:
+				answer, err = c.call(ctx, a.Call)
+			}
+			if err != nil {
+				if invoked {
+					return c.failed(ctx, w, d.Failure, err)
+				}
+				return err
+			}
+			if stop {
+				return nil
+			}
+		}
+		if !d.Again {
+			return nil
+		}
+		d = decide.Continue(w, now, c.newID)
 	}
+}
+
+// record makes write, with what answer it records, and reports whether
+// the decision ends here: a write that settles the operation and does not
+// apply ends it; one that applies ends this leader's invocation and
+// publishes monitor:trigger.
+func (c *Coordinator) record(ctx context.Context, w *contracts.Workspace, write decide.Write, answer string, now time.Time) (stop bool, err error) {
+	ok, err := c.write(ctx, w, write.Cond, write.PatchFor(answer), now)
+	switch {
+	case err != nil:
+		return true, err
+	case !ok && write.Required:
+		// Only the ARCHIVING walk's writes are required.
+		return true, fmt.Errorf("archive %s: operation changed under us", w.ID)
+	case !ok && write.Settles:
+		return true, nil
+	case ok && write.Settles:
+		delete(c.invoked, w.ID)
+		c.triggerMonitor(ctx, w.ID)
+	}
+	return false, nil
+}
+
+// call invokes one actuator call and returns its answer (a restore
+// marker, an archive key, or "").
+func (c *Coordinator) call(ctx context.Context, call decide.Call) (string, error) {
+	d, id := c.deps, call.Workspace
+	switch call.Port {
+	case decide.CallProvision:
+		return "", d.Storage.Provision(ctx, id)
+	case decide.CallRestore:
+		return d.Storage.Restore(ctx, id, call.ArchiveKey)
+	case decide.CallArchive:
+		return d.Storage.Archive(ctx, id, call.OpID)
+	case decide.CallStart:
+		return "", d.Instances.Start(ctx, id, call.Image)
+	case decide.CallDeleteInstance:
+		return "", d.Instances.Delete(ctx, id)
+	case decide.CallDeleteVolume:
+		return "", d.Storage.DeleteVolume(ctx, id)
+	}
+	return "", fmt.Errorf("unknown actuator call %s", call.Port)
+}
+
+// failed handles an error met while carrying out the operation's calls:
+// an actuator's failure is recorded as f says (SPEC 4.2.4); anything else
+// (a lost lease, a dead process, a failed write) ends the tick for w.
+func (c *Coordinator) failed(ctx context.Context, w *contracts.Workspace, f decide.Failure, cause error) error {
+	if fatal(cause) || deposed(cause) || errors.Is(cause, errStepDown) {
+		return cause
+	}
+	var pe *contracts.ProviderError
+	if !errors.As(cause, &pe) && !errors.Is(cause, contracts.ErrUnavailable) {
+		// Not an actuator failure (a DB write failed): skip this tick.
+		return cause
+	}
+	code := contracts.CodeOf(cause)
+	var pctx map[string]any
+	if pe != nil && pe.Context != nil {
+		pctx = make(map[string]any, len(pe.Context))
+		for k, v := range pe.Context {
+			pctx[k] = v
+		}
+	}
+	p, terminal := f.Patch(code, cause.Error(), pctx)
+	ok, err := c.write(ctx, w, f.Cond(), p, f.At)
+	if err != nil {
+		return err
+	}
+	if ok && terminal {
+		delete(c.invoked, w.ID)
+		c.triggerMonitor(ctx, w.ID)
+	}
+	c.log.Info("actuator failed", "workspace", w.ID, "operation", f.Operation, "code", code, "terminal", terminal)
 	return nil
 }
 
@@ -81,201 +181,8 @@ func (c *Coordinator) write(ctx context.Context, w *contracts.Workspace, cond co
 	return ok, nil
 }
 
-// opCond conditions a write on the operation still being the one we act on.
-func opCond(op contracts.Operation) contracts.Cond {
-	return contracts.Cond{Operation: contracts.Some(op)}
-}
-
-func (c *Coordinator) trigger_(ctx context.Context, id string) {
-	// A hint only (C2): failures are ignored.
+// triggerMonitor asks the HealthMonitor for a pass now, publishing id on
+// monitor:trigger: a hint only (C2), so a failure is ignored.
+func (c *Coordinator) triggerMonitor(ctx context.Context, id string) {
 	_ = c.deps.Bus.Publish(ctx, contracts.MonitorTriggerChannel, id)
-}
-
-func (c *Coordinator) claim(ctx context.Context, w *contracts.Workspace, op contracts.Operation, now time.Time) error {
-	p := contracts.ClaimPatch(w, op, now, c.deps.IDs.NewID())
-	ok, err := c.write(ctx, w, contracts.ClaimCond(op), p, now)
-	if err != nil || !ok {
-		return err
-	}
-	delete(c.invoked, w.ID)
-	c.trigger_(ctx, w.ID)
-	return c.execute(ctx, w, now)
-}
-
-func (c *Coordinator) complete(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	op := w.Operation
-	if contracts.StampsLastAccess(op) {
-		if err := c.api.Touch(ctx, w.ID, contracts.CompStateReconciler); err != nil {
-			return err
-		}
-	}
-	ok, err := c.write(ctx, w, opCond(op), contracts.CompletePatch(w), now)
-	if err != nil || !ok {
-		return err
-	}
-	delete(c.invoked, w.ID)
-	c.trigger_(ctx, w.ID)
-	return nil
-}
-
-func (c *Coordinator) enterError(ctx context.Context, w *contracts.Workspace, info contracts.ErrorInfo, now time.Time) error {
-	ok, err := c.write(ctx, w, opCond(w.Operation), contracts.ErrorEntryPatch(w, info), now)
-	if err != nil || !ok {
-		return err
-	}
-	delete(c.invoked, w.ID)
-	c.trigger_(ctx, w.ID)
-	return nil
-}
-
-// execute invokes the operation's actuator calls (SPEC 4.2.2), re-checking
-// the lock before each. A failed call is recorded as a retryable or
-// terminal error (4.2.4).
-func (c *Coordinator) execute(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	c.invoked[w.ID] = invocation{op: w.Operation, started: w.OpStartedAt, at: now}
-	err := c.actuate(ctx, w, now)
-	if err == nil || fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
-		return err
-	}
-	var pe *contracts.ProviderError
-	if !errors.As(err, &pe) && !errors.Is(err, contracts.ErrUnavailable) {
-		// Not an actuator failure (a DB write failed): skip this tick.
-		return err
-	}
-	return c.recordFailure(ctx, w, err, now)
-}
-
-func (c *Coordinator) recordFailure(ctx context.Context, w *contracts.Workspace, cause error, now time.Time) error {
-	code := contracts.CodeOf(cause)
-	var pctx map[string]any
-	var pe *contracts.ProviderError
-	if errors.As(cause, &pe) && pe.Context != nil {
-		pctx = make(map[string]any, len(pe.Context))
-		for k, v := range pe.Context {
-			pctx[k] = v
-		}
-	}
-	op := w.Operation
-	p, terminal := contracts.FailurePatch(w, code, cause.Error(), pctx, now)
-	ok, err := c.write(ctx, w, opCond(op), p, now)
-	if err != nil {
-		return err
-	}
-	if ok && terminal {
-		delete(c.invoked, w.ID)
-		c.trigger_(ctx, w.ID)
-	}
-	c.log.Info("actuator failed", "workspace", w.ID, "operation", op, "code", code, "terminal", terminal)
-	return nil
-}
-
-func (c *Coordinator) actuate(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	d := c.deps
-	id := w.ID
-	switch w.Operation {
-	case contracts.OpProvisioning:
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Storage.Provision(ctx, id); err != nil {
-			return err
-		}
-	case contracts.OpRestoring:
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Storage.Provision(ctx, id); err != nil {
-			return err
-		}
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		marker, err := d.Storage.Restore(ctx, id, w.ArchiveKey)
-		if err != nil {
-			return err
-		}
-		p := contracts.Patch{HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: marker})}
-		if _, err := c.write(ctx, w, opCond(contracts.OpRestoring), p, now); err != nil {
-			return err
-		}
-	case contracts.OpStarting:
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Instances.Start(ctx, id, w.ImageRef); err != nil {
-			return err
-		}
-	case contracts.OpStopping:
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Instances.Delete(ctx, id); err != nil {
-			return err
-		}
-	case contracts.OpArchiving:
-		if err := c.archive(ctx, w, now); err != nil {
-			return err
-		}
-	case contracts.OpDeleting:
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Instances.Delete(ctx, id); err != nil {
-			return err
-		}
-		if err := c.checkLease(ctx); err != nil {
-			return err
-		}
-		if err := d.Storage.DeleteVolume(ctx, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// archive walks ARCHIVING from wherever it stands (SPEC 4.2.2 and its
-// resume rules): op_id committed first, then the archive, then archive_key,
-// then the container (if any leftover) and only then the volume (C8).
-func (c *Coordinator) archive(ctx context.Context, w *contracts.Workspace, now time.Time) error {
-	d := c.deps
-	for {
-		switch contracts.NextArchiveAction(w) {
-		case contracts.ArchiveEnsureOpID:
-			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.Patch{OpID: contracts.Some(d.IDs.NewID())}, now)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("archive %s: operation changed under us", w.ID)
-			}
-		case contracts.ArchiveUpload:
-			if err := c.checkLease(ctx); err != nil {
-				return err
-			}
-			key, err := d.Storage.Archive(ctx, w.ID, w.OpID)
-			if err != nil {
-				return err
-			}
-			ok, err := c.write(ctx, w, opCond(contracts.OpArchiving), contracts.ArchiveCommitPatch(key), now)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("archive %s: operation changed under us", w.ID)
-			}
-		case contracts.ArchiveDeleteVolume:
-			if err := c.checkLease(ctx); err != nil {
-				return err
-			}
-			if err := d.Instances.Delete(ctx, w.ID); err != nil {
-				return err
-			}
-			if err := c.checkLease(ctx); err != nil {
-				return err
-			}
-			return d.Storage.DeleteVolume(ctx, w.ID)
-		case contracts.ArchiveAwait:
-			return nil
-		}
-	}
 }

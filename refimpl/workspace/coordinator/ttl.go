@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // ttlTick is one TTL Manager pass (SPEC 4.4). It writes nothing itself:
@@ -14,7 +15,7 @@ import (
 // the desired state read.
 func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 	// The candidates are read through a cursor. Those no rule can select
-	// whatever the activity keys say (contracts.TTLDue: touched within
+	// whatever the activity keys say (decide.TTLDue: touched within
 	// their TTL, or with a desired state the rule leaves alone) are
 	// passed over there, so the keys are read only where the decision
 	// depends on them. The others go into a buffer reused from pass to
@@ -22,7 +23,7 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 	rows := c.scratch.ttl[:0]
 	defer func() { c.scratch.ttl = rows[:0] }()
 	err := c.deps.Store.Scan(ctx, contracts.FilterTTL, func(w *contracts.Workspace) {
-		if !contracts.TTLDue(w, now) {
+		if !decide.TTLDue(w, now) {
 			return
 		}
 		rows = append(rows, *w)
@@ -47,7 +48,7 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 				continue
 			}
 		}
-		to, ok := contracts.TTLDecision(w, act, now)
+		to, ok := decide.TTLDecision(w, act, now)
 		if !ok {
 			continue
 		}

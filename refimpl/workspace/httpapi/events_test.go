@@ -17,6 +17,7 @@ import (
 	"github.com/wsconverge/converge/contracts/ports"
 	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 	"github.com/wsconverge/converge/refimpl/workspace/coordinator"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // sseEvent is one event read off a stream.
@@ -128,7 +129,7 @@ func TestEventsFollowPublishedChanges(t *testing.T) {
 	s.quiet(t)
 
 	// A retryable failure is recorded: an error event, no state change.
-	p, terminal := contracts.FailurePatch(&row, contracts.CodeVolumeCreateFailed, "volume create failed", nil, t0.Add(3*time.Second))
+	p, terminal := decide.FailurePatch(&row, contracts.CodeVolumeCreateFailed, "volume create failed", nil, t0.Add(3*time.Second))
 	require.False(t, terminal)
 	e.setRow(id, contracts.CompStateReconciler, p)
 	row = e.row(id)
@@ -139,7 +140,7 @@ func TestEventsFollowPublishedChanges(t *testing.T) {
 
 	// Completion: STANDBY observed, operation NONE.
 	e.setRow(id, contracts.CompHealthMonitor, contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedStandby)})
-	e.setRow(id, contracts.CompStateReconciler, contracts.CompletePatch(&row))
+	e.setRow(id, contracts.CompStateReconciler, decide.CompletePatch(&row))
 	row = e.row(id)
 	e.publish(ports.ChangeOf(&row, t0.Add(4*time.Second)))
 	ev := s.next(t)

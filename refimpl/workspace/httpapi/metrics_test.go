@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 var (
@@ -98,12 +99,12 @@ func TestClassifyWrite(t *testing.T) {
 	rec := contracts.Writer{Component: contracts.CompStateReconciler, Epoch: 3}
 	starting := w
 	starting.Operation = contracts.OpStarting
-	retryable, terminal := contracts.FailurePatch(&starting, contracts.CodeImagePullFailed, "pull failed", nil, t0)
+	retryable, terminal := decide.FailurePatch(&starting, contracts.CodeImagePullFailed, "pull failed", nil, t0)
 	require.False(t, terminal)
-	lost, terminal := contracts.FailurePatch(&starting, contracts.CodeChecksumMismatch, "bad sum", nil, t0)
+	lost, terminal := decide.FailurePatch(&starting, contracts.CodeChecksumMismatch, "bad sum", nil, t0)
 	require.True(t, terminal)
 	starting.OpStartedAt = t0
-	timedOut := contracts.ErrorEntryPatch(&starting, contracts.TimeoutInfo(&starting, t0.Add(time.Hour)))
+	timedOut := decide.ErrorEntryPatch(&starting, decide.TimeoutInfo(&starting, t0.Add(time.Hour)))
 	opCond := contracts.Cond{Operation: contracts.Some(contracts.OpStarting)}
 
 	type want struct {
@@ -117,8 +118,8 @@ func TestClassifyWrite(t *testing.T) {
 		p    contracts.Patch
 		want want
 	}{
-		"claim":               {rec, contracts.ClaimCond(contracts.OpStarting), contracts.ClaimPatch(&w, contracts.OpStarting, t0, "op"), want{contracts.OpStarting, OpStarted, true}},
-		"completion":          {rec, opCond, contracts.CompletePatch(&starting), want{contracts.OpStarting, OpCompleted, true}},
+		"claim":               {rec, decide.ClaimCond(contracts.OpStarting), decide.ClaimPatch(&w, contracts.OpStarting, t0, "op"), want{contracts.OpStarting, OpStarted, true}},
+		"completion":          {rec, opCond, decide.CompletePatch(&starting), want{contracts.OpStarting, OpCompleted, true}},
 		"retryable failure":   {rec, opCond, retryable, want{contracts.OpStarting, OpAttemptFailed, true}},
 		"terminal failure":    {rec, opCond, lost, want{contracts.OpStarting, OpFailed, true}},
 		"timeout":             {rec, opCond, timedOut, want{contracts.OpStarting, OpFailed, true}},
@@ -133,9 +134,9 @@ func TestClassifyWrite(t *testing.T) {
 	}
 
 	m := NewMetrics()
-	m.ObserveWrite(rec, opCond, contracts.CompletePatch(&starting), false)
+	m.ObserveWrite(rec, opCond, decide.CompletePatch(&starting), false)
 	require.Zero(t, testutil.ToFloat64(m.completed.WithLabelValues("STARTING")), "a write whose condition failed counts nothing")
-	m.ObserveWrite(rec, opCond, contracts.CompletePatch(&starting), true)
+	m.ObserveWrite(rec, opCond, decide.CompletePatch(&starting), true)
 	m.ObserveWrite(rec, opCond, lost, true)
 	m.ObserveWrite(rec, opCond, retryable, true)
 	require.Equal(t, 1.0, testutil.ToFloat64(m.completed.WithLabelValues("STARTING")))

@@ -112,7 +112,7 @@ func (h *handler) adminList(w http.ResponseWriter, r *http.Request, p principal)
 		writeError(w, apiError(http.StatusBadRequest, contracts.APIBadRequest, "malformed query string"))
 		return
 	}
-	q, e := contracts.ParseAdminQuery(params)
+	q, e := parseAdminQuery(params)
 	if e != nil {
 		writeError(w, e)
 		return

@@ -7,7 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/keys"
@@ -25,31 +26,31 @@ type Mutant struct {
 	// config bends the configuration the daemon reads.
 	config func(*oracle.Config)
 	// in bends an input before the daemon sees it (false: it never does).
-	in func(b *bent, in core.Input) (core.Input, bool)
+	in func(b *bent, in ports.Input) (ports.Input, bool)
 	// out bends the daemon's outputs before the world acts on them.
-	out func(b *bent, outs []core.Output) []core.Output
+	out func(b *bent, outs []ports.Output) []ports.Output
 }
 
 // Name implements oraclesim.System.
 func (m *Mutant) Name() string { return m.name }
 
 // New implements oraclesim.System: a reference lifetime behind bent ports.
-func (m *Mutant) New(cfg oracle.Config, signer keys.Signer, rnd core.Rand) (oraclesim.Daemon, error) {
+func (m *Mutant) New(cfg oracle.Config, signer keys.Signer, rnd ports.Rand) (ports.Daemon, error) {
 	if m.config != nil {
 		m.config(&cfg)
 	}
-	d, err := oraclesim.Reference{}.New(cfg, signer, rnd)
+	d, err := oracled.NewSystem().New(cfg, signer, rnd)
 	if err != nil {
 		return nil, fmt.Errorf("mutant %s: %w", m.name, err)
 	}
-	return &bent{Daemon: d, m: m, cfg: cfg, signer: signer, accNum: 1, calls: map[core.ID]core.BroadcastCall{},
-		paths: map[core.ID]string{}}, nil
+	return &bent{Daemon: d, m: m, cfg: cfg, signer: signer, accNum: 1, calls: map[ports.ID]ports.BroadcastCall{},
+		paths: map[ports.ID]string{}}, nil
 }
 
 // bent is one lifetime of a mutant: the reference daemon and what the
 // bends remember.
 type bent struct {
-	oraclesim.Daemon
+	ports.Daemon
 	m      *Mutant
 	cfg    oracle.Config
 	signer keys.Signer
@@ -58,8 +59,8 @@ type bent struct {
 	accNum uint64
 	// calls are the broadcasts in flight, by request id, as sent; paths
 	// the queries in flight.
-	calls map[core.ID]core.BroadcastCall
-	paths map[core.ID]string
+	calls map[ports.ID]ports.BroadcastCall
+	paths map[ports.ID]string
 	// replyPath is the path of the query the input being handled answers
 	// ("" for any other input).
 	replyPath string
@@ -71,14 +72,14 @@ type bent struct {
 	resultSeen bool
 }
 
-func (b *bent) Start(now time.Time) []core.Output {
+func (b *bent) Start(now time.Time) []ports.Output {
 	b.now = now
 	return b.bendOut(b.Daemon.Start(now))
 }
 
-func (b *bent) Handle(now time.Time, in core.Input) []core.Output {
+func (b *bent) Handle(now time.Time, in ports.Input) []ports.Output {
 	b.now = now
-	in = core.ByValue(in) // the bends read replies by value
+	in = ports.ByValue(in) // the bends read replies by value
 	b.observe(in)
 	if b.m.in != nil {
 		var ok bool
@@ -89,15 +90,15 @@ func (b *bent) Handle(now time.Time, in core.Input) []core.Output {
 	return b.bendOut(b.Daemon.Handle(now, in))
 }
 
-func (b *bent) bendOut(outs []core.Output) []core.Output {
+func (b *bent) bendOut(outs []ports.Output) []ports.Output {
 	if b.m.out != nil {
 		outs = b.m.out(b, outs)
 	}
 	for _, o := range outs {
 		switch c := o.(type) {
-		case core.BroadcastCall:
+		case ports.BroadcastCall:
 			b.calls[c.ID] = c
-		case core.QueryCall:
+		case ports.QueryCall:
 			b.paths[c.ID] = c.Path
 		}
 	}
@@ -106,9 +107,9 @@ func (b *bent) bendOut(outs []core.Output) []core.Output {
 
 // observe keeps what the bends need from the true inputs: the account
 // number, and how the broadcasts were answered.
-func (b *bent) observe(in core.Input) {
+func (b *bent) observe(in ports.Input) {
 	b.replyPath = ""
-	r, ok := in.(core.Reply)
+	r, ok := in.(ports.Reply)
 	if !ok {
 		return
 	}
@@ -144,7 +145,7 @@ func (b *bent) observe(in core.Input) {
 // rebuild decodes a broadcast's tx, lets edit change its submission and
 // sequence, and signs it again with the daemon's own key, chain id and
 // account number.
-func (b *bent) rebuild(c core.BroadcastCall, edit func(m *oraclev1.MsgSubmitOracleData, seq *uint64)) core.BroadcastCall {
+func (b *bent) rebuild(c ports.BroadcastCall, edit func(m *oraclev1.MsgSubmitOracleData, seq *uint64)) ports.BroadcastCall {
 	t, err := tx.Decode(c.Tx)
 	if err != nil || len(t.Msgs) != 1 || len(t.AuthInfo.GetSignerInfos()) != 1 {
 		return c
@@ -170,10 +171,10 @@ func (b *bent) rebuild(c core.BroadcastCall, edit func(m *oraclev1.MsgSubmitOrac
 }
 
 // eachBroadcast rewrites every broadcast of outs with f.
-func eachBroadcast(b *bent, outs []core.Output, f func(c core.BroadcastCall) core.BroadcastCall) []core.Output {
-	out := make([]core.Output, len(outs))
+func eachBroadcast(b *bent, outs []ports.Output, f func(c ports.BroadcastCall) ports.BroadcastCall) []ports.Output {
+	out := make([]ports.Output, len(outs))
 	for i, o := range outs {
-		if c, ok := o.(core.BroadcastCall); ok {
+		if c, ok := o.(ports.BroadcastCall); ok {
 			o = f(c)
 		}
 		out[i] = o

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wsconverge/converge/contracts/oracle"
-	"github.com/wsconverge/converge/refimpl/oracle/core"
+	"github.com/wsconverge/converge/contracts/oracle/ports"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 	"github.com/wsconverge/converge/wire/abciquery"
 	"github.com/wsconverge/converge/wire/cometrpc"
@@ -39,8 +39,8 @@ func All() []*Mutant {
 	return []*Mutant{
 		{name: "nonce-not-plus-one", Kills: []string{o2},
 			// submit nonce = Nonce instead of Nonce + 1
-			out: func(b *bent, outs []core.Output) []core.Output {
-				return eachBroadcast(b, outs, func(c core.BroadcastCall) core.BroadcastCall {
+			out: func(b *bent, outs []ports.Output) []ports.Output {
+				return eachBroadcast(b, outs, func(c ports.BroadcastCall) ports.BroadcastCall {
 					return b.rebuild(c, func(m *oraclev1.MsgSubmitOracleData, _ *uint64) {
 						if ds := m.GetDataSet(); ds != nil && ds.Nonce > 0 {
 							ds.Nonce--
@@ -50,8 +50,8 @@ func All() []*Mutant {
 			}},
 		{name: "complete-first-entry-only", Kills: []string{o10},
 			// Complete handles only the first entry of a frame
-			in: func(_ *bent, in core.Input) (core.Input, bool) {
-				f, ok := in.(core.Frame)
+			in: func(_ *bent, in ports.Input) (ports.Input, bool) {
+				f, ok := in.(ports.Frame)
 				if !ok || f.Events == nil {
 					return in, true
 				}
@@ -67,8 +67,8 @@ func All() []*Mutant {
 		{name: "complete-ignores-block-time", Kills: []string{o10}, Options: oraclesim.Options{Faults: 30},
 			// Complete ignores bt: the round is taken to open at the frame's
 			// delivery (F6 delays frames by up to 4 s)
-			in: func(b *bent, in core.Input) (core.Input, bool) {
-				f, ok := in.(core.Frame)
+			in: func(b *bent, in ports.Input) (ports.Input, bool) {
+				f, ok := in.(ports.Frame)
 				if !ok || f.Events == nil {
 					return in, true
 				}
@@ -82,10 +82,10 @@ func All() []*Mutant {
 			}},
 		{name: "endpoint-ignores-index", Kills: []string{o12},
 			// endpoint index ignores AssignedIndex: always endpoints[0]
-			out: func(_ *bent, outs []core.Output) []core.Output {
-				out := make([]core.Output, len(outs))
+			out: func(_ *bent, outs []ports.Output) []ports.Output {
+				out := make([]ports.Output, len(outs))
 				for i, o := range outs {
-					if f, ok := o.(core.Fetch); ok {
+					if f, ok := o.(ports.Fetch); ok {
 						f.URL = endpointIndex.ReplaceAllString(f.URL, "/e/0")
 						o = f
 					}
@@ -95,8 +95,8 @@ func All() []*Mutant {
 			}},
 		{name: "six-significant-digits", Kills: []string{o12},
 			// numbers rendered with 6 significant digits
-			out: func(b *bent, outs []core.Output) []core.Output {
-				return eachBroadcast(b, outs, func(c core.BroadcastCall) core.BroadcastCall {
+			out: func(b *bent, outs []ports.Output) []ports.Output {
+				return eachBroadcast(b, outs, func(c ports.BroadcastCall) ports.BroadcastCall {
 					return b.rebuild(c, func(m *oraclev1.MsgSubmitOracleData, _ *uint64) {
 						if ds := m.GetDataSet(); ds != nil {
 							if v, err := strconv.ParseFloat(ds.RawData, 64); err == nil {
@@ -108,24 +108,24 @@ func All() []*Mutant {
 			}},
 		{name: "code-13-retried", Kills: []string{o5},
 			// code 13 (insufficient fee) retried as if no answer had come
-			in: func(_ *bent, in core.Input) (core.Input, bool) {
-				if r, ok := in.(core.Reply); ok && r.Broadcast != nil && r.Broadcast.Code == oracle.CodeInsufficientFee {
-					return core.Reply{ID: r.ID, Err: errNoAnswer}, true
+			in: func(_ *bent, in ports.Input) (ports.Input, bool) {
+				if r, ok := in.(ports.Reply); ok && r.Broadcast != nil && r.Broadcast.Code == oracle.CodeInsufficientFee {
+					return ports.Reply{ID: r.ID, Err: errNoAnswer}, true
 				}
 				return in, true
 			}},
 		{name: "no-resync-on-32", Kills: []string{o9},
 			// code 32 taken for a lost answer: retried with no resync
-			in: func(_ *bent, in core.Input) (core.Input, bool) {
-				if r, ok := in.(core.Reply); ok && r.Broadcast != nil && r.Broadcast.Code == oracle.CodeWrongSequence {
-					return core.Reply{ID: r.ID, Err: errNoAnswer}, true
+			in: func(_ *bent, in ports.Input) (ports.Input, bool) {
+				if r, ok := in.(ports.Reply); ok && r.Broadcast != nil && r.Broadcast.Code == oracle.CodeWrongSequence {
+					return ports.Reply{ID: r.ID, Err: errNoAnswer}, true
 				}
 				return in, true
 			}},
 		{name: "sequence-not-incremented-on-success", Kills: []string{o8},
 			// the sequence stays put after a success: the next tx reuses it
-			out: func(b *bent, outs []core.Output) []core.Output {
-				return eachBroadcast(b, outs, func(c core.BroadcastCall) core.BroadcastCall {
+			out: func(b *bent, outs []ports.Output) []ports.Output {
+				return eachBroadcast(b, outs, func(c ports.BroadcastCall) ports.BroadcastCall {
 					return b.rebuild(c, func(_ *oraclev1.MsgSubmitOracleData, seq *uint64) {
 						if b.acked && *seq == b.lastAcked+1 {
 							*seq = b.lastAcked
@@ -135,8 +135,8 @@ func All() []*Mutant {
 			}},
 		{name: "sequence-incremented-on-failure", Kills: []string{o8},
 			// the sequence moves on after a refused tx: the next one skips
-			out: func(b *bent, outs []core.Output) []core.Output {
-				return eachBroadcast(b, outs, func(c core.BroadcastCall) core.BroadcastCall {
+			out: func(b *bent, outs []ports.Output) []ports.Output {
+				return eachBroadcast(b, outs, func(c ports.BroadcastCall) ports.BroadcastCall {
 					return b.rebuild(c, func(_ *oraclev1.MsgSubmitOracleData, seq *uint64) {
 						if b.failed && *seq == b.failedSeq {
 							*seq++
@@ -149,8 +149,8 @@ func All() []*Mutant {
 			config: func(c *oracle.Config) { c.Worker.PoolSize = 64 }},
 		{name: "status-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 20},
 			// status ENABLED not checked: a PAUSED or DISABLED doc runs
-			in: func(b *bent, in core.Input) (core.Input, bool) {
-				r, ok := in.(core.Reply)
+			in: func(b *bent, in ports.Input) (ports.Input, bool) {
+				r, ok := in.(ports.Reply)
 				if !ok || r.Query == nil || r.Query.Response.Code != 0 || b.replyPath != abciquery.PathDoc {
 					return in, true
 				}
@@ -170,8 +170,8 @@ func All() []*Mutant {
 			}},
 		{name: "no-on-chain-check", Kills: []string{o1, o13}, Options: oraclesim.Options{Faults: 30},
 			// no on-chain check: the answer is read as "not submitted"
-			in: func(b *bent, in core.Input) (core.Input, bool) {
-				r, ok := in.(core.Reply)
+			in: func(b *bent, in ports.Input) (ports.Input, bool) {
+				r, ok := in.(ports.Reply)
 				if !ok || r.Query == nil || r.Query.Response.Code != 0 || b.replyPath != abciquery.PathSubmitData {
 					return in, true
 				}
@@ -186,15 +186,15 @@ func All() []*Mutant {
 			}},
 		{name: "result-channel-closed-before-drain", Kills: []string{o15, o14},
 			// ResultCh closed before the task group has drained
-			out: func(_ *bent, outs []core.Output) []core.Output {
-				var out []core.Output
+			out: func(_ *bent, outs []ports.Output) []ports.Output {
+				var out []ports.Output
 				for _, o := range outs {
-					t, ok := o.(*core.Trace)
+					t, ok := o.(*ports.Trace)
 					switch {
-					case ok && t.Kind == core.TraceClose && t.Name == core.ChanResult:
+					case ok && t.Kind == ports.TraceClose && t.Name == ports.ChanResult:
 						continue // already closed, too early
-					case ok && t.Kind == core.TraceStop && t.Name == core.CompWatcher:
-						out = append(out, o, &core.Trace{Kind: core.TraceClose, Name: core.ChanResult})
+					case ok && t.Kind == ports.TraceStop && t.Name == ports.CompWatcher:
+						out = append(out, o, &ports.Trace{Kind: ports.TraceClose, Name: ports.ChanResult})
 						continue
 					}
 					out = append(out, o)

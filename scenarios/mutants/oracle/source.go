@@ -55,19 +55,19 @@ const (
 
 // The files the source mutants edit.
 const (
-	fileTransition = "contracts/oracle/transition.go"
-	fileStale      = "contracts/oracle/stale.go"
-	fileAssign     = "contracts/oracle/assign.go"
-	fileReady      = "contracts/oracle/ready.go"
+	fileTransition = "refimpl/oracle/core/transition.go"
+	fileStale      = "refimpl/oracle/core/stale.go"
+	fileAssign     = "refimpl/oracle/core/assign.go"
+	fileReady      = "refimpl/oracle/core/ready.go"
 	fileEvents     = "refimpl/oracle/core/events.go"
 	fileExecutor   = "refimpl/oracle/core/executor.go"
 	fileSubmitter  = "refimpl/oracle/core/submitter.go"
 	fileWatcher    = "refimpl/oracle/core/watcher.go"
 	fileSequence   = "refimpl/oracle/core/sequence.go"
 	fileBroadcast  = "contracts/oracle/broadcast.go"
-	fileBackoff    = "contracts/oracle/backoff.go"
+	fileBackoff    = "refimpl/oracle/core/backoff.go"
 	fileHealth     = "refimpl/oracle/core/health.go"
-	fileOEvents    = "contracts/oracle/events.go"
+	fileFrames     = "refimpl/oracle/core/frames.go"
 	fileReconcile  = "refimpl/oracle/core/reconcile.go"
 	fileQueries    = "refimpl/oracle/core/queries.go"
 )
@@ -83,8 +83,8 @@ func Sources() []*SourceMutant {
 			Bug: "an Update frame's nonce attribute is taken as the completed round",
 			Edits: []Edit{
 				{File: fileEvents, Old: "\t\"log/slog\"\n\t\"time\"\n", New: "\t\"log/slog\"\n\t\"strconv\"\n\t\"time\"\n"},
-				{File: fileEvents, Old: `			ids, errs = oracle.UpdateIDs(f.Events)
-`, New: `			ids, errs = oracle.UpdateIDs(f.Events)
+				{File: fileEvents, Old: `			ids, errs = UpdateIDs(f.Events)
+`, New: `			ids, errs = UpdateIDs(f.Events)
 			// the update carries the request's round: take it as completed
 			for i, v := range f.Events[oracle.EventUpdate+".nonce"] {
 				if n, err := strconv.ParseUint(v, 10, 64); err == nil && i < len(ids) {
@@ -94,46 +94,46 @@ func Sources() []*SourceMutant {
 `}}},
 		{name: "update-rearms-job", Kills: []string{o6, o2, o1}, Options: oraclesim.Options{Ops: 30},
 			Bug: "an Update that keeps the job re-arms it: Pending, NextRunTime = now",
-			Edits: []Edit{{File: fileTransition, Old: `	case Update:
+			Edits: []Edit{{File: fileTransition, Old: `	case oracle.Update:
 		if cur != nil {
 			o.update(t.Doc, t.Self, now)
 		}
-`, New: `	case Update:
-		if cur != nil && o.update(t.Doc, t.Self, now) && o.Job.Exec.Status != ExecExecuting {
-			o.Job.Exec.Status, o.Job.NextRunTime = ExecPending, now // run with the new settings
+`, New: `	case oracle.Update:
+		if cur != nil && o.update(t.Doc, t.Self, now) && o.Job.Exec.Status != oracle.ExecExecuting {
+			o.Job.Exec.Status, o.Job.NextRunTime = oracle.ExecPending, now // run with the new settings
 		}
 `}}},
 		{name: "success-leaves-job-pending", Kills: []string{o3, o1},
 			Bug: "a successful execution leaves the job Pending, NextRunTime unchanged",
 			Edits: []Edit{{File: fileTransition, Old: `	default:
-		j.Exec.Status = ExecCompleted
+		j.Exec.Status = oracle.ExecCompleted
 		j.Exec.Error = ""
 		j.RunCount++
-		j.NextRunTime = now.Add(CompleteWait)
+		j.NextRunTime = now.Add(oracle.CompleteWait)
 `, New: `	default:
-		j.Exec.Status = ExecPending
+		j.Exec.Status = oracle.ExecPending
 		j.Exec.Error = ""
 		j.RunCount++
 `}}},
 		{name: "fetch-failure-no-backoff", Kills: []string{o3, o4}, Options: busy,
 			Bug: "a failed fetch retries the job on the next tick, not 60 s later",
 			Edits: []Edit{{File: fileTransition,
-				Old: "\t\tj.NextRunTime = now.Add(FetchFailureRetry)\n",
+				Old: "\t\tj.NextRunTime = now.Add(oracle.FetchFailureRetry)\n",
 				New: "\t\tj.NextRunTime = now // retry on the next tick\n"}}},
 		{name: "parse-failure-backoff-1-min", Kills: []string{o3, o4}, Options: busy,
 			Bug: "a parse failure waits the fetch failure's 60 s, not 300 s",
 			Edits: []Edit{{File: fileTransition,
-				Old: "\t\tj.NextRunTime = now.Add(ParseFailureRetry)\n",
-				New: "\t\tj.NextRunTime = now.Add(FetchFailureRetry)\n"}}},
+				Old: "\t\tj.NextRunTime = now.Add(oracle.ParseFailureRetry)\n",
+				New: "\t\tj.NextRunTime = now.Add(oracle.FetchFailureRetry)\n"}}},
 		{name: "select-leaves-job-pending", Kills: []string{o3}, Options: oraclesim.Options{Requests: 20, PoolSize: 2, Faults: 60},
 			Bug: "the tick leaves a selected job Pending; its task marks it Executing when it starts",
 			Edits: []Edit{
 				{File: fileTransition, Old: `		if cur != nil && Ready(cur, now) {
-			cur.Exec.Status = ExecExecuting
+			cur.Exec.Status = oracle.ExecExecuting
 `, New: `		if cur != nil && Ready(cur, now) {
 `},
-				{File: fileReady, Old: "\treturn j != nil && j.Exec.Status == ExecExecuting && !j.Exec.Superseded",
-					New: "\treturn j != nil && (j.Exec.Status == ExecExecuting || j.Exec.Status.Selectable()) && !j.Exec.Superseded"},
+				{File: fileReady, Old: "\treturn j != nil && j.Exec.Status == oracle.ExecExecuting && !j.Exec.Superseded",
+					New: "\treturn j != nil && (j.Exec.Status == oracle.ExecExecuting || j.Exec.Status.Selectable()) && !j.Exec.Superseded"},
 				{File: fileExecutor, Old: `		c.x.slots++
 		e.url, e.rule = j.URL, j.ParseRule
 `, New: `		c.x.slots++
@@ -149,7 +149,7 @@ func Sources() []*SourceMutant {
 			Options: oraclesim.Options{Faults: 30, Ops: 12, PartialQuorums: true, LongReorder: true},
 			Bug:     "a Complete(n) with n ≤ Nonce (repeated, or reordered by F5) is applied like a new one",
 			Edits: []Edit{{File: fileTransition, Old: `	if n <= j.Nonce {
-		o.Rows = append(o.Rows, RowCompleteStale)
+		o.Rows = append(o.Rows, oracle.RowCompleteStale)
 		return
 	}
 `, New: ""}}},
@@ -190,10 +190,10 @@ func Sources() []*SourceMutant {
 		// submission holds up, until the 24 h watchdog.
 		{name: "gave-up-leaves-job-completed", Kills: []string{o20}, Options: oraclesim.Options{Faults: 60, Ops: 30},
 			Bug: "a submission that gives up leaves its job Completed: no Failed, no re-run 1 min later",
-			Edits: []Edit{{File: fileTransition, Old: `			cur.Exec.Status = ExecFailed
+			Edits: []Edit{{File: fileTransition, Old: `			cur.Exec.Status = oracle.ExecFailed
 			cur.Exec.Error = t.Reason
 			cur.LastError = t.Reason
-			cur.NextRunTime = now.Add(SubmissionGaveUpRetry)
+			cur.NextRunTime = now.Add(oracle.SubmissionGaveUpRetry)
 `, New: `			cur.Exec.Error = t.Reason // the round stays ours: wait for its Complete
 			cur.LastError = t.Reason
 `}}},
@@ -230,8 +230,8 @@ func Sources() []*SourceMutant {
 		{name: "submit-backoff-doubled", Kills: []string{o23}, Options: oraclesim.Options{Faults: 60, Ops: 30},
 			Bug: "the submission backoff before retry k is 2^k s, not 2^(k−1) s",
 			Edits: []Edit{{File: fileBackoff,
-				Old: "\treturn min(pow2Seconds(k-1), SubmitRetryCap), true\n",
-				New: "\treturn min(pow2Seconds(k), SubmitRetryCap), true // 2, 4, 8, … s\n"}}},
+				Old: "\treturn min(pow2Seconds(k-1), oracle.SubmitRetryCap), true\n",
+				New: "\treturn min(pow2Seconds(k), oracle.SubmitRetryCap), true // 2, 4, 8, … s\n"}}},
 		// F2 makes the health check's status call hang for its 5 s
 		// timeout: the mutant's next check comes 35 s after the last.
 		{name: "health-rearmed-on-answer", Kills: []string{o18}, Options: oraclesim.Options{Faults: 60, Ops: 30},
@@ -275,7 +275,7 @@ func Sources() []*SourceMutant {
 		// below the shortest list.
 		{name: "ragged-complete-frame-dropped", Kills: []string{o10}, Options: oraclesim.Options{RaggedCompletes: true},
 			Bug: "a Complete frame whose lists differ in length is dropped whole",
-			Edits: []Edit{{File: fileOEvents,
+			Edits: []Edit{{File: fileFrames,
 				Old: "\t\t\tlen(ids), len(nonces), len(times), n))\n",
 				New: "\t\t\tlen(ids), len(nonces), len(times), n))\n\t\treturn nil, errs // a garbled frame: trust none of it\n"}}},
 		// The third oracle audit: a tx with a memo, and an on-chain check
@@ -327,7 +327,7 @@ func Sources() []*SourceMutant {
 		{name: "reconcile-skips-missing-jobs", Kills: []string{o28}, Options: oraclesim.Options{Faults: 60, Ops: 30, PartialQuorums: true},
 			Bug: "R skips step 3: jobs missing from the list are not looked up",
 			Edits: []Edit{{File: fileReconcile,
-				Old: "\t\tc.reconcileMissing(oracle.MissingFromList(c.Jobs(), listed), failed)\n",
+				Old: "\t\tc.reconcileMissing(MissingFromList(c.Jobs(), listed), failed)\n",
 				New: "\t\tc.finishReconcile(failed) // the Update frames bring the rest\n"}}},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",

@@ -12,6 +12,7 @@ import (
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // Mutant is one broken variant.
@@ -343,7 +344,7 @@ func fourthAttempt(b *bend) {
 	b.coord = func(d ports.Deps) ports.Deps {
 		return withStore(d, nil, func(_ context.Context, _ *contracts.Writer, _ string, _ *contracts.Cond, p *contracts.Patch) {
 			e := p.ErrorInfo.V
-			if !p.ErrorInfo.Set || e == nil || e.Reason != contracts.ReasonRetryExceeded || e.ErrorCount != contracts.MaxAttempts {
+			if !p.ErrorInfo.Set || e == nil || e.Reason != contracts.ReasonRetryExceeded || e.ErrorCount != decide.MaxAttempts {
 				return
 			}
 			last, _ := e.Context["last_error"].(string)
@@ -391,8 +392,8 @@ func retryExceededAtOnce(b *bend) {
 	b.coord = func(d ports.Deps) ports.Deps {
 		return withStore(d, func(_ contracts.Filter, rows []contracts.Workspace) {
 			for i := range rows {
-				if w := &rows[i]; w.Operation != contracts.OpNone && w.ErrorCount < contracts.MaxAttempts-1 {
-					w.ErrorCount = contracts.MaxAttempts - 1
+				if w := &rows[i]; w.Operation != contracts.OpNone && w.ErrorCount < decide.MaxAttempts-1 {
+					w.ErrorCount = decide.MaxAttempts - 1
 				}
 			}
 		}, nil)
@@ -728,7 +729,7 @@ func completeOnActuator(b *bend) {
 				return nil
 			}
 			wr := contracts.Writer{Component: contracts.CompStateReconciler, Instance: d.Instance, Epoch: epoch}
-			_, uerr := store.Update(ctx, wr, id, contracts.Cond{Operation: contracts.Some(w.Operation)}, contracts.CompletePatch(&w))
+			_, uerr := store.Update(ctx, wr, id, contracts.Cond{Operation: contracts.Some(w.Operation)}, decide.CompletePatch(&w))
 			return uerr
 		}
 		insts, storage := d.Instances, d.Storage
@@ -1193,7 +1194,7 @@ func (c fixedPollCoord) Step(ctx context.Context) (time.Time, error) {
 	if err != nil || !c.IsLeader() {
 		return next, err
 	}
-	return c.clock.Now().Add(contracts.PeriodIdle), nil
+	return c.clock.Now().Add(decide.PeriodIdle), nil
 }
 
 // busyPoll: the HealthMonitor's scan shows every idle workspace with an

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
@@ -22,7 +23,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	// Lean: the records no checker reads are hashed, not kept.
-	o.System, o.Keep, o.Lean = oraclesim.Reference{}, true, true
+	o.System, o.Keep, o.Lean = oracled.NewSystem(), true, true
 	res, err := oraclesim.Run(ctx, o)
 	if err != nil {
 		return err
