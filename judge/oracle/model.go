@@ -39,14 +39,16 @@ type Model struct {
 	Last *Execution
 	// Executions counts execution starts in this lifetime.
 	Executions int
-	// Result is the latest successful extraction on its way to the chain.
+	// Result is the latest successful extraction the model's rules queued
+	// (its E follows this one's answers).
 	Result *Result
-	// Group is the broadcasts of one (r, n) since the last execution start
-	// (O5). It points to group (nil: none): only the model and the record's
-	// facts hold it, so a new group overwrites the last (a group per
-	// result was an allocation per round).
-	Group *Group
-	group Group
+	// Results are the lifetime's results of the request still followed,
+	// oldest first: every successful extraction (the model's and any
+	// other execution's), and the chains of broadcasts no extraction
+	// explains (phantoms). A broadcast belongs to the result of its
+	// request, round and payload (chainFor): a result's retries are judged
+	// per result whatever else the SUT runs beside it (issue 22).
+	Results []*Result
 	// Acked holds, by nonce, the acknowledgements (code 0 or 19) of this
 	// lifetime.
 	Acked map[uint64]Ack
@@ -99,7 +101,11 @@ type Execution struct {
 	LastDone time.Time
 	LastSeq  int64
 	Path     string
-	Ended    bool
+	// N is the round the model's job was on when the execution began
+	// (its Nonce + 1; 0 without a job), Alt the round a daemon that kept
+	// an older nonce through a doc answer would submit (D10; 0: none).
+	N, Alt uint64
+	Ended  bool
 	// Fetched: a GET answered 200 (the execution then ended, successfully
 	// or with a parse failure).
 	Fetched bool
@@ -122,12 +128,24 @@ func (x *Execution) Fetch() time.Duration {
 	return x.EndAt.Sub(x.Start)
 }
 
-// Result is a successful extraction: the JobResult the rules queued.
+// Result is a successful extraction: the JobResult the rules queued (or
+// the value another execution of the request extracted), and the chain of
+// its broadcasts.
 type Result struct {
-	Res   oracle.JobResult
-	Exec  *Execution
-	At    time.Time
-	Seq   int64
+	Res  oracle.JobResult
+	Exec *Execution
+	At   time.Time
+	Seq  int64
+	// Alt is another round the SUT may submit it for: the round after the
+	// nonce a daemon applying the Update rule kept (D10) when its
+	// execution began (0: none).
+	Alt uint64
+	// Phantom: no extraction of this lifetime explains the chain; it holds
+	// the broadcasts of one (r, n, raw_data) (Res.Data and Res.Nonce).
+	Phantom bool
+	// Sub is the chain of its broadcasts (O5); Sub.Count 0 before the
+	// first.
+	Sub   Group
 	Acked bool
 	// OnChain: the on-chain check found self's submission (it counts as
 	// submitted, D3).
@@ -152,8 +170,8 @@ func (r *Result) nonAck(at time.Time, seq int64) {
 	}
 }
 
-// Group is the broadcasts of one result: one (r, n) with no new execution
-// of r between them (O5).
+// Group is the broadcasts of one result: one (r, n) and the result's
+// payload (O5; chainFor).
 type Group struct {
 	N     uint64
 	Count int
@@ -287,14 +305,14 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	for _, ef := range o.Effects {
 		switch ef := ef.(type) {
 		case *oracle.QueueResult:
-			// The new result overwrites the last in place: only the model
-			// holds its result (the checkers read it while they judge a
-			// record), and a result per execution was an allocation per
-			// round.
-			if m.Result == nil {
-				m.Result = &Result{}
+			// A result per execution: the broadcasts of an earlier one may
+			// still come (a call holds its result until answered).
+			res := &Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			if m.Exec != nil {
+				res.Alt = m.Exec.Alt
 			}
-			*m.Result = Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			m.Result = res
+			m.addResult(res)
 		case oracle.AbortExecution:
 			if m.Exec != nil {
 				m.endExec(m.Exec, now, seq)
@@ -498,7 +516,12 @@ func (s *State) applyGet(e *history.Event) {
 		}
 		m.Exec = x
 		m.Executions++
-		m.Group = nil
+		if j := m.Job; j != nil {
+			x.N = j.Nonce + 1
+		}
+		if m.docAhead {
+			x.Alt = m.heldNonce + 1
+		}
 		m.select_(e.At, e.Seq)
 	}
 	x.Attempts++
@@ -623,6 +646,13 @@ func (s *State) applyGetDone(e *history.Event) {
 			}
 			m.apply(out, e.At, e.Seq, why)
 		}
+		if x.OK && (m.Result == nil || m.Result.Exec != x || m.Result.Seq != e.Seq) {
+			// An extraction the model's rules did not queue (the model let
+			// go of the execution, or another ran beside it): the SUT may
+			// still submit it, and its broadcasts are its own chain.
+			m.addResult(&Result{Res: oracle.JobResult{RequestID: m.R, Data: f.Value, Nonce: x.N, ExecutedAt: x.Start}, Exec: x,
+				At: e.At, Seq: e.Seq, Alt: x.Alt})
+		}
 		m.endExec(x, e.At, e.Seq)
 	default:
 		x.Failed++
@@ -648,9 +678,11 @@ type BcastFact struct {
 	// request and nonce.
 	Msg  *history.Msg
 	R, N uint64
-	// Model is the lifetime's model of R; Group the broadcasts of the same
-	// result before this one (nil: this one starts a result).
+	// Model is the lifetime's model of R; Chain the result the broadcast
+	// belongs to (chainFor; nil: it starts a phantom chain), Group that
+	// result's broadcasts before this one (nil: this one starts them).
 	Model *Model
+	Chain *Result
 	Group *Group
 	// Acked is the acknowledgement of (R, N) earlier in the lifetime.
 	Acked *Ack
@@ -684,14 +716,17 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 		return f
 	}
 	f.Model = m
-	if g := m.Group; g != nil && g.N == f.N {
-		f.Group = g
+	f.Chain = m.chainFor(f.N, f.Msg.RawData)
+	if c := f.Chain; c != nil && c.Sub.Count > 0 {
+		f.Group = &c.Sub
 	}
 	if a, ok := m.Acked[f.N]; ok {
 		s.facts.acked = a
 		f.Acked = &s.facts.acked
 	}
 	switch {
+	case f.Chain != nil && f.Chain.Exec != nil:
+		f.ExecStart = f.Chain.Exec.Start
 	case m.Exec != nil:
 		f.ExecStart = m.Exec.Start
 	case m.Last != nil:
@@ -700,19 +735,24 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 	return f
 }
 
-// noteBroadcast counts the broadcast in its result's group.
-func (m *Model) noteBroadcast(s *State, f *BcastFact) {
-	g := f.Group
-	if g == nil {
-		m.group = Group{N: f.N}
-		g = &m.group
-		m.Group = g
+// noteBroadcast counts the broadcast in its result's chain, starting a
+// phantom chain when no result explains it, and returns the chain.
+func (m *Model) noteBroadcast(s *State, f *BcastFact) *Result {
+	c := f.Chain
+	if c == nil {
+		c = &Result{Res: oracle.JobResult{RequestID: f.R, Data: f.Msg.RawData, Nonce: f.N}, At: f.At, Seq: f.Seq, Phantom: true}
+		m.addResult(c)
+	}
+	g := &c.Sub
+	if g.Count == 0 {
+		g.N = f.N
 	}
 	g.Count++
 	g.LastSeq, g.LastRecv, g.Answered = f.Seq, f.At, false
 	if f.Tx != nil {
 		g.LastGas = f.Tx.GasLimit
 	}
+	return c
 }
 
 // AnswerFact is what the answer to an RPC call of the SUT means.
@@ -821,7 +861,9 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 	if m == nil {
 		return
 	}
-	if g := m.Group; g != nil && g.N == n && g.LastSeq == c.Seq {
+	ch := c.Chain
+	if ch != nil && ch.Sub.LastSeq == c.Seq {
+		g := &ch.Sub
 		g.Answered, g.LastAt, g.AnswerSeq = true, a.NonAckAt, e.Seq
 		switch {
 		case specBroadcastAction(a.Class) == oracle.ActionGiveUp:
@@ -832,15 +874,30 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			g.NeedGas = 0
 		}
 	}
+	// The answer is the chain's; the model's result takes it too when it
+	// is that chain, or when no extraction explains the chain but its round
+	// is the model result's (a value the judge renders otherwise: O12's
+	// business, not the model's).
 	res := m.Result
+	if ch != nil && ch != res && !(ch.Phantom && m.answers(res, n)) {
+		res = nil
+	}
 	if a.Acked() {
+		if ch != nil {
+			ch.Acked = true
+		}
 		if m.Acked == nil {
 			m.Acked = map[uint64]Ack{}
 		}
 		ack := Ack{At: e.At, Seq: e.Seq}
+		switch {
+		case ch != nil && !ch.Phantom:
+			ack.ResultAt = ch.At
+		case m.answers(res, n):
+			ack.ResultAt = res.At
+		}
 		if m.answers(res, n) {
 			res.Acked = true
-			ack.ResultAt = res.At
 		}
 		m.Acked[n] = ack
 		for k := range m.Acked {
@@ -850,9 +907,67 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		}
 		return
 	}
+	if ch != nil && ch != res {
+		ch.nonAck(a.NonAckAt, e.Seq)
+	}
 	if m.answers(res, n) {
 		res.nonAck(a.NonAckAt, e.Seq)
 	}
+}
+
+// chainFor is the result a broadcast of round n carrying raw belongs to:
+// the newest extraction of the lifetime with that payload for that round
+// (its own, or the round after a nonce kept through a doc answer, D10),
+// else the newest phantom chain of (n, raw); nil when none (the broadcast
+// starts a phantom chain). A chain is (request, round, payload): the
+// broadcasts of one result carry the value its execution extracted, so
+// results submitted side by side are told apart whatever else runs.
+func (m *Model) chainFor(n uint64, raw string) *Result {
+	for i := len(m.Results) - 1; i >= 0; i-- {
+		c := m.Results[i]
+		if !c.Phantom && m.roundOf(c, n) && sameValue(raw, c.Res.Data) {
+			return c
+		}
+	}
+	for i := len(m.Results) - 1; i >= 0; i-- {
+		c := m.Results[i]
+		if c.Phantom && c.Res.Nonce == n && c.Res.Data == raw {
+			return c
+		}
+	}
+	return nil
+}
+
+// roundOf reports whether result c may be submitted for round n: its own
+// round, the Alt round its execution began with, or, for the model's
+// result, the round a daemon holding an older nonce submits (answers).
+func (m *Model) roundOf(c *Result, n uint64) bool {
+	return c.Res.Nonce == n || c.Alt != 0 && c.Alt == n || c == m.Result && m.answers(c, n)
+}
+
+// maxResults bounds the results a model follows: a daemon that runs
+// again and again keeps more than one result in submission, a correct one
+// at most two (one going stale).
+const maxResults = 256
+
+// addResult follows a new result, dropping the ones two rounds or more
+// behind the model job (no broadcast of them is a retry any daemon still
+// owes) and, past maxResults, the oldest.
+func (m *Model) addResult(c *Result) {
+	if j := m.Job; j != nil {
+		keep := m.Results[:0]
+		for _, x := range m.Results {
+			if max(x.Res.Nonce, x.Alt)+1 >= j.Nonce || x == m.Result {
+				keep = append(keep, x)
+			}
+		}
+		clear(m.Results[len(keep):])
+		m.Results = keep
+	}
+	if len(m.Results) >= maxResults {
+		m.Results = append(m.Results[:0], m.Results[1:]...)
+	}
+	m.Results = append(m.Results, c)
 }
 
 // answers reports whether a broadcast of round n is the submission of

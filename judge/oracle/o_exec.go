@@ -268,7 +268,11 @@ func (s *State) callsOf(l *Life, method string) []int64 {
 
 // fidelity: O12. Each execution GETs endpoints[i mod m] (i = self's
 // index); each broadcast's raw_data is the §3.4 rendering of the body its
-// execution fetched (numbers compared as float64, JSON semantically).
+// execution fetched (numbers compared as float64, JSON semantically). A
+// broadcast is its result's (chainFor: the same request, round and
+// payload), so a daemon that submits several results of one round side
+// by side is judged against each one's own extraction, not the latest
+// (issue 22).
 type fidelity struct{}
 
 func (*fidelity) Name() string     { return nameFidelity }
@@ -279,9 +283,17 @@ func (c *fidelity) Observe(s *State, e *history.Event, r *judge.Report) {
 		c.endpoint(s, e, r, s.Cur.Get)
 	case s.Cur.Bcast != nil && s.Cur.Bcast.Msg != nil:
 		f := s.Cur.Bcast
+		if f.Chain != nil && !f.Chain.Phantom {
+			return // the value an execution of this lifetime extracted for its round (chainFor)
+		}
 		res := (*Result)(nil)
 		if f.Model != nil {
 			res = f.Model.Result
+			for i := len(f.Model.Results) - 1; res == nil && i >= 0; i-- {
+				if c := f.Model.Results[i]; !c.Phantom {
+					res = c
+				}
+			}
 		}
 		switch {
 		case res == nil:

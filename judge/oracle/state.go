@@ -220,8 +220,10 @@ type Call struct {
 	Method string
 	Query  *history.Query
 	Tx     *history.Tx
-	// Submit is the broadcast's first MsgSubmitOracleData (nil for none).
+	// Submit is the broadcast's first MsgSubmitOracleData (nil for none);
+	// Chain the result it belongs to (chainFor; nil for none).
 	Submit *history.Msg
+	Chain  *Result
 }
 
 // Get is one data-source GET of the SUT, from its recv record to its done
@@ -468,7 +470,7 @@ func (s *State) applyCall(e *history.Event) {
 			s.addTx(sutTx{Hash: c.Tx.Hash, Life: l.ID, R: c.Submit.RequestID, N: c.Submit.Nonce, Seq: e.Seq})
 		}
 		if b := s.Cur.Bcast; b != nil && b.Model != nil {
-			b.Model.noteBroadcast(s, b)
+			c.Chain = b.Model.noteBroadcast(s, b)
 		}
 	}
 	s.calls[e.RPC.Call] = c
