@@ -34,9 +34,17 @@ type Model struct {
 	// Answers are the doc answers still relevant to O11 and O12: the last
 	// one delivered at or before now − G and every later one.
 	Answers []DocAnswer
-	// Exec is the open execution; Last the one that ended last.
-	Exec *Execution
-	Last *Execution
+	// Exec is the open execution the model follows (its end moves the
+	// model job); Last the one of those that ended last. Orphans are the
+	// request's other open executions: a SUT that starts one while
+	// another still runs (O3) keeps both, and each one's attempts are its
+	// own (fetchchains.go).
+	Exec    *Execution
+	Last    *Execution
+	Orphans []*Execution
+	// suspects are the GETs read as early further attempts, which the
+	// request's next GET decides (resolveSuspects).
+	suspects []*Suspect
 	// Executions counts execution starts in this lifetime.
 	Executions int
 	// Result is the latest successful extraction the model's rules queued
@@ -341,6 +349,10 @@ func (m *Model) endExec(x *Execution, at time.Time, seq int64) {
 	if m.Exec == x {
 		m.Exec = nil
 	}
+	if i := slices.Index(m.Orphans, x); i >= 0 {
+		m.Orphans = slices.Delete(m.Orphans, i, i+1)
+		return // an execution the model did not follow
+	}
 	m.Last = x
 }
 
@@ -450,6 +462,12 @@ type GetFact struct {
 	PrevDone    time.Time
 	PrevDoneSeq int64
 	Wait        time.Duration
+	// Early: a further attempt that came before its wait was over, read
+	// as attempt Attempt of Exec until the request's next GET says
+	// whether it was a new execution beside Exec instead (Resolved).
+	Early *Suspect
+	// Resolved are the earlier early attempts this GET decides.
+	Resolved []Resolution
 }
 
 func (s *State) getFact(e *history.Event) *GetFact {
@@ -462,25 +480,28 @@ func (s *State) getFact(e *history.Event) *GetFact {
 		f.NewExec, f.Attempt = true, 1
 		return f
 	}
-	if x := m.Exec; x != nil && x.InFlight != nil {
-		f.Overlap = x.InFlight
+	m.closeOrphans(e.At, s.Tol)
+	d := s.decideGet(m, e.At, src.Path)
+	if len(m.suspects) > 0 {
+		d = s.resolveSuspects(m, e, d, f)
 	}
-	x := m.Exec
-	retry := x != nil && f.Overlap == nil && x.Attempts < specFetchAttempts
-	if retry && m.stops() {
-		// The model job let go of the execution (a Complete, a stop): a GET
-		// once its next E has come is a new execution, an earlier one a
-		// further attempt of the old.
-		if e0, _, _, _, ok := m.NextStart(s.P.Self); !ok || !e.At.Before(e0.Add(-s.Tol)) {
-			retry = false
-		}
-	}
-	if retry {
+	if x := d.exec; x != nil {
 		f.Exec, f.Attempt = x, x.Attempts+1
 		f.Wait, _ = specFetchRetryWait(f.Attempt)
 		f.PrevDone, f.PrevDoneSeq = x.LastDone, x.LastSeq
+		if d.early {
+			f.Early = &Suspect{Life: l, R: src.RequestID, Exec: x, At: e.At, Seq: e.Seq, Attempt: f.Attempt, Wait: f.Wait,
+				PrevDone: x.LastDone, PrevDoneSeq: x.LastSeq, pre: execPre{x.Attempts, x.Failed, x.LastDone, x.LastSeq}}
+			if j := m.Job; j != nil {
+				f.Early.N = j.Nonce + 1
+			}
+			if m.docAhead {
+				f.Early.Alt = m.heldNonce + 1
+			}
+		}
 		return f
 	}
+	f.Overlap = d.overlap
 	f.NewExec, f.Attempt = true, 1
 	f.Exec = &Execution{Model: m, Start: e.At, StartSeq: e.Seq, Path: src.Path}
 	f.First = m.Executions == 0
@@ -508,7 +529,13 @@ func (s *State) applyGet(e *history.Event) {
 	}
 	x := f.Exec
 	if f.NewExec {
-		if old := m.Exec; old != nil {
+		switch old := m.Exec; {
+		case old == nil:
+		case f.Overlap != nil && !m.stops():
+			// Two executions at once (O3): the one the model followed goes
+			// on beside the new one, its further attempts its own.
+			m.Orphans = append(m.Orphans, old)
+		default:
 			if old.InFlight == nil && m.Job != nil && m.Job.Exec.Status == oracle.ExecExecuting {
 				m.apply(oracle.ExecutionEnd{Outcome: oracle.ExecDropped, StartedAt: old.Start}, e.At, e.Seq, "execution dropped")
 			}
@@ -523,6 +550,10 @@ func (s *State) applyGet(e *history.Event) {
 			x.Alt = m.heldNonce + 1
 		}
 		m.select_(e.At, e.Seq)
+	}
+	if sp := f.Early; sp != nil {
+		sp.Get = g
+		m.suspects = append(m.suspects, sp)
 	}
 	x.Attempts++
 	x.InFlight = g

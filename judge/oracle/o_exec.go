@@ -37,6 +37,17 @@ func (c *executionTiming) Observe(s *State, e *history.Event, r *judge.Report) {
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a GET of request %d while another (started %s) is in flight: two executions at once",
 			f.R, offset(s, f.Overlap.At)), f.Overlap.Seq, e.Seq)
 	}
+	for _, res := range f.Resolved {
+		if !res.Split {
+			continue
+		}
+		// The GET read as an early attempt was an execution of its own:
+		// the execution it was read into took this GET on time.
+		sp := res.S
+		exercise(s, r, c, "an execution started during another's retry wait")
+		r.Flag(subj(sp.R), sp.At, fmt.Sprintf("a GET of request %d started an execution while the one begun at %s waited to retry (its attempt %d came at %s): two executions at once",
+			sp.R, offset(s, sp.Exec.Start), sp.Attempt, offset(s, e.At)), sp.PrevDoneSeq, sp.Seq, e.Seq)
+	}
 	if !f.NewExec || !f.EKnown {
 		return
 	}
@@ -106,13 +117,27 @@ func (c *restartPeriod) Observe(s *State, e *history.Event, r *judge.Report) {
 }
 
 // fetchRetries: O4. Within one execution at most 4 GETs, attempt k+1
-// starting ≥ t_done(k) + 2^(k−1) s − tol; after 4 failed attempts the next
-// GET is a new execution and waits for its E. Neither is judged while F2 or
+// starting ≥ t_done(k) + 2^(k−1) s − tol; after 4 failed attempts the
+// next GET is a new execution and waits for its E. Neither is judged while F2 or
 // F14 may hold frames back: a Complete delivered earlier but handled only
 // once a doc query gives up ends an execution in its retry wait (D12), and
 // the daemon's next GET then starts a new execution the model, which
 // applied the Complete at its delivery, takes for attempt k+1.
-type fetchRetries struct{}
+//
+// The spacing is judged per execution (fetchchains.go, issue 22): an
+// early attempt is flagged once the request's next GET, or the end of the
+// lifetime or of the run, has shown it was not a new execution beside
+// the one it was read into (that one taking the next GET on time).
+type fetchRetries struct {
+	pending []earlyAttempt
+}
+
+// earlyAttempt is a GET read as an early attempt, waiting for the
+// request's next GET; judged is false under F2 or F14 at its time.
+type earlyAttempt struct {
+	s      *Suspect
+	judged bool
+}
 
 func (*fetchRetries) Name() string     { return nameFetchRetries }
 func (*fetchRetries) Contract() string { return "O4" }
@@ -120,20 +145,53 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	if d := s.Cur.GetDone; d != nil && !d.Fetched && d.Get.Exec != nil && d.Get.Exec.Failed == 1 && d.Get.Exec.InFlight == d.Get {
 		exercise(s, r, c, "two failed attempts in one execution")
 	}
+	if len(c.pending) > 0 && e.Proc != nil && e.Proc.Action == history.ProcStart {
+		c.judgeAll(s, r) // a lifetime is over: no next GET of it decides
+	}
 	f := s.Cur.Get
 	if f == nil {
 		return
 	}
+	for _, res := range f.Resolved {
+		for i, p := range c.pending {
+			if p.s == res.S {
+				c.pending = slices.Delete(c.pending, i, i+1)
+				if !res.Split {
+					c.judge(s, r, p)
+				} // else a new execution beside the one it was read into: O3's
+				break
+			}
+		}
+	}
 	switch {
-	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)) &&
-		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // a held Complete may have ended the execution in its wait (D12)
-		r.Flag(subj(f.R), e.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
-			f.Attempt, f.R, e.At.Sub(f.PrevDone), f.Attempt-1, f.Wait), f.PrevDoneSeq, e.Seq)
+	case f.Early != nil:
+		c.pending = append(c.pending, earlyAttempt{s: f.Early,
+			judged: !s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")}) // a held Complete may have ended the execution in its wait (D12)
 	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)) &&
 		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // E unjudged there, as in O3
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a 5th GET of request %d after 4 failed attempts, %s before its next execution may start",
 			f.R, f.E.Sub(e.At)), f.Streak.LastSeq, e.Seq)
 	}
+}
+
+// Finish judges the early attempts no next GET decided.
+func (c *fetchRetries) Finish(s *State, r *judge.Report) { c.judgeAll(s, r) }
+
+func (c *fetchRetries) judgeAll(s *State, r *judge.Report) {
+	for _, p := range c.pending {
+		c.judge(s, r, p)
+	}
+	c.pending = c.pending[:0]
+}
+
+// judge flags an early attempt that stands.
+func (c *fetchRetries) judge(s *State, r *judge.Report, p earlyAttempt) {
+	if !p.judged {
+		return
+	}
+	sp := p.s
+	r.Flag(subj(sp.R), sp.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
+		sp.Attempt, sp.R, sp.At.Sub(sp.PrevDone), sp.Attempt-1, sp.Wait), sp.PrevDoneSeq, sp.Seq)
 }
 
 // concurrency: O7. In-flight GETs ≤ pool_size; in-flight broadcasts ≤

@@ -41,6 +41,8 @@ type State struct {
 
 	// body is getDoneFact's scratch copy of a fetched body.
 	body []byte
+	// resolved is the GET fact's list of suspects decided (reused).
+	resolved []Resolution
 	// frame holds the lists the frame fact points to, reused from frame to
 	// frame like the facts (moved holds the jobs moved by earlier entries
 	// of a Complete frame).
