@@ -22,14 +22,15 @@ import (
 // execution.
 //
 // A GET that comes before the open execution's wait is over is read as
-// §5.1 reads it, an early attempt (O4), until the request's next GET: if
-// that one is the open execution's attempt on time (after its failed GET
-// and within G past the wait) while it would otherwise be a violation of
-// its own (an early attempt of the merged chain, a GET beside one in
-// flight, an execution before E), the early GET was a new execution
-// beside it (O3) and the two are split apart; otherwise the early
-// attempt stands. The one-step look is the least the records need:
-// without it a daemon that fetches again every tick while an execution
+// §5.1 reads it, an early attempt (O4), while the execution's attempt
+// could still come on time (until G past the wait): if a GET of the
+// request in that window is the execution's attempt on time while it
+// would otherwise be a violation of its own (an early attempt of the
+// merged chain, a GET beside one in flight, an execution before E), the
+// early GET was a new execution beside it (O3) and the two are split
+// apart, the GETs read into the merged chain since going to the new one.
+// Otherwise, once the window is over, the early attempt stands. Without
+// this look a daemon that fetches again every tick while an execution
 // waits to retry reads as one whose retries come early.
 
 // Suspect is a GET read as a further attempt of an open execution
@@ -165,44 +166,60 @@ func (m *Model) closeOrphans(at time.Time, tol time.Duration) {
 
 // resolveSuspects decides the model's suspects with the GET e, read as d
 // so far: a suspect whose execution takes e on time, where d is a
-// violation of its own, was a new execution (split); any other stands.
-// It returns e's reading after the splits.
+// violation of its own, was a new execution (split); one whose window is
+// over stands; any other waits. It returns e's reading after the splits.
 func (s *State) resolveSuspects(m *Model, e *history.Event, d getDecision, f *GetFact) getDecision {
-	costly := d.early || d.overlap != nil
-	if d.exec == nil && !costly {
-		e0, _, _, _, known := m.NextStart(s.P.Self)
-		held := s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")
-		costly = known && !held && e.At.Before(e0.Add(-s.Tol))
-	}
 	s.resolved = s.resolved[:0]
-	split := false
-	for _, sp := range m.suspects {
-		r := Resolution{S: sp, By: e.Seq}
-		if costly && sp.takes(e.At, e.Src.Path, s.Tol) {
+	for i := 0; i < len(m.suspects); {
+		sp := m.suspects[i]
+		switch {
+		case s.costly(m, e, d) && sp.takes(e.At, e.Src.Path, s.Tol):
 			s.split(m, sp)
-			r.Split, split = true, true
+			d = s.decideGet(m, e.At, e.Src.Path)
+			s.resolved = append(s.resolved, Resolution{S: sp, Split: true, By: e.Seq})
+		case e.At.After(sp.windowEnd(s.Tol)):
+			s.resolved = append(s.resolved, Resolution{S: sp, By: e.Seq})
+		default:
+			i++
+			continue
 		}
-		s.resolved = append(s.resolved, r)
+		m.suspects = slices.Delete(m.suspects, i, i+1)
 	}
-	clear(m.suspects)
-	m.suspects = m.suspects[:0]
 	f.Resolved = s.resolved
-	if split {
-		return s.decideGet(m, e.At, e.Src.Path)
-	}
 	return d
 }
+
+// costly reports whether GET e, read as d, is a violation of its own: an
+// early attempt, a GET beside one in flight, or an execution before E.
+func (s *State) costly(m *Model, e *history.Event, d getDecision) bool {
+	switch {
+	case d.early || d.overlap != nil:
+		return true
+	case d.exec != nil:
+		return false
+	}
+	e0, _, _, _, known := m.NextStart(s.P.Self)
+	held := s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")
+	return known && !held && e.At.Before(e0.Add(-s.Tol))
+}
+
+// preDue is when the suspect's execution, as it was before the suspect
+// GET, could take its next attempt.
+func (sp *Suspect) preDue() time.Time {
+	w, _ := specFetchRetryWait(sp.pre.attempts + 1)
+	return sp.pre.lastDone.Add(w)
+}
+
+// windowEnd is the last moment that execution takes an attempt on time.
+func (sp *Suspect) windowEnd(tol time.Duration) time.Time { return sp.preDue().Add(G + tol) }
 
 // takes reports whether the suspect's execution, as it was before the
 // suspect GET, would take a GET of path at at on time.
 func (sp *Suspect) takes(at time.Time, path string, tol time.Duration) bool {
-	p := sp.pre
-	if p.attempts >= specFetchAttempts || path != sp.Exec.Path {
+	if sp.pre.attempts >= specFetchAttempts || path != sp.Exec.Path {
 		return false
 	}
-	w, _ := specFetchRetryWait(p.attempts + 1)
-	due := p.lastDone.Add(w)
-	return !at.Before(due.Add(-tol)) && !at.After(due.Add(G+tol))
+	return !at.Before(sp.preDue().Add(-tol)) && !at.After(sp.windowEnd(tol))
 }
 
 // split makes the suspect GET the first attempt of an execution of its
@@ -226,6 +243,16 @@ func (s *State) split(m *Model, sp *Suspect) {
 	for _, r := range m.Results {
 		if r.Exec == x && r.Seq >= sp.Seq {
 			r.Exec = b // the GET's extraction is the new execution's
+		}
+	}
+	for _, o := range m.suspects {
+		if o != sp && o.Exec == x && o.Seq > sp.Seq {
+			// A later early GET read into x is one of b's now.
+			o.Exec = b
+			o.pre.attempts -= p.attempts
+			o.pre.failed -= p.failed
+			o.Attempt -= p.attempts
+			o.Wait, _ = specFetchRetryWait(o.Attempt)
 		}
 	}
 	if ended {

@@ -970,10 +970,14 @@ func (m *Model) chainFor(n uint64, raw string) *Result {
 }
 
 // roundOf reports whether result c may be submitted for round n: its own
-// round, the Alt round its execution began with, or, for the model's
-// result, the round a daemon holding an older nonce submits (answers).
+// round, the Alt round its execution began with, for the model's result
+// the round a daemon holding an older nonce submits (answers), or an
+// earlier round — the SUT had not yet handled a Complete the model
+// applied when the execution began (frames held behind a doc query, D20;
+// O2 judges the nonce). A later round is another result's: a value
+// fetched for round n is not round n + 1's.
 func (m *Model) roundOf(c *Result, n uint64) bool {
-	return c.Res.Nonce == n || c.Alt != 0 && c.Alt == n || c == m.Result && m.answers(c, n)
+	return c.Res.Nonce >= n || c.Alt != 0 && c.Alt == n || c == m.Result && m.answers(c, n)
 }
 
 // maxResults bounds the results a model follows: a daemon that runs

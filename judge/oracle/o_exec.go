@@ -260,6 +260,15 @@ func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f 
 	for len(c.waits) > 0 && e.At.Sub(c.waits[0][1]) > execWindow {
 		c.waits = c.waits[1:]
 	}
+	for _, res := range f.Resolved {
+		if res.Split {
+			// The early GET was a new execution, not the end of a wait: the
+			// wait it closed is the other execution's, known now in full.
+			c.waits = slices.DeleteFunc(c.waits, func(w [2]time.Time) bool {
+				return w[0].Equal(res.S.PrevDone) && w[1].Equal(res.S.At)
+			})
+		}
+	}
 	if f.NewExec {
 		c.starts = append(c.starts, execStart{at: e.At, seq: e.Seq, gets: f.Life.getsIn + 1})
 		return

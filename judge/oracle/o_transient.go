@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wsconverge/converge/contracts/oracle"
@@ -52,6 +53,20 @@ type retriedNotGivenUp struct {
 	debts []*retryDebt
 	// owing counts the debts owed: most records find none.
 	owing int
+	// checks are the on-chain checks begun while several results of
+	// their round owed a retry: the broadcast that follows one in the
+	// critical section names the result it was an attempt of.
+	checks []openCheck
+}
+
+// openCheck is an on-chain check of (r, n) not yet known to be one
+// result's attempt (call is its recv record); owed are the results that
+// owed a retry when it began.
+type openCheck struct {
+	call  int64
+	r, n  uint64
+	owed  []*retryDebt
+	found bool // answered "not submitted": a broadcast of its result follows
 }
 
 // retryDebt is one result's attempts so far, from its extraction.
@@ -71,9 +86,11 @@ type retryDebt struct {
 	void     bool      // the result may have turned stale: no verdict
 	done     bool      // acknowledged, found on chain, or given up as asked
 	// due is when the next attempt must have begun (zero: not judged);
-	// busy: another result may hold the critical section meanwhile.
-	due  time.Time
-	busy bool
+	// busy: another result may hold the critical section meanwhile;
+	// checking: an on-chain check that may be its attempt is open.
+	due      time.Time
+	busy     bool
+	checking int
 }
 
 func (*retriedNotGivenUp) Name() string     { return nameRetried }
@@ -84,11 +101,11 @@ func (*retriedNotGivenUp) Reads() uint64 {
 
 func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report) {
 	if s.life != c.life {
-		c.life, c.debts, c.owing = s.life, c.debts[:0], 0
+		c.life, c.debts, c.owing, c.checks = s.life, c.debts[:0], 0, c.checks[:0]
 	}
 	l := c.life
 	if l == nil || l.Ended() || !l.StoppingAt.IsZero() {
-		c.debts, c.owing = c.debts[:0], 0
+		c.debts, c.owing, c.checks = c.debts[:0], 0, c.checks[:0]
 		return
 	}
 	if c.owing > 0 {
@@ -104,21 +121,13 @@ func (c *retriedNotGivenUp) Observe(s *State, e *history.Event, r *judge.Report)
 	case cur.Bcast != nil && cur.Bcast.Msg != nil && cur.Bcast.Life == l:
 		c.broadcast(s, r, cur.Bcast)
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathSubmitData:
-		q := e.RPC.Query
-		for _, d := range c.debts {
-			switch {
-			case d.r != q.RequestID || d.n != q.Nonce:
-				c.busyBy(d)
-			case d.owed:
-				c.retried(s, r, d) // perhaps this result's attempt, begun with its on-chain check
-			}
-		}
+		c.check(s, r, e)
 	case e.RPC != nil && e.RPC.Phase == history.PhaseRecv && e.RPC.Query != nil && e.RPC.Query.Path == pathAccount:
 		for _, d := range c.debts {
 			d.due = time.Time{} // perhaps an attempt's resync (3.5: after code 32)
 		}
 	case cur.Answer != nil && cur.Answer.Call.Life == l:
-		c.answer(s, cur.Answer)
+		c.answer(s, r, cur.Answer)
 	case cur.Frame != nil:
 		for _, en := range cur.Frame.Entries {
 			for _, d := range c.debts {
@@ -195,8 +204,77 @@ func (c *retriedNotGivenUp) checkStale(l *Life) {
 	}
 }
 
+// check follows an on-chain check of (r, n) that begins: an attempt of
+// one result of that round. With one result owing a retry it is that
+// one's; with several, the broadcast that follows it names the result
+// (closeCheck), and until then none of them is judged.
+func (c *retriedNotGivenUp) check(s *State, r *judge.Report, e *history.Event) {
+	q := e.RPC.Query
+	var owed []*retryDebt
+	for _, d := range c.debts {
+		switch {
+		case d.r != q.RequestID || d.n != q.Nonce:
+			c.busyBy(d)
+		case d.owed:
+			owed = append(owed, d)
+		}
+	}
+	// A check that begins ends the open one of its round without a
+	// broadcast: that one's result stopped there (stale, D3).
+	c.closeCheck(q.RequestID, q.Nonce)
+	switch len(owed) {
+	case 0:
+	case 1:
+		c.retried(s, r, owed[0]) // this result's attempt, begun with its on-chain check
+	default:
+		for _, d := range owed {
+			d.checking++
+		}
+		c.checks = append(c.checks, openCheck{call: e.Seq, r: q.RequestID, n: q.Nonce, owed: owed})
+	}
+}
+
+// closeCheck ends the open checks of (r, n): a broadcast of the round
+// followed (its result's, which its own debt settles), or another check
+// began (none did); the other results still owe their retry.
+func (c *retriedNotGivenUp) closeCheck(r, n uint64) {
+	c.checks = slices.DeleteFunc(c.checks, func(k openCheck) bool {
+		if k.r != r || k.n != n {
+			return false
+		}
+		for _, d := range k.owed {
+			d.checking--
+		}
+		return true
+	})
+}
+
+// settleCheck ends the open check of call, whose answer leaves every
+// result that owed a retry as retried: it found self's submission (each
+// result counts as submitted at its check, D3), or it failed (an attempt
+// of one of them, which one the records do not say).
+func (c *retriedNotGivenUp) settleCheck(s *State, r *judge.Report, call int64, found bool) {
+	i := slices.IndexFunc(c.checks, func(k openCheck) bool { return k.call == call })
+	if i < 0 {
+		return
+	}
+	k := &c.checks[i]
+	if found {
+		k.found = true // "not submitted": its result's broadcast follows
+		return
+	}
+	for _, d := range k.owed {
+		d.checking--
+		if d.owed {
+			c.retried(s, r, d)
+		}
+	}
+	c.checks = slices.Delete(c.checks, i, i+1)
+}
+
 func (c *retriedNotGivenUp) broadcast(s *State, r *judge.Report, b *BcastFact) {
 	d := c.debtOf(b.R, b.Chain)
+	c.closeCheck(b.R, b.N)
 	for _, o := range c.debts {
 		if o != d {
 			c.busyBy(o) // this broadcast may hold the critical section
@@ -225,7 +303,7 @@ func (c *retriedNotGivenUp) retried(s *State, r *judge.Report, d *retryDebt) {
 	}
 }
 
-func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
+func (c *retriedNotGivenUp) answer(s *State, r *judge.Report, a *AnswerFact) {
 	call := a.Call
 	switch {
 	case call.Method == methodBroadcast && call.Submit != nil:
@@ -249,6 +327,7 @@ func (c *retriedNotGivenUp) answer(s *State, a *AnswerFact) {
 		// counts the failure (an upper bound) and none is held to a retry
 		// it may not owe.
 		q := call.Query
+		c.settleCheck(s, r, call.Seq, !a.Lost && !a.Failed && !a.SelfSubmitted)
 		var one *retryDebt
 		n := 0
 		for _, d := range c.debts {
@@ -336,7 +415,7 @@ func (c *retriedNotGivenUp) expire(s *State, r *judge.Report, e *history.Event) 
 		}
 		due := d.due
 		d.due = time.Time{}
-		if d.void || d.busy || s.faults.Touched(due.Add(-time.Minute), 0, "F2") {
+		if d.void || d.busy || d.checking > 0 || s.faults.Touched(due.Add(-time.Minute), 0, "F2") {
 			continue
 		}
 		exercise(s, r, c, "a retry's backoff")
