@@ -190,3 +190,56 @@ func TestGiveUpCountedPerResult(t *testing.T) {
 			"only Y's single attempt is a give-up: %s", m)
 	}
 }
+
+// TestSamePayloadTwoResults: two executions a second apart fetch the same
+// value (a source's value changes once a second), so two results of one
+// round carry one payload. Result X's retry, spaced after X's own answer
+// though it comes 49 ms after Y's, is X's: neither result's retries are
+// early.
+func TestSamePayloadTwoResults(t *testing.T) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	full := answer{rpc: "mempool is full: number of txs 5000 (max: 5000), total txs bytes 1 (max: 1)"}
+	res, v := b.okValue()
+	x := tl + sec(0.5)
+	b.get(x, ms(20), 1, path(1, 0), res)
+	b.onChain(x+ms(30), 1, 1, false)
+	b.bcast(x+ms(40), b.submitTx(1, 1, b.q, 70000, v), full)
+	y := x + time.Second
+	b.get(y, ms(20), 1, path(1, 0), res) // the same body: the same value
+	b.onChain(y+ms(30), 1, 1, false)
+	b.bcast(y+ms(40), b.submitTx(1, 1, b.q, 70000, v), full)
+	retry := y + ms(90) // X's retry: 1.049 s after X's answer, 49 ms after Y's
+	b.onChain(retry-ms(5), 1, 1, false)
+	tx := b.submitTx(1, 1, b.q, 70000, v)
+	b.bcast(retry, tx, code(0))
+	b.q++
+	c := ceilSec(retry + ms(1))
+	b.commit(c, tx, 0)
+	b.onChain(y+ms(41)+sec(1.05), 1, 1, true) // Y's retry finds self on chain
+	b.complete(c+time.Second, 1, 1, peer, self)
+	b.stop(c + 3*time.Second)
+	p, evs := std(b)
+	r := judgeRun(t, p, evs)
+	require.Equal(t, []string{nameExecutionTiming}, violatedSet(r), describe(r, evs))
+}
+
+// TestEarlyGetShownNewByItsOwnRetry: execution A waits 2 s after its
+// second failure; execution B starts meanwhile (early for A) and fails;
+// B's retry comes 1 s after, on time for B and before A's: B was a new
+// execution (O3), and neither chain's spacing is early.
+func TestEarlyGetShownNewByItsOwnRetry(t *testing.T) {
+	b := newHB()
+	tl := b.boot(0, doc(1, 10, []string{self, peer}, 1))
+	a := tl + sec(0.5)
+	b.get(a, ms(20), 1, path(1, 0), failed())                   // A1, ends a+20ms
+	b.get(a+ms(1020), ms(20), 1, path(1, 0), failed())          // A2, on time; A waits 2 s
+	b.get(a+sec(1.5), ms(20), 1, path(1, 0), failed())          // B1: early for A
+	b.get(a+sec(1.5)+ms(1020), ms(20), 1, path(1, 0), failed()) // B2: on time for B
+	bt := b.round(a+ms(1040)+2*time.Second, 1, 0)               // A3: on time for A
+	b.stop(bt + sec(2))
+	p, evs := std(b)
+	r := judgeRun(t, p, evs)
+	require.Equal(t, []string{nameExecutionTiming}, violatedSet(r), describe(r, evs))
+	require.Contains(t, strings.Join(messagesOf(r, nameExecutionTiming), "\n"), "waited to retry")
+}

@@ -24,11 +24,12 @@ import (
 // A GET that comes before the open execution's wait is over is read as
 // §5.1 reads it, an early attempt (O4), while the execution's attempt
 // could still come on time (until G past the wait): if a GET of the
-// request in that window is the execution's attempt on time while it
-// would otherwise be a violation of its own (an early attempt of the
-// merged chain, a GET beside one in flight, an execution before E), the
-// early GET was a new execution beside it (O3) and the two are split
-// apart, the GETs read into the merged chain since going to the new one.
+// request in that window would otherwise be a violation of its own (an
+// early attempt of the merged chain, a GET beside one in flight, an
+// execution before E) and is, split apart, the attempt on time of the
+// execution or of the early GET's own chain, the early GET was a new
+// execution beside it (O3) and the two are split apart, the GETs read
+// into the merged chain since going to the new one.
 // Otherwise, once the window is over, the early attempt stands. Without
 // this look a daemon that fetches again every tick while an execution
 // waits to retry reads as one whose retries come early.
@@ -120,6 +121,7 @@ func (s *State) decideGet(m *Model, at time.Time, path string) getDecision {
 		}
 	}
 	var onTime *Execution
+	executing := m.Job != nil && m.Job.Exec.Status == oracle.ExecExecuting
 	for _, x := range m.Orphans {
 		switch {
 		case x.InFlight != nil:
@@ -128,7 +130,10 @@ func (s *State) decideGet(m *Model, at time.Time, path string) getDecision {
 			}
 		case x.Path != path || x.Attempts >= specFetchAttempts:
 		case at.Before(x.due().Add(-s.Tol)):
-			if early == nil || x.due().Before(early.due()) {
+			// Read as its early attempt only while the job runs: once
+			// another execution ended the job, an early GET is a new
+			// execution (O3), not an attempt no rule lets come.
+			if executing && (early == nil || x.due().Before(early.due())) {
 				early = x
 			}
 		case !at.After(x.due().Add(G+s.Tol)) && (onTime == nil || x.LastDone.After(onTime.LastDone)):
@@ -173,7 +178,7 @@ func (s *State) resolveSuspects(m *Model, e *history.Event, d getDecision, f *Ge
 	for i := 0; i < len(m.suspects); {
 		sp := m.suspects[i]
 		switch {
-		case s.costly(m, e, d) && sp.takes(e.At, e.Src.Path, s.Tol):
+		case s.costly(m, e, d) && (sp.takes(e.At, e.Src.Path, s.Tol) || sp.splitTakes(e.At, e.Src.Path, s.Tol)):
 			s.split(m, sp)
 			d = s.decideGet(m, e.At, e.Src.Path)
 			s.resolved = append(s.resolved, Resolution{S: sp, Split: true, By: e.Seq})
@@ -220,6 +225,20 @@ func (sp *Suspect) takes(at time.Time, path string, tol time.Duration) bool {
 		return false
 	}
 	return !at.Before(sp.preDue().Add(-tol)) && !at.After(sp.windowEnd(tol))
+}
+
+// splitTakes reports whether the execution the suspect GET would start
+// once split off (it and the GETs read into the merged chain since)
+// would take a GET of path at at on time.
+func (sp *Suspect) splitTakes(at time.Time, path string, tol time.Duration) bool {
+	x := sp.Exec
+	n := x.Attempts - sp.pre.attempts
+	if path != x.Path || x.InFlight != nil || x.Ended || n <= 0 || n >= specFetchAttempts {
+		return false
+	}
+	w, _ := specFetchRetryWait(n + 1)
+	due := x.LastDone.Add(w)
+	return !at.Before(due.Add(-tol)) && !at.After(due.Add(G+tol))
 }
 
 // split makes the suspect GET the first attempt of an execution of its

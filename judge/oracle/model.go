@@ -202,6 +202,21 @@ type Group struct {
 	NeedGasSeq int64
 }
 
+// retryFits reports whether a broadcast at at would be a retry of g that
+// O5 allows: its last broadcast answered with a class that retries, fewer
+// than six made, and the backoff since that answer waited out.
+func (g *Group) retryFits(at time.Time, tol time.Duration) bool {
+	if !g.Answered || g.Terminal || g.Count >= specSubmitAttempts {
+		return false
+	}
+	base, ok := specSubmitRetryBase(g.Count)
+	if !ok {
+		return false
+	}
+	lo, _ := specJitterBounds(base)
+	return !at.Before(g.LastAt.Add(lo - tol))
+}
+
 // Ack is an acknowledgement (code 0 or 19) of a broadcast of (r, n).
 type Ack struct {
 	At  time.Time
@@ -342,6 +357,26 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	return o
 }
 
+// ends reports whether x's end moves the model job: it is the model's
+// own execution, or one beside it while the job is Executing (a daemon
+// that runs a job's executions side by side ends the job with the first
+// that ends; the table ignores an end once the job left Executing). When
+// one beside it does, the model's own goes beside it in turn: the model
+// follows no execution until the next one starts.
+func (m *Model) ends(x *Execution) bool {
+	if m.Exec == x {
+		return true
+	}
+	if m.Job == nil || m.Job.Exec.Status != oracle.ExecExecuting || !slices.Contains(m.Orphans, x) {
+		return false
+	}
+	if y := m.Exec; y != nil {
+		m.Exec = nil
+		m.Orphans = append(m.Orphans, y)
+	}
+	return true
+}
+
 func (m *Model) endExec(x *Execution, at time.Time, seq int64) {
 	if !x.Ended {
 		x.Ended, x.EndAt, x.EndSeq = true, at, seq
@@ -468,6 +503,9 @@ type GetFact struct {
 	Early *Suspect
 	// Resolved are the earlier early attempts this GET decides.
 	Resolved []Resolution
+	// Beside: Exec, a further attempt's execution, is not the one the
+	// model follows but one the SUT runs beside it (fetchchains.go).
+	Beside bool
 }
 
 func (s *State) getFact(e *history.Event) *GetFact {
@@ -486,7 +524,7 @@ func (s *State) getFact(e *history.Event) *GetFact {
 		d = s.resolveSuspects(m, e, d, f)
 	}
 	if x := d.exec; x != nil {
-		f.Exec, f.Attempt = x, x.Attempts+1
+		f.Exec, f.Attempt, f.Beside = x, x.Attempts+1, x != m.Exec
 		f.Wait, _ = specFetchRetryWait(f.Attempt)
 		f.PrevDone, f.PrevDoneSeq = x.LastDone, x.LastSeq
 		if d.early {
@@ -668,7 +706,7 @@ func (s *State) applyGetDone(e *history.Event) {
 	case f.Fetched:
 		x.Fetched, x.Value, x.OK = true, f.Value, f.Err == nil
 		x.EndAt, x.EndSeq = e.At, e.Seq
-		if m.Exec == x {
+		if m.ends(x) {
 			out := oracle.ExecutionEnd{Outcome: oracle.ExecSucceeded, Data: f.Value, StartedAt: x.Start}
 			why := "fetch and extract succeeded"
 			if f.Err != nil {
@@ -676,6 +714,9 @@ func (s *State) applyGetDone(e *history.Event) {
 				why = "parse failed: " + f.Err.Error()
 			}
 			m.apply(out, e.At, e.Seq, why)
+			if r := m.Result; r != nil && r.Seq == e.Seq && r.Exec != x {
+				r.Exec, r.Alt = x, x.Alt // queued by an execution beside the model's own
+			}
 		}
 		if x.OK && (m.Result == nil || m.Result.Exec != x || m.Result.Seq != e.Seq) {
 			// An extraction the model's rules did not queue (the model let
@@ -688,7 +729,7 @@ func (s *State) applyGetDone(e *history.Event) {
 	default:
 		x.Failed++
 		if x.Attempts >= specFetchAttempts {
-			if m.Exec == x {
+			if m.ends(x) {
 				m.apply(oracle.ExecutionEnd{Outcome: oracle.ExecFetchFailed, Error: "fetch failed", StartedAt: x.Start}, e.At, e.Seq,
 					"fetch failed 4 times")
 			}
@@ -747,7 +788,7 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 		return f
 	}
 	f.Model = m
-	f.Chain = m.chainFor(f.N, f.Msg.RawData)
+	f.Chain = m.chainFor(f.N, f.Msg.RawData, e.At, s.Tol)
 	if c := f.Chain; c != nil && c.Sub.Count > 0 {
 		f.Group = &c.Sub
 	}
@@ -946,19 +987,39 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 	}
 }
 
-// chainFor is the result a broadcast of round n carrying raw belongs to:
-// the newest extraction of the lifetime with that payload for that round
-// (its own, or the round after a nonce kept through a doc answer, D10),
-// else the newest phantom chain of (n, raw); nil when none (the broadcast
-// starts a phantom chain). A chain is (request, round, payload): the
-// broadcasts of one result carry the value its execution extracted, so
-// results submitted side by side are told apart whatever else runs.
-func (m *Model) chainFor(n uint64, raw string) *Result {
+// chainFor is the result a broadcast of round n carrying raw at at
+// belongs to: an extraction of the lifetime with that payload for that
+// round (roundOf), else the newest phantom chain of (n, raw); nil when
+// none (the broadcast starts a phantom chain). A chain is (request,
+// round, payload): the broadcasts of one result carry the value its
+// execution extracted, so results submitted side by side are told apart
+// whatever else runs. Two executions may extract the same value (a
+// source's value changes once a second): among such results the
+// broadcast is a retry one of them may make (retryFits), else the first
+// broadcast of one that has made none, else the newest's — a correct
+// daemon has one result of a round in submission, so only a daemon that
+// runs a request again meets the choice, and it is read leniently.
+func (m *Model) chainFor(n uint64, raw string, at time.Time, tol time.Duration) *Result {
+	var fresh, newest *Result
 	for i := len(m.Results) - 1; i >= 0; i-- {
 		c := m.Results[i]
-		if !c.Phantom && m.roundOf(c, n) && sameValue(raw, c.Res.Data) {
-			return c
+		if c.Phantom || !m.roundOf(c, n) || !sameValue(raw, c.Res.Data) {
+			continue
 		}
+		switch {
+		case c.Sub.Count > 0 && c.Sub.retryFits(at, tol):
+			return c
+		case c.Sub.Count == 0 && fresh == nil:
+			fresh = c
+		case newest == nil:
+			newest = c
+		}
+	}
+	switch {
+	case fresh != nil:
+		return fresh
+	case newest != nil:
+		return newest
 	}
 	for i := len(m.Results) - 1; i >= 0; i-- {
 		c := m.Results[i]

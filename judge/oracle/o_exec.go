@@ -274,7 +274,10 @@ func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f 
 		return
 	}
 	from := f.PrevDone
-	if from.IsZero() || s.faults.Touched(from, QuerySettle+G, "F2", "F14") {
+	if from.IsZero() || s.faults.Touched(from, QuerySettle+G, "F2", "F14") || f.Beside {
+		// An execution beside the model's own (the SUT runs two of a
+		// request at once, O3) takes a GET on time by a lenient reading:
+		// it may be a new execution, and its "wait" none (issue 22).
 		return
 	}
 	c.waits = append(c.waits, [2]time.Time{from, e.At})

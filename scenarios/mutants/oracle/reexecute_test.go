@@ -127,8 +127,10 @@ func messages(r *judge.Report, checker string) []string {
 
 // firstTerminalRetry is the time of the daemon's first broadcast of a
 // payload (request, round, raw_data) that the same lifetime's earlier
-// broadcast of it had been answered with code 13 (zero when none): read
-// from the records alone, apart from the checkers.
+// broadcast of it had been answered with code 13 (zero when none), no
+// body served to the daemon since holding the value (two executions in
+// one second fetch the same value: a new result may carry it). It reads
+// the records alone, apart from the checkers.
 func firstTerminalRetry(evs []history.Event) time.Time {
 	type key struct {
 		life int
@@ -142,6 +144,12 @@ func firstTerminalRetry(evs []history.Event) time.Time {
 		switch {
 		case e.Proc != nil && e.Proc.Action == history.ProcStart:
 			life++
+		case e.Src != nil && e.Src.Phase == history.PhaseDone && e.Src.Status == 200:
+			for k := range refused {
+				if k.r == e.Src.RequestID && strings.Contains(e.Src.Body, k.raw) {
+					delete(refused, k)
+				}
+			}
 		case e.RPC == nil:
 		case e.RPC.Phase == history.PhaseRecv:
 			if tx := e.RPC.Tx; tx != nil && len(tx.Msgs) > 0 && tx.Msgs[0].Type == oracle.TypeURLSubmit {
