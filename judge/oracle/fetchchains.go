@@ -63,10 +63,10 @@ type execPre struct {
 	lastSeq          int64
 }
 
-// Resolution is how the request's next GET decided a suspect: Split
+// Resolution is how a later GET of the request decided a suspect: Split
 // when the suspect GET was a new execution beside the one it was read
-// into (the next GET being that one's attempt on time), else the early
-// attempt stands.
+// into (the later GET being an attempt on time once the two are apart),
+// else the early attempt stands (its window is over).
 type Resolution struct {
 	S     *Suspect
 	Split bool

@@ -42,8 +42,8 @@ type Model struct {
 	Exec    *Execution
 	Last    *Execution
 	Orphans []*Execution
-	// suspects are the GETs read as early further attempts, which the
-	// request's next GET decides (resolveSuspects).
+	// suspects are the GETs read as early further attempts, which a later
+	// GET of the request decides (resolveSuspects).
 	suspects []*Suspect
 	// Executions counts execution starts in this lifetime.
 	Executions int
@@ -498,7 +498,7 @@ type GetFact struct {
 	PrevDoneSeq int64
 	Wait        time.Duration
 	// Early: a further attempt that came before its wait was over, read
-	// as attempt Attempt of Exec until the request's next GET says
+	// as attempt Attempt of Exec until a later GET of the request says
 	// whether it was a new execution beside Exec instead (Resolved).
 	Early *Suspect
 	// Resolved are the earlier early attempts this GET decides.

@@ -125,15 +125,16 @@ func (c *restartPeriod) Observe(s *State, e *history.Event, r *judge.Report) {
 // applied the Complete at its delivery, takes for attempt k+1.
 //
 // The spacing is judged per execution (fetchchains.go, issue 22): an
-// early attempt is flagged once the request's next GET, or the end of the
-// lifetime or of the run, has shown it was not a new execution beside
-// the one it was read into (that one taking the next GET on time).
+// early attempt is flagged once the window in which a later GET could
+// show it a new execution beside the one it was read into is over (or
+// the lifetime or the run ended).
 type fetchRetries struct {
 	pending []earlyAttempt
 }
 
-// earlyAttempt is a GET read as an early attempt, waiting for the
-// request's next GET; judged is false under F2 or F14 at its time.
+// earlyAttempt is a GET read as an early attempt, waiting for a later GET
+// of the request to decide it; judged is false under F2 or F14 at its
+// time.
 type earlyAttempt struct {
 	s      *Suspect
 	judged bool
@@ -146,7 +147,7 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 		exercise(s, r, c, "two failed attempts in one execution")
 	}
 	if len(c.pending) > 0 && e.Proc != nil && e.Proc.Action == history.ProcStart {
-		c.judgeAll(s, r) // a lifetime is over: no next GET of it decides
+		c.judgeAll(s, r) // a lifetime is over: no later GET of it decides
 	}
 	f := s.Cur.Get
 	if f == nil {
@@ -174,7 +175,7 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	}
 }
 
-// Finish judges the early attempts no next GET decided.
+// Finish judges the early attempts no later GET decided.
 func (c *fetchRetries) Finish(s *State, r *judge.Report) { c.judgeAll(s, r) }
 
 func (c *fetchRetries) judgeAll(s *State, r *judge.Report) {
