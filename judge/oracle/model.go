@@ -57,6 +57,9 @@ type Model struct {
 	// request, round and payload (chainFor): a result's retries are judged
 	// per result whatever else the SUT runs beside it (issue 22).
 	Results []*Result
+	// free are results no longer followed and held by nothing (newResult
+	// reuses them: a result per extraction was an allocation per round).
+	free []*Result
 	// Acked holds, by nonce, the acknowledgements (code 0 or 19) of this
 	// lifetime.
 	Acked map[uint64]Ack
@@ -153,7 +156,9 @@ type Result struct {
 	Phantom bool
 	// Sub is the chain of its broadcasts (O5); Sub.Count 0 before the
 	// first.
-	Sub   Group
+	Sub Group
+	// calls counts its broadcasts still unanswered (their Call holds it).
+	calls int
 	Acked bool
 	// OnChain: the on-chain check found self's submission (it counts as
 	// submitted, D3).
@@ -330,7 +335,8 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 		case *oracle.QueueResult:
 			// A result per execution: the broadcasts of an earlier one may
 			// still come (a call holds its result until answered).
-			res := &Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			res := m.newResult()
+			*res = Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
 			if m.Exec != nil {
 				res.Alt = m.Exec.Alt
 			}
@@ -722,8 +728,10 @@ func (s *State) applyGetDone(e *history.Event) {
 			// An extraction the model's rules did not queue (the model let
 			// go of the execution, or another ran beside it): the SUT may
 			// still submit it, and its broadcasts are its own chain.
-			m.addResult(&Result{Res: oracle.JobResult{RequestID: m.R, Data: f.Value, Nonce: x.N, ExecutedAt: x.Start}, Exec: x,
-				At: e.At, Seq: e.Seq, Alt: x.Alt})
+			r := m.newResult()
+			*r = Result{Res: oracle.JobResult{RequestID: m.R, Data: f.Value, Nonce: x.N, ExecutedAt: x.Start}, Exec: x,
+				At: e.At, Seq: e.Seq, Alt: x.Alt}
+			m.addResult(r)
 		}
 		m.endExec(x, e.At, e.Seq)
 	default:
@@ -812,9 +820,11 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 func (m *Model) noteBroadcast(s *State, f *BcastFact) *Result {
 	c := f.Chain
 	if c == nil {
-		c = &Result{Res: oracle.JobResult{RequestID: f.R, Data: f.Msg.RawData, Nonce: f.N}, At: f.At, Seq: f.Seq, Phantom: true}
+		c = m.newResult()
+		*c = Result{Res: oracle.JobResult{RequestID: f.R, Data: f.Msg.RawData, Nonce: f.N}, At: f.At, Seq: f.Seq, Phantom: true}
 		m.addResult(c)
 	}
+	c.calls++
 	g := &c.Sub
 	if g.Count == 0 {
 		g.N = f.N
@@ -934,6 +944,9 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		return
 	}
 	ch := c.Chain
+	if ch != nil && ch.calls > 0 {
+		ch.calls--
+	}
 	if ch != nil && ch.Sub.LastSeq == c.Seq {
 		g := &ch.Sub
 		g.Answered, g.LastAt, g.AnswerSeq = true, a.NonAckAt, e.Seq
@@ -1055,15 +1068,37 @@ func (m *Model) addResult(c *Result) {
 		for _, x := range m.Results {
 			if max(x.Res.Nonce, x.Alt)+1 >= j.Nonce || x == m.Result {
 				keep = append(keep, x)
+			} else {
+				m.release(x)
 			}
 		}
 		clear(m.Results[len(keep):])
 		m.Results = keep
 	}
 	if len(m.Results) >= maxResults {
+		m.release(m.Results[0])
 		m.Results = append(m.Results[:0], m.Results[1:]...)
 	}
 	m.Results = append(m.Results, c)
+}
+
+// newResult is a result to fill: one released, else a new one.
+func (m *Model) newResult() *Result {
+	if n := len(m.free); n > 0 {
+		r := m.free[n-1]
+		m.free = m.free[:n-1]
+		return r
+	}
+	return &Result{}
+}
+
+// release lets newResult reuse a result the model no longer follows,
+// unless something still holds it (an unanswered broadcast's call, or the
+// model as its own result).
+func (m *Model) release(r *Result) {
+	if r.calls == 0 && r != m.Result && len(m.free) < 4 {
+		m.free = append(m.free, r)
+	}
 }
 
 // answers reports whether a broadcast of round n is the submission of

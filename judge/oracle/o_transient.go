@@ -57,6 +57,9 @@ type retriedNotGivenUp struct {
 	// their round owed a retry: the broadcast that follows one in the
 	// critical section names the result it was an attempt of.
 	checks []openCheck
+	// spare are debts pruned and held by no check, for extracted to reuse
+	// (a debt per extraction was an allocation per round).
+	spare []*retryDebt
 }
 
 // openCheck is an on-chain check of (r, n) not yet known to be one
@@ -146,7 +149,13 @@ func (c *retriedNotGivenUp) extracted(e *history.Event, f *GetDoneFact) {
 	if x == nil || x.InFlight != f.Get || f.Get.Life != c.life || x.N == 0 {
 		return
 	}
-	d := &retryDebt{r: f.Get.R, key: e.Seq, n: x.N}
+	var d *retryDebt
+	if n := len(c.spare); n > 0 {
+		d, c.spare = c.spare[n-1], c.spare[:n-1]
+	} else {
+		d = &retryDebt{}
+	}
+	*d = retryDebt{r: f.Get.R, key: e.Seq, n: x.N}
 	if m := x.Model; m != nil && m.Job != nil {
 		d.created = m.Job.CreatedAt
 	}
@@ -175,8 +184,11 @@ func (c *retriedNotGivenUp) prune() {
 		if d.void {
 			c.settle(d)
 		}
-		if !d.void && (!d.done || d.owed) {
+		switch {
+		case !d.void && (!d.done || d.owed):
 			keep = append(keep, d)
+		case d.checking == 0 && len(c.spare) < 4:
+			c.spare = append(c.spare, d)
 		}
 	}
 	clear(c.debts[len(keep):])
