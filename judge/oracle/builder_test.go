@@ -203,6 +203,11 @@ func (b *hb) body() (string, string) {
 	return fmt.Sprintf(`{"data":{"price":%s,"other":1},"ts":1}`, v), v
 }
 
+// lastValue is the value of the last body served.
+func (b *hb) lastValue() string {
+	return fmt.Sprintf("%d.%06d", 1000+b.value, 123457+b.value)
+}
+
 // ---- the process ----
 
 func (b *hb) start(at time.Duration) {

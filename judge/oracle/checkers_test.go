@@ -883,8 +883,8 @@ func cases() []tcase {
 		{"fee not ceil(price × gas)", nameWire, func() (Params, []history.Event) {
 			return wireBent(func(b *hb, at time.Duration) {
 				b.roundO(at+sec(0.5), 1, ro{answer: &answer{code: 11}})
-				tx := b.submitTx(1, 1, b.q, 105000, "1")
-				tx.Fee[0].Amount = "44100000000000000" // gas.limit's, not 105000's
+				tx := b.submitTx(1, 1, b.q, 105000, b.lastValue()) // the result's retry
+				tx.Fee[0].Amount = "44100000000000000"             // gas.limit's, not 105000's
 				b.bcast(at+sec(2), tx, code(13))
 			})
 		}, judge.Violated, "ceil(gas.prices × gas_limit) is 66150000000000000agxn"},

@@ -101,7 +101,7 @@ func (*singleCommit) Reads() uint64     { return reads(classDeliver, classBroadc
 func (*nonceBounds) Reads() uint64      { return reads(classFrame, classBroadcast) }
 func (*executionTiming) Reads() uint64  { return reads(classGet) }
 func (*restartPeriod) Reads() uint64    { return reads(classAnswer, classFrame, classGet) }
-func (*fetchRetries) Reads() uint64     { return reads(classGet, classGetDone) }
+func (*fetchRetries) Reads() uint64     { return reads(classGet, classGetDone, classProc) }
 func (*submitRetries) Reads() uint64    { return reads(classAnswer, classBroadcast) }
 func (*updateKeepsNonce) Reads() uint64 { return reads(classFrame, classGet, classBroadcast) }
 func (*concurrency) Reads() uint64      { return reads(classGet, classBroadcast) }

@@ -34,19 +34,32 @@ type Model struct {
 	// Answers are the doc answers still relevant to O11 and O12: the last
 	// one delivered at or before now − G and every later one.
 	Answers []DocAnswer
-	// Exec is the open execution; Last the one that ended last.
-	Exec *Execution
-	Last *Execution
+	// Exec is the open execution the model follows (its end moves the
+	// model job); Last the one of those that ended last. Orphans are the
+	// request's other open executions: a SUT that starts one while
+	// another still runs (O3) keeps both, and each one's attempts are its
+	// own (fetchchains.go).
+	Exec    *Execution
+	Last    *Execution
+	Orphans []*Execution
+	// suspects are the GETs read as early further attempts, which a later
+	// GET of the request decides (resolveSuspects).
+	suspects []*Suspect
 	// Executions counts execution starts in this lifetime.
 	Executions int
-	// Result is the latest successful extraction on its way to the chain.
+	// Result is the latest successful extraction the model's rules queued
+	// (its E follows this one's answers).
 	Result *Result
-	// Group is the broadcasts of one (r, n) since the last execution start
-	// (O5). It points to group (nil: none): only the model and the record's
-	// facts hold it, so a new group overwrites the last (a group per
-	// result was an allocation per round).
-	Group *Group
-	group Group
+	// Results are the lifetime's results of the request still followed,
+	// oldest first: every successful extraction (the model's and any
+	// other execution's), and the chains of broadcasts no extraction
+	// explains (phantoms). A broadcast belongs to the result of its
+	// request, round and payload (chainFor): a result's retries are judged
+	// per result whatever else the SUT runs beside it (issue 22).
+	Results []*Result
+	// free are results no longer followed and held by nothing (newResult
+	// reuses them: a result per extraction was an allocation per round).
+	free []*Result
 	// Acked holds, by nonce, the acknowledgements (code 0 or 19) of this
 	// lifetime.
 	Acked map[uint64]Ack
@@ -99,7 +112,11 @@ type Execution struct {
 	LastDone time.Time
 	LastSeq  int64
 	Path     string
-	Ended    bool
+	// N is the round the model's job was on when the execution began
+	// (its Nonce + 1; 0 without a job), Alt the round a daemon that kept
+	// an older nonce through a doc answer would submit (D10; 0: none).
+	N, Alt uint64
+	Ended  bool
 	// Fetched: a GET answered 200 (the execution then ended, successfully
 	// or with a parse failure).
 	Fetched bool
@@ -122,12 +139,26 @@ func (x *Execution) Fetch() time.Duration {
 	return x.EndAt.Sub(x.Start)
 }
 
-// Result is a successful extraction: the JobResult the rules queued.
+// Result is a successful extraction: the JobResult the rules queued (or
+// the value another execution of the request extracted), and the chain of
+// its broadcasts.
 type Result struct {
-	Res   oracle.JobResult
-	Exec  *Execution
-	At    time.Time
-	Seq   int64
+	Res  oracle.JobResult
+	Exec *Execution
+	At   time.Time
+	Seq  int64
+	// Alt is another round the SUT may submit it for: the round after the
+	// nonce a daemon applying the Update rule kept (D10) when its
+	// execution began (0: none).
+	Alt uint64
+	// Phantom: no extraction of this lifetime explains the chain; it holds
+	// the broadcasts of one (r, n, raw_data) (Res.Data and Res.Nonce).
+	Phantom bool
+	// Sub is the chain of its broadcasts (O5); Sub.Count 0 before the
+	// first.
+	Sub Group
+	// calls counts its broadcasts still unanswered (their Call holds it).
+	calls int
 	Acked bool
 	// OnChain: the on-chain check found self's submission (it counts as
 	// submitted, D3).
@@ -152,8 +183,8 @@ func (r *Result) nonAck(at time.Time, seq int64) {
 	}
 }
 
-// Group is the broadcasts of one result: one (r, n) with no new execution
-// of r between them (O5).
+// Group is the broadcasts of one result: one (r, n) and the result's
+// payload (O5; chainFor).
 type Group struct {
 	N     uint64
 	Count int
@@ -174,6 +205,21 @@ type Group struct {
 	// 11 (0: none).
 	NeedGas    uint64
 	NeedGasSeq int64
+}
+
+// retryFits reports whether a broadcast at at would be a retry of g that
+// O5 allows: its last broadcast answered with a class that retries, fewer
+// than six made, and the backoff since that answer waited out.
+func (g *Group) retryFits(at time.Time, tol time.Duration) bool {
+	if !g.Answered || g.Terminal || g.Count >= specSubmitAttempts {
+		return false
+	}
+	base, ok := specSubmitRetryBase(g.Count)
+	if !ok {
+		return false
+	}
+	lo, _ := specJitterBounds(base)
+	return !at.Before(g.LastAt.Add(lo - tol))
 }
 
 // Ack is an acknowledgement (code 0 or 19) of a broadcast of (r, n).
@@ -287,14 +333,15 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	for _, ef := range o.Effects {
 		switch ef := ef.(type) {
 		case *oracle.QueueResult:
-			// The new result overwrites the last in place: only the model
-			// holds its result (the checkers read it while they judge a
-			// record), and a result per execution was an allocation per
-			// round.
-			if m.Result == nil {
-				m.Result = &Result{}
+			// A result per execution: the broadcasts of an earlier one may
+			// still come (a call holds its result until answered).
+			res := m.newResult()
+			*res = Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			if m.Exec != nil {
+				res.Alt = m.Exec.Alt
 			}
-			*m.Result = Result{Res: ef.Result, Exec: m.Exec, At: now, Seq: seq}
+			m.Result = res
+			m.addResult(res)
 		case oracle.AbortExecution:
 			if m.Exec != nil {
 				m.endExec(m.Exec, now, seq)
@@ -316,12 +363,36 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 	return o
 }
 
+// ends reports whether x's end moves the model job: it is the model's
+// own execution, or one beside it while the job is Executing (a daemon
+// that runs a job's executions side by side ends the job with the first
+// that ends; the table ignores an end once the job left Executing). When
+// one beside it does, the model's own goes beside it in turn: the model
+// follows no execution until the next one starts.
+func (m *Model) ends(x *Execution) bool {
+	if m.Exec == x {
+		return true
+	}
+	if m.Job == nil || m.Job.Exec.Status != oracle.ExecExecuting || !slices.Contains(m.Orphans, x) {
+		return false
+	}
+	if y := m.Exec; y != nil {
+		m.Exec = nil
+		m.Orphans = append(m.Orphans, y)
+	}
+	return true
+}
+
 func (m *Model) endExec(x *Execution, at time.Time, seq int64) {
 	if !x.Ended {
 		x.Ended, x.EndAt, x.EndSeq = true, at, seq
 	}
 	if m.Exec == x {
 		m.Exec = nil
+	}
+	if i := slices.Index(m.Orphans, x); i >= 0 {
+		m.Orphans = slices.Delete(m.Orphans, i, i+1)
+		return // an execution the model did not follow
 	}
 	m.Last = x
 }
@@ -432,6 +503,15 @@ type GetFact struct {
 	PrevDone    time.Time
 	PrevDoneSeq int64
 	Wait        time.Duration
+	// Early: a further attempt that came before its wait was over, read
+	// as attempt Attempt of Exec until a later GET of the request says
+	// whether it was a new execution beside Exec instead (Resolved).
+	Early *Suspect
+	// Resolved are the earlier early attempts this GET decides.
+	Resolved []Resolution
+	// Beside: Exec, a further attempt's execution, is not the one the
+	// model follows but one the SUT runs beside it (fetchchains.go).
+	Beside bool
 }
 
 func (s *State) getFact(e *history.Event) *GetFact {
@@ -444,25 +524,28 @@ func (s *State) getFact(e *history.Event) *GetFact {
 		f.NewExec, f.Attempt = true, 1
 		return f
 	}
-	if x := m.Exec; x != nil && x.InFlight != nil {
-		f.Overlap = x.InFlight
+	m.closeOrphans(e.At, s.Tol)
+	d := s.decideGet(m, e.At, src.Path)
+	if len(m.suspects) > 0 {
+		d = s.resolveSuspects(m, e, d, f)
 	}
-	x := m.Exec
-	retry := x != nil && f.Overlap == nil && x.Attempts < specFetchAttempts
-	if retry && m.stops() {
-		// The model job let go of the execution (a Complete, a stop): a GET
-		// once its next E has come is a new execution, an earlier one a
-		// further attempt of the old.
-		if e0, _, _, _, ok := m.NextStart(s.P.Self); !ok || !e.At.Before(e0.Add(-s.Tol)) {
-			retry = false
-		}
-	}
-	if retry {
-		f.Exec, f.Attempt = x, x.Attempts+1
+	if x := d.exec; x != nil {
+		f.Exec, f.Attempt, f.Beside = x, x.Attempts+1, x != m.Exec
 		f.Wait, _ = specFetchRetryWait(f.Attempt)
 		f.PrevDone, f.PrevDoneSeq = x.LastDone, x.LastSeq
+		if d.early {
+			f.Early = &Suspect{Life: l, R: src.RequestID, Exec: x, At: e.At, Seq: e.Seq, Attempt: f.Attempt, Wait: f.Wait,
+				PrevDone: x.LastDone, PrevDoneSeq: x.LastSeq, pre: execPre{x.Attempts, x.Failed, x.LastDone, x.LastSeq}}
+			if j := m.Job; j != nil {
+				f.Early.N = j.Nonce + 1
+			}
+			if m.docAhead {
+				f.Early.Alt = m.heldNonce + 1
+			}
+		}
 		return f
 	}
+	f.Overlap = d.overlap
 	f.NewExec, f.Attempt = true, 1
 	f.Exec = &Execution{Model: m, Start: e.At, StartSeq: e.Seq, Path: src.Path}
 	f.First = m.Executions == 0
@@ -490,7 +573,13 @@ func (s *State) applyGet(e *history.Event) {
 	}
 	x := f.Exec
 	if f.NewExec {
-		if old := m.Exec; old != nil {
+		switch old := m.Exec; {
+		case old == nil:
+		case f.Overlap != nil && !m.stops():
+			// Two executions at once (O3): the one the model followed goes
+			// on beside the new one, its further attempts its own.
+			m.Orphans = append(m.Orphans, old)
+		default:
 			if old.InFlight == nil && m.Job != nil && m.Job.Exec.Status == oracle.ExecExecuting {
 				m.apply(oracle.ExecutionEnd{Outcome: oracle.ExecDropped, StartedAt: old.Start}, e.At, e.Seq, "execution dropped")
 			}
@@ -498,8 +587,17 @@ func (s *State) applyGet(e *history.Event) {
 		}
 		m.Exec = x
 		m.Executions++
-		m.Group = nil
+		if j := m.Job; j != nil {
+			x.N = j.Nonce + 1
+		}
+		if m.docAhead {
+			x.Alt = m.heldNonce + 1
+		}
 		m.executionStarted(e.At, e.Seq)
+	}
+	if sp := f.Early; sp != nil {
+		sp.Get = g
+		m.suspects = append(m.suspects, sp)
 	}
 	x.Attempts++
 	x.InFlight = g
@@ -614,7 +712,7 @@ func (s *State) applyGetDone(e *history.Event) {
 	case f.Fetched:
 		x.Fetched, x.Value, x.OK = true, f.Value, f.Err == nil
 		x.EndAt, x.EndSeq = e.At, e.Seq
-		if m.Exec == x {
+		if m.ends(x) {
 			out := oracle.ExecutionEnd{Outcome: oracle.ExecSucceeded, Data: f.Value, StartedAt: x.Start}
 			why := "fetch and extract succeeded"
 			if f.Err != nil {
@@ -622,12 +720,24 @@ func (s *State) applyGetDone(e *history.Event) {
 				why = "parse failed: " + f.Err.Error()
 			}
 			m.apply(out, e.At, e.Seq, why)
+			if r := m.Result; r != nil && r.Seq == e.Seq && r.Exec != x {
+				r.Exec, r.Alt = x, x.Alt // queued by an execution beside the model's own
+			}
+		}
+		if x.OK && (m.Result == nil || m.Result.Exec != x || m.Result.Seq != e.Seq) {
+			// An extraction the model's rules did not queue (the model let
+			// go of the execution, or another ran beside it): the SUT may
+			// still submit it, and its broadcasts are its own chain.
+			r := m.newResult()
+			*r = Result{Res: oracle.JobResult{RequestID: m.R, Data: f.Value, Nonce: x.N, ExecutedAt: x.Start}, Exec: x,
+				At: e.At, Seq: e.Seq, Alt: x.Alt}
+			m.addResult(r)
 		}
 		m.endExec(x, e.At, e.Seq)
 	default:
 		x.Failed++
 		if x.Attempts >= specFetchAttempts {
-			if m.Exec == x {
+			if m.ends(x) {
 				m.apply(oracle.ExecutionEnd{Outcome: oracle.ExecFetchFailed, Error: "fetch failed", StartedAt: x.Start}, e.At, e.Seq,
 					"fetch failed 4 times")
 			}
@@ -648,9 +758,11 @@ type BcastFact struct {
 	// request and nonce.
 	Msg  *history.Msg
 	R, N uint64
-	// Model is the lifetime's model of R; Group the broadcasts of the same
-	// result before this one (nil: this one starts a result).
+	// Model is the lifetime's model of R; Chain the result the broadcast
+	// belongs to (chainFor; nil: it starts a phantom chain), Group that
+	// result's broadcasts before this one (nil: this one starts them).
 	Model *Model
+	Chain *Result
 	Group *Group
 	// Acked is the acknowledgement of (R, N) earlier in the lifetime.
 	Acked *Ack
@@ -684,14 +796,17 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 		return f
 	}
 	f.Model = m
-	if g := m.Group; g != nil && g.N == f.N {
-		f.Group = g
+	f.Chain = m.chainFor(f.N, f.Msg.RawData, e.At, s.Tol)
+	if c := f.Chain; c != nil && c.Sub.Count > 0 {
+		f.Group = &c.Sub
 	}
 	if a, ok := m.Acked[f.N]; ok {
 		s.facts.acked = a
 		f.Acked = &s.facts.acked
 	}
 	switch {
+	case f.Chain != nil && f.Chain.Exec != nil:
+		f.ExecStart = f.Chain.Exec.Start
 	case m.Exec != nil:
 		f.ExecStart = m.Exec.Start
 	case m.Last != nil:
@@ -700,19 +815,26 @@ func (s *State) bcastFact(e *history.Event) *BcastFact {
 	return f
 }
 
-// noteBroadcast counts the broadcast in its result's group.
-func (m *Model) noteBroadcast(s *State, f *BcastFact) {
-	g := f.Group
-	if g == nil {
-		m.group = Group{N: f.N}
-		g = &m.group
-		m.Group = g
+// noteBroadcast counts the broadcast in its result's chain, starting a
+// phantom chain when no result explains it, and returns the chain.
+func (m *Model) noteBroadcast(s *State, f *BcastFact) *Result {
+	c := f.Chain
+	if c == nil {
+		c = m.newResult()
+		*c = Result{Res: oracle.JobResult{RequestID: f.R, Data: f.Msg.RawData, Nonce: f.N}, At: f.At, Seq: f.Seq, Phantom: true}
+		m.addResult(c)
+	}
+	c.calls++
+	g := &c.Sub
+	if g.Count == 0 {
+		g.N = f.N
 	}
 	g.Count++
 	g.LastSeq, g.LastRecv, g.Answered = f.Seq, f.At, false
 	if f.Tx != nil {
 		g.LastGas = f.Tx.GasLimit
 	}
+	return c
 }
 
 // AnswerFact is what the answer to an RPC call of the SUT means.
@@ -821,7 +943,12 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 	if m == nil {
 		return
 	}
-	if g := m.Group; g != nil && g.N == n && g.LastSeq == c.Seq {
+	ch := c.Chain
+	if ch != nil && ch.calls > 0 {
+		ch.calls--
+	}
+	if ch != nil && ch.Sub.LastSeq == c.Seq {
+		g := &ch.Sub
 		g.Answered, g.LastAt, g.AnswerSeq = true, a.NonAckAt, e.Seq
 		switch {
 		case specBroadcastAction(a.Class) == oracle.ActionGiveUp:
@@ -832,15 +959,30 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 			g.NeedGas = 0
 		}
 	}
+	// The answer is the chain's; the model's result takes it too when it
+	// is that chain, or when no extraction explains the chain but its round
+	// is the model result's (a value the judge renders otherwise: O12's
+	// business, not the model's).
 	res := m.Result
+	if ch != nil && ch != res && !(ch.Phantom && m.answers(res, n)) {
+		res = nil
+	}
 	if a.Acked() {
+		if ch != nil {
+			ch.Acked = true
+		}
 		if m.Acked == nil {
 			m.Acked = map[uint64]Ack{}
 		}
 		ack := Ack{At: e.At, Seq: e.Seq}
+		switch {
+		case ch != nil && !ch.Phantom:
+			ack.ResultAt = ch.At
+		case m.answers(res, n):
+			ack.ResultAt = res.At
+		}
 		if m.answers(res, n) {
 			res.Acked = true
-			ack.ResultAt = res.At
 		}
 		m.Acked[n] = ack
 		for k := range m.Acked {
@@ -850,8 +992,112 @@ func (s *State) applyBroadcastAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		}
 		return
 	}
+	if ch != nil && ch != res {
+		ch.nonAck(a.NonAckAt, e.Seq)
+	}
 	if m.answers(res, n) {
 		res.nonAck(a.NonAckAt, e.Seq)
+	}
+}
+
+// chainFor is the result a broadcast of round n carrying raw at at
+// belongs to: an extraction of the lifetime with that payload for that
+// round (roundOf), else the newest phantom chain of (n, raw); nil when
+// none (the broadcast starts a phantom chain). A chain is (request,
+// round, payload): the broadcasts of one result carry the value its
+// execution extracted, so results submitted side by side are told apart
+// whatever else runs. Two executions may extract the same value (a
+// source's value changes once a second): among such results the
+// broadcast is a retry one of them may make (retryFits), else the first
+// broadcast of one that has made none, else the newest's — a correct
+// daemon has one result of a round in submission, so only a daemon that
+// runs a request again meets the choice, and it is read leniently.
+func (m *Model) chainFor(n uint64, raw string, at time.Time, tol time.Duration) *Result {
+	var fresh, newest *Result
+	for i := len(m.Results) - 1; i >= 0; i-- {
+		c := m.Results[i]
+		if c.Phantom || !m.roundOf(c, n) || !sameValue(raw, c.Res.Data) {
+			continue
+		}
+		switch {
+		case c.Sub.Count > 0 && c.Sub.retryFits(at, tol):
+			return c
+		case c.Sub.Count == 0 && fresh == nil:
+			fresh = c
+		case newest == nil:
+			newest = c
+		}
+	}
+	switch {
+	case fresh != nil:
+		return fresh
+	case newest != nil:
+		return newest
+	}
+	for i := len(m.Results) - 1; i >= 0; i-- {
+		c := m.Results[i]
+		if c.Phantom && c.Res.Nonce == n && c.Res.Data == raw {
+			return c
+		}
+	}
+	return nil
+}
+
+// roundOf reports whether result c may be submitted for round n: its own
+// round, the Alt round its execution began with, for the model's result
+// the round a daemon holding an older nonce submits (answers), or an
+// earlier round — the SUT had not yet handled a Complete the model
+// applied when the execution began (frames held behind a doc query, D20;
+// O2 judges the nonce). A later round is another result's: a value
+// fetched for round n is not round n + 1's.
+func (m *Model) roundOf(c *Result, n uint64) bool {
+	return c.Res.Nonce >= n || c.Alt != 0 && c.Alt == n || c == m.Result && m.answers(c, n)
+}
+
+// maxResults bounds the results a model follows: a daemon that runs
+// again and again keeps more than one result in submission, a correct one
+// at most two (one going stale).
+const maxResults = 256
+
+// addResult follows a new result, dropping the ones two rounds or more
+// behind the model job (no broadcast of them is a retry any daemon still
+// owes) and, past maxResults, the oldest.
+func (m *Model) addResult(c *Result) {
+	if j := m.Job; j != nil {
+		keep := m.Results[:0]
+		for _, x := range m.Results {
+			if max(x.Res.Nonce, x.Alt)+1 >= j.Nonce || x == m.Result {
+				keep = append(keep, x)
+			} else {
+				m.release(x)
+			}
+		}
+		clear(m.Results[len(keep):])
+		m.Results = keep
+	}
+	if len(m.Results) >= maxResults {
+		m.release(m.Results[0])
+		m.Results = append(m.Results[:0], m.Results[1:]...)
+	}
+	m.Results = append(m.Results, c)
+}
+
+// newResult is a result to fill: one released, else a new one.
+func (m *Model) newResult() *Result {
+	if n := len(m.free); n > 0 {
+		r := m.free[n-1]
+		m.free = m.free[:n-1]
+		return r
+	}
+	return &Result{}
+}
+
+// release lets newResult reuse a result the model no longer follows,
+// unless something still holds it (an unanswered broadcast's call, or the
+// model as its own result).
+func (m *Model) release(r *Result) {
+	if r.calls == 0 && r != m.Result && len(m.free) < 4 {
+		m.free = append(m.free, r)
 	}
 }
 

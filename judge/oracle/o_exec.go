@@ -37,6 +37,17 @@ func (c *executionTiming) Observe(s *State, e *history.Event, r *judge.Report) {
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a GET of request %d while another (started %s) is in flight: two executions at once",
 			f.R, offset(s, f.Overlap.At)), f.Overlap.Seq, e.Seq)
 	}
+	for _, res := range f.Resolved {
+		if !res.Split {
+			continue
+		}
+		// The GET read as an early attempt was an execution of its own:
+		// the execution it was read into took this GET on time.
+		sp := res.S
+		exercise(s, r, c, "an execution started during another's retry wait")
+		r.Flag(subj(sp.R), sp.At, fmt.Sprintf("a GET of request %d started an execution while the one begun at %s waited to retry (its attempt %d came at %s): two executions at once",
+			sp.R, offset(s, sp.Exec.Start), sp.Attempt, offset(s, e.At)), sp.PrevDoneSeq, sp.Seq, e.Seq)
+	}
 	if !f.NewExec || !f.EKnown {
 		return
 	}
@@ -106,13 +117,28 @@ func (c *restartPeriod) Observe(s *State, e *history.Event, r *judge.Report) {
 }
 
 // fetchRetries: O4. Within one execution at most 4 GETs, attempt k+1
-// starting ≥ t_done(k) + 2^(k−1) s − tol; after 4 failed attempts the next
-// GET is a new execution and waits for its E. Neither is judged while F2 or
+// starting ≥ t_done(k) + 2^(k−1) s − tol; after 4 failed attempts the
+// next GET is a new execution and waits for its E. Neither is judged while F2 or
 // F14 may hold frames back: a Complete delivered earlier but handled only
 // once a doc query gives up ends an execution in its retry wait (D12), and
 // the daemon's next GET then starts a new execution the model, which
 // applied the Complete at its delivery, takes for attempt k+1.
-type fetchRetries struct{}
+//
+// The spacing is judged per execution (fetchchains.go, issue 22): an
+// early attempt is flagged once the window in which a later GET could
+// show it a new execution beside the one it was read into is over (or
+// the lifetime or the run ended).
+type fetchRetries struct {
+	pending []earlyAttempt
+}
+
+// earlyAttempt is a GET read as an early attempt, waiting for a later GET
+// of the request to decide it; judged is false under F2 or F14 at its
+// time.
+type earlyAttempt struct {
+	s      *Suspect
+	judged bool
+}
 
 func (*fetchRetries) Name() string     { return nameFetchRetries }
 func (*fetchRetries) Contract() string { return "O4" }
@@ -120,20 +146,53 @@ func (c *fetchRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	if d := s.Cur.GetDone; d != nil && !d.Fetched && d.Get.Exec != nil && d.Get.Exec.Failed == 1 && d.Get.Exec.InFlight == d.Get {
 		exercise(s, r, c, "two failed attempts in one execution")
 	}
+	if len(c.pending) > 0 && e.Proc != nil && e.Proc.Action == history.ProcStart {
+		c.judgeAll(s, r) // a lifetime is over: no later GET of it decides
+	}
 	f := s.Cur.Get
 	if f == nil {
 		return
 	}
+	for _, res := range f.Resolved {
+		for i, p := range c.pending {
+			if p.s == res.S {
+				c.pending = slices.Delete(c.pending, i, i+1)
+				if !res.Split {
+					c.judge(s, r, p)
+				} // else a new execution beside the one it was read into: O3's
+				break
+			}
+		}
+	}
 	switch {
-	case !f.NewExec && e.At.Before(f.PrevDone.Add(f.Wait-s.Tol)) &&
-		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // a held Complete may have ended the execution in its wait (D12)
-		r.Flag(subj(f.R), e.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
-			f.Attempt, f.R, e.At.Sub(f.PrevDone), f.Attempt-1, f.Wait), f.PrevDoneSeq, e.Seq)
+	case f.Early != nil:
+		c.pending = append(c.pending, earlyAttempt{s: f.Early,
+			judged: !s.faults.Touched(e.At, QuerySettle+G, "F2", "F14")}) // a held Complete may have ended the execution in its wait (D12)
 	case f.NewExec && f.Streak != nil && f.EKnown && e.At.Before(f.E.Add(-s.Tol)) &&
 		!s.faults.Touched(e.At, QuerySettle+G, "F2", "F14"): // E unjudged there, as in O3
 		r.Flag(subj(f.R), e.At, fmt.Sprintf("a 5th GET of request %d after 4 failed attempts, %s before its next execution may start",
 			f.R, f.E.Sub(e.At)), f.Streak.LastSeq, e.Seq)
 	}
+}
+
+// Finish judges the early attempts no later GET decided.
+func (c *fetchRetries) Finish(s *State, r *judge.Report) { c.judgeAll(s, r) }
+
+func (c *fetchRetries) judgeAll(s *State, r *judge.Report) {
+	for _, p := range c.pending {
+		c.judge(s, r, p)
+	}
+	c.pending = c.pending[:0]
+}
+
+// judge flags an early attempt that stands.
+func (c *fetchRetries) judge(s *State, r *judge.Report, p earlyAttempt) {
+	if !p.judged {
+		return
+	}
+	sp := p.s
+	r.Flag(subj(sp.R), sp.At, fmt.Sprintf("attempt %d of request %d's execution came %s after attempt %d ended; the wait is %s",
+		sp.Attempt, sp.R, sp.At.Sub(sp.PrevDone), sp.Attempt-1, sp.Wait), sp.PrevDoneSeq, sp.Seq)
 }
 
 // concurrency: O7. In-flight GETs ≤ pool_size; in-flight broadcasts ≤
@@ -202,12 +261,24 @@ func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f 
 	for len(c.waits) > 0 && e.At.Sub(c.waits[0][1]) > execWindow {
 		c.waits = c.waits[1:]
 	}
+	for _, res := range f.Resolved {
+		if res.Split {
+			// The early GET was a new execution, not the end of a wait: the
+			// wait it closed is the other execution's, known now in full.
+			c.waits = slices.DeleteFunc(c.waits, func(w [2]time.Time) bool {
+				return w[0].Equal(res.S.PrevDone) && w[1].Equal(res.S.At)
+			})
+		}
+	}
 	if f.NewExec {
 		c.starts = append(c.starts, execStart{at: e.At, seq: e.Seq, gets: f.Life.getsIn + 1})
 		return
 	}
 	from := f.PrevDone
-	if from.IsZero() || s.faults.Touched(from, QuerySettle+G, "F2", "F14") {
+	if from.IsZero() || s.faults.Touched(from, QuerySettle+G, "F2", "F14") || f.Beside {
+		// An execution beside the model's own (the SUT runs two of a
+		// request at once, O3) takes a GET on time by a lenient reading:
+		// it may be a new execution, and its "wait" none (issue 22).
 		return
 	}
 	c.waits = append(c.waits, [2]time.Time{from, e.At})
@@ -268,7 +339,11 @@ func (s *State) callsOf(l *Life, method string) []int64 {
 
 // fidelity: O12. Each execution GETs endpoints[i mod m] (i = self's
 // index); each broadcast's raw_data is the §3.4 rendering of the body its
-// execution fetched (numbers compared as float64, JSON semantically).
+// execution fetched (numbers compared as float64, JSON semantically). A
+// broadcast is its result's (chainFor: the same request, round and
+// payload), so a daemon that submits several results of one round side
+// by side is judged against each one's own extraction, not the latest
+// (issue 22).
 type fidelity struct{}
 
 func (*fidelity) Name() string     { return nameFidelity }
@@ -279,9 +354,17 @@ func (c *fidelity) Observe(s *State, e *history.Event, r *judge.Report) {
 		c.endpoint(s, e, r, s.Cur.Get)
 	case s.Cur.Bcast != nil && s.Cur.Bcast.Msg != nil:
 		f := s.Cur.Bcast
+		if f.Chain != nil && !f.Chain.Phantom {
+			return // the value an execution of this lifetime extracted for its round (chainFor)
+		}
 		res := (*Result)(nil)
 		if f.Model != nil {
 			res = f.Model.Result
+			for i := len(f.Model.Results) - 1; res == nil && i >= 0; i-- {
+				if c := f.Model.Results[i]; !c.Phantom {
+					res = c
+				}
+			}
 		}
 		switch {
 		case res == nil:

@@ -77,10 +77,10 @@ func (c *gaveUpRearmed) answer(s *State, e *history.Event, a *AnswerFact) {
 	if m == nil || m.Job == nil || m.Job.Status != oracle.StatusEnabled || m.Job.Nonce+1 != n {
 		return
 	}
-	g := m.Group
-	if g == nil || g.N != n || g.LastSeq != call.Seq {
+	if call.Chain == nil || call.Chain.Sub.LastSeq != call.Seq {
 		return
 	}
+	g := &call.Chain.Sub // the result the answer ends (per result: a chain beside it goes on)
 	if specBroadcastAction(a.Class) != oracle.ActionGiveUp && g.Count < specSubmitAttempts {
 		return
 	}

@@ -41,6 +41,8 @@ type State struct {
 
 	// body is getDoneFact's scratch copy of a fetched body.
 	body []byte
+	// resolved is the GET fact's list of suspects decided (reused).
+	resolved []Resolution
 	// frame holds the lists the frame fact points to, reused from frame to
 	// frame like the facts (moved holds the jobs moved by earlier entries
 	// of a Complete frame).
@@ -220,8 +222,10 @@ type Call struct {
 	Method string
 	Query  *history.Query
 	Tx     *history.Tx
-	// Submit is the broadcast's first MsgSubmitOracleData (nil for none).
+	// Submit is the broadcast's first MsgSubmitOracleData (nil for none);
+	// Chain the result it belongs to (chainFor; nil for none).
 	Submit *history.Msg
+	Chain  *Result
 }
 
 // Get is one data-source GET of the SUT, from its recv record to its done
@@ -468,7 +472,7 @@ func (s *State) applyCall(e *history.Event) {
 			s.addTx(sutTx{Hash: c.Tx.Hash, Life: l.ID, R: c.Submit.RequestID, N: c.Submit.Nonce, Seq: e.Seq})
 		}
 		if b := s.Cur.Bcast; b != nil && b.Model != nil {
-			b.Model.noteBroadcast(s, b)
+			c.Chain = b.Model.noteBroadcast(s, b)
 		}
 	}
 	s.calls[e.RPC.Call] = c

@@ -1,6 +1,8 @@
 package oracle
 
 import (
+	"slices"
+
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
@@ -329,6 +331,28 @@ func Sources() []*SourceMutant {
 			Edits: []Edit{{File: fileReconcile,
 				Old: "\t\tc.reconcileMissing(MissingFromList(c.Jobs(), listed), failed)\n",
 				New: "\t\tc.finishReconcile(failed) // the Update frames bring the rest\n"}}},
+		// Issue 22, item 6: a daemon whose tick re-selects a job every
+		// second whatever its execution is doing, and whose successful
+		// execution leaves the job Pending (the round's Complete alone moves
+		// NextRunTime on): a new execution every tick, fetch retries of the
+		// earlier ones interleaved with it, and each execution's result in
+		// the submitter beside the earlier results still retrying. It is
+		// flagged for running again (O3) and for the extra submissions of
+		// one round (O1, O5 "after an acknowledgement", O27); its fetch
+		// retries, its submission retries and its values are each per
+		// result as the spec asks, so O4, O12 and O23 must not flag it
+		// (TestReexecutingDaemonJudgedPerResult).
+		{name: "reexecute-every-tick", Kills: []string{o3}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug:   "the tick re-selects a job whatever its execution does, and a success leaves it Pending: a new execution every second while the earlier results still retry",
+			Edits: reexecuteEveryTick},
+		// The same daemon, whose submitter also takes code 13 for a
+		// transient answer: a result refused for its fee is retried, while
+		// new executions of its request go on beside it (O5).
+		{name: "reexecute-every-tick-retries-code-13", Kills: []string{o5, o3}, Options: oraclesim.Options{Faults: 60, Ops: 30},
+			Bug: "the re-executing daemon above, which also retries a result after code 13",
+			Edits: append(slices.Clone(reexecuteEveryTick), Edit{File: fileBroadcast,
+				Old: "\tcase ClassInsufficientFee, ClassRejected:\n\t\treturn ActionGiveUp\n",
+				New: "\tcase ClassRejected: // a fee refused may pass in the next block: try again\n\t\treturn ActionGiveUp\n"})},
 		{name: "assignment-not-checked", Kills: []string{o11}, Options: oraclesim.Options{Ops: 30},
 			Bug: "a self missing from the account list counts as index 0: foreign and unassigned requests run",
 			Edits: []Edit{{File: fileAssign, Old: `			return i
@@ -341,6 +365,29 @@ func Sources() []*SourceMutant {
 	return 0
 `}}},
 	}
+}
+
+// reexecuteEveryTick are the edits of the re-executing daemon: Ready
+// drops its execution-state test (a job running or waiting to retry a GET
+// is selected again once its NextRunTime has come), a success leaves the
+// job Pending with its NextRunTime as it was, and an execution that ends
+// while the daemon stops lets the shutdown go on (the reference never
+// has an execution outside its job's slot to wait for).
+var reexecuteEveryTick = []Edit{
+	{File: fileReady, Old: "\treturn j.Status == oracle.StatusEnabled && j.Exec.Status.Selectable() && !j.NextRunTime.After(now)\n",
+		New: "\treturn j.Status == oracle.StatusEnabled && !j.NextRunTime.After(now) // every tick, whatever runs\n"},
+	{File: fileTransition, Old: `	default:
+		j.Exec.Status = oracle.ExecCompleted
+		j.Exec.Error = ""
+		j.RunCount++
+		j.NextRunTime = now.Add(oracle.CompleteWait)
+`, New: `	default:
+		j.Exec.Status = oracle.ExecPending // the next tick runs it again; the Complete moves it on
+		j.Exec.Error = ""
+		j.RunCount++
+`},
+	{File: fileExecutor, Old: "\t\tc.apply(e.req, oracle.ExecutionEnd{Outcome: outcome, Data: data, Error: reason, StartedAt: e.started})\n\t}\n\tc.pumpExecutor()\n",
+		New: "\t\tc.apply(e.req, oracle.ExecutionEnd{Outcome: outcome, Data: data, Error: reason, StartedAt: e.started})\n\t}\n\tif c.stopping() {\n\t\tc.advanceShutdown() // an earlier execution of the job may be the last to drain\n\t\treturn\n\t}\n\tc.pumpExecutor()\n"},
 }
 
 // SourceByName finds a mutant of the source catalogue.
