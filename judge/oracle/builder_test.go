@@ -95,10 +95,6 @@ func (b *hb) add(at time.Duration, e history.Event) {
 	b.recs = append(b.recs, rec{at: at, e: e})
 }
 
-func (b *hb) addP(at time.Duration, prio int, e history.Event) {
-	b.recs = append(b.recs, rec{at: at, prio: prio, e: e})
-}
-
 // healthChecks adds what a running daemon's health check does: a status
 // call 30 s after each lifetime's start and every 30 s after, until its
 // signal or exit (or the last record) — unless the test writes its own

@@ -1072,12 +1072,12 @@ func giveUp(refusals int) (Params, []history.Event) {
 // rerun after the answer (0: never), and a round completes. No quiet
 // phase: the round the fee held up is not O16's question.
 func feeRefused(rerun time.Duration) (Params, []history.Event) {
-	b, bt, at, v := secondFetch()
+	b, _, at, v := secondFetch()
 	b.onChain(at+ms(30), 1, 2, false)
 	b.bcast(at+ms(40), b.submitTx(1, 2, b.q, 70000, v), code(13))
 	end := at + 2*time.Minute
 	if rerun > 0 {
-		bt = b.round(at+ms(41)+rerun, 1, 0)
+		bt := b.round(at+ms(41)+rerun, 1, 0)
 		end = bt + sec(5)
 	}
 	b.periodic(0, end)
@@ -1223,7 +1223,7 @@ func mempoolFull(retries int, rerun bool) (Params, []history.Event) {
 
 // mempoolFullWaits is mempoolFull with every backoff stretched by factor.
 func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []history.Event) {
-	b, bt, at, v := secondFetch()
+	b, _, at, v := secondFetch()
 	full := answer{rpc: "mempool is full: number of txs 5000 (max: 5000), total txs bytes 1 (max: 1)"}
 	t := at + ms(40)
 	for k := 0; k <= retries; k++ {
@@ -1246,7 +1246,7 @@ func mempoolFullWaits(retries int, rerun bool, factor time.Duration) (Params, []
 	}
 	end := t + sec(10)
 	if rerun {
-		bt = b.round(t+ms(1)+time.Minute+sec(0.5), 1, 0)
+		bt := b.round(t+ms(1)+time.Minute+sec(0.5), 1, 0)
 		end = bt + sec(5)
 	}
 	b.periodic(0, end)

@@ -40,7 +40,6 @@ type missingJob struct {
 	r       uint64
 	at, due time.Time
 	seq     int64
-	done    bool
 }
 
 func (*missingQueried) Name() string     { return nameMissingQueried }

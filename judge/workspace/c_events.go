@@ -52,7 +52,6 @@ const ForwarderGrace = specPeriodIdle
 // leader and crash events and the faults injected: a change whose 2 s
 // include any of those disturbances is not judged.
 type events struct {
-	base
 	init bool
 	// coords are the coordinator instances (those that try the lock).
 	coords map[string]bool

@@ -25,7 +25,6 @@ import (
 // allows the window (the session lock and the fencing epoch make it
 // harmless); the figure says how long a design leaves it open.
 type fencing struct {
-	base
 	// since: when each instance acquired, while it may still believe.
 	since map[string]time.Time
 	// deposedAt: when each believing instance's successor acquired.

@@ -49,7 +49,6 @@ const GCNextPass = 5 * time.Minute
 // instances, their store and bus calls, the objects and rows replayed from
 // the history, crashes, leadership changes and faults.
 type gcOrphans struct {
-	base
 	init bool
 	pass *gcPass
 	// since: object key → the first pass of its current orphaned streak.

@@ -20,7 +20,6 @@ import (
 // instances, the objects replayed from the history, crashes and
 // leadership changes.
 type gcPairs struct {
-	base
 	// owed: object key → the delete of its partner that calls for it.
 	owed map[string]owedDelete
 }

@@ -27,7 +27,6 @@ import (
 // stamps the time its tick began. A coordinator that observes workspace
 // by workspace, without a listing, leaves the rule not exercised.
 type observedAt struct {
-	base
 	// passes are the leader's undisturbed listings, latest last (at most
 	// ObservedAtPasses kept).
 	passes []observedPass

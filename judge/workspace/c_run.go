@@ -56,7 +56,6 @@ func deposedAct(s *State, e *history.Event, r *Report) {
 // convergence: C12 (liveness). With faults stopped, every workspace
 // reaches its desired state, a terminal ERROR, or DELETED within the bound.
 type convergence struct {
-	base
 	lastDesire map[string]time.Time
 }
 
@@ -137,7 +136,7 @@ func sortedRows(s *State) []*contracts.Workspace {
 // durability: C12 (safety). The user's last data is in the volume or in
 // the archive at archive_key, or the workspace says DataLost; and every
 // check the simulated user made on reconnecting matched.
-type durability struct{ base }
+type durability struct{}
 
 // Recorded user verification: a history.KindUser event with this method;
 // Err is set when what the user read back differs from what they wrote.

@@ -32,7 +32,6 @@ const (
 // its TTL's expiry, the row's last change, its activity keys' last
 // change, the end of the faults and the last change of leadership.
 type ttlRules struct {
-	base
 	conns map[string]int64     // workspace → ws_conn counter
 	idle  map[string]time.Time // workspace → idle timer expiry (zero: none)
 	// changed is, per workspace, the last change of its row or of its

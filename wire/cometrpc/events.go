@@ -222,7 +222,6 @@ func flatten(tmEvent string, events []ABCIEvent, keys []string, extra func(strin
 	var index map[string]int // once there are many keys
 	var idBuf [64]int32
 	ids := idBuf[:0] // each value's group, in emission order
-	var vals []string
 	find := func(k []byte, ks string) {
 		g := -1
 		if index != nil {
@@ -256,7 +255,6 @@ func flatten(tmEvent string, events []ABCIEvent, keys []string, extra func(strin
 		ids = append(ids, int32(g))
 	}
 	find([]byte("tm.event"), "tm.event")
-	vals = append(vals, tmEvent)
 	var buf [64]byte
 	for _, e := range events {
 		for _, a := range e.Attributes {

@@ -65,11 +65,10 @@ type bent struct {
 	// ("" for any other input).
 	replyPath string
 	// state of particular bends
-	lastAcked  uint64 // the sequence of the last broadcast answered code 0
-	acked      bool
-	failedSeq  uint64 // the sequence of the last broadcast refused by CheckTx
-	failed     bool
-	resultSeen bool
+	lastAcked uint64 // the sequence of the last broadcast answered code 0
+	acked     bool
+	failedSeq uint64 // the sequence of the last broadcast refused by CheckTx
+	failed    bool
 }
 
 func (b *bent) Start(now time.Time) []ports.Output {
