@@ -19,7 +19,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/wsconverge/converge/contracts/ports"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver/client"
@@ -49,7 +48,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "refchild: unexpected argument %q\n", fs.Arg(0))
 		os.Exit(2)
 	}
-	var system ports.System = wsref.NewSystem()
+	system := wsref.NewSystem()
 	if *mutant != "" {
 		m, err := wsmutants.Lookup(*mutant)
 		if err != nil {

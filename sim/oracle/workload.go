@@ -85,9 +85,7 @@ func (w *world) newRequest(rng *rand.Rand) (*request, *oraclev1.OracleRequestDoc
 	w.nextID++
 	r := &request{id: w.nextID, period: time.Duration(periods[rng.IntN(len(periods))]) * time.Second,
 		self: rng.IntN(10) > 0, status: oraclev1.RequestStatus_REQUEST_STATUS_ENABLED, ends: 1 + rng.IntN(3)}
-	for _, p := range rng.Perm(len(w.peers))[:1+rng.IntN(min(3, len(w.peers)))] {
-		r.peers = append(r.peers, p)
-	}
+	r.peers = append(r.peers, rng.Perm(len(w.peers))[:1+rng.IntN(min(3, len(w.peers)))]...)
 	slices.Sort(r.peers)
 	if rng.IntN(8) == 0 {
 		r.status = oraclev1.RequestStatus_REQUEST_STATUS_PAUSED

@@ -219,7 +219,7 @@ func parseUser(u string) (uid, gid int, err error) {
 	uid, errU := strconv.Atoi(a)
 	gid, errG := strconv.Atoi(b)
 	if !ok || errU != nil || errG != nil || uid < 0 || gid < 0 {
-		return 0, 0, fmt.Errorf("User %q is not numeric uid:gid", u)
+		return 0, 0, fmt.Errorf("User %q is not numeric uid:gid", u) //nolint:staticcheck // ST1005: "User" is the Docker option's name
 	}
 	return uid, gid, nil
 }
