@@ -197,7 +197,7 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header) error {
 		// Exactly the size the budget accounted: the entry's data is in the
 		// stream (sparse entries were refused), and no more is read.
 		if _, err := io.CopyN(f, tr, hdr.Size); err != nil {
-			f.Close()
+			_ = f.Close()
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		return f.Close()

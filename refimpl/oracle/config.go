@@ -86,7 +86,7 @@ func WriteConfig(home string, cfg oracle.Config) (string, error) {
 		return p, fmt.Errorf("config: %w", err)
 	}
 	if _, err := f.Write(b); err != nil {
-		f.Close()
+		_ = f.Close()
 		return p, fmt.Errorf("config: %w", err)
 	}
 	if err := f.Close(); err != nil {

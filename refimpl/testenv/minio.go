@@ -107,7 +107,7 @@ func waitHTTP(ctx context.Context, url string) error {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

@@ -241,7 +241,7 @@ func WriteNew(dir, base string, v any) (string, error) {
 			return "", fmt.Errorf("write %s: %w", path, err)
 		}
 		if _, err := f.Write(b); err != nil {
-			f.Close()
+			_ = f.Close()
 			return "", fmt.Errorf("write %s: %w", path, err)
 		}
 		if err := f.Close(); err != nil {

@@ -226,7 +226,7 @@ func checkWritable(flag, path string) error {
 	if err != nil {
 		return usagef("%s %s cannot be created: %v", flag, path, errors.Unwrap(err))
 	}
-	f.Close()
+	_ = f.Close()
 	return os.Remove(path)
 }
 
@@ -441,7 +441,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

@@ -525,8 +525,8 @@ func TestFrameLookupAgreesWithItsEventsMap(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		_, err := h.c.PeerSubmit(h.peers[0], r, history.PeerDuplicate, "1")
 		require.NoError(t, err)
-		h.submit(r, h.c.Nonce(r)+1, "2")
-		h.submit(r, h.c.Nonce(r)+9, "3") // fails in the block: no events
+		_, _ = h.submit(r, h.c.Nonce(r)+1, "2")
+		_, _ = h.submit(r, h.c.Nonce(r)+9, "3") // fails in the block: no events
 		_, err = h.c.BogusNonceUpdate(r, 5)
 		require.NoError(t, err)
 		frames = append(frames, h.block().Frames...)

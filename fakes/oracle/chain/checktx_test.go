@@ -299,7 +299,7 @@ func TestCheckTxRecordsTheSignatureCheck(t *testing.T) {
 		{spoof.TxBytes, history.SigInvalid},
 		{sutTx(t, sutEnv(5), msg), history.SigStandIn},
 	} {
-		h.c.BroadcastTxSync(tc.b)
+		_, _ = h.c.BroadcastTxSync(tc.b)
 		require.Equal(t, tc.want, h.lastCheck().Tx.Sig)
 	}
 }

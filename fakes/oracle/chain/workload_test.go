@@ -319,7 +319,7 @@ func TestOmitRoutine(t *testing.T) {
 				_, err := h.c.PeerSubmit(p, r, b, "7")
 				require.NoError(t, err)
 			}
-			h.submit(r, h.c.Nonce(r)+1, "8")
+			_, _ = h.submit(r, h.c.Nonce(r)+1, "8")
 			blocks = append(blocks, h.block(), h.block())
 		}
 		return h, blocks

@@ -308,7 +308,7 @@ func (f *Facade) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	reqs, batch, rpcErr := cometrpc.ParseRequests(body)
 	if rpcErr != nil {
-		writeJSON(w, cometrpc.NewErrorResponse(cometrpc.ID{}, rpcErr))
+		_ = writeJSON(w, cometrpc.NewErrorResponse(cometrpc.ID{}, rpcErr))
 		return
 	}
 	resps := make([]cometrpc.Response, len(reqs))

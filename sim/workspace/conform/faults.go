@@ -414,7 +414,7 @@ func (r *run) objectFault(ctx context.Context, f Fault, fe history.Event) {
 			break
 		}
 		b, err := readAllLimit(obj, 1<<30)
-		obj.Close()
+		_ = obj.Close()
 		if err != nil || len(b) == 0 {
 			fe.Err = fmt.Sprintf("read %s: %v", key, err)
 			break

@@ -246,7 +246,7 @@ func (in *instance) waitHealthy(ctx context.Context, path string) error {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.url()+path, nil)
 		if resp, err := c.Do(req); err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

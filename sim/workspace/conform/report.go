@@ -202,7 +202,7 @@ func (r *Result) writeFiles(dir string) error {
 			return err
 		}
 		if err := fn(f); err != nil {
-			f.Close()
+			_ = f.Close()
 			return err
 		}
 		return f.Close()

@@ -237,7 +237,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer func() {
 		for _, in := range r.instances {
 			in.stop(10 * time.Second)
-			in.log.Close()
+			_ = in.log.Close()
 		}
 	}()
 	r.lock = newLockSampler(r)

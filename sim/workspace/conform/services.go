@@ -158,7 +158,7 @@ func newSandbox(ctx context.Context, s *Services, instances int) (_ *sandbox, er
 		return nil, err
 	}
 	_, err = conn.Exec(ctx, sessionTable)
-	conn.Close(ctx)
+	_ = conn.Close(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("install the session trail: %w", err)
 	}

@@ -96,7 +96,7 @@ func (w *workload) do(ctx context.Context, method, path, token, ctype string, bo
 			continue
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		a := answer{status: resp.StatusCode}
 		_ = json.Unmarshal(b, &a.body)
 		w.r.mu.Lock()

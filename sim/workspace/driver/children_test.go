@@ -198,7 +198,7 @@ func (c *fakeChild) serveWake(step wire.FromHarness) {
 		c.raw(`{"type":"call","method":"feed.listen","args":{}}`)
 		a, _ := c.read()
 		var l wire.Listening
-		json.Unmarshal(a.Value, &l)
+		_ = json.Unmarshal(a.Value, &l)
 		c.listener, c.until = l.Listener, c.now.Add(10*time.Second)
 	} else {
 		answers := make([]string, len(step.Answers))

@@ -58,7 +58,7 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 	pipe := func() (r, w *os.File, err error) {
@@ -90,9 +90,9 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 		closeAll()
 		return nil, fmt.Errorf("start %q: %w", argv[0], err)
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
 	outFD, err := rawFD(outR)
 	if err != nil {
 		closeAll()
@@ -329,7 +329,7 @@ func (p *proc) kill() {
 		default:
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		}
-		p.stdin.Close()
+		_ = p.stdin.Close()
 	})
 }
 
@@ -338,7 +338,7 @@ func (p *proc) kill() {
 // child exited by itself.
 func (p *proc) end() bool {
 	p.disarm()
-	p.stdin.Close()
+	_ = p.stdin.Close()
 	select {
 	case <-p.exited:
 		p.kill()
@@ -359,6 +359,6 @@ func (p *proc) reap() {
 	p.reaped.Store(true)
 	p.reading.Lock()
 	defer p.reading.Unlock()
-	p.outFile.Close()
+	_ = p.outFile.Close()
 	p.stderr.close()
 }

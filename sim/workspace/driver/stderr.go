@@ -169,7 +169,7 @@ func (t *stderrTap) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.eof = true
-	t.file.Close()
+	_ = t.file.Close()
 }
 
 // takeAll joins every pending segment; t.mu is held.

@@ -36,7 +36,7 @@ func New() *Client {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed {
-			nc.Close()
+			_ = nc.Close()
 			return nil, net.ErrClosed
 		}
 		c.conns[tc] = struct{}{}
@@ -55,7 +55,7 @@ func (c *Client) Close() {
 	c.conns = map[*conn]struct{}{}
 	c.mu.Unlock()
 	for tc := range conns {
-		tc.Conn.Close()
+		_ = tc.Conn.Close()
 	}
 }
 

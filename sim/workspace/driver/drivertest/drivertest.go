@@ -115,9 +115,9 @@ func Build(t testing.TB, pkg string) string {
 // m.Run).
 func Cleanup() {
 	if cache.dir != "" {
-		os.RemoveAll(cache.dir)
+		_ = os.RemoveAll(cache.dir)
 	}
 	if builds.dir != "" {
-		os.RemoveAll(builds.dir)
+		_ = os.RemoveAll(builds.dir)
 	}
 }
