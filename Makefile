@@ -11,16 +11,30 @@ DURATION ?= 24h
 # report themselves as skipped (never as passed).
 HAVE_DOCKER := $(shell docker info >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: run test lint images tests example bench build
+.PHONY: run test lint golangci-lint images tests example bench build
 
 run:
 	$(GO) run ./cmd/converge sim --seed $(SEED) --seeds $(SEEDS) --workspaces $(WORKSPACES) --duration $(DURATION)
 
 test: lint images tests
 
-lint:
+# gofmt, go vet, then golangci-lint with .golangci.yml (the standard linters, the
+# simulated core's ban on the wall clock and the global random stream, the floors of
+# docs/architecture.md). The pinned golangci-lint is installed into .bin/ from the Go
+# module proxy when it is missing or of another version (docs/choices.md, entry 350).
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(CURDIR)/.bin/golangci-lint
+
+lint: golangci-lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+golangci-lint:
+	@if ! "$(GOLANGCI_LINT)" version 2>/dev/null | grep -q ' version $(patsubst v%,%,$(GOLANGCI_LINT_VERSION)) '; then \
+		echo "installing golangci-lint $(GOLANGCI_LINT_VERSION) into .bin/"; \
+		GOBIN=$(CURDIR)/.bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
+	fi
 
 # Local images for the real tier (no registry needed). Skipped when there is no
 # Docker engine, or when CONVERGE_SKIP_IMAGE_BUILD=1 (a user with a registry then
