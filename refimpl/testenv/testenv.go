@@ -104,6 +104,7 @@ func probeDocker(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("docker client: %w", err)
 	}
+	defer cli.Close() // else its keep-alive connection to the engine outlives the probe
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
 		return fmt.Errorf("docker ping: %w", err)
 	}
@@ -162,6 +163,7 @@ func imagePresent(ctx context.Context, ref string) (ok bool) {
 	if err != nil {
 		return false
 	}
+	defer cli.Close() // else its keep-alive connection to the engine outlives the look-up
 	_, err = cli.ImageInspect(ctx, ref)
 	return err == nil
 }
