@@ -23,6 +23,7 @@ type blackhole struct {
 	ln     net.Listener
 	target string
 	cutCh  chan struct{}
+	done   chan struct{} // closed by close: a cut pipe's holding ends
 	once   sync.Once
 	mu     sync.Mutex
 	conns  []net.Conn
@@ -32,7 +33,7 @@ func newBlackhole(t *testing.T, target string) *blackhole {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	b := &blackhole{ln: ln, target: target, cutCh: make(chan struct{})}
+	b := &blackhole{ln: ln, target: target, cutCh: make(chan struct{}), done: make(chan struct{})}
 	go b.serve()
 	t.Cleanup(b.close)
 	return b
@@ -64,7 +65,8 @@ func (b *blackhole) pipe(dst, src net.Conn) {
 		n, err := src.Read(buf)
 		select {
 		case <-b.cutCh:
-			<-make(chan struct{}) // blocked until the test's cleanup closes the sockets
+			<-b.done // held until the test's cleanup closes the sockets
+			return
 		default:
 		}
 		if n > 0 {
@@ -81,6 +83,7 @@ func (b *blackhole) pipe(dst, src net.Conn) {
 func (b *blackhole) cut() { b.once.Do(func() { close(b.cutCh) }) }
 
 func (b *blackhole) close() {
+	close(b.done)
 	b.ln.Close()
 	b.mu.Lock()
 	defer b.mu.Unlock()
