@@ -1,8 +1,11 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
 )
@@ -17,5 +20,13 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	drivertest.Cleanup()
+	// No goroutine of the driver's (a child's reader, its watchdog) may
+	// outlive the tests (issue 24 item 5).
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
