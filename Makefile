@@ -33,6 +33,7 @@ lint: golangci-lint
 golangci-lint:
 	@if ! "$(GOLANGCI_LINT)" version 2>/dev/null | grep -q ' version $(patsubst v%,%,$(GOLANGCI_LINT_VERSION)) '; then \
 		echo "installing golangci-lint $(GOLANGCI_LINT_VERSION) into .bin/"; \
+		rm -f "$(GOLANGCI_LINT)"; \
 		GOBIN=$(CURDIR)/.bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
 	fi
 
