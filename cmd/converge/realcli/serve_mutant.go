@@ -1,6 +1,6 @@
 //go:build conformmutants
 
-package cli
+package realcli
 
 import (
 	"os"
