@@ -28,7 +28,7 @@ var thirdPartyRoots = []string{
 // realServices are the modules (a prefix of the import path) of the clients
 // of real services and of the containers that run them, and this module's
 // packages that use them: none may be in the closure of thirdPartyRoots
-// (issue 24 item 6; docs/choices.md 370).
+// (issue 24 item 6; docs/decisions/architecture.md, DR370).
 var realServices = []string{
 	"github.com/testcontainers/",
 	"github.com/jackc/", // pgx, puddle, tern

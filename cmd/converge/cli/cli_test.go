@@ -36,7 +36,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		require.Contains(t, out, c)
 	}
 	// serve and conform are the converge binary's (package realcli): a
-	// binary built with cli alone has neither (docs/choices.md 370).
+	// binary built with cli alone has neither (docs/decisions/architecture.md, DR370).
 	require.NotRegexp(t, `\n  (serve|conform) `, out)
 	for _, cmd := range []string{"sim", "replay", "mutants", "oracle", "oracled", "driver", "version"} {
 		code, viaFlag, _ := invoke(t, nil, cmd, "--help")
