@@ -123,10 +123,11 @@ failing seeds in seed order (later ones keep their replay file as they
 failed). So it costs at most --shrink-budget × --shrink-seeds runs of the
 failing seeds' size, one at a time, after the seed's own two runs. In
 practice a shrink reaches one workspace in its third run and stops after
-10 or 11, costing about twice the failing seed's own two runs: converge sim
---mutant no-cas-claim --seeds 5 (all five fail) took 2.3 CPU seconds with
---no-shrink and 5.0 with the default (3 seeds shrunk; 6.4 with all 5), and
-1.0-1.5 against 2.9-4.0 with --workspaces 20 (docs/choices.md 363).
+10 or 11, costing about twice the failing seed's own two runs:
+"converge sim --mutant no-cas-claim --seeds 5" (all five seeds fail) took
+2.3 CPU seconds with --no-shrink and 5.0 with the default (3 seeds shrunk;
+6.4 with all 5), and 1.0-1.5 against 2.9-4.0 with --workspaces 20. Through
+--exec each shrinking run starts the child again (docs/choices.md 363).
 --no-shrink (or --shrink=false) writes replay files unshrunk.
 
 Seeds run in parallel on --jobs cores (each seed's result is the same
