@@ -5,15 +5,17 @@
 # Usage: images/smoke.sh [postgres|redis|minio|storage-job|workspace-agent ...]
 #
 # Image names come from the CONVERGE_*_IMAGE variables (see images/env.sh),
-# defaulting to the local converge/* names. Every container, volume and
+# defaulting to the local converge/* names (CONVERGE_IMAGE_PREFIX replaces
+# "converge/", as in build.sh). Every container, volume and
 # network started here is removed on exit, whatever happens.
 set -euo pipefail
 
-POSTGRES_IMAGE="${CONVERGE_POSTGRES_IMAGE:-converge/postgres:15}"
-REDIS_IMAGE="${CONVERGE_REDIS_IMAGE:-converge/redis:7}"
-MINIO_IMAGE="${CONVERGE_MINIO_IMAGE:-converge/minio:latest}"
-STORAGE_JOB_IMAGE="${CONVERGE_STORAGE_JOB_IMAGE:-converge/storage-job:dev}"
-WORKSPACE_AGENT_IMAGE="${CONVERGE_WORKSPACE_AGENT_IMAGE:-converge/workspace-agent:dev}"
+P="${CONVERGE_IMAGE_PREFIX:-converge/}"
+POSTGRES_IMAGE="${CONVERGE_POSTGRES_IMAGE:-${P}postgres:15}"
+REDIS_IMAGE="${CONVERGE_REDIS_IMAGE:-${P}redis:7}"
+MINIO_IMAGE="${CONVERGE_MINIO_IMAGE:-${P}minio:latest}"
+STORAGE_JOB_IMAGE="${CONVERGE_STORAGE_JOB_IMAGE:-${P}storage-job:dev}"
+WORKSPACE_AGENT_IMAGE="${CONVERGE_WORKSPACE_AGENT_IMAGE:-${P}workspace-agent:dev}"
 
 ALL=(postgres redis minio storage-job workspace-agent)
 WANT=("$@")

@@ -12,7 +12,8 @@
 //  3. a container from the official image (postgres:15, redis:7,
 //     minio/minio:latest) when it is present locally or can be pulled, else
 //     from the image images/build.sh makes (converge/postgres:15, …) when
-//     that one is present.
+//     that one is present (CONVERGE_IMAGE_PREFIX replaces "converge/", as
+//     in images/build.sh and images/env.sh).
 //
 // Without a Docker engine a test is skipped with a message that says so
 // ("no Docker engine: real tier skipped"); with CONVERGE_REQUIRE_REAL=1 it

@@ -22,6 +22,10 @@ const (
 	EnvPostgresImage = "CONVERGE_POSTGRES_IMAGE"
 	EnvRedisImage    = "CONVERGE_REDIS_IMAGE"
 	EnvMinioImage    = "CONVERGE_MINIO_IMAGE"
+	// EnvImagePrefix replaces "converge/" in the names of the images
+	// images/build.sh makes (as build.sh and env.sh read it), so a second
+	// set can be built and tested beside the first.
+	EnvImagePrefix = "CONVERGE_IMAGE_PREFIX"
 
 	// EnvPostgresDSN names an existing PostgreSQL server (a role allowed to
 	// create databases, for PostgresDB).
@@ -36,7 +40,8 @@ const (
 )
 
 // service describes one kind of container: the variable naming its image,
-// the official image and the locally built stand-in.
+// the official image and the locally built stand-in (its name after the
+// prefix, see localImage).
 type service struct {
 	name     string
 	envImage string
@@ -45,10 +50,20 @@ type service struct {
 }
 
 var (
-	postgresService = service{"postgres", EnvPostgresImage, "postgres:15", "converge/postgres:15"}
-	redisService    = service{"redis", EnvRedisImage, "redis:7", "converge/redis:7"}
-	minioService    = service{"minio", EnvMinioImage, "minio/minio:latest", "converge/minio:latest"}
+	postgresService = service{"postgres", EnvPostgresImage, "postgres:15", "postgres:15"}
+	redisService    = service{"redis", EnvRedisImage, "redis:7", "redis:7"}
+	minioService    = service{"minio", EnvMinioImage, "minio/minio:latest", "minio:latest"}
 )
+
+// localImage names the image images/build.sh makes for s:
+// $CONVERGE_IMAGE_PREFIX (default "converge/") followed by s.local.
+func localImage(s service) string {
+	prefix := os.Getenv(EnvImagePrefix)
+	if prefix == "" {
+		prefix = "converge/"
+	}
+	return prefix + s.local
+}
 
 // Label marks every container the package starts (on top of testcontainers'
 // own org.testcontainers=true), so leftovers of a killed test binary can be
@@ -145,8 +160,8 @@ func imageFor(ctx context.Context, s service) (image, note string) {
 	if imagePresent(ctx, s.official) {
 		return s.official, ""
 	}
-	if imagePresent(ctx, s.local) {
-		return s.local, fmt.Sprintf("%s unset and %s not present locally: using %s (images/build.sh)", s.envImage, s.official, s.local)
+	if local := localImage(s); imagePresent(ctx, local) {
+		return local, fmt.Sprintf("%s unset and %s not present locally: using %s (images/build.sh)", s.envImage, s.official, local)
 	}
 	return s.official, ""
 }

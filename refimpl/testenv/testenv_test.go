@@ -149,3 +149,13 @@ func TestStartServicesFailsCleanly(t *testing.T) {
 	require.Error(t, err)
 	require.Nil(t, s)
 }
+
+// TestLocalImageHonoursPrefix: the local stand-in's name follows
+// CONVERGE_IMAGE_PREFIX the way images/build.sh and images/env.sh read it.
+func TestLocalImageHonoursPrefix(t *testing.T) {
+	t.Setenv(EnvImagePrefix, "")
+	require.Equal(t, "converge/postgres:15", localImage(postgresService))
+	require.Equal(t, "converge/minio:latest", localImage(minioService))
+	t.Setenv(EnvImagePrefix, "fresh-test/")
+	require.Equal(t, "fresh-test/redis:7", localImage(redisService))
+}
