@@ -48,7 +48,7 @@ func writeFile(path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
