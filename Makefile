@@ -21,7 +21,7 @@ test: lint images tests
 # gofmt, go vet, then golangci-lint with .golangci.yml (the standard linters, the
 # simulated core's ban on the wall clock and the global random stream, the floors of
 # docs/architecture.md). The pinned golangci-lint is installed into .bin/ from the Go
-# module proxy when it is missing or of another version (docs/choices.md, entry 350).
+# module proxy when it is missing or of another version (docs/decisions/lint.md, DR350).
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CURDIR)/.bin/golangci-lint
 
