@@ -35,6 +35,14 @@ func NewScaledClock(start time.Time, speedup float64) *ScaledClock {
 	return &ScaledClock{Start: start.UTC(), origin: time.Now(), Speedup: speedup}
 }
 
+// NewScaledClockAt is the clock origin + (wall − origin)·speedup: a
+// process started later reads the same time as one started at origin
+// (CONVERGE_TIME_ORIGIN: every instance of a drill, and a restarted one,
+// share the drill's clock).
+func NewScaledClockAt(origin time.Time, speedup float64) *ScaledClock {
+	return &ScaledClock{Start: origin.UTC(), origin: origin.Round(0), Speedup: speedup}
+}
+
 // Now is Start plus the real time elapsed since creation, times Speedup,
 // plus every Advance.
 func (c *ScaledClock) Now() time.Time {
