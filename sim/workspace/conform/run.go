@@ -342,9 +342,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 }
 
 // waitConverged polls the rows until every workspace is at rest
-// (wsjudge.Converged), and has stayed so for hold, or limit passes; it
-// returns when each workspace was last seen come to rest after the quiet
-// phase began.
+// (wsjudge.Converged) once the quiet phase has lasted hold (0: at once),
+// or limit passes; it returns when each workspace was last seen come to
+// rest after the quiet phase began.
 func (r *run) waitConverged(ctx context.Context, from time.Time, limit, hold time.Duration) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	deadline := from.Add(limit)
