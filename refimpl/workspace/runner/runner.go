@@ -77,7 +77,8 @@ type Config struct {
 	// real second (a ScaledClock's factor; default 1). Sleeps are divided
 	// by it.
 	Speedup float64
-	// OnStep, if set, is called after every step (metrics).
+	// OnStep, if set, is called after every step with its wall time
+	// (metrics).
 	OnStep func(took time.Duration, leader bool)
 	Logger *slog.Logger
 }
@@ -105,7 +106,11 @@ func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config
 		start := clock.Now()
 		next, err := c.Step(ctx)
 		if cfg.OnStep != nil {
-			cfg.OnStep(clock.Now().Sub(start), c.IsLeader())
+			took := clock.Now().Sub(start)
+			if cfg.Speedup > 1 {
+				took = time.Duration(float64(took) / cfg.Speedup) // wall time, on a scaled clock
+			}
+			cfg.OnStep(took, c.IsLeader())
 		}
 		if err != nil {
 			if ctx.Err() != nil {
