@@ -37,10 +37,10 @@ endif
 # Python 3 always is (CONVERGE_REQUIRE_PYTHON=1: the driver protocol's Python client
 # and example fail rather than skip without it; CONVERGE_REQUIRE_PYTHON=0 lets them skip).
 # One package per core, go test's default: more at a time gained nothing measurable
-# (docs/choices.md, entry 172). TEST_PACKAGES=N runs N at a time. The black-box runs
+# (docs/decisions/test-tiers.md, DR172). TEST_PACKAGES=N runs N at a time. The black-box runs
 # (the oracle daemon's, and the workspace drills of converge conform) wait on real time
 # for minutes with little CPU of their own, so they run in a go test of their own beside
-# the rest instead of holding one of their places (entry 173); their output follows.
+# the rest instead of holding one of their places (DR173); their output follows.
 TEST_PACKAGES ?=
 BESIDE := github.com/wsconverge/converge/sim/oracle/conform github.com/wsconverge/converge/sim/workspace/conform
 tests:

@@ -16,7 +16,7 @@ import (
 // reversedScans is the reference on a store whose scans pass rows in
 // descending id order: the HealthMonitor joins them by id with the
 // provider listings (ordered by id, a guarantee of the ports checked by
-// the behaviour suites: docs/choices.md, entry 167), and must observe
+// the behaviour suites: docs/decisions/workspaces-1-data-model.md, DR167), and must observe
 // exactly what it observes on an ordered store, however the rows come.
 type reversedScans struct{ ports.System }
 

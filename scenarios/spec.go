@@ -247,7 +247,7 @@ func scenario7DeleteFromRunning(t *testing.T, sys ports.System) {
 	ops := tr.OpSummary()
 	if len(ops) == 10 {
 		// A DELETING after ARCHIVING is what SPEC 6 names; an ARCHIVING
-		// that leaves nothing behind makes it unnecessary (docs/choices.md).
+		// that leaves nothing behind makes it unnecessary (docs/decisions/examples.md, DR36).
 		require.Equal(t, []string{"claim DELETING", "complete DELETING"}, ops[8:])
 		ops = ops[:8]
 	}

@@ -1,8 +1,13 @@
 // Command converge is converge's command line: the reference and its
-// mutants judged in the deterministic simulator (sim, replay, mutants) and
-// the reference control plane on real services (serve). All of it lives in
-// package cli, so that a third party can build its own converge with its
-// system registered:
+// mutants judged in the deterministic simulator (sim, replay, mutants, the
+// oracle's commands) in package cli, and the commands on real services
+// (serve, conform) in package realcli, added here:
+//
+//	func main() { cli.Main(cli.WithCommands(realcli.Serve, realcli.Conform)) }
+//
+// A third party builds its own converge with its system registered from
+// package cli alone, and its module then needs no client of a real
+// service:
 //
 //	func main() { cli.Main(cli.WithSystem("acme", acme.NewSystem)) }
 //

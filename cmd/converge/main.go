@@ -1,5 +1,8 @@
 package main
 
-import "github.com/wsconverge/converge/cmd/converge/cli"
+import (
+	"github.com/wsconverge/converge/cmd/converge/cli"
+	"github.com/wsconverge/converge/cmd/converge/realcli"
+)
 
-func main() { cli.Main() }
+func main() { cli.Main(cli.WithCommands(realcli.Serve, realcli.Conform)) }

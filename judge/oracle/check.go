@@ -46,7 +46,7 @@ const (
 	// QuerySettle is how long after an F2 or F14 window ends a doc query
 	// begun in it may still hold frames back: three tries of an RPC call
 	// timeout with the waits between them (D9). The exclusions that name
-	// those faults extend this long past the window (docs/choices.md).
+	// those faults extend this long past the window (docs/decisions/oracle-5-contracts.md, DR86).
 	QuerySettle = specDocQueryTries*specRPCCallTimeout + time.Second + 2*time.Second
 	// ResyncBound is the longest gap between Account queries while running
 	// (O9): the 5-minute resync plus 5 s.

@@ -355,7 +355,7 @@ func (m *Model) take(o oracle.Outcome, now time.Time, seq int64, why string) ora
 		// (3.3.3 "execution ends, superseded: Status ≠ ENABLED", D12). The
 		// model ends it now, so that a GET after the request runs again
 		// starts a new execution, not attempt k + 1 of the old one (O4
-		// would judge its spacing; docs/choices.md).
+		// would judge its spacing; docs/decisions/oracle-5-model.md, DR201).
 		x := m.Exec
 		m.take(m.transition(oracle.ExecutionEnd{Outcome: oracle.ExecDropped}, now), now, seq, why)
 		m.endExec(x, now, seq)
@@ -1107,7 +1107,7 @@ func (m *Model) release(r *Result) {
 // submits (heldNonce + 1; D10 keeps its nonce). That daemon's give-up then
 // re-arms its job at the answer + 1 min as the model's would (D7): without
 // this the model saw no answer to its own result and held E at the 24 h
-// watchdog (docs/choices.md).
+// watchdog (docs/decisions/oracle-5-model.md, DR201).
 func (m *Model) answers(res *Result, n uint64) bool {
 	return res != nil && (res.Res.Nonce == n || m.docAhead && n == m.heldNonce+1)
 }
@@ -1123,7 +1123,7 @@ func (s *State) applyQueryAnswer(e *history.Event, c *Call, a *AnswerFact) {
 		}
 		if a.Failed && l.jobs != nil {
 			// A failed resync fails the attempt holding the critical section
-			// (docs/choices.md): any unacknowledged result may give up here.
+			// (docs/decisions/oracle-5-model.md, DR83): any unacknowledged result may give up here.
 			for _, m := range l.sortedModels() {
 				if r := m.Result; r != nil && !r.Acked && !r.OnChain {
 					r.nonAck(a.NonAckAt, e.Seq)

@@ -63,7 +63,7 @@ func specRoute(query string, events map[string][]string) (oracle.Subscription, b
 // specRequestIDs are the ids of a Register or Update frame (§3.2): every
 // value under key, in order, each a decimal uint64. A value that is not
 // one is skipped alone, as §3.2 says of a Complete entry
-// (docs/choices.md 238); no other attribute is read (D10).
+// (docs/decisions/oracle-3-daemon.md, DR238); no other attribute is read (D10).
 func specRequestIDs(events map[string][]string, key string) []uint64 {
 	return specAppendRequestIDs(nil, events, key)
 }

@@ -24,7 +24,7 @@ var errSpecParse = errors.New("parse failure")
 // key, exact and case-sensitive, of the current value, which must be an
 // object (no array indices); the value found is rendered by specRender,
 // and an empty rendering fails. Where an object repeats a key, the last
-// member counts, as encoding/json reads it (docs/choices.md 237).
+// member counts, as encoding/json reads it (docs/decisions/oracle-3-daemon.md, DR237).
 //
 // The model extracts every 200 answer of a run, so the common case is
 // read in place: finding the value in the bytes is JSON syntax, shared
@@ -138,7 +138,7 @@ func specExtractDecoded(body []byte, rule string) (string, error) {
 // UseNumber: a string is itself; a number is specFormatDouble of its
 // literal's double; true and false are themselves; an object or an array is its
 // compact JSON with the object keys sorted (numbers inside keep their
-// literal text, and <, > and & are not escaped: docs/choices.md 237);
+// literal text, and <, > and & are not escaped: docs/decisions/oracle-3-daemon.md, DR237);
 // null fails, and so does an empty result (the chain refuses empty
 // raw_data).
 func specRender(v any) (string, error) {
@@ -175,7 +175,7 @@ func specRender(v any) (string, error) {
 // that reads back as the same IEEE-754 double, in plain notation without
 // an exponent. Negative zero reads back equal from "0", the shorter (a
 // literal beyond the double range has no double: it fails before,
-// docs/choices.md 237).
+// docs/decisions/oracle-3-daemon.md, DR237).
 func specFormatDouble(f float64) string {
 	var buf [32]byte
 	return string(specAppendDouble(buf[:0], f))

@@ -185,7 +185,7 @@ func specTransition(room *specRoom, job *oracle.Job, t oracle.Trigger, now time.
 		}
 	case oracle.SubmissionGaveUp:
 		// The row ends the wait of a Completed job for its result
-		// (docs/choices.md 234); a stale result changes nothing.
+		// (docs/decisions/oracle-3-daemon.md, DR234); a stale result changes nothing.
 		if j := o.job; j != nil && j.Exec.Status == oracle.ExecCompleted && !specResultStale(j, t.Result, t.Self) {
 			j.Exec.Status = oracle.ExecFailed
 			j.Exec.Error, j.LastError = t.Reason, t.Reason
@@ -383,7 +383,7 @@ func (o *specOutcome) complete(n uint64, bt, now time.Time) {
 
 // reconcile is R's step 2 for one listed doc (§3.3.4): no job, an assigned
 // doc is created (§3.3.3); a job is given the Update rule (which removes
-// it when the doc is no longer assigned: docs/choices.md 235) and, when
+// it when the doc is no longer assigned: docs/decisions/oracle-3-daemon.md, DR235) and, when
 // the doc's nonce is ahead, acts as Complete(doc.nonce, lastBT), lastBT
 // being now − Period when unknown (§3.3.3, below the table).
 func (o *specOutcome) reconcile(t oracle.Reconcile, now time.Time) {
@@ -397,7 +397,7 @@ func (o *specOutcome) reconcile(t oracle.Reconcile, now time.Time) {
 }
 
 // watchdog is the watchdog row (§3.3.3, D13) for a due job: the fresh doc
-// is applied by the Update rule first (docs/choices.md 236); a doc ahead
+// is applied by the Update rule first (docs/decisions/oracle-3-daemon.md, DR236); a doc ahead
 // of Nonce acts as Complete(doc.nonce, lastBT); otherwise the job re-runs
 // now (Failed) when self's submission for Nonce + 1 is missing on chain,
 // else waits another 24 h.

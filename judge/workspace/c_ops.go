@@ -97,7 +97,7 @@ func (*oneLevel) Contract() string { return "C5" }
 // claimFrom lists the observed statuses each operation may start from.
 var claimFrom = map[contracts.Operation][]contracts.ObservedStatus{
 	contracts.OpProvisioning: {contracts.ObservedPending},
-	contracts.OpRestoring:    {contracts.ObservedPending, contracts.ObservedStandby}, // STANDBY: an unrestored volume (docs/choices.md)
+	contracts.OpRestoring:    {contracts.ObservedPending, contracts.ObservedStandby}, // STANDBY: an unrestored volume (docs/decisions/workspaces-4.2-reconciler.md, DR15)
 	contracts.OpStarting:     {contracts.ObservedStandby},
 	contracts.OpStopping:     {contracts.ObservedRunning},
 	contracts.OpArchiving:    {contracts.ObservedStandby},

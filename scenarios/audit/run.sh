@@ -182,7 +182,7 @@ run_one() {
 	if [ -z "${line:-}" ]; then
 		rc=0
 		(cd "$dir" && ./acme-converge sim --system acme --seeds "$SEEDS" --workspaces "$WORKSPACES" \
-			--stop-at-first-failure --json --replay-dir "$dir/replays") >"$dir/out.json" 2>"$dir/err.log" || rc=$?
+			--stop-at-first-failure --no-shrink --json --replay-dir "$dir/replays") >"$dir/out.json" 2>"$dir/err.log" || rc=$?
 		if [ "$id" = 00-none ]; then
 			v=$("$WORK/verdict.bin" "" "$WORK/baseline.hashes" <"$dir/out.json")
 		else

@@ -134,7 +134,8 @@ func (s *situations) add(evs []history.Event) {
 var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: true, LateDuplicates: true}
 
 // TestWorldOptionRegressions replays the runs with which the world
-// options showed a checker judging what the spec allows (docs/choices.md):
+// options showed a checker judging what the spec allows
+// (docs/decisions/oracle-5-model.md, DR159, DR164, DR165, DR212):
 //   - long-reorder seed 25: F5 held Complete(15) of request 4 past an
 //     Update whose doc answer said nonce 15; the daemon (Update rule, D10)
 //     kept 14, re-ran round 15, and when the held Complete came applied it
@@ -146,7 +147,7 @@ var allThree = Options{Faults: 60, Ops: 60, PartialQuorums: true, LongReorder: t
 //     (its frame dropped, F3) while the daemon fetched for it; an Update's
 //     doc answer said nonce 9; the daemon (Update rule) finished and
 //     broadcast its value, which O12 found no GET behind;
-//   - the second oracle audit's runs, in the table below (choice 216).
+//   - the second oracle audit's runs, in the table below (DR212).
 func TestWorldOptionRegressions(t *testing.T) {
 	for _, tc := range []struct {
 		shape string
@@ -156,7 +157,7 @@ func TestWorldOptionRegressions(t *testing.T) {
 		{"long-reorder", 25, Options{}},
 		{"partial-quorums", 57, Options{}},
 		{"heavy", 2017, Options{PartialQuorums: true, LongReorder: true, LateDuplicates: true, Faults: 200, Ops: 40, Requests: 9}},
-		// The second oracle audit's sweeps (docs/choices.md 216): a
+		// The second oracle audit's sweeps (docs/decisions/oracle-5-model.md, DR212): a
 		// Complete held behind a hanging doc query and applied after an
 		// Update (O6), R's list superseding a round in flight (O10), and
 		// R's list re-arming a job whose daemon kept its nonce through a

@@ -87,7 +87,7 @@ func TestNoFaultsNoOps(t *testing.T) {
 
 // TestKeptRecordsStayAsMade: the records a run keeps hash, once the run is
 // over, as they did when they were made: no memory a kept record points to
-// was reused for a later one (choices 263 and 264), with faults, operator
+// was reused for a later one (docs/decisions/performance.md, DR263 and DR264), with faults, operator
 // updates and restarts.
 func TestKeptRecordsStayAsMade(t *testing.T) {
 	for _, seed := range []uint64{3, 4} {

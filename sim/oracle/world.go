@@ -504,8 +504,8 @@ func (w *world) broadcast(d ports.Daemon, o ports.BroadcastCall) {
 	if w.f.ambiguous && rerr == nil && res.Code == 0 {
 		// F12: the tx is admitted, the answer never reaches the daemon.
 		w.f.ambiguous = false
-		// The connection drops before the answer (choices: F12 is the
-		// dropped-connection variant), so the daemon learns at once.
+		// The connection drops before the answer (F12 is the dropped-connection
+		// variant: docs/decisions/oracle-4-world.md, DR105), so the daemon learns at once.
 		w.point("F12", "broadcast", param("call", strconv.FormatInt(call, 10)), param("mode", "connection dropped"))
 		w.lose(d, o.ID, call, rpcLat)
 		return

@@ -438,7 +438,7 @@ var (
 	dbLostTargets = []string{"store", "store.Update", "store.MarkObserved", "store.UpdateMany",
 		"store.Insert", "store.List", "store.Get"}
 	// dbWindows are shorter than provider windows: a DB blip or a
-	// failover lasts seconds to minutes (docs/choices.md).
+	// failover lasts seconds to minutes (docs/decisions/simulator-workspace.md, DR116).
 	dbWindows = []time.Duration{30 * time.Second, 2 * time.Minute, 5 * time.Minute}
 )
 

@@ -70,6 +70,46 @@ func WithSystem(name string, build func() ports.System) Option {
 // binary built by go run).
 func WithProgram(name string) Option { return func(c *config) { c.program = name } }
 
+// Env is what a command added with WithCommands writes to.
+type Env struct {
+	// Stdout and Stderr are the streams Run was given.
+	Stdout, Stderr io.Writer
+	// Progress takes progress lines: stderr when it is a terminal, else
+	// nil (print none).
+	Progress io.Writer
+}
+
+// WithCommands adds commands to the binary's root command, each built
+// when the CLI runs. Package cli itself carries only the commands that run
+// on the simulator, so that a binary built with it (and the module it
+// lives in) needs no Docker, PostgreSQL, Redis or MinIO client; the
+// commands on real services live in package realcli and the converge
+// binary adds them:
+//
+//	func main() { cli.Main(cli.WithCommands(realcli.Serve, realcli.Conform)) }
+//
+// A third party that wants `conform` in its own binary adds it the same
+// way, and takes those clients into its module with it:
+//
+//	cli.Main(cli.WithSystem("acme", acme.NewSystem), cli.WithCommands(realcli.Conform))
+//
+// An added command gets the exit codes of the rest through Exit; a
+// command with no Args of its own takes no positional arguments.
+func WithCommands(build ...func(Env) *cobra.Command) Option {
+	return func(c *config) { c.commands = append(c.commands, build...) }
+}
+
+// Exit is the error a command added with WithCommands returns to end with
+// code: with err, Run prints its first line (and, for ExitUsage, a
+// pointer to --help); without, nothing (the command has said what it had
+// to). Exit(ExitOK, nil) is nil.
+func Exit(code int, err error) error {
+	if code == ExitOK && err == nil {
+		return nil
+	}
+	return &codeError{code: code, err: err}
+}
+
 // withChecks adds end-of-run checks to every simulated run (tests).
 func withChecks(checks ...func(*wssim.Sim) []string) Option {
 	return func(c *config) { c.checks = append(c.checks, checks...) }
@@ -77,9 +117,6 @@ func withChecks(checks ...func(*wssim.Sim) []string) Option {
 
 // withClock replaces the wall clock that times runs (tests).
 func withClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// withServeEnv replaces the serve command's environment (tests).
-func withServeEnv(env serveEnv) Option { return func(c *config) { c.serve = env } }
 
 // withProgress sends progress lines to w whatever it is (tests).
 func withProgress(w io.Writer) Option { return func(c *config) { c.progress = w } }
@@ -97,8 +134,8 @@ type config struct {
 	progress io.Writer
 	stdout   io.Writer
 	stderr   io.Writer
-	// serve is the serve command's environment (tests replace it).
-	serve serveEnv
+	// commands are the commands added with WithCommands.
+	commands []func(Env) *cobra.Command
 }
 
 // system builds the system registered under name.
@@ -125,7 +162,6 @@ func newConfig(stdout, stderr io.Writer, opts []Option) *config {
 		now:     time.Now,
 		stdout:  stdout,
 		stderr:  stderr,
-		serve:   serveEnv{getenv: os.Getenv, hostname: os.Hostname, terminal: isTerminal(stderr), backends: chooseBackends},
 	}
 	for _, o := range opts {
 		o(c)
@@ -231,8 +267,12 @@ too rarely to count as evidence: sim, oracle sim, oracle conform),
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &codeError{code: ExitUsage, err: err} })
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
-	root.AddCommand(c.simCommand(), c.replayCommand(), c.mutantsCommand(), c.serveCommand(), c.versionCommand())
-	root.AddCommand(c.oracledCommand(), c.oracleCommand(), c.conformCommand(), c.driverCommand())
+	root.AddCommand(c.simCommand(), c.replayCommand(), c.mutantsCommand(), c.versionCommand())
+	root.AddCommand(c.oracledCommand(), c.oracleCommand(), c.driverCommand())
+	env := Env{Stdout: c.stdout, Stderr: c.stderr, Progress: c.progress}
+	for _, build := range c.commands {
+		root.AddCommand(build(env))
+	}
 	for _, sub := range root.Commands() {
 		if sub.Args == nil {
 			sub.Args = noArgs

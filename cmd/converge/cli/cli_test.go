@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,10 +33,13 @@ func invoke(t *testing.T, opts []Option, args ...string) (code int, stdout, stde
 func TestHelpForEveryCommand(t *testing.T) {
 	code, out, _ := invoke(t, nil, "--help")
 	require.Equal(t, ExitOK, code)
-	for _, c := range []string{"sim", "replay", "mutants", "serve", "version", "completion"} {
+	for _, c := range []string{"sim", "replay", "mutants", "oracle", "oracled", "driver", "version", "completion"} {
 		require.Contains(t, out, c)
 	}
-	for _, cmd := range []string{"sim", "replay", "mutants", "serve", "version"} {
+	// serve and conform are the converge binary's (package realcli): a
+	// binary built with cli alone has neither (docs/decisions/architecture.md, DR370).
+	require.NotRegexp(t, `\n  (serve|conform) `, out)
+	for _, cmd := range []string{"sim", "replay", "mutants", "oracle", "oracled", "driver", "version"} {
 		code, viaFlag, _ := invoke(t, nil, cmd, "--help")
 		require.Equal(t, ExitOK, code, cmd)
 		code, viaHelp, _ := invoke(t, nil, "help", cmd)
@@ -45,7 +49,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 	_, simHelp, _ := invoke(t, nil, "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--workspaces", "--duration", "--quiet", "--faults", "--coordinators",
-		"--system", "--mutant", "--replay-dir", "--shrink", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure",
+		"--system", "--mutant", "--replay-dir", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds", "--json", "--junit", "--jobs", "--shard", "--stop-at-first-failure",
 		"--min-exercised", "--seed-budget", "--batch", "--allow-unexercised", "--steer", "Exit status: 0 pass, 1 a violation", "5 an obligation unmet"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
@@ -92,6 +96,9 @@ func TestUsageErrorsAreShort(t *testing.T) {
 		{"sim", "--steer", "meteor"},
 		{"sim", "--faults", "crash", "--steer", "outage"},
 		{"sim", "extra"},
+		{"sim", "--shrink", "--no-shrink"},
+		{"sim", "--shrink-budget", "-1"},
+		{"sim", "--shrink-seeds", "-1"},
 		{"mutants", "--seeds", "0"},
 		{"mutants", "--faults", "all@NaN"},
 		{"mutants", "--only", "no-such-mutant"},
@@ -337,8 +344,10 @@ func TestSimFailureExitsOneWithCompleteCommands(t *testing.T) {
 // replay file; converge replay reruns it exactly and shows them again.
 func TestMutantViolationReplayRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--replay-dir", dir)
+	// Unshrunk: the point is the run as it failed (--full's whole timeline).
+	code, out, errOut := invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "2", "--duration", "1h", "--quiet", "0", "--replay-dir", dir, "--no-shrink")
 	require.Equal(t, ExitFailed, code, out+errOut)
+	require.NotContains(t, out, "shrunk")
 	require.Contains(t, out, "VIOLATION seed 1: C4 (c4-non-preemptive) at +00:")
 	require.Contains(t, out, "claim of PROVISIONING without compare-and-set")
 	require.Regexp(t, `\n      >> \+00:\d\d:\d\d\.\d{3} #\d+ db.write coord-1/state_reconciler`, out, "the evidence, marked, at its virtual time")
@@ -367,6 +376,52 @@ func TestMutantViolationReplayRoundTrip(t *testing.T) {
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, rout, "HASH DIFFERS")
 	require.Contains(t, rout, oldHashNote, "a hash of 64 hex digits is an older converge's SHA-256")
+}
+
+// A failing seed is shrunk by default, within --shrink-budget runs and
+// for the first --shrink-seeds failing seeds; --no-shrink and
+// --shrink=false write the replay file as the seed failed.
+func TestSimShrinksFailingSeedsByDefault(t *testing.T) {
+	args := []string{"sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "2", "--seed-budget", "2", "--workspaces", "4", "--duration", "2h", "--quiet", "0", "--jobs", "1"}
+	replay := func(dir string, seed int) *wssim.Replay {
+		t.Helper()
+		f, err := wssim.ReadReplay(filepath.Join(dir, fmt.Sprintf("mutant-no-cas-claim-seed-%d.json", seed)))
+		require.NoError(t, err)
+		return f
+	}
+
+	dir := t.TempDir()
+	code, out, errOut := invoke(t, nil, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
+	require.Equal(t, ExitFailed, code, errOut)
+	var rep simReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Runs, 2)
+	first, second := rep.Runs[0].Shrunk, rep.Runs[1].Shrunk
+	require.NotNil(t, first, "the first failing seed is shrunk")
+	require.Empty(t, first.Skipped)
+	require.Positive(t, first.Runs)
+	require.LessOrEqual(t, first.Runs, defaultShrinkBudget)
+	require.Contains(t, first.From, "4 workspaces")
+	require.NotNil(t, second)
+	require.Equal(t, "not shrunk: --shrink-seeds 1 failing seeds already shrunk", second.Skipped)
+	shrunk := replay(dir, 1)
+	require.Less(t, shrunk.Workspaces, 4)
+	require.Equal(t, 4, replay(dir, 2).Workspaces, "beyond --shrink-seeds, written as it failed")
+	code, _, errOut = invoke(t, nil, "replay", filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
+	require.Equal(t, ExitFailed, code, "the shrunk run still fails: %s", errOut)
+
+	// The text report says what shrinking did.
+	code, out, _ = invoke(t, nil, append(args, "--replay-dir", t.TempDir(), "--shrink-budget", "5")...)
+	require.Equal(t, ExitFailed, code)
+	require.Regexp(t, `shrunk: \d+ actions, 4 workspaces, 2h0m0s \+ 0s quiet → .* \([1-5] runs, `, out)
+
+	for _, off := range [][]string{{"--no-shrink"}, {"--shrink=false"}, {"--shrink-budget", "0"}, {"--shrink-seeds", "0"}} {
+		dir := t.TempDir()
+		code, out, _ := invoke(t, nil, append(append(args, "--replay-dir", dir), off...)...)
+		require.Equal(t, ExitFailed, code, off)
+		require.NotContains(t, out, "shrunk", off)
+		require.Equal(t, 4, replay(dir, 1).Workspaces, off)
+	}
 }
 
 // acme is a third party's system: here the reference under another name.
@@ -400,7 +455,7 @@ func TestRegisteredSystemsSimAndReplay(t *testing.T) {
 func TestReplayRejectsBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
-	_, _, _ = invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "1", "--duration", "30m", "--quiet", "0", "--replay-dir", dir)
+	_, _, _ = invoke(t, nil, "sim", "--mutant", "no-cas-claim", "--seed", "1", "--seeds", "1", "--workspaces", "1", "--duration", "30m", "--quiet", "0", "--replay-dir", dir, "--no-shrink")
 	f, err := wssim.ReadReplay(filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
 	require.NoError(t, err)
 	require.NoError(t, wssim.WriteReplay(good, f))

@@ -20,8 +20,23 @@
 //   - replay reruns a replay file exactly and shows the timeline around
 //     each violation; the file is validated strictly;
 //   - mutants is the kill matrix over the reference's mutants;
-//   - serve runs the reference control plane on real services (or the
-//     fakes), configured by one table of flags and environment variables.
+//   - oracle, oracled and driver: the oracle world's simulator, mutants,
+//     replay and black-box run, its reference daemon, and the tools of the
+//     driver protocol.
+//
+// Package cli carries only commands that need no real service, so a
+// module whose binary is built with it pulls in no Docker, testcontainers,
+// PostgreSQL, MinIO or Redis client (go mod tidy leaves them out). The
+// commands on real services, serve (the reference control plane) and
+// conform (any running control plane drilled with real faults), live in
+// package realcli; the converge binary adds them with WithCommands, and so
+// may a third party that wants them, taking those clients with them:
+//
+//	func main() {
+//		cli.Main(cli.WithSystem("acme", acme.NewSystem), cli.WithCommands(realcli.Conform))
+//	}
+//
+// A binary built with cli.Main alone has neither serve nor conform.
 //
 // Exit codes are the same for every command: 0 success, 1 a contract
 // violated or a run failed, 2 bad usage or input, 3 the run could not be

@@ -111,6 +111,9 @@ type runReport struct {
 	Rerun         string `json:"rerun,omitempty"`
 	ReplayFile    string `json:"replay_file,omitempty"`
 	ReplayCommand string `json:"replay_command,omitempty"`
+	// Shrunk is what shrinking did to the replay file (absent when it
+	// was not tried: shrinking off, or no checker violated).
+	Shrunk *shrinkReport `json:"shrunk,omitempty"`
 }
 
 // checkerReport is one checker's verdict over every seed.
@@ -431,6 +434,13 @@ func writeRun(w io.Writer, r runReport) {
 		}
 	}
 	fmt.Fprintf(w, "  rerun:  %s\n", r.Rerun)
+	switch s := r.Shrunk; {
+	case s == nil:
+	case s.Skipped != "":
+		fmt.Fprintf(w, "  %s\n", s.Skipped)
+	default:
+		fmt.Fprintf(w, "  shrunk: %s → %s (%d runs, %.1f s)\n", s.From, s.To, s.Runs, s.Seconds)
+	}
 	if r.ReplayCommand != "" {
 		fmt.Fprintf(w, "  replay: %s\n", r.ReplayCommand)
 	}

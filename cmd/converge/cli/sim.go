@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wsconverge/converge/contracts/ports"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
@@ -77,7 +78,7 @@ type simOptions struct {
 	evidence
 	steerSpec string
 	steer     *engine.Steering
-	shrink    bool
+	shrinking
 	json      bool
 	junit     string
 	html      string
@@ -112,6 +113,22 @@ before). The steering of a batch depends only on the batches before it, so
 a command gives the same seeds whatever --jobs is; a steered seed's replay
 file and rerun command (--steer) record its steering. --allow-unexercised
 names checkers that may stay unmet; every report prints them.
+
+A failing seed's replay file is shrunk first (fewer fault actions, a
+smaller fleet, shorter phases, while one of the checkers it violated still
+fails), so it replays the smallest failing run found. Shrinking is bounded
+so it stays affordable: at most --shrink-budget runs per failing seed, each
+no larger than the seed's own run, and only for the first --shrink-seeds
+failing seeds in seed order (later ones keep their replay file as they
+failed). So it costs at most --shrink-budget × --shrink-seeds runs of the
+failing seeds' size, one at a time, after the seed's own two runs. In
+practice a shrink reaches one workspace in its third run and stops after
+10 or 11, costing about twice the failing seed's own two runs:
+"converge sim --mutant no-cas-claim --seeds 5" (all five seeds fail) took
+2.3 CPU seconds with --no-shrink and 5.0 with the default (3 seeds shrunk;
+6.4 with all 5), and 1.0-1.5 against 2.9-4.0 with --workspaces 20. Through
+--exec each shrinking run starts the child again (docs/decisions/cli.md, DR363).
+--no-shrink (or --shrink=false) writes replay files unshrunk.
 
 Seeds run in parallel on --jobs cores (each seed's result is the same
 whatever --jobs); --shard i/n runs every n-th seed of the range, for CI
@@ -157,7 +174,7 @@ func (c *config) simCommand() *cobra.Command {
 	o.seedRange.register(f)
 	o.evidence.register(f)
 	f.StringVar(&o.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
-	f.BoolVar(&o.shrink, "shrink", false, "shrink a failing seed (fewer faults, workspaces, time) before writing its replay file")
+	o.shrinking.register(f)
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
 	f.StringVar(&o.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
@@ -176,6 +193,9 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 		return err
 	}
 	if err := o.evidence.validate(o.seeds, o.seed, wsjudge.Names()); err != nil {
+		return err
+	}
+	if err := o.shrinking.validate(cmd); err != nil {
 		return err
 	}
 	if o.steerSpec != "" {
@@ -307,7 +327,9 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 			r := c.newRunReport(o, sr.res, sr.err, out.Wall, sr.cfg.Steering)
 			if !r.Pass {
 				failed++
-				if path, err := c.writeReplayFile(ctx, o, sr.cfg, sr.res); err != nil {
+				path, shrunk, err := c.writeReplayFile(ctx, o, sr.cfg, sr.res)
+				r.Shrunk = shrunk
+				if err != nil {
 					r.Failures = append(r.Failures, "replay file not written: "+err.Error())
 				} else {
 					r.ReplayFile = path
@@ -404,14 +426,82 @@ func (c *config) rerunCommand(o *simOptions, seed uint64, st *engine.Steering) s
 	return c.commandLine(args...)
 }
 
-// writeReplayFile writes the replay file of a failing run (shrunk first
-// with --shrink) and returns its path.
-func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.Config, res wssim.Result) (string, error) {
-	if o.shrink && res.Report != nil && res.Report.Failed() {
-		violated := map[string]bool{}
+// shrinking is how the sim command shrinks failing seeds: by default, the
+// first defaultShrinkSeeds failing seeds, each within defaultShrinkBudget
+// runs (docs/decisions/cli.md, DR363).
+type shrinking struct {
+	shrink       bool
+	noShrink     bool
+	shrinkBudget int
+	shrinkSeeds  int
+	// shrunk counts the failing seeds shrunk so far (the command's Emit
+	// runs one seed at a time, in seed order).
+	shrunk int
+}
+
+// The defaults of --shrink-budget and --shrink-seeds.
+const (
+	defaultShrinkBudget = 40
+	defaultShrinkSeeds  = 3
+)
+
+func (s *shrinking) register(f *pflag.FlagSet) {
+	f.BoolVar(&s.shrink, "shrink", true, "shrink each failing seed's replay file (fewer faults, workspaces, time), within --shrink-budget and --shrink-seeds; --shrink=false or --no-shrink turns it off")
+	f.BoolVar(&s.noShrink, "no-shrink", false, "write failing seeds' replay files unshrunk (the same as --shrink=false)")
+	f.IntVar(&s.shrinkBudget, "shrink-budget", defaultShrinkBudget, "most runs spent shrinking one failing seed, each no larger than the seed's own run (0: do not shrink)")
+	f.IntVar(&s.shrinkSeeds, "shrink-seeds", defaultShrinkSeeds, "most failing seeds shrunk per command, the first in seed order; later ones are written unshrunk (0: do not shrink)")
+}
+
+func (s *shrinking) validate(cmd *cobra.Command) error {
+	switch {
+	case s.noShrink && s.shrink && cmd.Flags().Changed("shrink"):
+		return usagef("--shrink and --no-shrink contradict each other: give one")
+	case s.shrinkBudget < 0 || s.shrinkBudget > 10_000:
+		return usagef("--shrink-budget %d: want 0 to 10000", s.shrinkBudget)
+	case s.shrinkSeeds < 0 || s.shrinkSeeds > 10_000:
+		return usagef("--shrink-seeds %d: want 0 to 10000", s.shrinkSeeds)
+	}
+	return nil
+}
+
+// on reports whether failing seeds are shrunk at all.
+func (s *shrinking) on() bool {
+	return s.shrink && !s.noShrink && s.shrinkBudget > 0 && s.shrinkSeeds > 0
+}
+
+// shrinkReport is what shrinking a failing seed did, for its run report.
+type shrinkReport struct {
+	// From and To are the sizes of the run before and after; Runs how
+	// many runs shrinking made, Seconds how long they took.
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	Runs    int     `json:"runs"`
+	Seconds float64 `json:"seconds"`
+	// Skipped says why the seed was not shrunk (then From, To and Runs
+	// are empty).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// writeReplayFile writes the replay file of a failing run, shrunk first
+// unless shrinking is off or its bound reached, and returns its path and
+// what shrinking did (nil when it was not tried).
+func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.Config, res wssim.Result) (string, *shrinkReport, error) {
+	var sr *shrinkReport
+	violated := map[string]bool{}
+	if res.Report != nil && res.Report.Failed() {
 		for _, v := range res.Report.Violations {
 			violated[v.Checker] = true
 		}
+	}
+	// A run that fails without a violated checker (a failed run, a
+	// determinism difference) has nothing shrinking could keep failing.
+	switch {
+	case !o.on() || len(violated) == 0:
+	case o.shrunk >= o.shrinkSeeds:
+		sr = &shrinkReport{Skipped: fmt.Sprintf("not shrunk: --shrink-seeds %d failing seeds already shrunk", o.shrinkSeeds)}
+	default:
+		o.shrunk++
+		start := c.now()
 		sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool {
 			if r.Report == nil {
 				return false
@@ -422,16 +512,20 @@ func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.C
 				}
 			}
 			return false
-		}, 0)
-		if err == nil {
+		}, o.shrinkBudget)
+		if err != nil {
+			sr = &shrinkReport{Skipped: "not shrunk: " + err.Error()}
+		} else {
 			cfg, res = sh.Config, sh.Result
+			sr = &shrinkReport{From: sh.From.String(), To: sh.To.String(), Runs: sh.Runs, Seconds: c.now().Sub(start).Seconds()}
 		}
 	}
 	f, err := wssim.NewReplay(cfg, o.target.mutant, res)
 	if err != nil {
-		return "", err
+		return "", sr, err
 	}
-	return wssim.SaveReplay(o.replayDir, f)
+	path, err := wssim.SaveReplay(o.replayDir, f)
+	return path, sr, err
 }
 
 // writeFile creates path and lets write fill it.

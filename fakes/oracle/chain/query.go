@@ -14,7 +14,7 @@ import (
 // ABCIQuery answers abci_query for the five paths of ORACLE-SPEC 6.5 from
 // the committed state, at the latest height: an unknown path is code 6,
 // data that does not decode code 18, and a missing doc, submission or
-// aggregate code 18, an unknown account code 22 (choices 27).
+// aggregate code 18, an unknown account code 22 (docs/decisions/oracle-4-world.md, DR27).
 func (c *Chain) ABCIQuery(path string, data []byte) cometrpc.ResultABCIQuery {
 	req, err := abciquery.DecodeRequest(path, data)
 	return c.ABCIQueryDecoded(req, err)

@@ -12,7 +12,7 @@ import (
 )
 
 // The five query paths of ORACLE-SPEC 6.5 over the committed state, and
-// their failures (choices 27).
+// their failures (docs/decisions/oracle-4-world.md, DR27).
 func TestQueries(t *testing.T) {
 	h := newHarness(t)
 	peers := h.addPeers(2)

@@ -7,7 +7,7 @@
 //
 // Hand-written on coder/websocket and net/http rather than CometBFT's own
 // client, which lives in the node module converge does not import (see
-// docs/choices.md).
+// docs/decisions/oracle-6-facade-and-conform.md, DR29).
 package cometclient
 
 import (

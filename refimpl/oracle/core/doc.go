@@ -110,5 +110,5 @@
 //
 // # What the core decides where the spec is silent
 //
-// See docs/choices.md (the oracle daemon entries) and docs/oracle.md.
+// See docs/decisions/oracle-3-daemon.md and docs/oracle.md.
 package core

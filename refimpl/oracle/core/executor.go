@@ -48,7 +48,7 @@ func (c *Core) enqueueExecution(r uint64) {
 }
 
 // pumpExecutor starts queued executions while slots are free. One whose
-// job may no longer run is dropped before any GET (D12, choice 24).
+// job may no longer run is dropped before any GET (D12; docs/decisions/oracle-3-daemon.md, DR24).
 func (c *Core) pumpExecutor() {
 	for !c.stopping() && c.x.slots < c.cfg.Worker.PoolSize && len(c.x.waiting) > 0 {
 		e := popFront(&c.x.waiting)

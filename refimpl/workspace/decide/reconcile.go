@@ -56,7 +56,7 @@ func ChooseOperation(w *contracts.Workspace) contracts.Operation {
 // Completed is the completion column of SPEC 4.2.2: does the DB's last
 // observation show operation w.Operation done? ARCHIVING of a soft-deleted
 // workspace also completes on observed DELETED: once its volume is gone
-// there is nothing left to observe as PENDING (a choice, README "Choices").
+// there is nothing left to observe as PENDING (docs/decisions/workspaces-4.2-reconciler.md, DR1).
 func Completed(w *contracts.Workspace) bool {
 	switch w.Operation {
 	case contracts.OpProvisioning, contracts.OpStopping:
@@ -303,7 +303,7 @@ func Unrestored(w *contracts.Workspace) bool {
 // ArchiveCommitPatch commits the archive ARCHIVING took (SPEC 4.2.2) and
 // records in home_ctx that the volume's content equals it, so that a volume
 // left behind by an ARCHIVING that could not delete it is not taken for
-// an unrestored one (a choice, docs/choices.md).
+// an unrestored one (docs/decisions/workspaces-4.2-reconciler.md, DR15).
 func ArchiveCommitPatch(key string) contracts.Patch {
 	return contracts.Patch{ArchiveKey: contracts.Some(key), HomeCtx: contracts.Some(&contracts.HomeCtx{RestoreMarker: key})}
 }

@@ -16,6 +16,9 @@
 //	GET    /healthz                            200 or 503, JSON
 //	GET    /metrics                            Prometheus text format
 //
+// docs/api.md documents every route for users; apidoc_test.go holds it to
+// this package (routes, fields, error codes, limits, and its examples run).
+//
 // Every error is JSON: {"error":{"code":"…","message":"…", …details}}. The
 // service layer decides every rule and returns *contracts.APIError; this
 // package adds the transport's own rejections: 401 (no or unknown token),

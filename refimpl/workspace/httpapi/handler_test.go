@@ -434,7 +434,7 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 // absolute-form target, empty and dot segments, escaped slashes, unknown
 // methods. (What net/http writes itself before any handler runs, such as
 // 400 for an unparsable target or a missing Host, 431 and 505, is text:
-// docs/choices.md.)
+// docs/decisions/workspaces-4.3-api.md, DR282.)
 func TestRawRequestsGetJSONErrors(t *testing.T) {
 	e := newEnv(t)
 	addr := strings.TrimPrefix(e.srv.URL, "http://")

@@ -1,4 +1,4 @@
-package cli
+package realcli
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/cmd/converge/cli"
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/contracttest"
 	wsfakes "github.com/wsconverge/converge/fakes/workspace"
@@ -64,8 +65,8 @@ func mapEnv(t *testing.T, vars map[string]string) serveEnv {
 }
 
 func TestServeHelp(t *testing.T) {
-	code, out, _ := invoke(t, nil, "serve", "--help")
-	require.Equal(t, ExitOK, code)
+	code, out, _ := invoke(t, "serve", "--help")
+	require.Equal(t, cli.ExitOK, code)
 	for _, s := range serveSettings {
 		require.Contains(t, out, s.env, "every variable is listed")
 		if s.flag != "" {
@@ -80,13 +81,13 @@ func TestServeHelp(t *testing.T) {
 // serveCmd runs the serve command line with env.
 func serveCmd(t *testing.T, env serveEnv, stdout, stderr io.Writer, args ...string) int {
 	t.Helper()
-	return Run(t.Context(), append([]string{"serve"}, args...), stdout, stderr, WithProgram("converge"), withServeEnv(env))
+	return run(t.Context(), env, append([]string{"serve"}, args...), stdout, stderr)
 }
 
 // resolveServe parses args and resolves the configuration with env.
 func resolveServe(t *testing.T, env serveEnv, args ...string) (serveConfig, []string) {
 	t.Helper()
-	c := newConfig(io.Discard, io.Discard, []Option{withServeEnv(env)})
+	c := newConfig(cli.Env{Stdout: io.Discard, Stderr: io.Discard}, env)
 	cmd := c.serveCommand()
 	require.NoError(t, cmd.ParseFlags(args))
 	o := &serveOptions{values: map[string]*string{}, bools: map[string]*bool{}, flags: cmd.Flags()}
@@ -119,7 +120,7 @@ func TestServeConfigProblemsNameTheirSource(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := serveCmd(t, mapEnv(t, vars), &out, &errb, "--instance=-x", "--log-format", "xml", "--shutdown-timeout", "0s", "--leader-idle-timeout", "10ms")
-	require.Equal(t, ExitUsage, code)
+	require.Equal(t, cli.ExitUsage, code)
 	msg := errb.String()
 	for _, want := range []string{
 		`LISTEN_ADDR: "localhost" is not host:port`,
@@ -192,10 +193,10 @@ func TestServeConfigSources(t *testing.T) {
 	require.Equal(t, []string{`CONVERGE_MAX_RUNNING_GLOBAL: "0": want a whole number from 1 to 1000000`}, problems)
 
 	code := serveCmd(t, mapEnv(t, nil), io.Discard, io.Discard, "--fake", "extra")
-	require.Equal(t, ExitUsage, code)
+	require.Equal(t, cli.ExitUsage, code)
 	var errb bytes.Buffer
 	code = serveCmd(t, mapEnv(t, nil), io.Discard, &errb, "--nope")
-	require.Equal(t, ExitUsage, code)
+	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, errb.String(), "--nope")
 }
 
@@ -208,7 +209,7 @@ func TestServeNamesTheServiceItCannotReach(t *testing.T) {
 	env.backends = chooseBackends
 	var out, errb bytes.Buffer
 	code := serveCmd(t, env, &out, &errb, "--log-format", "json")
-	require.Equal(t, ExitFailed, code)
+	require.Equal(t, cli.ExitFailed, code)
 	require.Contains(t, errb.String(), "converge serve: connect to DATABASE_URL:")
 }
 
@@ -229,7 +230,7 @@ func serveFake(t *testing.T, stderr io.Writer, extra ...string) (string, *fakeBa
 	done := make(chan int, 1)
 	args := append([]string{"--fake", "--listen", "127.0.0.1:0", "--instance", "test-1", "--log-format", "json"}, extra...)
 	go func() {
-		done <- Run(ctx, append([]string{"serve"}, args...), io.Discard, stderr, WithProgram("converge"), withServeEnv(env))
+		done <- run(ctx, env, append([]string{"serve"}, args...), io.Discard, stderr)
 	}()
 	var addr string
 	select {
@@ -330,7 +331,7 @@ func TestServeFakeAnswersAndStops(t *testing.T) {
 	require.Equal(t, http.StatusOK, sresp.StatusCode)
 
 	start := time.Now()
-	require.Equal(t, ExitOK, stop())
+	require.Equal(t, cli.ExitOK, stop())
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.Empty(t, fb.world.Store.Holder(), "the leader lock is released on shutdown")
 	_, err = io.ReadAll(sresp.Body)
@@ -361,7 +362,7 @@ func TestServeFailsWhenTheAddressIsTaken(t *testing.T) {
 	env.backends = chooseBackends
 	logs := &syncBuffer{}
 	code := serveCmd(t, env, io.Discard, logs, "--fake", "--listen", ln.Addr().String(), "--log-format", "json")
-	require.Equal(t, ExitFailed, code)
+	require.Equal(t, cli.ExitFailed, code)
 	require.Contains(t, logs.String(), "cannot listen (--listen / LISTEN_ADDR)")
 }
 
@@ -396,7 +397,7 @@ func TestServeFakeInjectsFaults(t *testing.T) {
 	require.Equal(t, true, errView["terminal"], "CONTAINER_CREATE_FAILED needs an administrator")
 	status, _ = httpDo(t, http.MethodPost, base+"/api/v1/workspaces/"+id+":recover", tokR, "")
 	require.Equal(t, http.StatusOK, status)
-	require.Equal(t, ExitOK, stop())
+	require.Equal(t, cli.ExitOK, stop())
 }
 
 func TestParseFakeFaults(t *testing.T) {
@@ -411,7 +412,7 @@ func TestParseFakeFaults(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 	code := serveCmd(t, mapEnv(t, map[string]string{"CONVERGE_TOKENS": testTokens}), io.Discard, io.Discard, "--fake-faults", "instances.Start=DISK_FULL")
-	require.Equal(t, ExitUsage, code, "fault injection needs --fake")
+	require.Equal(t, cli.ExitUsage, code, "fault injection needs --fake")
 }
 
 // serve --dev brings up PostgreSQL, Redis and MinIO and a working control
@@ -435,7 +436,7 @@ func TestServeDev(t *testing.T) {
 	out, logs := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"serve", "--dev", "--listen", "127.0.0.1:0", "--instance", "dev-1"}, out, logs, WithProgram("converge"), withServeEnv(env))
+		done <- run(ctx, env, []string{"serve", "--dev", "--listen", "127.0.0.1:0", "--instance", "dev-1"}, out, logs)
 	}()
 	var addr string
 	select {
@@ -496,7 +497,7 @@ func TestServeDev(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		require.Equal(t, ExitOK, code, logs.String())
+		require.Equal(t, cli.ExitOK, code, logs.String())
 	case <-time.After(2 * time.Minute):
 		t.Fatal("serve --dev did not stop")
 	}
@@ -561,7 +562,7 @@ func TestServeRefusesBadLimitsAndShortTokens(t *testing.T) {
 	} {
 		var errb bytes.Buffer
 		code := serveCmd(t, mapEnv(t, tc.vars), io.Discard, &errb, tc.args...)
-		require.Equal(t, ExitUsage, code, "%v: %s", tc.args, errb.String())
+		require.Equal(t, cli.ExitUsage, code, "%v: %s", tc.args, errb.String())
 		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
 		require.Contains(t, lines[0], tc.want)
 		require.Len(t, lines, 2, "one line, then the pointer to --help: %s", errb.String())
@@ -599,5 +600,5 @@ func TestServeCapsEventStreams(t *testing.T) {
 	require.NotEmpty(t, e.Error.Message)
 	status, _ = httpDo(t, http.MethodGet, base+"/healthz", "", "")
 	require.Equal(t, http.StatusOK, status)
-	require.Equal(t, ExitOK, stop())
+	require.Equal(t, cli.ExitOK, stop())
 }

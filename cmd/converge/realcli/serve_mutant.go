@@ -1,6 +1,6 @@
 //go:build conformmutants
 
-package cli
+package realcli
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // EnvMutant names the catalogue mutant a `converge serve` built with the
 // conformmutants tag runs as (empty: the reference). It exists only in
 // such a build, so the reference's normal code path has no mutant switch
-// (docs/choices.md).
+// (docs/decisions/workspaces-conform.md, DR291).
 const EnvMutant = "CONVERGE_MUTANT"
 
 func init() {

@@ -1,4 +1,4 @@
-package cli
+package realcli
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wsconverge/converge/cmd/converge/cli"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	wsconform "github.com/wsconverge/converge/sim/workspace/conform"
 )
@@ -144,7 +145,7 @@ func (c *config) conformCommand() *cobra.Command {
 			}
 			if dir == "" {
 				if dir, err = os.MkdirTemp("", "converge-conform-"); err != nil {
-					return &codeError{code: ExitError, err: err}
+					return cli.Exit(cli.ExitError, err)
 				}
 			}
 			opts.Dir = dir
@@ -154,32 +155,32 @@ func (c *config) conformCommand() *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(c.stderr, "the evidence is kept in %s\n", dir)
 				if ctx.Err() != nil && cmd.Context().Err() == nil {
-					return &codeError{code: ExitInterrupted, err: err}
+					return cli.Exit(cli.ExitInterrupted, err)
 				}
-				return &codeError{code: ExitError, err: err}
+				return cli.Exit(cli.ExitError, err)
 			}
 			write := res.WriteText
 			if asJSON {
 				write = res.WriteJSON
 			}
 			if err := write(c.stdout); err != nil {
-				return &codeError{code: ExitError, err: err}
+				return cli.Exit(cli.ExitError, err)
 			}
 			if junit != "" {
 				if err := writeFile(junit, res.WriteJUnit); err != nil {
-					return &codeError{code: ExitError, err: err}
+					return cli.Exit(cli.ExitError, err)
 				}
 			}
 			if html != "" {
 				if err := writeFile(html, res.WriteHTML); err != nil {
-					return &codeError{code: ExitError, err: err}
+					return cli.Exit(cli.ExitError, err)
 				}
 			}
 			switch {
 			case res.Failed():
-				return exitWith(ExitFailed)
+				return exitWith(cli.ExitFailed)
 			case len(res.Unmet()) > 0:
-				return exitWith(ExitUnmet)
+				return exitWith(cli.ExitUnmet)
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package cli
+package realcli
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/netutil"
 
+	"github.com/wsconverge/converge/cmd/converge/cli"
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -131,14 +132,14 @@ func runServe(ctx context.Context, cfg serveConfig, stderr io.Writer, env serveE
 	if err != nil {
 		log.Error("cannot start", "backends", b.name(), "err", err)
 		fmt.Fprintf(stderr, "converge serve: %v\n", err)
-		return ExitFailed
+		return cli.ExitFailed
 	}
 	if bendStack != nil {
 		if err := bendStack(st); err != nil {
 			log.Error("cannot start", "err", err)
 			fmt.Fprintf(stderr, "converge serve: %v\n", err)
 			_ = st.close(context.WithoutCancel(ctx))
-			return ExitFailed
+			return cli.ExitFailed
 		}
 	}
 	code := serve(ctx, cfg, st, base, env)
@@ -198,7 +199,7 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 	if err != nil {
 		log.Error("cannot listen (--listen / LISTEN_ADDR)", "addr", cfg.listen, "err", err)
 		// The coordinator has not started: it holds no lock.
-		return ExitFailed
+		return cli.ExitFailed
 	}
 	// Connections beyond the bound wait in the kernel's queue rather than
 	// take a file descriptor each.
@@ -232,17 +233,17 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		env.listening(addr)
 	}
 
-	code := ExitOK
+	code := cli.ExitOK
 	runnerStopped := false
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "cause", context.Cause(ctx))
 	case err := <-srvDone:
 		log.Error("http server failed", "err", err)
-		code = ExitFailed
+		code = cli.ExitFailed
 	case err := <-runDone:
 		log.Error("coordinator stopped", "err", err)
-		code, runnerStopped = ExitFailed, true
+		code, runnerStopped = cli.ExitFailed, true
 	}
 
 	// 1. HTTP: stop accepting, end the event streams, let requests finish.
@@ -259,7 +260,7 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 	if !runnerStopped {
 		if err := <-runDone; err != nil && !errors.Is(err, context.Canceled) {
 			log.Error("coordinator stopped with an error", "err", err)
-			code = ExitFailed
+			code = cli.ExitFailed
 		}
 	}
 	return code

@@ -1,4 +1,4 @@
-package cli
+package realcli
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/wsconverge/converge/cmd/converge/cli"
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/refimpl/testenv"
 	"github.com/wsconverge/converge/refimpl/workspace/dockerprov"
@@ -155,7 +156,7 @@ start, the coordinator or the HTTP server failed), 2 invalid configuration.`,
 			if cfg.dev {
 				services, err := c.startDev(ctx, &cfg, o)
 				if err != nil {
-					return &codeError{code: ExitFailed, err: err}
+					return cli.Exit(cli.ExitFailed, err)
 				}
 				defer func() {
 					fmt.Fprintln(c.stderr, "converge serve --dev: stopping PostgreSQL, Redis and MinIO")

@@ -1,4 +1,4 @@
-package cli
+package realcli
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/cmd/converge/cli"
 )
 
 // K and its origin come from the variables a drill passes
@@ -57,7 +59,7 @@ func TestServeRefusesABadTimeScale(t *testing.T) {
 		}
 		var out, errb bytes.Buffer
 		code := serveCmd(t, mapEnv(t, vars), &out, &errb, append([]string{"--fake"}, tc.args...)...)
-		require.Equal(t, ExitUsage, code, "%v %v", tc.args, tc.vars)
+		require.Equal(t, cli.ExitUsage, code, "%v %v", tc.args, tc.vars)
 		require.Contains(t, errb.String(), tc.want)
 		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
 		require.Len(t, lines, 2, "the problem on one line, then the usage hint: %q", errb.String())
