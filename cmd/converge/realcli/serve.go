@@ -58,7 +58,11 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	// leaderIdleTimeout is the leader session's idle_session_timeout.
 	leaderIdleTimeout time.Duration
-	limits            contracts.Limits
+	// timeScale is K and timeOrigin the wall time from which the clock
+	// runs K times faster (zero: the start); see clockOf.
+	timeScale  float64
+	timeOrigin time.Time
+	limits     contracts.Limits
 	// maxStreamsPerUser, maxStreams and maxConnections bound the event
 	// streams and the connections open at once.
 	maxStreamsPerUser, maxStreams, maxConnections int
@@ -216,7 +220,7 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 	defer stopRunner()
 	runDone := make(chan error, 1)
 	go func() {
-		err := runner.Run(runCtx, coord, st.clock, runner.Config{OnStep: metrics.ObserveStep, Logger: log.With("component", "runner")})
+		err := runner.Run(runCtx, coord, st.clock, runner.Config{Speedup: cfg.timeScale, OnStep: metrics.ObserveStep, Logger: log.With("component", "runner")})
 		coordinatorDown.Store(true)
 		runDone <- err
 	}()
@@ -436,12 +440,13 @@ type fakeBackends struct {
 func (*fakeBackends) name() string { return "fakes" }
 
 func (b *fakeBackends) open(_ context.Context, cfg serveConfig, _ *slog.Logger) (*stack, error) {
-	fc := wsfakes.NewClock(time.Now().UTC())
+	base := clockOf(cfg)
+	fc := wsfakes.NewClock(base.Now())
 	b.world = wsfakes.NewWorld(fc, history.NewRecorder())
 	if len(cfg.fakeFaults) > 0 {
 		b.world.SetHook(injectFaults(cfg.fakeFaults))
 	}
-	clock := &wallClock{fc: fc}
+	clock := &wallClock{fc: fc, base: base}
 	deps := func(name string) ports.Deps {
 		d := b.world.Deps(name)
 		d.Clock, d.IDs, d.Limits = clock, runner.IDs{}, cfg.limits
@@ -462,17 +467,33 @@ func (b *fakeBackends) open(_ context.Context, cfg serveConfig, _ *slog.Logger) 
 // step with it so that the world (key expiry, updated_at) and the
 // coordinator agree on the time.
 type wallClock struct {
-	mu sync.Mutex
-	fc *wsfakes.Clock
+	mu   sync.Mutex
+	fc   *wsfakes.Clock
+	base ports.Clock
 }
 
 func (c *wallClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now := time.Now().UTC(); now.After(c.fc.Now()) {
+	if now := c.base.Now(); now.After(c.fc.Now()) {
 		c.fc.Set(now)
 	}
 	return c.fc.Now()
+}
+
+// clockOf is the process's clock: the wall clock, or with --time-scale K
+// the clock origin + (wall − origin)·K that every port reads (the
+// coordinator's periods, timeouts, retry delays and TTLs, the stamps it
+// writes); the runner divides its sleeps by K.
+func clockOf(cfg serveConfig) ports.Clock {
+	if cfg.timeScale <= 1 {
+		return runner.Clock{}
+	}
+	origin := cfg.timeOrigin
+	if origin.IsZero() {
+		origin = time.Now()
+	}
+	return runner.NewScaledClockAt(origin, cfg.timeScale)
 }
 
 // realBackends runs on PostgreSQL, Redis, S3 (MinIO) and Docker.
@@ -491,7 +512,7 @@ func (realBackends) open(ctx context.Context, cfg serveConfig, log *slog.Logger)
 			}
 		}
 	}()
-	clock := runner.Clock{}
+	clock := clockOf(cfg)
 	store, err := pgstore.Open(ctx, cfg.databaseURL, clock, pgstore.WithLogger(log.With("component", "pgstore")),
 		pgstore.WithIdleSessionTimeout(cfg.leaderIdleTimeout))
 	if err != nil {

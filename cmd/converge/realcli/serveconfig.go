@@ -71,7 +71,12 @@ const (
 	sStreamsUser = "CONVERGE_MAX_STREAMS_PER_USER"
 	sStreams     = "CONVERGE_MAX_STREAMS"
 	sConns       = "CONVERGE_MAX_CONNECTIONS"
+	sTimeScale   = "CONVERGE_TIME_SCALE"
+	sTimeOrigin  = "CONVERGE_TIME_ORIGIN"
 )
+
+// maxTimeScale bounds --time-scale (as converge conform's time_scale).
+const maxTimeScale = 1000
 
 // defaultMaxConnections bounds the API's open connections: well above the
 // streams' bound, so that streams never take the last connection /healthz
@@ -106,6 +111,8 @@ var serveSettings = []setting{
 	{flag: "restore-max-bytes", env: sRestoreMax, def: "0", realOnly: true, usage: "the most bytes one restore may write (0: the storage job's default, 256 GiB, capped at the volume's free space)"},
 	{flag: "restore-max-entries", env: sRestoreN, def: "0", realOnly: true, usage: "the most files and directories one restore may create (0: the storage job's default, 10 million)"},
 	{flag: "leader-idle-timeout", env: sLeaderIdle, def: "1m", realOnly: true, usage: "PostgreSQL ends a leader session silent this long (idle_session_timeout), so a partitioned leader loses the lock; a held lock is checked every third of it (the partition drill measures 1.5 s failover with 1.5s)"},
+	{flag: "time-scale", env: sTimeScale, def: "1", usage: "K: the coordinator's clock runs K times faster than the wall clock from --time-origin, and with it every period, timeout, retry delay, TTL and wait it keeps (a drill's compressed schedule, from 1 to 1000; the engine's own waits stay real)"},
+	{flag: "time-origin", env: sTimeOrigin, usage: "the wall time (RFC 3339) from which the clock runs K times faster: origin + (wall − origin)·K (default: when the process starts)"},
 	{flag: "pull-images", env: sPullImages, def: "false", boolean: true, realOnly: true, usage: "pull a workspace or job image that is not present locally (without it, a missing image fails the start with IMAGE_PULL_FAILED, retried, then ERROR)"},
 }
 
@@ -324,6 +331,8 @@ func (o *serveOptions) resolve(getenv func(string) string, hostname func() (stri
 		cfg.leaderIdleTimeout = d
 	}
 
+	cfg.timeScale, cfg.timeOrigin = timeScale(get, bad)
+
 	switch spec, _ := get(sTokens); {
 	case spec == "" && cfg.dev:
 		// startDev makes an administrator's token up and prints it.
@@ -482,4 +491,28 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// timeScale reads --time-scale and --time-origin: K from 1 to
+// maxTimeScale, and an RFC 3339 origin not in the future (zero: the
+// process's start).
+func timeScale(get func(string) (string, string), bad func(string, ...any)) (k float64, origin time.Time) {
+	v, src := get(sTimeScale)
+	k, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(k >= 1 && k <= maxTimeScale) {
+		bad("%s: %q: want a number from 1 to %d", src, v, maxTimeScale)
+		k = 1
+	}
+	if v, src := get(sTimeOrigin); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err != nil:
+			bad("%s: %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", src, v)
+		case t.After(time.Now().Add(time.Minute)):
+			bad("%s: %q: in the future", src, v)
+		default:
+			origin = t
+		}
+	}
+	return k, origin
 }

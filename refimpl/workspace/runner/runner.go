@@ -35,6 +35,14 @@ func NewScaledClock(start time.Time, speedup float64) *ScaledClock {
 	return &ScaledClock{Start: start.UTC(), origin: time.Now(), Speedup: speedup}
 }
 
+// NewScaledClockAt is the clock origin + (wall − origin)·speedup: a
+// process started later reads the same time as one started at origin
+// (CONVERGE_TIME_ORIGIN: every instance of a drill, and a restarted one,
+// share the drill's clock).
+func NewScaledClockAt(origin time.Time, speedup float64) *ScaledClock {
+	return &ScaledClock{Start: origin.UTC(), origin: origin.Round(0), Speedup: speedup}
+}
+
 // Now is Start plus the real time elapsed since creation, times Speedup,
 // plus every Advance.
 func (c *ScaledClock) Now() time.Time {
@@ -69,7 +77,8 @@ type Config struct {
 	// real second (a ScaledClock's factor; default 1). Sleeps are divided
 	// by it.
 	Speedup float64
-	// OnStep, if set, is called after every step (metrics).
+	// OnStep, if set, is called after every step with its wall time
+	// (metrics).
 	OnStep func(took time.Duration, leader bool)
 	Logger *slog.Logger
 }
@@ -97,7 +106,11 @@ func Run(ctx context.Context, c ports.Coordinator, clock ports.Clock, cfg Config
 		start := clock.Now()
 		next, err := c.Step(ctx)
 		if cfg.OnStep != nil {
-			cfg.OnStep(clock.Now().Sub(start), c.IsLeader())
+			took := clock.Now().Sub(start)
+			if cfg.Speedup > 1 {
+				took = time.Duration(float64(took) / cfg.Speedup) // wall time, on a scaled clock
+			}
+			cfg.OnStep(took, c.IsLeader())
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
@@ -53,11 +54,20 @@ func (b *bend) NewAPI(deps ports.Deps) (ports.API, error) {
 
 // storeHook bends a Store: list rewrites the rows a listing returns (the
 // reader's view only, nothing stored changes); update rewrites a write
-// before it reaches the store.
+// before it reaches the store; mark rewrites the writer of an observation
+// pass's stamps (MarkObserved).
 type storeHook struct {
 	ports.Store
 	list   func(f contracts.Filter, rows []contracts.Workspace)
 	update func(ctx context.Context, w *contracts.Writer, id string, c *contracts.Cond, p *contracts.Patch)
+	mark   func(w *contracts.Writer)
+}
+
+func (s storeHook) MarkObserved(ctx context.Context, w contracts.Writer, ids []string, at time.Time) error {
+	if s.mark != nil {
+		s.mark(&w)
+	}
+	return s.Store.MarkObserved(ctx, w, ids, at)
 }
 
 func (s storeHook) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {

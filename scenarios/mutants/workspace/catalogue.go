@@ -499,7 +499,10 @@ func (l leadershipHook) TryAcquire(ctx context.Context, holder string) (ports.Le
 }
 
 // deposedLeaderKeepsActing: the lock is never re-checked and writes carry
-// no fencing epoch.
+// no fencing epoch, the observation pass's stamps (MarkObserved) included:
+// with those fenced, a real store refuses the deposed leader's first
+// HealthMonitor pass and the reference steps down, so the bug would show
+// only in a race the successor's compare-and-set claims win.
 func deposedLeaderKeepsActing(b *bend) {
 	b.coord = func(d ports.Deps) ports.Deps {
 		d.Leadership = leadershipHook{Leadership: d.Leadership, lease: func(l ports.Lease) ports.Lease {
@@ -511,9 +514,13 @@ func deposedLeaderKeepsActing(b *bend) {
 				return nil
 			}}
 		}}
-		return withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, _ *contracts.Patch) {
+		d = withStore(d, nil, func(_ context.Context, w *contracts.Writer, _ string, _ *contracts.Cond, _ *contracts.Patch) {
 			w.Epoch = 0
 		})
+		st := d.Store.(storeHook)
+		st.mark = func(w *contracts.Writer) { w.Epoch = 0 }
+		d.Store = st
+		return d
 	}
 }
 

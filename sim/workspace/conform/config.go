@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 )
 
 // Duration is a time.Duration written as a Go duration string in TOML.
@@ -231,4 +234,37 @@ func (c *Config) TokensValue() string {
 	}
 	parts = append(parts, c.Admin.Token+"="+c.Admin.Name+":admin")
 	return strings.Join(parts, ",")
+}
+
+// holdMargin is how much longer than the convergence bound a quiet phase
+// that holds lasts (the quiet mark is recorded a moment after it began).
+const holdMargin = time.Second
+
+// convergeHold is how long the quiet phase lasts at least once every
+// workspace is at rest: the convergence bound of C12 (wsjudge.
+// ConvergeBound) on the implementation's clock, that is ConvergeBound/K
+// of wall time, when it fits in the quiet phase, so that c12-convergence
+// judges every workspace that stayed at rest that long; zero (the phase
+// ends as soon as all are at rest) when it does not fit.
+func (c *Config) convergeHold() time.Duration {
+	hold := time.Duration(float64(wsjudge.ConvergeBound)/c.TimeScale) + holdMargin
+	if hold > time.Duration(c.QuietPhase) {
+		return 0
+	}
+	return hold
+}
+
+// Unreached maps each judged checker the configuration cannot exercise
+// to why: c12-convergence when its bound, on the implementation's clock,
+// does not fit in the quiet phase (at time_scale 1, 91 minutes).
+func (c *Config) Unreached() map[string]string {
+	m := map[string]string{}
+	if c.convergeHold() == 0 {
+		wall := time.Duration(float64(wsjudge.ConvergeBound) / c.TimeScale)
+		need := math.Ceil(float64(wsjudge.ConvergeBound) / float64(time.Duration(c.QuietPhase)-holdMargin))
+		m["c12-convergence"] = fmt.Sprintf("its bound (%s after faults stop) is %s of wall time at time_scale %g, beyond the quiet phase (%s); "+
+			"an implementation that honours CONVERGE_TIME_SCALE reaches it with time_scale %g or more",
+			wsjudge.ConvergeBound, wall.Round(time.Second), c.TimeScale, time.Duration(c.QuietPhase), need)
+	}
+	return m
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/judge"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
 )
 
@@ -83,6 +84,11 @@ type Result struct {
 	Converged  map[string]time.Duration `json:"converged"`
 	Detections []Detection              `json:"detections"`
 	Report     *wsjudge.Report          `json:"-"`
+	// Claim is the verdict against the judged checkers' obligations;
+	// Unreached says why each checker the configuration cannot exercise
+	// is on the default allow-list.
+	Claim     *judge.Claim      `json:"claim"`
+	Unreached map[string]string `json:"unreached,omitempty"`
 	// Judged are the checkers run on the evidence; NotJudgeable the
 	// others, with why.
 	Judged       []string          `json:"judged"`
@@ -106,6 +112,45 @@ type Result struct {
 // Failed reports whether a checker found a violation or the run found a
 // problem.
 func (r *Result) Failed() bool { return r.Report.Failed() || len(r.Problems) > 0 }
+
+// MinExercised is how often each judged checker's obligation must arise
+// in a black-box run: once (one run, no seeds to add).
+const MinExercised = 1
+
+// Unmet lists the judged checkers whose situation never arose and that
+// the allow-list does not name: a run with one is not a pass (the
+// checkers not judgeable black-box are not among them: they are
+// declared out of reach, and listed apart).
+func (r *Result) Unmet() []string {
+	if r.Claim == nil {
+		return nil
+	}
+	return r.Claim.Unmet()
+}
+
+// Passed: nothing violated, no problem, and every judged checker's
+// obligation met or allowed.
+func (r *Result) Passed() bool { return !r.Failed() && len(r.Unmet()) == 0 }
+
+// CheckAllow reports the first name of an allow-list that is not a
+// checker's.
+func CheckAllow(allow []string) error {
+	return judge.Rule{Allow: allow}.Check(wsjudge.Names())
+}
+
+// claim judges the report against the obligations of the judged
+// checkers, like the simulator's runs (judge.Tally.Claim).
+func claim(rep *wsjudge.Report, judged, allow []string) *judge.Claim {
+	t := judge.NewTally(judged)
+	t.AddSeed(1, rep)
+	var obs []judge.Obligation
+	for _, o := range wsjudge.Obligations() {
+		if slices.Contains(judged, o.Checker) {
+			obs = append(obs, o)
+		}
+	}
+	return t.Claim(obs, judge.Rule{Min: MinExercised, Allow: allow})
+}
 
 // judge runs every judgeable checker, unchanged, on the evidence.
 func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
@@ -144,6 +189,17 @@ func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault,
 	}
 	limits := contracts.Limits{MaxRunningPerUser: r.cfg.MaxRunningPerUser, MaxRunningGlobal: r.cfg.MaxRunningGlobal}
 	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: &wsjudge.Final{End: res.End, Rows: ev.rows}, Limits: limits}, checkers...)
+	res.Unreached = r.cfg.Unreached()
+	allow := r.opts.Allow
+	if allow == nil {
+		for n := range res.Unreached {
+			if slices.Contains(res.Judged, n) {
+				allow = append(allow, n)
+			}
+		}
+		sort.Strings(allow)
+	}
+	res.Claim = claim(res.Report, res.Judged, allow)
 	for i, v := range res.Report.Violations {
 		if i >= 5 {
 			break
@@ -179,23 +235,25 @@ func around(events []history.Event, seqs []int64, start time.Time) []string {
 // detections measures, for each fault, the first reaction the evidence
 // shows: for a fault aimed at an instance, the lock changing hands; for
 // a container or volume fault, the next HealthMonitor write on the
-// workspace.
+// workspace. The figures are wall time (the evidence's times, on the
+// implementation's clock, divided by K).
 func (r *run) detections(ev *evidence, faults []Fault, faultStart time.Time) []Detection {
+	wall := func(d time.Duration) time.Duration { return time.Duration(float64(d) / r.cfg.TimeScale) }
 	var out []Detection
 	for _, e := range ev.events {
 		if e.Kind != history.KindFault || e.Method == wsjudge.FQuiet {
 			continue
 		}
-		d := Detection{Fault: e.Method + " " + e.Args, At: e.At.Sub(r.vt(faultStart))}
+		d := Detection{Fault: e.Method + " " + e.Args, At: wall(e.At.Sub(r.vt(faultStart)))}
 		for _, e2 := range ev.events {
 			if !e2.At.After(e.At) {
 				continue
 			}
 			switch {
 			case e.Instance != "" && e2.Kind == history.KindLeader && e2.Method == "acquire":
-				d.After, d.What = e2.At.Sub(e.At), fmt.Sprintf("leader lock taken by %s (epoch %d)", e2.Instance, e2.Epoch)
+				d.After, d.What = wall(e2.At.Sub(e.At)), fmt.Sprintf("leader lock taken by %s (epoch %d)", e2.Instance, e2.Epoch)
 			case e.Workspace != "" && e2.Workspace == e.Workspace && e2.Kind == history.KindWrite && e2.Component == contracts.CompHealthMonitor:
-				d.After, d.What = e2.At.Sub(e.At), "observed by the HealthMonitor"
+				d.After, d.What = wall(e2.At.Sub(e.At)), "observed by the HealthMonitor"
 			}
 			if d.After > 0 {
 				break

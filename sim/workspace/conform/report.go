@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wsconverge/converge/contracts/history"
+	"github.com/wsconverge/converge/judge"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
@@ -30,8 +31,11 @@ func (r *Result) Summary() string {
 		faults = "faults: " + strings.Join(kinds, ", ")
 	}
 	verdict := "PASS"
-	if r.Failed() {
+	switch {
+	case r.Failed():
 		verdict = fmt.Sprintf("FAIL (%d violations, %d problems)", len(r.Report.Violations), len(r.Problems))
+	case len(r.Unmet()) > 0:
+		verdict = fmt.Sprintf("NOT A PASS (%d obligations unmet)", len(r.Unmet()))
 	}
 	return fmt.Sprintf("conform: %s — %d instances, %d restarts; %s; %d API calls; %d/%d workspaces converged; %d checkers judged, %d not judgeable black-box",
 		verdict, r.Instances, r.Restarts, faults, r.APICalls, len(r.Converged), r.Workspaces, len(r.Judged), len(r.NotJudgeable))
@@ -63,7 +67,25 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nchecker verdicts (judged on the world's evidence):\n")
 	for _, name := range r.Judged {
-		fmt.Fprintf(&b, "  %-24s %-14s %d situations\n", name, r.Report.Verdict(name), r.Report.Exercised[name])
+		fmt.Fprintf(&b, "  %-24s %-24s %d situations\n", name, r.verdict(name), r.Report.Exercised[name])
+	}
+	if r.Claim != nil && len(r.Claim.Allowed) > 0 {
+		fmt.Fprintf(&b, "allowed to stay unexercised (--allow-unexercised):\n")
+		for _, n := range r.Claim.Allowed {
+			why := r.Unreached[n]
+			if why == "" {
+				why = "named by the user"
+			}
+			fmt.Fprintf(&b, "  %-24s %s\n", n, why)
+		}
+	}
+	if u := r.Unmet(); len(u) > 0 {
+		fmt.Fprintf(&b, "UNMET: the situation of %s never arose in this run: not a pass (exit 5). Allow by name with --allow-unexercised %s\n",
+			strings.Join(u, ", "), strings.Join(u, ","))
+		for _, n := range u {
+			st, _ := r.standing(n)
+			fmt.Fprintf(&b, "  %s needs: %s\n", n, st.Situation)
+		}
 	}
 	fmt.Fprintf(&b, "not judgeable black-box:\n")
 	var nj []string
@@ -111,10 +133,31 @@ func (r *Result) WriteText(w io.Writer) error {
 	return err
 }
 
+// verdict is a judged checker's verdict in the report: the claim's (NOT
+// EXERCISED, or "not exercised (allowed)" for one on the allow-list).
+func (r *Result) verdict(n string) string {
+	if r.Claim != nil {
+		if st, ok := r.Claim.Standing(n); ok {
+			return r.Claim.Describe(st)
+		}
+	}
+	return string(r.Report.Verdict(n))
+}
+
+func (r *Result) standing(n string) (judge.Standing, bool) {
+	if r.Claim == nil {
+		return judge.Standing{}, false
+	}
+	return r.Claim.Standing(n)
+}
+
 // jsonResult is the --json form.
 type jsonResult struct {
 	Summary string `json:"summary"`
 	Passed  bool   `json:"passed"`
+	// Unmet lists the judged checkers whose obligation is unmet and not
+	// allowed (exit 5).
+	Unmet []string `json:"unmet"`
 	*Result
 	Verdicts   map[string]string   `json:"verdicts"`
 	Violations []wsjudge.Violation `json:"violations"`
@@ -125,20 +168,25 @@ type jsonResult struct {
 func (r *Result) WriteJSON(w io.Writer) error {
 	v := map[string]string{}
 	for _, n := range r.Judged {
-		v[n] = string(r.Report.Verdict(n))
+		v[n] = r.verdict(n)
 	}
 	for n := range r.NotJudgeable {
 		v[n] = "not judgeable black-box"
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(jsonResult{Summary: r.Summary(), Passed: !r.Failed(), Result: r, Verdicts: v,
+	unmet := r.Unmet()
+	if unmet == nil {
+		unmet = []string{}
+	}
+	return enc.Encode(jsonResult{Summary: r.Summary(), Passed: r.Passed(), Unmet: unmet, Result: r, Verdicts: v,
 		Violations: r.Report.Violations, Evidence: r.Evidence})
 }
 
 // JUnit is the run as one suite: a case per checker (skipped when not
-// judgeable black-box or not exercised) and a case for the run's own
-// problems.
+// judgeable black-box or allowed to stay unexercised, failed when its
+// obligation is unmet: a situation that never arose proves nothing) and
+// a case for the run's own problems.
 func (r *Result) JUnit() *engine.JUnitSuites {
 	s := engine.JUnitSuite{Name: "conform " + r.System, Time: r.Wall.Seconds()}
 	run := engine.JUnitCase{Name: "run", Classname: r.System, Time: r.Wall.Seconds(), Out: r.Summary()}
@@ -168,8 +216,17 @@ func (r *Result) JUnit() *engine.JUnitSuites {
 		}
 		if c.Failure != nil {
 			c.Failure.Text = strings.Join(text, "\n")
-		} else if r.Report.Exercised[name] == 0 {
-			c.Skipped = &engine.JUnitSkipped{Message: "not exercised"}
+		} else if st, ok := r.standing(name); ok && !st.Met {
+			if st.Allowed {
+				why := r.Unreached[name]
+				if why == "" {
+					why = "named by --allow-unexercised"
+				}
+				c.Skipped = &engine.JUnitSkipped{Message: "not exercised, allowed: " + why}
+			} else {
+				c.Failure = &engine.JUnitFailure{Message: name + ": obligation unmet, its situation never arose", Type: "unmet",
+					Text: "needs: " + st.Situation + "\nallow it by name with --allow-unexercised " + name}
+			}
 		}
 		s.Add(c)
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	Replay string
 	// Progress receives one line per phase (nil: none).
 	Progress io.Writer
+	// Allow names the judged checkers whose obligation may stay unmet
+	// (--allow-unexercised); nil: those the configuration cannot reach
+	// (Config.Unreached).
+	Allow []string
 }
 
 // stamped is an event the run recorded, with the wall time it happened.
@@ -313,7 +317,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	quietWall := time.Now()
 	r.add(history.Event{Kind: history.KindFault, Method: wsjudge.FQuiet, Result: wsjudge.ConvergeBound.String()})
-	conv := r.waitConverged(ctx, quietWall, time.Duration(cfg.QuietPhase))
+	conv := r.waitConverged(ctx, quietWall, time.Duration(cfg.QuietPhase), cfg.convergeHold())
 	endWall := time.Now()
 
 	r.progress("stopping the instances; collecting the evidence")
@@ -338,11 +342,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 }
 
 // waitConverged polls the rows until every workspace is at rest
-// (wsjudge.Converged) or limit passes; it returns when each workspace
-// was last seen come to rest after the quiet phase began.
-func (r *run) waitConverged(ctx context.Context, from time.Time, limit time.Duration) map[string]time.Duration {
+// (wsjudge.Converged) once the quiet phase has lasted hold (0: at once),
+// or limit passes; it returns when each workspace was last seen come to
+// rest after the quiet phase began.
+func (r *run) waitConverged(ctx context.Context, from time.Time, limit, hold time.Duration) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	deadline := from.Add(limit)
+	held := from.Add(hold)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -360,7 +366,7 @@ func (r *run) waitConverged(ctx context.Context, from time.Time, limit time.Dura
 				all = false
 			}
 		}
-		if all || time.Now().After(deadline) || ctx.Err() != nil {
+		if (all && !time.Now().Before(held)) || time.Now().After(deadline) || ctx.Err() != nil {
 			return out
 		}
 		<-tick.C

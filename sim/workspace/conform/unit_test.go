@@ -3,11 +3,13 @@ package conform
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
@@ -101,4 +103,56 @@ env = ["A=b"]
 	}
 	_, err = LoadConfig("", "medium")
 	require.ErrorContains(t, err, "unknown profile")
+}
+
+// C12's bound fits in the quiet phase only on a compressed clock: at K =
+// 1 it is out of reach and on the default allow-list with why; at K = 60
+// the quiet phase holds for ConvergeBound/K.
+func TestTheConvergenceBoundAndTheTimeScale(t *testing.T) {
+	c, err := LoadConfig("", "short")
+	require.NoError(t, err)
+	require.Zero(t, c.convergeHold())
+	why := c.Unreached()["c12-convergence"]
+	require.Contains(t, why, "beyond the quiet phase (1m40s)")
+	require.Contains(t, why, "time_scale 56 or more")
+	c.TimeScale = 56
+	require.Equal(t, time.Duration(float64(wsjudge.ConvergeBound)/56)+holdMargin, c.convergeHold())
+	require.LessOrEqual(t, c.convergeHold(), time.Duration(c.QuietPhase))
+	require.Empty(t, c.Unreached())
+	c.TimeScale = 55
+	require.Zero(t, c.convergeHold())
+}
+
+// The claim rule: a judged checker whose situation never arose fails the
+// claim (exit 5) unless allowed; a checker not judgeable black-box is
+// never among the unmet.
+func TestTheClaimCountsOnlyTheJudgedCheckers(t *testing.T) {
+	judged := []string{"c3-single-writer", "c12-convergence", "limits"}
+	rep := &wsjudge.Report{Exercised: map[string]int{"c3-single-writer": 4, "c12-convergence": 0, "limits": 0, "ttl": 0}}
+	res := &Result{Report: rep, Judged: judged, NotJudgeable: map[string]string{"ttl": whyBus},
+		Unreached: map[string]string{"c12-convergence": "its bound is beyond the quiet phase"}}
+	res.Claim = claim(rep, judged, []string{"c12-convergence"})
+	require.False(t, res.Failed())
+	require.Equal(t, []string{"limits"}, res.Unmet())
+	require.False(t, res.Passed())
+	require.Contains(t, res.Summary(), "NOT A PASS (1 obligations unmet)")
+	var b strings.Builder
+	require.NoError(t, res.WriteText(&b))
+	require.Contains(t, b.String(), "c12-convergence          its bound is beyond the quiet phase")
+	require.Contains(t, b.String(), "UNMET: the situation of limits never arose")
+	require.Contains(t, b.String(), "not exercised (allowed)")
+	js := res.JUnit().Suites[0]
+	for _, c := range js.Cases {
+		switch c.Name {
+		case "limits":
+			require.NotNil(t, c.Failure)
+			require.Equal(t, "unmet", c.Failure.Type)
+		case "c12-convergence", "ttl":
+			require.NotNil(t, c.Skipped, c.Name)
+		}
+	}
+	res.Claim = claim(rep, judged, []string{"c12-convergence", "limits"})
+	require.True(t, res.Passed())
+	require.NoError(t, CheckAllow([]string{"limits"}))
+	require.ErrorContains(t, CheckAllow([]string{"limit"}), `unknown checker "limit"`)
 }
