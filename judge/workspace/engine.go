@@ -140,6 +140,7 @@ func All() []Checker {
 		&gcOrphans{},
 		&singleLeader{},
 		&fencing{},
+		&leaseRecheck{},
 		&errorSkip{},
 		&convergence{},
 		&durability{},

@@ -27,6 +27,7 @@ var situations = map[string]string{
 	"gc-deletes-orphans":     "an orphaned archive or .meta, timed by the GC, is owed its deletion after 2 h or deleted",
 	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
 	"c10-fencing":            "a world-changing call (an actuator call, an object put or delete) by a coordinator instance that led",
+	"lease-recheck":          "a world-changing call (an actuator call or an object deletion) by a coordinator instance that led",
 	"c11-error-skip":         "a HealthMonitor pass while a workspace is in ERROR",
 	"c12-convergence":        "at the end, a workspace whose desired state has stood for the convergence bound",
 	"c12-durability":         "the user reads data back, or at the end a workspace with data to keep is at rest",

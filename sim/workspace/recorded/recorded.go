@@ -206,8 +206,12 @@ func (x *lease_) lost(what string) {
 	})
 }
 
+// Check records every check of the lock, a successful one included
+// (SPEC 3.1's re-check is judged on the history).
 func (x *lease_) Check(ctx context.Context) error {
 	err := x.Lease.Check(ctx)
+	x.r.rec.Add(history.Event{At: x.r.clock.Now(), Kind: history.KindCall, Instance: x.r.inst, Method: "store.Check",
+		Args: x.r.inst, Epoch: x.Epoch(), Err: errText(err)})
 	if errors.Is(err, contracts.ErrNotLeader) {
 		x.lost("lost")
 	}
