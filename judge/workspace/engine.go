@@ -152,6 +152,7 @@ func All() []Checker {
 		&ttlRules{},
 		&lastAccessForward{},
 		&completionStamp{},
+		&nowValues{},
 		&apiRules{},
 		&limits{},
 		&events{},

@@ -39,6 +39,7 @@ var situations = map[string]string{
 	"ttl":                    "the TTL Manager changes desired_state, or at the end a row is past a TTL",
 	"last-access-forward":    "an applied write of last_access_at",
 	"completion-stamp":       "a reconciler completes an operation without an error",
+	"now-values":             "an applied write that sets a value SPEC defines as now (a claim's op_started_at, a last_access_at stamp or creation, a soft delete, an observation, a failure's occurred_at)",
 	"api-rules":              "a workspace created, an administrator's recovery, a soft delete, or a desired_state change through the API",
 	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
 	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",

@@ -174,7 +174,7 @@ func (s store) MarkObserved(ctx context.Context, w contracts.Writer, ids []strin
 	}
 	s.r.rec.CountObservedAt(len(ids))
 	s.r.rec.Add(history.Event{At: s.r.clock.Now(), Kind: history.KindNote, Instance: s.r.inst, Component: w.Component, Epoch: w.Epoch,
-		Method: history.NoteHealthPass, Result: strconv.Itoa(len(ids)) + " rows observed"})
+		Method: history.NoteHealthPass, Args: "observed_at=" + at.UTC().Format(time.RFC3339Nano), Result: strconv.Itoa(len(ids)) + " rows observed"})
 	return nil
 }
 
