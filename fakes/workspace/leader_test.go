@@ -113,3 +113,20 @@ func TestDepsLeadershipReconnectsAfterAKill(t *testing.T) {
 	require.Equal(t, int64(2), lease.Epoch())
 	require.NoError(t, lease.Check(ctx))
 }
+
+// A successful check of the lock is recorded too, with its epoch: SPEC
+// 3.1's re-check before a world-changing call is judged on the history.
+func TestSuccessfulLockChecksAreRecorded(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	l, ok, err := w.Store.Session("coord-1").TryAcquire(ctx, "coord-1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, l.Check(ctx))
+	e := lastEvent(t, w)
+	require.Equal(t, history.KindCall, e.Kind)
+	require.Equal(t, "store.Check", e.Method)
+	require.Equal(t, "coord-1", e.Instance)
+	require.Equal(t, l.Epoch(), e.Epoch)
+	require.Empty(t, e.Err)
+}
