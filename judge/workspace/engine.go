@@ -157,6 +157,7 @@ func All() []Checker {
 		&limits{},
 		&events{},
 		&periods{},
+		&monitorTrigger{},
 	}
 }
 

@@ -43,6 +43,7 @@ var situations = map[string]string{
 	"api-rules":              "a workspace created, an administrator's recovery, a soft delete, or a desired_state change through the API",
 	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
 	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",
+	"monitor-trigger":        "a reconciler's claim, completion or ERROR entry, owing its monitor:trigger",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 
