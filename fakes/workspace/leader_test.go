@@ -62,7 +62,13 @@ func TestKillSessionReleasesTheLock(t *testing.T) {
 	w.Store.KillSession("coord-1")
 	require.Empty(t, w.Store.Holder())
 	require.ErrorIs(t, l1.Check(ctx), contracts.ErrNotLeader)
-	e := lastEvent(t, w)
+	c := lastEvent(t, w)
+	require.Equal(t, history.KindCall, c.Kind, "every lock check is recorded, a failed one too")
+	require.Equal(t, "store.Check", c.Method)
+	require.Equal(t, int64(1), c.Epoch)
+	require.Contains(t, c.Err, "not leader")
+	leaders := eventsOf(w, history.KindLeader)
+	e := leaders[len(leaders)-1]
 	require.Equal(t, history.KindLeader, e.Kind)
 	require.Equal(t, "lost", e.Method)
 	require.Equal(t, "coord-1", e.Instance)
@@ -106,4 +112,21 @@ func TestDepsLeadershipReconnectsAfterAKill(t *testing.T) {
 	require.True(t, ok, "then the view has reconnected")
 	require.Equal(t, int64(2), lease.Epoch())
 	require.NoError(t, lease.Check(ctx))
+}
+
+// A successful check of the lock is recorded too, with its epoch: SPEC
+// 3.1's re-check before a world-changing call is judged on the history.
+func TestSuccessfulLockChecksAreRecorded(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	l, ok, err := w.Store.Session("coord-1").TryAcquire(ctx, "coord-1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, l.Check(ctx))
+	e := lastEvent(t, w)
+	require.Equal(t, history.KindCall, e.Kind)
+	require.Equal(t, "store.Check", e.Method)
+	require.Equal(t, "coord-1", e.Instance)
+	require.Equal(t, l.Epoch(), e.Epoch)
+	require.Empty(t, e.Err)
 }

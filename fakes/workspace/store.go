@@ -593,7 +593,7 @@ func (s *Store) markObserved(ctx context.Context, inst string, w contracts.Write
 	}
 	s.w.Rec.CountObservedAt(n)
 	s.w.Rec.Add(history.Event{At: now, Kind: history.KindNote, Instance: attribute(w, inst), Component: w.Component, Epoch: w.Epoch,
-		Method: "health.pass", Result: strconv.Itoa(n) + " rows observed"})
+		Method: "health.pass", Args: "observed_at=" + at.UTC().Format(time.RFC3339Nano), Result: strconv.Itoa(n) + " rows observed"})
 	return nil
 }
 

@@ -244,6 +244,17 @@ func (w *World) recordCall(inst string, m method, ws, args, result string, err e
 	w.Rec.Add(e)
 }
 
+// recordCheck records a check of the leader lock by inst (the lease's
+// holder and epoch), whatever its outcome.
+func (w *World) recordCheck(inst, holder string, epoch int64, err error) {
+	e := history.Event{At: w.Clock.Now(), Kind: history.KindCall, Instance: inst, Method: methods[mStoreCheck].full,
+		Args: holder, Epoch: epoch}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	w.Rec.Add(e)
+}
+
 // recordFault records a world fault (a world method called by the harness).
 func (w *World) recordFault(what, ws, args string) {
 	w.Rec.Add(history.Event{At: w.Clock.Now(), Kind: history.KindFault, Workspace: ws, Method: what, Args: args})

@@ -35,6 +35,18 @@ const (
 // while a listener was away, after it reconnects.
 const EventDeliveryBound = 2 * time.Second
 
+// ListenGrace and RelistenGrace: SPEC 4.6, the leader's EventListener
+// listens from its first step as leader, and again by its next step once
+// its listener was lost (it learns of the loss at a poll, at most 2 s
+// later, and listens at the step after, at most 2 s after that). A change
+// committed while the leader is not listening is owed within the bound
+// like any other once those graces have passed: the bound does not depend
+// on the implementation having listened.
+const (
+	ListenGrace   = 2 * time.Second
+	RelistenGrace = 4 * time.Second
+)
+
 // ForwarderGrace is how long after a leadership change the "exactly one
 // forwarder" rule waits before it applies: an instance that lost the lock
 // learns it at its next lease check, and may forward what it already
@@ -58,6 +70,15 @@ type events struct {
 	// leader holds the lock; leaderEvent is the last leadership change.
 	leader      string
 	leaderEvent time.Time
+	// leading: the leader has not given its leadership up since it
+	// acquired it or last checked it successfully (leadSince); unaware:
+	// an instance whose acquisition a lost answer hid from it.
+	leading   bool
+	leadSince time.Time
+	unaware   map[string]bool
+	// listenLost: when each instance's listener was last lost (the feed
+	// broke, a feed call failed, its session was killed).
+	listenLost map[string]time.Time
 	// listening: instance → when its current listener started.
 	listening map[string]time.Time
 	// listened: the instance (this process) listened before; awayAt:
@@ -96,22 +117,26 @@ func (c *events) Observe(s *State, e *history.Event, r *Report) {
 		c.init = true
 		c.coords, c.listening, c.listened = map[string]bool{}, map[string]time.Time{}, map[string]bool{}
 		c.awayAt, c.changed = map[string]time.Time{}, map[string]time.Time{}
+		c.unaware, c.listenLost = map[string]bool{}, map[string]time.Time{}
 	}
 	c.settle(e.At, false, r)
 	switch e.Kind {
 	case history.KindLeader:
 		switch e.Method {
 		case "acquire":
-			c.leader = e.Instance
+			c.leader, c.leading, c.leadSince = e.Instance, true, e.At
 		default:
 			if c.leader == e.Instance {
-				c.leader = ""
+				c.leader, c.leading = "", false
 			}
 			c.away(e.At, e.Instance)
 		}
 		c.leaderEvent = e.At
 		c.disturb()
 	case history.KindCrash:
+		if e.Instance == c.leader {
+			c.leading = false
+		}
 		c.away(e.At, e.Instance)
 		delete(c.listening, e.Instance)
 		if e.Method == "restart" {
@@ -193,9 +218,13 @@ func (c *events) fault(e *history.Event) {
 	case FBreakFeed:
 		c.away(e.At, "")
 		clear(c.listening)
+		for inst := range c.coords {
+			c.listenLost[inst] = e.At
+		}
 	case FKillSession:
 		c.away(e.At, e.Instance)
 		delete(c.listening, e.Instance)
+		c.listenLost[e.Instance] = e.At
 	case FFlushBus, FDepose, FCrashAtCall:
 	case FOutage, FLostWindow:
 		if !touchesEvents(e.Args) {
@@ -205,6 +234,9 @@ func (c *events) fault(e *history.Event) {
 			c.disturbedUntil = e.At.Add(d)
 		}
 	case FLostResp:
+		if e.Args == MTryAcquire && e.Instance != "" {
+			c.unaware[e.Instance] = true // leads without knowing it
+		}
 		if !touchesEvents(e.Args) {
 			return
 		}
@@ -217,6 +249,15 @@ func (c *events) fault(e *history.Event) {
 func (c *events) call(e *history.Event) {
 	inst := e.Instance
 	port, _, _ := strings.Cut(e.Method, ".")
+	if leftLead(e) && inst == c.leader {
+		c.leading = false
+	}
+	if e.Err == "" && (e.Method == MLockCheck || e.Method == MListen) {
+		delete(c.unaware, inst)
+		if e.Method == MLockCheck && inst == c.leader && !c.leading {
+			c.leading, c.leadSince = true, e.At // took its lock again, same epoch
+		}
+	}
 	if e.Err != "" {
 		if c.coords[inst] && (port == "store" || port == "feed" || port == "bus") {
 			// A failed DB, feed or bus call of a coordinator: its
@@ -224,6 +265,7 @@ func (c *events) call(e *history.Event) {
 			if port == "feed" {
 				c.away(e.At, inst)
 				delete(c.listening, inst)
+				c.listenLost[inst] = e.At
 			}
 			c.disturb()
 		}
@@ -262,19 +304,35 @@ func (c *events) call(e *history.Event) {
 	}
 }
 
-// change owes the publication of a trigger-column change while a
-// leader's listener holds its session and no fault is active.
+// change owes the publication of a trigger-column change while an
+// instance leads and no fault is active: its listener holds its session,
+// or it has led long enough, and long enough since its listener was lost,
+// to be listening (ListenGrace, RelistenGrace).
 func (c *events) change(e *history.Event) {
 	c.changed[e.Workspace] = e.At
 	if c.feedDrops > 0 {
 		c.feedDrops-- // the notification was dropped: a feed fault
 		return
 	}
-	if _, ok := c.listening[c.leader]; c.leader == "" || !ok || e.At.Before(c.disturbedUntil) {
+	if c.leader == "" || e.At.Before(c.disturbedUntil) {
+		return
+	}
+	if _, ok := c.listening[c.leader]; !ok && !c.owesListening(e.At) {
 		return
 	}
 	c.pending = append(c.pending, &delivery{id: e.Workspace, at: e.At, seq: e.Seq, due: e.At.Add(EventDeliveryBound),
 		one: e.At.Sub(c.leaderEvent) >= ForwarderGrace, by: map[string]bool{}})
+}
+
+// owesListening reports whether the leader, not listening at at, should
+// have been: it leads, knows it, has led for ListenGrace and its listener
+// was not lost in the last RelistenGrace.
+func (c *events) owesListening(at time.Time) bool {
+	if !c.leading || c.unaware[c.leader] || at.Sub(c.leadSince) < ListenGrace {
+		return false
+	}
+	lost, ok := c.listenLost[c.leader]
+	return !ok || at.Sub(lost) >= RelistenGrace
 }
 
 // reconnected owes, after the leader's listener reconnects (e), the

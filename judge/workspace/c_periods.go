@@ -30,10 +30,14 @@ var PeriodNotice = specPeriodIdle + PeriodTolerance(specPeriodIdle)
 // non-deleted workspace has had desired ≠ observed, and no more often than
 // every PeriodIdle/2 while the fleet has had neither, no monitor:trigger
 // was published and none of the leader's calls failed (a failed
-// observation may be tried again sooner; the idle 30 s is not judged as an upper bound: nothing in
-// a history tells a coordinator that slept from a harness that moved the
-// clock on; as a lower bound it catches a coordinator stuck on a short
-// period; listings less than a second apart are one pass) — "has had"
+// observation may be tried again sooner; listings less than a second
+// apart are one pass). Every period, the idle 30 s included, is also an
+// upper bound judged at the leader's steps (its successful lock checks,
+// which SPEC 3.1 puts at the start of every step): a leader that steps
+// twice past its next pass's due time without making it is flagged,
+// whether or not it ever made a pass. A harness that moves the clock on
+// without stepping anyone leaves no step behind, so it is never mistaken
+// for a coordinator that slept — "has had"
 // meaning continuously since at least PeriodNotice
 // before the previous pass, so that a coordinator that was idle has had a
 // pass in which to notice. Judged on the history: instances.List calls by
@@ -58,6 +62,12 @@ type periods struct {
 	// failed is the leader's last failed call (an observation that fails
 	// may be tried again at once).
 	idleSince, trigger, failed time.Time
+	// overdue is the leader's first step (a successful lock check) at
+	// which its next pass was already due (zero: none since the last pass
+	// or disturbance); flagged: that gap has been flagged.
+	overdue    time.Time
+	overdueSeq int64
+	flagged    bool
 }
 
 // SamePass is how close two listings of the leader are taken for one
@@ -104,18 +114,77 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 			c.disturb(e.At)
 			return
 		}
+		if e.Method == MLockCheck && e.Err == "" {
+			c.step(e, r)
+			return
+		}
 		if e.Method != MInstancesList {
 			return
 		}
-		if !c.last.IsZero() {
+		if !c.last.IsZero() && !c.flagged {
 			c.judge(e, r)
 		}
 		c.last, c.lastSeq = e.At, e.Seq
+		c.overdue, c.flagged = time.Time{}, false
 	}
 }
 
 func (c *periods) disturb(at time.Time) {
 	c.last, c.disturbed = time.Time{}, at
+	c.overdue, c.flagged = time.Time{}, false
+}
+
+// step judges a step of the leader (a successful lock check, SPEC 3.1:
+// every step begins with one) against the pass it owes: the next pass is
+// due one period plus tolerance after the previous one (after the
+// leadership began or the last disturbance, when there is none, with the
+// idle period). A step past that time may be the one that makes the
+// pass; a second step past it without a pass in between shows a leader
+// that was running and did not observe. Judged whether or not the leader
+// ever passes, and so for the idle 30 s as an upper bound too: a
+// harness that moves the clock on without stepping anyone leaves no
+// step behind.
+func (c *periods) step(e *history.Event, r *Report) {
+	if c.flagged {
+		return
+	}
+	ref, period, why, id := c.disturbed, specPeriodIdle, "the fleet is idle (or a pass is owed since the leadership began or was last disturbed)", ""
+	if !c.last.IsZero() {
+		ref = c.last
+		period, why, id = c.owed()
+	}
+	due := ref.Add(period + PeriodTolerance(period))
+	if !e.At.After(due) {
+		return
+	}
+	if c.overdue.IsZero() {
+		c.overdue, c.overdueSeq = e.At, e.Seq
+		return
+	}
+	r.Exercise()
+	c.flagged = true
+	seqs := []int64{c.overdueSeq, e.Seq}
+	if c.lastSeq != 0 && !c.last.IsZero() {
+		seqs = append([]int64{c.lastSeq}, seqs...)
+	}
+	r.Flag(id, e.At, fmt.Sprintf("the leader stepped at %s and again at %s without an observation pass, %s after its last one (or since %s) while %s (period %s)",
+		stamp(c.overdue), stamp(e.At), e.At.Sub(ref), stamp(ref), why, period), seqs...)
+}
+
+// owed is the period the leader's next pass is held to after a pass at
+// c.last: the busy or diverged one once that state has lasted
+// PeriodNotice before it, else the idle one (the longest).
+func (c *periods) owed() (time.Duration, string, string) {
+	since := c.last.Add(-PeriodNotice)
+	if !c.disturbed.After(since) {
+		if w, ok := earliest(c.busySince, since); ok {
+			return specPeriodBusy, "an operation is in progress", w
+		}
+		if w, ok := earliest(c.divergedSince, since); ok {
+			return specPeriodDiverged, "a workspace's desired state differs from the observed one", w
+		}
+	}
+	return specPeriodIdle, "the fleet is idle", ""
 }
 
 // judge checks the gap between the leader's previous pass and e. The

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
@@ -25,10 +26,10 @@ import (
 //
 // Judged at each applied completion (the reconciler's write that clears
 // the operation without setting an error): the row as the write leaves
-// it. For the stamp, its last_access_at must be no earlier than the
-// operation's op_started_at (less LastAccessSlack); nothing else stamps
-// the column after a claim, so an older value is the stamp of another
-// operation.
+// it. For the stamp, its last_access_at must be the time of the
+// completion write, within one step (NowSlack, SPEC 3 "now in a write"):
+// a stamp of an earlier tick, or of another operation, is not the time of
+// this completion.
 type completionStamp struct{ base }
 
 func (*completionStamp) Name() string     { return "completion-stamp" }
@@ -66,8 +67,11 @@ func (*completionStamp) Observe(s *State, e *history.Event, r *Report) {
 	if !specStampsLastAccess(row.Operation) || row.OpStartedAt.IsZero() {
 		return
 	}
-	if after.LastAccessAt.Before(row.OpStartedAt.Add(-LastAccessSlack)) {
-		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s completed with last_access_at %s, older than the operation's start at %s: not stamped through the API service layer before the operation was cleared",
-			row.Operation, stamp(after.LastAccessAt), stamp(row.OpStartedAt)), e.Seq)
+	// SPEC 4.2.2: the stamp is "the time of the completion, never an
+	// earlier read" (and SPEC 3's "now in a write"): exact within a step,
+	// not bounded by the operation's start.
+	if la := after.LastAccessAt; la.After(e.At) || la.Before(e.At.Add(-NowSlack)) {
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s completed at %s with last_access_at %s (the operation started %s): the stamp before a completion is the time of the completion, within one step",
+			row.Operation, e.At.UTC().Format(time.RFC3339Nano), stamp(la), stamp(row.OpStartedAt)), e.Seq)
 	}
 }

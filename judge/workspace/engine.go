@@ -140,6 +140,7 @@ func All() []Checker {
 		&gcOrphans{},
 		&singleLeader{},
 		&fencing{},
+		&leaseRecheck{},
 		&errorSkip{},
 		&convergence{},
 		&durability{},
@@ -151,10 +152,12 @@ func All() []Checker {
 		&ttlRules{},
 		&lastAccessForward{},
 		&completionStamp{},
+		&nowValues{},
 		&apiRules{},
 		&limits{},
 		&events{},
 		&periods{},
+		&monitorTrigger{},
 	}
 }
 

@@ -64,6 +64,17 @@ func (tr *trace) call(inst, method, id, args, result, err string) *trace {
 	return tr.add(history.Event{Kind: history.KindCall, Instance: inst, Method: method, Workspace: id, Args: args, Result: result, Err: err})
 }
 
+// trigger is inst's publish of monitor:trigger for id (SPEC 3).
+func (tr *trace) trigger(inst, id string) *trace {
+	return tr.call(inst, MPublish, "", specMonitorTrigger, id, "")
+}
+
+// check is inst's check of its leader lock of epoch (SPEC 3.1), failed
+// when err is set.
+func (tr *trace) check(inst string, epoch int64, err string) *trace {
+	return tr.add(history.Event{Kind: history.KindCall, Instance: inst, Method: MLockCheck, Args: inst, Epoch: epoch, Err: err})
+}
+
 func (tr *trace) fault(method, id, args string) *trace {
 	return tr.add(history.Event{Kind: history.KindFault, Method: method, Workspace: id, Args: args})
 }
@@ -101,10 +112,10 @@ func run(t *testing.T, tr *trace, f *Final, name string) *Report {
 // provisionAndStart is a correct history of scenario 1.
 func provisionAndStart(tr *trace) *trace {
 	return tr.leader("c1", 1).insert("w", contracts.DesiredRunning).
-		claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "").
-		at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").
-		claim("w", contracts.OpStarting).call("c1", MStart, "w", "img", "", "").
-		at(4*time.Second).observe("w", contracts.ObservedRunning).stamp("w").complete("w")
+		claim("w", contracts.OpProvisioning).trigger("c1", "w").check("c1", 1, "").call("c1", MProvision, "w", "", "", "").
+		at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").trigger("c1", "w").
+		claim("w", contracts.OpStarting).trigger("c1", "w").check("c1", 1, "").call("c1", MStart, "w", "img", "", "").
+		at(4*time.Second).observe("w", contracts.ObservedRunning).stamp("w").complete("w").trigger("c1", "w")
 }
 
 // stamp is the API service layer's stamp of last_access_at before a

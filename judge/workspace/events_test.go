@@ -88,11 +88,11 @@ func TestEventsAfterAReconnectAreRepublished(t *testing.T) {
 	base := func() *trace {
 		tr := eventsTrace()
 		tr = publish(tr.at(41*time.Second), "c1").at(50*time.Second).fault(FBreakFeed, "", "").
-			at(55*time.Second).write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}).
-			at(60*time.Second).call("c1", MListen, "", "", "", "")
+			at(52*time.Second).write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredRunning)}).
+			at(53*time.Second).call("c1", MListen, "", "", "", "")
 		return tr
 	}
-	r := run(t, publish(base().at(61*time.Second), "c1"), finalAt(2*time.Minute), "events")
+	r := run(t, publish(base().at(54*time.Second), "c1"), finalAt(2*time.Minute), "events")
 	require.Empty(t, r.Violations)
 	require.Equal(t, 2, r.Exercised["events"], "the live change and the republication")
 
@@ -103,4 +103,37 @@ func TestEventsAfterAReconnectAreRepublished(t *testing.T) {
 
 func crashEvent(inst string) history.Event {
 	return history.Event{Kind: history.KindCrash, Instance: inst, Method: "crash"}
+}
+
+// SPEC 4.6's bound does not wait for the implementation to listen: a
+// leader that never listens, or never listens again after its feed broke,
+// owes every change committed once it has had its steps to listen in.
+func TestEventsAreOwedWhetherOrNotTheLeaderListens(t *testing.T) {
+	change := func(tr *trace, at time.Duration, d contracts.DesiredState) *trace {
+		return tr.at(at).write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{DesiredState: contracts.Some(d)})
+	}
+	deaf := newTrace().call("c1", MTryAcquire, "", "c1", "", "").leader("c1", 1).insert("w", contracts.DesiredRunning)
+	r := run(t, change(deaf, 40*time.Second, contracts.DesiredStandby), finalAt(time.Minute), "events")
+	require.Len(t, r.Violations, 1, "a leader with no EventListener")
+	require.Contains(t, r.Violations[0].Message, "not published")
+
+	// Within its first step's grace nothing is owed yet.
+	r = run(t, change(newTrace().call("c1", MTryAcquire, "", "c1", "", "").leader("c1", 1).insert("w", contracts.DesiredRunning),
+		time.Second, contracts.DesiredStandby), finalAt(time.Minute), "events")
+	require.Empty(t, r.Violations)
+
+	// The feed breaks and the leader never listens again.
+	broken := publish(eventsTrace().at(41*time.Second), "c1").at(50*time.Second).fault(FBreakFeed, "", "")
+	r = run(t, change(broken, 56*time.Second, contracts.DesiredRunning), finalAt(2*time.Minute), "events")
+	require.Len(t, r.Violations, 1, "the listener lost and never back")
+
+	// Its DB session drops and it takes the lock back: owed again.
+	back := publish(eventsTrace().at(41*time.Second), "c1").at(50*time.Second).
+		add(history.Event{Kind: history.KindFault, Instance: "c1", Method: FKillSession}).
+		add(history.Event{Kind: history.KindLeader, Method: "lost", Instance: "c1", Epoch: 1}).
+		at(51*time.Second).leader("c1", 2)
+	r = run(t, change(back, 60*time.Second, contracts.DesiredRunning), finalAt(2*time.Minute), "events")
+	require.Len(t, r.Violations, 1, "a session that dropped and came back")
+	r = run(t, publish(change(back, 60*time.Second, contracts.DesiredRunning).at(61*time.Second), "c1"), finalAt(2*time.Minute), "events")
+	require.Empty(t, r.Violations)
 }

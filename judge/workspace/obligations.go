@@ -27,6 +27,7 @@ var situations = map[string]string{
 	"gc-deletes-orphans":     "an orphaned archive or .meta, timed by the GC, is owed its deletion after 2 h or deleted",
 	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
 	"c10-fencing":            "a world-changing call (an actuator call, an object put or delete) by a coordinator instance that led",
+	"lease-recheck":          "a world-changing call (an actuator call or an object deletion) by a coordinator instance that led",
 	"c11-error-skip":         "a HealthMonitor pass while a workspace is in ERROR",
 	"c12-convergence":        "at the end, a workspace whose desired state has stood for the convergence bound",
 	"c12-durability":         "the user reads data back, or at the end a workspace with data to keep is at rest",
@@ -38,9 +39,11 @@ var situations = map[string]string{
 	"ttl":                    "the TTL Manager changes desired_state, or at the end a row is past a TTL",
 	"last-access-forward":    "an applied write of last_access_at",
 	"completion-stamp":       "a reconciler completes an operation without an error",
+	"now-values":             "an applied write that sets a value SPEC defines as now (a claim's op_started_at, a last_access_at stamp or creation, a soft delete, an observation, a failure's occurred_at)",
 	"api-rules":              "a workspace created, an administrator's recovery, a soft delete, or a desired_state change through the API",
 	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
 	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",
+	"monitor-trigger":        "a reconciler's claim, completion or ERROR entry, owing its monitor:trigger",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 

@@ -86,7 +86,15 @@ func TestCompletionStampBeforeClearing(t *testing.T) {
 
 	r = run(t, base().complete("w"), nil, "completion-stamp")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "STARTING completed with last_access_at 2026-01-05T00:00:00Z, older than the operation's start")
+	require.Contains(t, r.Violations[0].Message, "STARTING completed at 2026-01-05T00:01:10Z with last_access_at 2026-01-05T00:00:00Z")
+
+	// A stamp of an earlier tick of this operation is not the time of the
+	// completion (SPEC 4.2.2: "never an earlier read"); one of the same
+	// step is.
+	tr0 := base().stamp("w").at(72 * time.Second).complete("w")
+	r = run(t, tr0, nil, "completion-stamp")
+	require.Len(t, r.Violations, 1, "a lower bound (after the claim) is not enough")
+	require.Contains(t, r.Violations[0].Message, "the time of the completion")
 
 	// A stamp from before the claim (the previous operation's) is no stamp.
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).stamp("w").

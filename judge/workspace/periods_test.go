@@ -110,3 +110,51 @@ func TestPeriodsIdleFleetIsNotPolledFast(t *testing.T) {
 	}), nil, "adaptive-periods")
 	require.Empty(t, r.Violations)
 }
+
+// The periods are owed whether or not the leader ever observes, the idle
+// 30 s included: a leader that steps (checks its lock) past its next
+// pass's due time twice without a pass is flagged; a clock moved on
+// without a step is not.
+func TestPeriodsAreOwedAtTheLeadersSteps(t *testing.T) {
+	steps := func(tr *trace, from, to, every time.Duration) *trace {
+		for at := from; at <= to; at += every {
+			tr.at(at).check("c1", 1, "")
+		}
+		return tr
+	}
+	idle := func() *trace { return newTrace().leader("c1", 1) }
+
+	// Never observes: flagged at its second step past 46 s.
+	r := run(t, steps(idle(), 2*time.Second, 2*time.Minute, 2*time.Second), nil, "adaptive-periods")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "without an observation pass")
+
+	// Observes every 30 s: the idle period is met.
+	tr := idle()
+	for at := time.Duration(0); at <= 2*time.Minute; at += 2 * time.Second {
+		tr.at(at).check("c1", 1, "")
+		if at%(30*time.Second) == 0 {
+			tr.call("c1", MInstancesList, "", "", "1", "")
+		}
+	}
+	r = run(t, tr, nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// Observes once, then stops observing for good while still stepping.
+	tr = idle().call("c1", MInstancesList, "", "", "1", "")
+	r = run(t, steps(tr, 2*time.Second, 3*time.Minute, 2*time.Second), nil, "adaptive-periods")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "the fleet is idle")
+
+	// The clock moved on an hour with nobody stepped: the step after the
+	// jump makes the pass.
+	tr = idle().call("c1", MInstancesList, "", "", "1", "").at(time.Hour).check("c1", 1, "").call("c1", MInstancesList, "", "", "1", "")
+	r = run(t, steps(tr, time.Hour+2*time.Second, time.Hour+20*time.Second, 2*time.Second), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// Busy: an operation in progress owes a pass every 2 s (+2 s).
+	tr = busyFleet(2*time.Second, nil)
+	r = run(t, steps(tr, 3*time.Minute+time.Second, 3*time.Minute+20*time.Second, time.Second), nil, "adaptive-periods")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "an operation is in progress")
+}

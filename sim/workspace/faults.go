@@ -45,6 +45,8 @@ type faults struct {
 	// one (nil: not armed); deposing is set while successors step.
 	depose   *int
 	deposing bool
+	// deposeWhere is where the armed deposition strikes (DeposeInWrite, DeposeAfterWrite, DeposeInRead).
+	deposeWhere int
 	// delayUntil ends the current delayed-start window.
 	delayUntil time.Time
 	// destroyed are archive keys whose archive or .meta a fault removed or
@@ -103,14 +105,9 @@ func (f *faults) hook(c wsfakes.Call) error {
 	if c.Instance == "" || s.quiet {
 		return nil
 	}
-	if f.depose != nil && !f.deposing && c.Port == "store" && c.Method == "Update" {
-		if in := s.byName[c.Instance]; in != nil && in.alive && in.coord.IsLeader() {
-			*f.depose--
-			if *f.depose <= 0 {
-				f.depose = nil
-				f.fireDepose(in)
-			}
-		}
+	if c.Port == "store" && (f.deposeWhere == DeposeInWrite && c.Method == "Update" ||
+		f.deposeWhere == DeposeInRead && (c.Method == "List" || c.Method == "Get")) {
+		f.countDepose(c.Instance)
 	}
 	if len(f.windows) == 0 {
 		return nil
@@ -150,6 +147,38 @@ func (f *faults) lostResponse(instance, port, method, id string) error {
 	return nil
 }
 
+// Where an armed deposition strikes (Action.Pick modulo 3).
+const (
+	DeposeInWrite    = 0
+	DeposeAfterWrite = 1
+	DeposeInRead     = 2
+)
+
+// countDepose counts a call of instance toward an armed deposition and
+// fires it at the N-th call made while instance leads.
+func (f *faults) countDepose(instance string) {
+	s := f.s
+	if f.depose == nil || f.deposing || s.quiet {
+		return
+	}
+	if in := s.byName[instance]; in != nil && in.alive && in.coord.IsLeader() {
+		*f.depose--
+		if *f.depose <= 0 {
+			f.depose = nil
+			f.fireDepose(in)
+		}
+	}
+}
+
+// afterCall sees every store call of a coordinator instance that returned
+// without error: a deposition armed to strike after a write fires here,
+// between the write (a claim, say) and whatever the leader does next.
+func (f *faults) afterCall(instance, port, method string) {
+	if f.deposeWhere == DeposeAfterWrite && port == "store" && method == "Update" {
+		f.countDepose(instance)
+	}
+}
+
 // fireDepose kills leader's DB session from inside its own write, then runs
 // a Step of every other live instance to completion before the write goes
 // on: the successor takes over and acts first.
@@ -158,7 +187,7 @@ func (f *faults) fireDepose(leader *instance) {
 	f.deposing = true
 	defer func() { f.deposing = false }()
 	s.record(history.Event{Kind: history.KindFault, Instance: leader.name, Method: evDepose,
-		Args: "session killed inside its write; successors step first"})
+		Args: "session killed " + [...]string{"inside its write", "after its write", "inside its read"}[f.deposeWhere] + "; successors step first"})
 	s.world.Store.KillSession(leader.name)
 	for _, in := range s.insts {
 		if in != leader && in.alive {
@@ -243,7 +272,7 @@ func (s *Sim) Apply(a Action) error {
 		f.crash(a)
 	case FaultDepose:
 		n := max(a.N, 1)
-		f.depose = &n
+		f.depose, f.deposeWhere = &n, a.Pick%len(deposeWheres)
 	case FaultKillSession:
 		holder := s.world.Store.Holder()
 		if holder == "" {

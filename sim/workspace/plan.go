@@ -27,10 +27,15 @@ const (
 	// FaultCrash: a coordinator instance crashes (fail-stop) at its N-th
 	// port call from now; a supervisor restarts it For later.
 	FaultCrash Kind = "crash"
-	// FaultDepose: the leader's DB session is killed from inside its N-th
-	// single-row write from now, and every other live instance runs a Step
+	// FaultDepose: the leader's DB session is killed at its N-th store
+	// call of a kind from now, and every other live instance runs a Step
 	// to completion inside that call before the deposed leader goes on:
-	// the successor acts first, deterministically.
+	// the successor acts first, deterministically. Pick chooses the call
+	// (modulo 3): DeposeInWrite, inside a single-row write before it runs
+	// (the write is then fenced); DeposeAfterWrite, once such a write has
+	// returned (the gap between a claim and its actuator calls, which no
+	// fenced write covers); DeposeInRead, inside a read (a List or a Get:
+	// the reconciler's selection, the resume path of a new leader).
 	FaultDepose Kind = "depose"
 	// FaultKillSession: the leader's DB session is killed between two
 	// events (pg_terminate_backend).
@@ -180,7 +185,7 @@ func (a Action) String() string {
 	case FaultCrash:
 		fmt.Fprintf(&b, " pick=%d at-call=%d restart-after=%s", a.Pick, a.N, a.For)
 	case FaultDepose:
-		fmt.Fprintf(&b, " at-write=%d", a.N)
+		fmt.Fprintf(&b, " %s=%d", deposeWheres[a.Pick%len(deposeWheres)], a.N)
 	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
 		fmt.Fprintf(&b, " %s", a.Method)
 		if a.Code != "" {
@@ -447,6 +452,7 @@ var (
 	crashCalls     = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
 	restartDelays  = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 	deposeWrites   = []int{1, 2, 3, 4, 6, 10}
+	deposeWheres   = []string{"at-write", "after-write", "at-read"}
 	windows        = []time.Duration{2 * time.Minute, 30 * time.Second, 5 * time.Minute, 15 * time.Minute, 45 * time.Minute}
 	percents       = []int{100, 50, 20}
 	startDelays    = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute}
@@ -471,6 +477,7 @@ func DrawAction(src Source, k Kind) Action {
 		a.For = pick(src, "restart after", restartDelays)
 	case FaultDepose:
 		a.N = pick(src, "depose at write", deposeWrites)
+		a.Pick = src.IntN("depose where", len(deposeWheres))
 	case FaultOutage:
 		t := pick(src, "outage method", outageTargets)
 		a.Method = t.method

@@ -139,7 +139,13 @@ func (s *Sim) start(in *instance) error {
 	deps.IDs = wsfakes.NewIDs(SubSeed(s.cfg.Seed, streamCoordinatorIDs, uint64(in.index), uint64(in.gen)))
 	deps.Limits = s.cfg.Limits
 	deps.Note = s.noter(in.name)
-	g.after = func(port, method, id string) error { return s.faults.lostResponse(in.name, port, method, id) }
+	g.after = func(port, method, id string) error {
+		if err := s.faults.lostResponse(in.name, port, method, id); err != nil {
+			return err
+		}
+		s.faults.afterCall(in.name, port, method)
+		return nil
+	}
 	coord, err := s.cfg.System.NewCoordinator(gateDeps(deps, g))
 	if err != nil {
 		return fmt.Errorf("build coordinator %s of %s: %w", in.name, s.cfg.System.Name(), err)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -55,7 +56,7 @@ func (c *Coordinator) gcTick(ctx context.Context, now time.Time) error {
 	sort.Strings(keys)
 	for _, key := range keys {
 		if err := c.gcOne(ctx, key, pairs[key].archive, pairs[key].meta, byID, now); err != nil {
-			if fatal(err) || deposed(err) {
+			if fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
 				return err
 			}
 			c.log.Warn("gc skipped object", "key", key, "err", err)
@@ -95,13 +96,17 @@ func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta
 		_, err := d.Bus.SetNX(ctx, timer, strconv.FormatInt(now.Unix(), 10), 0)
 		return err
 	case decide.GCDelete:
-		if hasArchive {
-			if err := d.Objects.Delete(ctx, key); err != nil {
+		// SPEC 3.1: the lock is checked again immediately before each
+		// object deletion; a failed check stops the pass (and every
+		// component) at once.
+		for _, k := range []string{key, contracts.MetaKey(key)} {
+			if (k == key && !hasArchive) || (k != key && !hasMeta) {
+				continue
+			}
+			if err := c.checkLease(ctx); err != nil {
 				return err
 			}
-		}
-		if hasMeta {
-			if err := d.Objects.Delete(ctx, contracts.MetaKey(key)); err != nil {
+			if err := d.Objects.Delete(ctx, k); err != nil {
 				return err
 			}
 		}

@@ -21,6 +21,7 @@ const (
 	whyCalls    = "needs every actuator call with the calling instance, its epoch, and its error or lost answer; a black-box run sees their effects on the engine, not the calls"
 	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
+	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
@@ -37,12 +38,14 @@ var notJudgeable = map[string]string{
 	"gc-meta-with-archive":  whyStorage,
 	"gc-deletes-orphans":    whyStorage,
 	"c10-fencing":           whyCalls,
+	"lease-recheck":         whyChecks,
 	"invoke-once":           whyCalls,
 	"retry-policy":          whyCalls,
 	"timeouts":              whyCalls,
 	"error-entry":           whyCalls,
 	"ttl":                   whyBus,
 	"events":                whyBus,
+	"monitor-trigger":       whyBus,
 	"c12-durability":        whyBytes,
 }
 

@@ -174,7 +174,7 @@ func (s store) MarkObserved(ctx context.Context, w contracts.Writer, ids []strin
 	}
 	s.r.rec.CountObservedAt(len(ids))
 	s.r.rec.Add(history.Event{At: s.r.clock.Now(), Kind: history.KindNote, Instance: s.r.inst, Component: w.Component, Epoch: w.Epoch,
-		Method: history.NoteHealthPass, Result: strconv.Itoa(len(ids)) + " rows observed"})
+		Method: history.NoteHealthPass, Args: "observed_at=" + at.UTC().Format(time.RFC3339Nano), Result: strconv.Itoa(len(ids)) + " rows observed"})
 	return nil
 }
 
@@ -206,8 +206,12 @@ func (x *lease_) lost(what string) {
 	})
 }
 
+// Check records every check of the lock, a successful one included
+// (SPEC 3.1's re-check is judged on the history).
 func (x *lease_) Check(ctx context.Context) error {
 	err := x.Lease.Check(ctx)
+	x.r.rec.Add(history.Event{At: x.r.clock.Now(), Kind: history.KindCall, Instance: x.r.inst, Method: "store.Check",
+		Args: x.r.inst, Epoch: x.Epoch(), Err: errText(err)})
 	if errors.Is(err, contracts.ErrNotLeader) {
 		x.lost("lost")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	wsfakes "github.com/wsconverge/converge/fakes/workspace"
 	"github.com/wsconverge/converge/sim/workspace/recorded"
@@ -42,4 +43,39 @@ func TestListingsRecordTheirContents(t *testing.T) {
 		"instances.List: 1 = a+", "storage.ListVolumes: 2 = a b",
 		"instances.List: 1 same", "storage.ListVolumes: 2 same",
 	}, got)
+}
+
+// Every check of the leader lock is recorded, successful ones included,
+// with the lease's epoch (SPEC 3.1's re-check is judged on the history),
+// and so is the observed_at a bulk observation stamped.
+func TestLeaseChecksAndPassesAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	w := wsfakes.NewWorld(wsfakes.NewClock(at), nil)
+	rec := history.NewRecorder()
+	d := recorded.Deps(w.Deps("c1"), rec)
+	lease, ok, err := d.Leadership.TryAcquire(ctx, "c1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, lease.Check(ctx))
+	w.Store.KillSession("c1")
+	require.Error(t, lease.Check(ctx))
+	require.NoError(t, d.Store.MarkObserved(ctx, contracts.Writer{Component: contracts.CompHealthMonitor, Instance: "c1"}, nil, at))
+
+	var checks []history.Event
+	var pass *history.Event
+	for _, e := range rec.Events() {
+		switch {
+		case e.Method == "store.Check":
+			checks = append(checks, e)
+		case e.Method == history.NoteHealthPass:
+			pass = &e
+		}
+	}
+	require.Len(t, checks, 2)
+	require.Empty(t, checks[0].Err, "a successful check is recorded")
+	require.Equal(t, lease.Epoch(), checks[0].Epoch)
+	require.NotEmpty(t, checks[1].Err)
+	require.NotNil(t, pass)
+	require.Equal(t, "observed_at="+at.Format(time.RFC3339Nano), pass.Args)
 }
