@@ -14,7 +14,8 @@ import (
 // tries to delete the other, if it exists, in the same cycle: before the
 // next GC listing. A failed delete is an attempt (4.5: "a failed delete
 // skips that object"); a GC that crashes or loses leadership in between
-// is not held to it (the half left is an orphan the next cycles time).
+// (a failed lock check or a release included: SPEC 3.1 stops every
+// component) is not held to it (the half left is an orphan the next cycles time).
 //
 // Evidence: objects.Delete calls and objects.List calls by coordinator
 // instances, the objects replayed from the history, crashes and
@@ -46,7 +47,9 @@ func (c *gcPairs) Observe(s *State, e *history.Event, r *Report) {
 		c.owed = map[string]owedDelete{}
 	}
 	switch {
-	case e.Kind == history.KindCrash, e.Kind == history.KindLeader:
+	case e.Kind == history.KindCrash, e.Kind == history.KindLeader, leftLead(e):
+		// It stopped before its cycle ended: crashed, lost the lead, or
+		// gave it up (a failed lock check stops every component, SPEC 3.1).
 		c.forgive(e.Instance)
 	case e.Kind == history.KindCall && e.Method == MObjList && s.Leader.EpochOf[e.Instance] > 0:
 		c.settle(e.At, r)

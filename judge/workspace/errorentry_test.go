@@ -241,6 +241,9 @@ func TestGCDeletesTheMetaWithItsArchive(t *testing.T) {
 	tr, f = build(func(tr *trace) { tr.add(history.Event{Kind: history.KindCrash, Instance: "c1"}) })
 	require.Empty(t, run(t, tr, f, "gc-meta-with-archive").Violations, "a GC that crashed mid-cycle owes nothing")
 
+	tr, f = build(func(tr *trace) { tr.call("c1", MLockCheck, "", "", "", "DB_ERROR: down") })
+	require.Empty(t, run(t, tr, f, "gc-meta-with-archive").Violations, "a GC whose lock check failed mid-cycle stops, and owes nothing (SPEC 3.1)")
+
 	tr, f = build(func(*trace) {})
 	r = run(t, tr, f, "gc-meta-with-archive")
 	require.Len(t, r.Violations, 1)
