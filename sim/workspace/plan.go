@@ -415,6 +415,11 @@ var outageTargets = []outageTarget{
 	{"storage", []contracts.ErrorCode{contracts.CodeK8sAPIError}},
 	{"objects", []contracts.ErrorCode{contracts.CodeS3AccessError}},
 	{"bus", []contracts.ErrorCode{""}},
+	// Observation only: the HealthMonitor's listings fail while the
+	// actuator calls succeed, so operations cannot be seen complete and
+	// run into their timeouts (SPEC 4.2.3).
+	{"instances.List", []contracts.ErrorCode{contracts.CodeDockerUnreachable}},
+	{"storage.ListVolumes", []contracts.ErrorCode{contracts.CodeK8sAPIError}},
 }
 
 // lostResponseTargets are the world-changing calls whose response can be
@@ -440,6 +445,17 @@ var (
 	// dbWindows are shorter than provider windows: a DB blip or a
 	// failover lasts seconds to minutes (docs/choices.md).
 	dbWindows = []time.Duration{30 * time.Second, 2 * time.Minute, 5 * time.Minute}
+	// longWindows are the outages and DB errors that last as long as real
+	// ones do (issue 22): hours, past the GC's orphan grace of 2 h and
+	// over several hourly GC passes, every operation's timeout and many
+	// HealthMonitor passes. One outage or DB error in longOdds is long.
+	longWindows = []time.Duration{2*time.Hour + 30*time.Minute, 4 * time.Hour, 7 * time.Hour}
+	longOdds    = 5
+	// lockMethods are the leader lock's calls: a lock check failing for
+	// hours while acquisition succeeds makes the leader give up and take
+	// the lock back at every step (100 ms) for hours, millions of events
+	// for one situation that minutes already show; they stay short.
+	lockMethods = []string{"store.TryAcquire", "store.Check", "store.Release"}
 )
 
 // The menus draws choose from, simplest first.
@@ -477,6 +493,7 @@ func DrawAction(src Source, k Kind) Action {
 		a.Code = pick(src, "outage code", t.codes)
 		a.For = pick(src, "outage length", windows)
 		a.Percent = pick(src, "outage percent", percents)
+		a.For = longer(src, "outage", a.For)
 	case FaultLostResponse:
 		t := pick(src, "lost-response method", lostResponseTargets)
 		a.Method = t.method
@@ -487,6 +504,9 @@ func DrawAction(src Source, k Kind) Action {
 		a.Method = pick(src, "db-error method", dbTargets)
 		a.For = pick(src, "db-error length", dbWindows)
 		a.Percent = pick(src, "db-error percent", percents)
+		if !slices.Contains(lockMethods, a.Method) {
+			a.For = longer(src, "db-error", a.For)
+		}
 	case FaultDBLostResponse:
 		a.Method = pick(src, "db-lost-response method", dbLostTargets)
 		a.For = pick(src, "db-lost-response length", dbWindows)
@@ -518,6 +538,16 @@ func DrawAction(src Source, k Kind) Action {
 		a.For = pick(src, "advance", advances)
 	}
 	return a
+}
+
+// longer draws whether a window of kind (drawn as d) is one of the long
+// ones, and its length if so; the last value of the coin is the long one,
+// so that rapid shrinks toward the short window.
+func longer(src Source, kind string, d time.Duration) time.Duration {
+	if src.IntN(kind+" long", longOdds) == longOdds-1 {
+		return pick(src, kind+" long length", longWindows)
+	}
+	return d
 }
 
 // DrawKind draws one of kinds from src (the earlier, the likelier to be
