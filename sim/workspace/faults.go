@@ -70,7 +70,7 @@ func newFaults(s *Sim) *faults {
 	return &faults{
 		s:          s,
 		rng:        newRand(SubSeed(s.cfg.Seed, streamFaultDraws)),
-		il:         newInterleaver(s.cfg.Seed),
+		il:         newInterleaver(s.cfg.Seed, s.cfg.System),
 		destroyed:  map[string]bool{},
 		stoppedSeq: map[string]int64{},
 	}

@@ -31,6 +31,10 @@ import (
 // goroutine runs, so they depend on the seed and the code, not on timing.
 type interleaver struct {
 	rng *rand.Rand
+	// serial runs the calls one after another, in an order drawn from
+	// the seed: the system's API lives in another process (SerialAPI),
+	// where the scheduler cannot stop a request at its port calls.
+	serial bool
 	// During a run: cur is the goroutine the scheduler resumed; resume
 	// wakes goroutine i; back carries each goroutine's "parked at a port
 	// call" or "finished" message; gids are the goroutines' ids.
@@ -50,8 +54,22 @@ type step struct {
 	finished bool
 }
 
-func newInterleaver(seed uint64) *interleaver {
-	return &interleaver{rng: newRand(SubSeed(seed, streamInterleave))}
+func newInterleaver(seed uint64, system ports.System) *interleaver {
+	il := &interleaver{rng: newRand(SubSeed(seed, streamInterleave))}
+	if sa, ok := system.(SerialAPI); ok {
+		il.serial = sa.SerialAPI()
+	}
+	return il
+}
+
+// SerialAPI is implemented by a system whose API the simulator cannot
+// interleave (an implementation in a child process, reached through the
+// driver protocol): when SerialAPI returns true, an api-race runs its
+// concurrent requests one after another, in an order drawn from the seed.
+// The same plan then records another history than in process, where the
+// requests interleave at their port calls.
+type SerialAPI interface {
+	SerialAPI() bool
 }
 
 // goid is the calling goroutine's id, from its stack header.
@@ -72,6 +90,12 @@ func (il *interleaver) run(calls []func()) {
 	if len(calls) < 2 || il.active {
 		for _, c := range calls {
 			c()
+		}
+		return
+	}
+	if il.serial {
+		for _, i := range il.rng.Perm(len(calls)) {
+			calls[i]()
 		}
 		return
 	}
