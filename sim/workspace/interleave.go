@@ -368,6 +368,65 @@ func (x interleavedIDs) NewID() string {
 func (f *faults) apiRace(a Action) {
 	f.runningRace(a)
 	f.recoveryRace(a)
+	if !f.s.work.legacy {
+		f.rowRace(a)
+	}
+}
+
+// rowRace has up to N requests on one workspace arrive at the same
+// instant, interleaved: its owner's desired change, DELETE and edit, and
+// an administrator's recovery when it is in ERROR (SPEC 4.3: every write
+// is conditioned on what its request checked, so a DELETE that lands
+// first makes the desired change answer 409, not resurrect the row). The
+// workspace is one with an operation running (Pick even, when there is
+// one) or any of the workload's live ones.
+func (f *faults) rowRace(a Action) {
+	s := f.s
+	var busy, live []*userWorkspace
+	snap := s.world.Store.Snapshot()
+	for i := range snap {
+		w := &snap[i]
+		u := s.work.byI[w.ID]
+		if u == nil || u.deleted || u.scripted || u.state == stGone || w.Deleted() {
+			continue
+		}
+		live = append(live, u)
+		if w.Operation != contracts.OpNone {
+			busy = append(busy, u)
+		}
+	}
+	cands := live
+	if a.Pick%2 == 0 && len(busy) > 0 {
+		cands = busy
+	}
+	if len(cands) == 0 {
+		return
+	}
+	u := cands[(a.Pick/2)%len(cands)]
+	row, err := s.world.Store.Get(s.ctx, u.id)
+	if err != nil {
+		return
+	}
+	to := otherLevel(row.DesiredState)
+	menu := []func(){
+		func() { _, _ = s.api.Patch(s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: to}) },
+		func() { s.work.deleteNow(u) },
+		func() {
+			memo := "raced at " + s.Elapsed().String()
+			_, _ = s.api.Patch(s.ctx, u.owner, u.id, ports.PatchRequest{Memo: &memo})
+		},
+	}
+	if row.Terminal() {
+		menu = append(menu, func() { s.work.recover(u) })
+	}
+	n := min(max(a.N, 2), len(menu))
+	start := a.Pick % len(menu)
+	calls := make([]func(), n)
+	for i := range calls {
+		calls[i] = menu[(start+i)%len(menu)]
+	}
+	s.record(history.Event{Kind: history.KindFault, Method: evAPIRace, Workspace: u.id, Args: fmt.Sprintf("%d concurrent requests on one workspace", n)})
+	f.il.run(calls)
 }
 
 // recoveryRace has N administrators recover one workspace in ERROR (a
