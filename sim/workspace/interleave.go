@@ -230,13 +230,28 @@ func (il *interleaver) waiting() map[string]bool {
 		if _, ours := il.indexOf[f[1]]; !ours {
 			continue
 		}
-		state := strings.TrimPrefix(f[2], "[")
-		state = strings.TrimRight(state, "]:,")
-		if state != "running" && state != "runnable" && state != "syscall" {
+		_, state, _ := strings.Cut(header, "[")
+		state, _, _ = strings.Cut(state, "]")
+		state, _, _ = strings.Cut(state, ",")
+		if blockedStates[state] {
 			out[f[1]] = true
 		}
 	}
 	return out
+}
+
+// blockedStates are the goroutine states (runtime.Stack's wait reasons)
+// of a request that waits on something another request must release: a
+// lock, a channel, a condition, a pipe. Anything else — running,
+// runnable, preempted, or helping the garbage collector ("GC assist
+// wait"), which a loaded machine shows often — is a request still on its
+// way to its next port call: taking it for blocked let two requests run at
+// once, and the run depend on timing (an audit run of acme under load).
+var blockedStates = map[string]bool{
+	"semacquire": true, "sync.Mutex.Lock": true, "sync.RWMutex.Lock": true, "sync.RWMutex.RLock": true,
+	"sync.Cond.Wait": true, "chan receive": true, "chan send": true, "chan receive (nil chan)": true,
+	"chan send (nil chan)": true, "select": true, "select (no cases)": true, "IO wait": true, "sleep": true,
+	"sync.WaitGroup.Wait": true,
 }
 
 // yield parks the calling goroutine of a concurrent run until the
