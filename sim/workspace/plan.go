@@ -514,8 +514,14 @@ func DrawAction(src Source, k Kind) Action {
 		a.Method = pick(src, "db-error method", dbTargets)
 		a.For = pick(src, "db-error length", dbWindows)
 		a.Percent = pick(src, "db-error percent", percents)
-		if !slices.Contains(lockMethods, a.Method) {
-			a.For = longer(src, "db-error", a.For)
+		if d := a.For; !slices.Contains(lockMethods, a.Method) {
+			if a.For = longer(src, "db-error", d); a.For != d {
+				// A long DB error fails some calls, not all, for at
+				// most 4 h: every write refused for 7 h keeps each
+				// workspace's claim failing every 2 s (a million
+				// events and 3 GB of history in one seed).
+				a.For, a.Percent = min(a.For, 4*time.Hour), min(a.Percent, 50)
+			}
 		}
 	case FaultDBLostResponse:
 		a.Method = pick(src, "db-lost-response method", dbLostTargets)
