@@ -95,8 +95,16 @@ type Workload struct {
 	// (default 30 minutes).
 	CreateWindow time.Duration `json:"create_window,omitempty"`
 	// DeletesPerDay is the fraction of workspaces deleted per simulated day
-	// (default 0.02; negative: none).
+	// (default 0.2, 0.02 under Legacy; negative: none). A deleted
+	// workspace is replaced by a new one of its owner (not under Legacy).
 	DeletesPerDay float64 `json:"deletes_per_day,omitempty"`
+	// Legacy runs the workload as it was before issue 22: no edits, no
+	// second thoughts, no requests of a workspace in ERROR, no desired
+	// change at once after a recovery, no delete staged behind a desired
+	// change, no replacement of a deleted workspace, and no api-race on
+	// one row. Replay files of version 1 were recorded with it, and
+	// replay so (docs/choices.md 341).
+	Legacy bool `json:"legacy,omitempty"`
 }
 
 // Bounds of a run's configuration: generous for real use, and far below
@@ -179,7 +187,10 @@ func (c Config) withDefaults() (Config, error) {
 		w.CreateWindow = 30 * time.Minute
 	}
 	if w.DeletesPerDay == 0 {
-		w.DeletesPerDay = 0.02
+		w.DeletesPerDay = defaultDeletesPerDay
+		if w.Legacy {
+			w.DeletesPerDay = legacyDeletesPerDay
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -29,6 +29,7 @@ const (
 	evBreakFeed    = "feed.Break"
 	evSkipped      = "fault.skipped"
 	evAPIRace      = "api.race"
+	evArmed        = "fault.armed"
 )
 
 // faults is the fault engine of a run: the plan's windows in force, the
@@ -57,6 +58,10 @@ type faults struct {
 	// latest HealthMonitor pass (the health.pass note).
 	stoppedSeq map[string]int64
 	lastPass   int64
+	// armed are volume faults waiting for their moment (armedVolume):
+	// each strikes the next workspace woken from STANDBY, or whose start
+	// attempt just failed.
+	armed []Action
 }
 
 // window is one outage or lost-response window.
@@ -72,7 +77,7 @@ func newFaults(s *Sim) *faults {
 	return &faults{
 		s:          s,
 		rng:        newRand(SubSeed(s.cfg.Seed, streamFaultDraws)),
-		il:         newInterleaver(s.cfg.Seed),
+		il:         newInterleaver(s.cfg.Seed, s.cfg.System),
 		destroyed:  map[string]bool{},
 		stoppedSeq: map[string]int64{},
 	}
@@ -206,6 +211,15 @@ func (f *faults) observeSink(e *history.Event) {
 		f.stoppedSeq[e.Workspace] = e.Seq
 	case e.Kind == history.KindCall && e.Method == wsjudge.MStart && e.Err == "" && strings.Contains(e.Result, "runs in"):
 		f.stoppedSeq[e.Workspace] = e.Seq
+	case e.Kind == history.KindCall && e.Method == wsjudge.MStart && e.Err != "" && len(f.armed) > 0 && !f.s.quiet:
+		// A failed start attempt: an armed volume fault strikes before
+		// the retry (after the call's own event, never inside it).
+		id := e.Workspace
+		f.s.Schedule(f.s.clock.Now(), "", func(*Sim) {
+			if !f.s.quiet {
+				f.strikeArmed(id)
+			}
+		})
 	case e.Kind == history.KindCall && e.Method == wsjudge.MArchive && e.Err == "":
 		if key, ok := strings.CutPrefix(e.Result, wsjudge.ArchiveUploaded); ok {
 			delete(f.destroyed, key)
@@ -287,6 +301,12 @@ func (s *Sim) Apply(a Action) error {
 	case FaultKillContainer, FaultRemoveContainer:
 		f.hitContainer(a)
 	case FaultLoseVolume, FaultRemoveVolume:
+		if f.armedVolume(a) {
+			f.armed = append(f.armed, a)
+			s.record(history.Event{Kind: history.KindNote, Method: evArmed, Args: a.String(),
+				Result: "strikes the next workspace woken from STANDBY or whose start fails"})
+			return nil
+		}
 		f.loseVolume(a)
 	case FaultCorruptObject, FaultRemoveObject:
 		f.hitObject(a)
@@ -447,6 +467,37 @@ func (f *faults) hitContainer(a Action) {
 	}
 }
 
+// armedVolume reports whether volume fault a waits for its moment rather
+// than striking now: one remove-volume in four (Pick modulo 4 is 3),
+// outside the legacy workload; lose-volume always strikes at once (under
+// a running container it makes SPEC C6's container without volume). Its moment is the one SPEC C6 and 4.2.2 speak of: a volume
+// gone just before STARTING (the workspace woken from STANDBY, the row
+// still showing the volume) or between two attempts of STARTING (the
+// table shows no volume: STARTING is neither resumed nor retried).
+func (f *faults) armedVolume(a Action) bool {
+	return a.Kind == FaultRemoveVolume && !f.s.work.legacy && a.Pick%4 == 3
+}
+
+// woken is told that the workload asked for RUNNING on workspace id, whose
+// row read before was ws: an armed volume fault strikes it when it was
+// STANDBY and at rest.
+func (f *faults) woken(id string, ws contracts.Workspace) {
+	if len(f.armed) == 0 || f.s.quiet || ws.ObservedStatus != contracts.ObservedStandby || ws.Operation != contracts.OpNone {
+		return
+	}
+	f.strikeArmed(id)
+}
+
+// strikeArmed fires the oldest armed volume fault on workspace id.
+func (f *faults) strikeArmed(id string) {
+	if len(f.armed) == 0 || !f.s.world.Storage.HasVolume(id) {
+		return
+	}
+	a := f.armed[0]
+	f.armed = f.armed[1:]
+	f.loseVolumeOf(a, id)
+}
+
 // loseVolume destroys a volume (lose-volume), or has an operator remove
 // it (remove-volume: refused while a container holds it, recorded by the
 // world). The user's data survives only in the archive at the workspace's
@@ -459,6 +510,12 @@ func (f *faults) loseVolume(a Action) {
 		f.skipped(a, "no volume")
 		return
 	}
+	f.loseVolumeOf(a, id)
+}
+
+// loseVolumeOf is loseVolume on workspace id.
+func (f *faults) loseVolumeOf(a Action, id string) {
+	s := f.s
 	if a.Kind == FaultRemoveVolume {
 		if exists, _ := s.world.Instances.State(id); exists {
 			_ = s.world.Storage.Remove(id) // refused, recorded: no effect
@@ -577,7 +634,7 @@ func (s *Sim) BeginQuiet() error {
 	s.quiet, s.quietAt = true, s.Elapsed()
 	s.work.quiet = true
 	f := s.faults
-	f.windows, f.depose = nil, nil
+	f.windows, f.depose, f.armed = nil, nil, nil
 	s.world.Instances.DelayStarts(0)
 	s.world.Storage.CrashArchiveJobs(0)
 	s.record(history.Event{Kind: history.KindFault, Method: wsjudge.FQuiet, Result: "bound " + wsjudge.ConvergeBound.String()})

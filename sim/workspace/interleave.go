@@ -31,6 +31,10 @@ import (
 // goroutine runs, so they depend on the seed and the code, not on timing.
 type interleaver struct {
 	rng *rand.Rand
+	// serial runs the calls one after another, in an order drawn from
+	// the seed: the system's API lives in another process (SerialAPI),
+	// where the scheduler cannot stop a request at its port calls.
+	serial bool
 	// During a run: cur is the goroutine the scheduler resumed; resume
 	// wakes goroutine i; back carries each goroutine's "parked at a port
 	// call" or "finished" message; gids are the goroutines' ids.
@@ -50,8 +54,22 @@ type step struct {
 	finished bool
 }
 
-func newInterleaver(seed uint64) *interleaver {
-	return &interleaver{rng: newRand(SubSeed(seed, streamInterleave))}
+func newInterleaver(seed uint64, system ports.System) *interleaver {
+	il := &interleaver{rng: newRand(SubSeed(seed, streamInterleave))}
+	if sa, ok := system.(SerialAPI); ok {
+		il.serial = sa.SerialAPI()
+	}
+	return il
+}
+
+// SerialAPI is implemented by a system whose API the simulator cannot
+// interleave (an implementation in a child process, reached through the
+// driver protocol): when SerialAPI returns true, an api-race runs its
+// concurrent requests one after another, in an order drawn from the seed.
+// The same plan then records another history than in process, where the
+// requests interleave at their port calls.
+type SerialAPI interface {
+	SerialAPI() bool
 }
 
 // goid is the calling goroutine's id, from its stack header.
@@ -72,6 +90,12 @@ func (il *interleaver) run(calls []func()) {
 	if len(calls) < 2 || il.active {
 		for _, c := range calls {
 			c()
+		}
+		return
+	}
+	if il.serial {
+		for _, i := range il.rng.Perm(len(calls)) {
+			calls[i]()
 		}
 		return
 	}
@@ -206,13 +230,31 @@ func (il *interleaver) waiting() map[string]bool {
 		if _, ours := il.indexOf[f[1]]; !ours {
 			continue
 		}
-		state := strings.TrimPrefix(f[2], "[")
-		state = strings.TrimRight(state, "]:,")
-		if state != "running" && state != "runnable" && state != "syscall" {
+		_, state, _ := strings.Cut(header, "[")
+		state, _, _ = strings.Cut(state, "]")
+		state, _, _ = strings.Cut(state, ",")
+		if blockedStates[state] {
 			out[f[1]] = true
 		}
 	}
 	return out
+}
+
+// blockedStates are the goroutine states (runtime.Stack's wait reasons)
+// of a request that waits on something another request must release: a
+// lock, a channel, a condition, a pipe. Anything else — running,
+// runnable, preempted, or helping the garbage collector ("GC assist
+// wait"), which a loaded machine shows often — is a request still on its
+// way to its next port call: taking it for blocked let two requests run at
+// once, and the run depend on timing (an audit run of acme under load).
+// "semacquire" is left out too: it is the runtime's own semaphores (a
+// request starting a GC cycle waits on the one the scheduler's stack dump
+// holds), never the API's locks, which wait as "sync.Mutex.Lock".
+var blockedStates = map[string]bool{
+	"sync.Mutex.Lock": true, "sync.RWMutex.Lock": true, "sync.RWMutex.RLock": true,
+	"sync.Cond.Wait": true, "chan receive": true, "chan send": true, "chan receive (nil chan)": true,
+	"chan send (nil chan)": true, "select": true, "select (no cases)": true, "IO wait": true, "sleep": true,
+	"sync.WaitGroup.Wait": true,
 }
 
 // yield parks the calling goroutine of a concurrent run until the
@@ -344,6 +386,65 @@ func (x interleavedIDs) NewID() string {
 func (f *faults) apiRace(a Action) {
 	f.runningRace(a)
 	f.recoveryRace(a)
+	if !f.s.work.legacy {
+		f.rowRace(a)
+	}
+}
+
+// rowRace has up to N requests on one workspace arrive at the same
+// instant, interleaved: its owner's desired change, DELETE and edit, and
+// an administrator's recovery when it is in ERROR (SPEC 4.3: every write
+// is conditioned on what its request checked, so a DELETE that lands
+// first makes the desired change answer 409, not resurrect the row). The
+// workspace is one with an operation running (Pick even, when there is
+// one) or any of the workload's live ones.
+func (f *faults) rowRace(a Action) {
+	s := f.s
+	var busy, live []*userWorkspace
+	snap := s.world.Store.Snapshot()
+	for i := range snap {
+		w := &snap[i]
+		u := s.work.byI[w.ID]
+		if u == nil || u.deleted || u.scripted || u.state == stGone || w.Deleted() {
+			continue
+		}
+		live = append(live, u)
+		if w.Operation != contracts.OpNone {
+			busy = append(busy, u)
+		}
+	}
+	cands := live
+	if a.Pick%2 == 0 && len(busy) > 0 {
+		cands = busy
+	}
+	if len(cands) == 0 {
+		return
+	}
+	u := cands[(a.Pick/2)%len(cands)]
+	row, err := s.world.Store.Get(s.ctx, u.id)
+	if err != nil {
+		return
+	}
+	to := otherLevel(row.DesiredState)
+	menu := []func(){
+		func() { _, _ = s.api.Patch(s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: to}) },
+		func() { s.work.deleteNow(u) },
+		func() {
+			memo := "raced at " + s.Elapsed().String()
+			_, _ = s.api.Patch(s.ctx, u.owner, u.id, ports.PatchRequest{Memo: &memo})
+		},
+	}
+	if row.Terminal() {
+		menu = append(menu, func() { s.work.recover(u) })
+	}
+	n := min(max(a.N, 2), len(menu))
+	start := a.Pick % len(menu)
+	calls := make([]func(), n)
+	for i := range calls {
+		calls[i] = menu[(start+i)%len(menu)]
+	}
+	s.record(history.Event{Kind: history.KindFault, Method: evAPIRace, Workspace: u.id, Args: fmt.Sprintf("%d concurrent requests on one workspace", n)})
+	f.il.run(calls)
 }
 
 // recoveryRace has N administrators recover one workspace in ERROR (a

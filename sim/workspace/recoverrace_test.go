@@ -117,7 +117,11 @@ func TestGeneratedPlansRaceRecoveries(t *testing.T) {
 	mix, err := ParseFaultMix("api-race,lose-volume,outage@3")
 	require.NoError(t, err)
 	run := func(system ports.System) (*Sim, Result) {
-		s, res, err := Execute(t.Context(), Config{Seed: 2, Workspaces: 12, Duration: 24 * time.Hour, Quiet: DefaultQuiet, Faults: mix, System: system})
+		// Seed 3: under issue 22's long outages seed 2 meets a false
+		// positive of gc-deletes-orphans (a delete failed by an outage
+		// during the pass that then counts as owing it; reported, the
+		// checker is not this test's subject).
+		s, res, err := Execute(t.Context(), Config{Seed: 3, Workspaces: 12, Duration: 24 * time.Hour, Quiet: DefaultQuiet, Faults: mix, System: system})
 		require.NoError(t, err)
 		return s, res
 	}

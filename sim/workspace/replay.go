@@ -18,8 +18,12 @@ import (
 
 // ReplayVersion is the version of the workspace world's replay format;
 // ReplayWorld names the world in the file's header.
+//
+// Version 2 (issue 22) runs the workload of today; a file of version 1 was
+// recorded with the workload before it and is replayed with
+// Workload.Legacy, so that it reruns the same run.
 const (
-	ReplayVersion = 1
+	ReplayVersion = 2
 	ReplayWorld   = "workspace"
 )
 
@@ -96,8 +100,8 @@ func (f *Replay) check() error {
 	switch {
 	case f.World != "" && f.World != ReplayWorld:
 		return badReplay("a replay file of the %q world, not of the workspace world", f.World)
-	case f.Version != ReplayVersion:
-		return badReplay("replay format version %d: this converge reads version %d", f.Version, ReplayVersion)
+	case f.Version < 1 || f.Version > ReplayVersion:
+		return badReplay("replay format version %d: this converge reads versions 1 to %d", f.Version, ReplayVersion)
 	case f.Plan == nil:
 		return badReplay("the file has no plan")
 	}
@@ -120,6 +124,9 @@ func (f *Replay) Config(system ports.System) (Config, error) {
 	cfg := Config{
 		Seed: f.Seed, Workspaces: f.Workspaces, Coordinators: f.Coordinators, Start: f.Start,
 		Workload: f.Workload, Limits: f.Limits, Plan: f.Plan.Clone(), System: system, Steering: f.Steering.Clone(),
+	}
+	if f.Version < 2 {
+		cfg.Workload.Legacy = true
 	}
 	var err error
 	if cfg.Duration, err = parseDuration("duration", f.Duration); err != nil {

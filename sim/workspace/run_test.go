@@ -80,7 +80,8 @@ func TestOrdinaryWorkloadExercisesEveryOperation(t *testing.T) {
 	for _, n := range r.Display {
 		total += n
 	}
-	require.Equal(t, 12, total, "every workspace is in the final snapshot")
+	require.Equal(t, len(s.work.byI), total, "every workspace is in the final snapshot")
+	require.Greater(t, total, 12, "deleted workspaces were replaced by new ones")
 	require.Positive(t, r.Display[contracts.DisplayDeleted])
 	require.Positive(t, r.APICalls)
 	require.Positive(t, userEvents(s, "user.write"))

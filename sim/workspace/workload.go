@@ -37,6 +37,15 @@ const (
 	// recovers the workspace again once it no longer shows ERROR (SPEC
 	// 4.3: 409 unless its health is ERROR).
 	actRecoverAgain
+	// actEdit: the owner edits what is theirs to edit at any time (SPEC
+	// 4.3: name, description, memo, a TTL), an operation running or not.
+	actEdit
+	// actSecondThought: moments after asking for RUNNING, the owner asks
+	// again (a double click: a no-op) or changes their mind (a lower
+	// desired state, refused with 409 while the operation runs).
+	actSecondThought
+	// actReplace: the owner of a deleted workspace creates a new one.
+	actReplace
 )
 
 // proxyInstance names the proxy (WebSocket activity) in the history.
@@ -45,7 +54,8 @@ const proxyInstance = "proxy"
 // adminUser is the administrator who recovers workspaces.
 const adminUser = "admin"
 
-var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete", "recover", "recover-again"}
+var actionNames = [...]string{"create", "wake", "write", "disconnect", "idle-change", "delete", "recover", "recover-again",
+	"edit", "second-thought", "replace"}
 
 func (a action) String() string { return actionNames[a] }
 
@@ -65,6 +75,28 @@ const (
 	archiveTTLMin, ttlMaxArc = 3600, 12 * 3600
 	createTriesBeforeStandby = 3
 	imageRef                 = "registry.local/workspace:1"
+)
+
+// The workload's situations of issue 22 (a blind audit found that bugs of
+// SPEC C3, C4, C6, 4.2.3 and 4.3 never changed an implementation's
+// behaviour under the old workload): deletes that come with a desired
+// change and meet the operation it started, edits at any time, second
+// thoughts during an operation, requests of a workspace in ERROR, a
+// desired change right after a recovery, and a deleted workspace
+// replaced. A replay file of version 1 runs the workload without them
+// (Workload.Legacy).
+const (
+	defaultDeletesPerDay   = 0.2
+	legacyDeletesPerDay    = 0.02
+	editMin, editMax       = time.Hour, 16 * time.Hour
+	editSoonPercent        = 15 // an edit moments after asking for RUNNING
+	secondThoughtPercent   = 25 // after asking for RUNNING
+	stagedDeletePercent    = 40 // a delete preceded by desired PENDING
+	errorRequestPercent    = 50 // a desired change tried while in ERROR
+	errorDeletePercent     = 15 // a workspace in ERROR deleted instead of recovered
+	changeAfterRecoverPct  = 35 // a desired change at once after a recovery
+	replaceMin, replaceMax = 10 * time.Minute, 3 * time.Hour
+	soonMin, soonMax       = time.Second, 20 * time.Second
 )
 
 // userState is where a simulated user is with one workspace.
@@ -106,6 +138,11 @@ type userWorkspace struct {
 	// recoveredAt: when an administrator last recovered it (the user, told
 	// so, comes back at once and waits a little for it to leave ERROR).
 	recoveredAt time.Time
+	// staged: the owner asked for PENDING before deleting; the DELETE
+	// follows moments later.
+	staged bool
+	// edits counts the owner's edits (names stay unique).
+	edits int
 }
 
 // workload is the ordinary user workload and the scripted users of a plan.
@@ -126,6 +163,10 @@ type workload struct {
 	model map[string]map[string][]byte
 	// quiet: the quiet phase has begun; users act no more.
 	quiet bool
+	// seed is the workload's stream; legacy runs the workload of replay
+	// files of version 1 (Workload.Legacy).
+	seed   uint64
+	legacy bool
 }
 
 func newWorkload(s *Sim) *workload {
@@ -133,21 +174,36 @@ func newWorkload(s *Sim) *workload {
 	if s.cfg.Workload.Disabled {
 		return w
 	}
-	seed := SubSeed(s.cfg.Seed, streamWorkload)
+	w.seed = SubSeed(s.cfg.Seed, streamWorkload)
+	w.legacy = s.cfg.Workload.Legacy
 	users := s.cfg.Workload.Users
 	for i := 0; i < s.cfg.Workspaces; i++ {
-		u := &userWorkspace{
-			idx:   i,
-			owner: "user-" + strconv.Itoa(i%users+1),
-			name:  "ws-" + strconv.Itoa(i+1),
-			rng:   newRand(SubSeed(seed, uint64(i))),
-		}
-		u.standbyTTL = standbyTTLMin + u.rng.IntN(ttlMaxSby-standbyTTLMin+1)
-		u.archiveTTL = archiveTTLMin + u.rng.IntN(ttlMaxArc-archiveTTLMin+1)
-		w.ws = append(w.ws, u)
+		u := w.newUser("user-" + strconv.Itoa(i%users+1))
 		w.at(u, uniform(u.rng, 0, s.cfg.Workload.CreateWindow), actCreate)
 	}
 	return w
+}
+
+// newUser adds the next workspace of the workload, owned by owner, with
+// its own stream.
+func (w *workload) newUser(owner string) *userWorkspace {
+	i := len(w.ws)
+	u := &userWorkspace{
+		idx:   i,
+		owner: owner,
+		name:  "ws-" + strconv.Itoa(i+1),
+		rng:   newRand(SubSeed(w.seed, uint64(i))),
+	}
+	u.standbyTTL = standbyTTLMin + u.rng.IntN(ttlMaxSby-standbyTTLMin+1)
+	u.archiveTTL = archiveTTLMin + u.rng.IntN(ttlMaxArc-archiveTTLMin+1)
+	w.ws = append(w.ws, u)
+	return u
+}
+
+// chance draws whether something of percent happens to u (never under the
+// legacy workload, which draws nothing for it).
+func (w *workload) chance(u *userWorkspace, percent int) bool {
+	return !w.legacy && u.rng.IntN(100) < percent
 }
 
 // uniform draws a duration in [lo, hi).
@@ -169,7 +225,7 @@ func (w *workload) note(u *userWorkspace, method, args, result, errText string) 
 }
 
 func (w *workload) act(u *userWorkspace, a action, session int) {
-	if u.state == stGone && a != actRecover && a != actRecoverAgain || w.quiet {
+	if u.state == stGone && a != actRecover && a != actRecoverAgain && a != actReplace || w.quiet {
 		return
 	}
 	switch a {
@@ -204,6 +260,17 @@ func (w *workload) act(u *userWorkspace, a action, session int) {
 			// Answered 409 unless the workspace is in ERROR again.
 			_ = w.s.api.Recover(w.s.ctx, adminUser, u.id)
 		}
+	case actEdit:
+		if !u.deleted && u.state != stCreating {
+			w.edit(u)
+			w.at(u, uniform(u.rng, editMin, editMax), actEdit)
+		}
+	case actSecondThought:
+		if !u.deleted && u.state == stWaking {
+			w.secondThought(u)
+		}
+	case actReplace:
+		w.replace(u)
 	}
 }
 
@@ -231,6 +298,9 @@ func (w *workload) create(u *userWorkspace) {
 	u.tries, u.state = 0, stWaking
 	u.wakeSince = w.s.clock.Now()
 	w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
+	if !w.legacy {
+		w.at(u, uniform(u.rng, editMin, editMax), actEdit)
+	}
 	if rate := w.s.cfg.Workload.DeletesPerDay; rate > 0 {
 		// Exponential lifetime: a fraction rate of the workspaces is
 		// deleted per simulated day.
@@ -279,6 +349,20 @@ func (w *workload) wake(u *userWorkspace) {
 			w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
 			return
 		}
+		if w.chance(u, errorRequestPercent) {
+			// The owner tries anyway: SPEC 4.3 refuses a desired
+			// change while error_info is terminal (409).
+			_, _ = w.s.api.Patch(w.s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: otherLevel(ws.DesiredState)})
+		}
+		if w.chance(u, errorDeletePercent) {
+			// The owner starts over: DELETE is accepted in ERROR
+			// (4.3), and DELETING is the one operation claimed on it
+			// (C11).
+			w.note(u, "user.give-up", "workspace in ERROR: deleted", "", "")
+			if w.deleteNow(u) {
+				return
+			}
+		}
 		w.giveUp(u, "workspace in ERROR")
 		w.askRecovery(u)
 		return
@@ -309,7 +393,77 @@ func (w *workload) wake(u *userWorkspace) {
 		w.at(u, uniform(u.rng, retryMin, retryMax), actWake)
 		return
 	}
+	w.s.faults.woken(u.id, ws)
 	w.at(u, uniform(u.rng, pollMin, pollMax), actWake)
+	// Moments later, while the operation the request started runs: a
+	// second thought, an edit.
+	if w.chance(u, secondThoughtPercent) {
+		w.at(u, uniform(u.rng, soonMin, soonMax), actSecondThought)
+	}
+	if w.chance(u, editSoonPercent) {
+		w.at(u, uniform(u.rng, soonMin, soonMax), actEdit)
+	}
+}
+
+// otherLevel is a desired state other than d: what a user changing their
+// mind asks for.
+func otherLevel(d contracts.DesiredState) *string {
+	to := string(contracts.DesiredStandby)
+	if d != contracts.DesiredRunning {
+		to = string(contracts.DesiredRunning)
+	}
+	return &to
+}
+
+// secondThought: the owner who just asked for RUNNING asks again (a
+// double click: SPEC 4.3's no-op, even while an operation runs) or asks
+// for a lower state after all (409 while the operation runs; accepted
+// otherwise, and then the next poll asks for RUNNING again).
+func (w *workload) secondThought(u *userWorkspace) {
+	to := string(contracts.DesiredRunning)
+	switch u.rng.IntN(3) {
+	case 1:
+		to = string(contracts.DesiredStandby)
+	case 2:
+		to = string(contracts.DesiredPending)
+	}
+	_, _ = w.s.api.Patch(w.s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: &to})
+}
+
+// edit changes one of the fields SPEC 4.3 lets an owner edit while an
+// operation runs: name, description, memo, or a TTL.
+func (w *workload) edit(u *userWorkspace) {
+	u.edits++
+	var req ports.PatchRequest
+	switch u.rng.IntN(5) {
+	case 0:
+		name := u.name + "-" + strconv.Itoa(u.edits)
+		req.Name = &name
+	case 1:
+		d := "edited " + strconv.Itoa(u.edits) + " at " + history.Offset(w.s.Elapsed())
+		req.Description = &d
+	case 2:
+		m := "memo " + strconv.Itoa(u.edits)
+		req.Memo = &m
+	case 3:
+		ttl := standbyTTLMin + u.rng.IntN(ttlMaxSby-standbyTTLMin+1)
+		req.StandbyTTLSeconds = &ttl
+	default:
+		ttl := archiveTTLMin + u.rng.IntN(ttlMaxArc-archiveTTLMin+1)
+		req.ArchiveTTLSeconds = &ttl
+	}
+	ws, err := w.s.api.Patch(w.s.ctx, u.owner, u.id, req)
+	if err != nil {
+		return
+	}
+	u.standbyTTL, u.archiveTTL = ws.StandbyTTLSeconds, ws.ArchiveTTLSeconds
+}
+
+// replace has the owner of a deleted workspace create a new one some time
+// later, so that deletes do not thin the fleet out.
+func (w *workload) replace(u *userWorkspace) {
+	n := w.newUser(u.owner)
+	w.at(n, 0, actCreate)
 }
 
 func (w *workload) giveUp(u *userWorkspace, why string) {
@@ -341,6 +495,15 @@ func (w *workload) recover(u *userWorkspace) {
 	}
 	u.recoveredAt = w.s.clock.Now()
 	w.at(u, recoverAgainAfter, actRecoverAgain)
+	if !u.scripted && w.chance(u, changeAfterRecoverPct) {
+		// The owner, told, changes the desired state at once, before
+		// the HealthMonitor's next pass: SPEC 4.3 accepts it as soon
+		// as the reset commits (ERROR is judged by error_info), though
+		// health_status may still read ERROR.
+		if cur, err := w.s.world.Store.Get(w.s.ctx, u.id); err == nil {
+			_, _ = w.s.api.Patch(w.s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: otherLevel(cur.DesiredState)})
+		}
+	}
 	if !u.scripted && (u.state == stIdle || u.state == stWaking) {
 		// The user, told, comes back to work at once.
 		u.state, u.wakeSince = stWaking, u.recoveredAt
@@ -485,6 +648,19 @@ func (w *workload) delete(u *userWorkspace) {
 	if u.state == stCreating {
 		return
 	}
+	if !u.staged && !u.scripted && w.chance(u, stagedDeletePercent) {
+		// The owner first asks for PENDING (archive it), then deletes
+		// moments later, while the STOPPING or ARCHIVING that started
+		// runs: DELETE answers 409 until it ends (C4).
+		u.staged = true
+		pending := string(contracts.DesiredPending)
+		if u.state == stWorking {
+			w.disconnect(u)
+		}
+		_, _ = w.s.api.Patch(w.s.ctx, u.owner, u.id, ports.PatchRequest{DesiredState: &pending})
+		w.at(u, uniform(u.rng, soonMin, soonMax), actDelete)
+		return
+	}
 	if w.deleteNow(u) || u.scripted {
 		return
 	}
@@ -502,6 +678,9 @@ func (w *workload) deleteNow(u *userWorkspace) bool {
 	err := w.s.api.Delete(w.s.ctx, u.owner, u.id)
 	if err == nil || apiStatus(err) == 404 {
 		u.state, u.deleted = stGone, true
+		if !w.legacy && !u.scripted {
+			w.at(u, uniform(u.rng, replaceMin, replaceMax), actReplace)
+		}
 		return true
 	}
 	return false

@@ -476,7 +476,7 @@ func TestReplayRejectsBadFiles(t *testing.T) {
 		"unknown mutant": edit("mutant.json", `"mutant": "no-cas-claim"`, `"mutant": "zzz"`),
 		"other world":    edit("world.json", `"world": "workspace"`, `"world": "oracle"`),
 		"bad fault rate": edit("rate.json", `"faults": "swarm"`, `"faults": "all@NaN"`),
-		"bad version":    edit("version.json", `"version": 1`, `"version": 99`),
+		"bad version":    edit("version.json", `"version": 2`, `"version": 99`),
 	}
 	for name, path := range cases {
 		code, out, errOut := invoke(t, nil, "replay", path)

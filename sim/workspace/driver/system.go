@@ -154,6 +154,11 @@ func commandString(argv []string) string {
 // Name is the system's name.
 func (s *System) Name() string { return s.name }
 
+// SerialAPI reports that the API lives in a child process: the simulator
+// cannot stop its requests at their port calls, so an api-race runs them
+// one after another (wssim.SerialAPI).
+func (s *System) SerialAPI() bool { return true }
+
 // Command is the child's command line.
 func (s *System) Command() []string { return slices.Clone(s.opts.Command) }
 
