@@ -25,7 +25,6 @@ import (
 // does a lost answer to the write itself (its writer cannot know it
 // applied).
 type monitorTrigger struct {
-	base
 	// pending: instance → workspace → the write owing a trigger.
 	pending map[string]map[string]triggerOwed
 }
