@@ -458,8 +458,20 @@ class Coordinator:
         if not self.p.store_update(self.writer("state_reconciler"), w["id"], cond, patch):
             return
         w.update(patch)
+        self.trigger(w["id"])
         self.next["health"] = now  # observe soon: completion is observed, never assumed
         self.execute(w, now)
+
+    def trigger(self, ws_id: str) -> None:
+        """SPEC 3: the StateReconciler publishes the workspace's id on
+        monitor:trigger after each claim, completion and ERROR entry, so the
+        HealthMonitor looks again at once; a publish that fails is ignored."""
+        try:
+            self.p.bus_publish("monitor:trigger", ws_id)
+        except (cd.Fenced, cd.NotLeader):
+            raise
+        except cd.PortError:
+            pass
 
     def execute(self, w: dict, now: int) -> None:
         """Invokes w's operation's actuator calls, in order (SPEC 4.2.2). A
@@ -555,6 +567,7 @@ class Coordinator:
             patch["error_count"] = count
         try:
             self.write(w, patch)
+            self.trigger(w["id"])
         except (cd.Fenced, cd.NotLeader):
             raise
         except cd.PortError:
@@ -570,6 +583,7 @@ class Coordinator:
         if op == "ARCHIVING":
             patch["op_id"] = None
         self.write(w, patch)
+        self.trigger(w["id"])
         self.invoked.pop(w["id"], None)
         self.failed.pop(w["id"], None)
 
@@ -633,9 +647,9 @@ class Coordinator:
                     self.p.bus_set(timer, str(now))
                     continue
                 if now - int(first) >= ORPHAN_DELAY:
-                    self.check_lease()
                     for k in (archive, archive + ".meta"):
                         if k in present:
+                            self.check_lease()  # before each delete (SPEC 3.1)
                             self.p.objects_delete(k)
                     self.p.bus_del(timer)
             except (StepDown, cd.Fenced, cd.NotLeader):
