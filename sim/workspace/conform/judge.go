@@ -48,6 +48,7 @@ var notJudgeable = map[string]string{
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
 	"now-values":            whyNow,
+	"completion-stamp":      whyNow,
 	"c12-durability":        whyBytes,
 }
 
