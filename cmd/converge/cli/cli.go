@@ -169,7 +169,7 @@ func newConfig(stdout, stderr io.Writer, opts []Option) *config {
 	if c.program == "" {
 		c.program = programName()
 	}
-	if c.progress == nil && isTerminal(stderr) {
+	if c.progress == nil && IsTerminal(stderr) {
 		c.progress = stderr
 	}
 	return c
@@ -376,8 +376,8 @@ func programName() string {
 	return arg0
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a character device (a terminal).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -350,7 +350,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	rep.NotExercised = tally.NotExercised()
 	if o.junit != "" {
 		junit.Suites = append(junit.Suites, claimSuite("checkers over every seed", "oracle."+rep.System, claim))
-		if err := writeFile(o.junit, junit.Write); err != nil {
+		if err := WriteFile(o.junit, junit.Write); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}
@@ -793,7 +793,7 @@ func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed
 	}
 	status.clear()
 	if junitFile != "" {
-		if err := writeFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
+		if err := WriteFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}

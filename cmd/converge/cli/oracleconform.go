@@ -193,7 +193,7 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished,
 				return &codeError{code: ExitError, err: err}
 			}
 			if junit != "" {
-				if err := writeFile(junit, res.JUnit("converge oracle conform").Write); err != nil {
+				if err := WriteFile(junit, res.JUnit("converge oracle conform").Write); err != nil {
 					return &codeError{code: ExitError, err: err}
 				}
 			}

@@ -132,7 +132,7 @@ func (c *config) runReplay(cmd *cobra.Command, path string, o replayOptions) err
 	}
 	if htmlFile != "" {
 		run := report.FromSim(f.System, s, res, c.now().Sub(start))
-		if err := writeFile(htmlFile, func(w io.Writer) error { return report.HTML(w, run) }); err != nil {
+		if err := WriteFile(htmlFile, func(w io.Writer) error { return report.HTML(w, run) }); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}

@@ -357,7 +357,7 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	if o.junit != "" {
 		j := report.JUnit("converge sim "+rep.System, runs)
 		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
-		if err := writeFile(o.junit, j.Write); err != nil {
+		if err := WriteFile(o.junit, j.Write); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}
@@ -407,7 +407,7 @@ func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) e
 	if err != nil {
 		return fmt.Errorf("re-run seed %d for --html: %w", seed, err)
 	}
-	return writeFile(o.html, func(w io.Writer) error {
+	return WriteFile(o.html, func(w io.Writer) error {
 		return report.HTML(w, report.FromSim(system.Name(), s, res, c.now().Sub(start)))
 	})
 }
@@ -528,8 +528,9 @@ func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.C
 	return path, sr, err
 }
 
-// writeFile creates path and lets write fill it.
-func writeFile(path string, write func(w io.Writer) error) error {
+// WriteFile creates path and lets write fill it (for --junit, --html and
+// the like), its errors naming the path.
+func WriteFile(path string, write func(w io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -167,12 +167,12 @@ func (c *config) conformCommand() *cobra.Command {
 				return cli.Exit(cli.ExitError, err)
 			}
 			if junit != "" {
-				if err := writeFile(junit, res.WriteJUnit); err != nil {
+				if err := cli.WriteFile(junit, res.WriteJUnit); err != nil {
 					return cli.Exit(cli.ExitError, err)
 				}
 			}
 			if html != "" {
-				if err := writeFile(html, res.WriteHTML); err != nil {
+				if err := cli.WriteFile(html, res.WriteHTML); err != nil {
 					return cli.Exit(cli.ExitError, err)
 				}
 			}

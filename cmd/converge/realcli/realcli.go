@@ -14,7 +14,7 @@ import (
 // Redis, MinIO and Docker (or, with --fake, on the fakes), for
 // cli.WithCommands.
 func Serve(e cli.Env) *cobra.Command {
-	return newConfig(e, serveEnv{getenv: os.Getenv, hostname: os.Hostname, terminal: isTerminal(e.Stderr), backends: chooseBackends}).serveCommand()
+	return newConfig(e, serveEnv{getenv: os.Getenv, hostname: os.Hostname, terminal: cli.IsTerminal(e.Stderr), backends: chooseBackends}).serveCommand()
 }
 
 // Conform is `converge conform`: any running workspace control plane
@@ -40,29 +40,3 @@ func usagef(format string, args ...any) error {
 
 // exitWith ends a command with code, having printed what it had to say.
 func exitWith(code int) error { return cli.Exit(code, nil) }
-
-// writeFile writes path with write.
-func writeFile(path string, write func(w io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
