@@ -48,7 +48,8 @@ type StorageTarget struct {
 // plane may be a real Docker engine shared with other tests).
 func CleanupWorkspace(t *testing.T, inst ports.Instances, stor ports.Storage, id string) {
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		// A shared engine under load can stall for minutes (DR384).
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		if err := inst.Delete(ctx, id); err != nil {
 			t.Logf("cleanup: delete container of %s: %v", id, err)

@@ -56,6 +56,12 @@ func startPostgres(ctx context.Context, t testing.TB) (string, testcontainers.Co
 		tcpostgres.WithUsername(pgUser),
 		tcpostgres.WithPassword(pgPassword),
 		tcpostgres.WithDatabase(pgDatabase),
+		// A test server needs no durability: the module already runs it
+		// with fsync=off, and initdb skips its final sync of the new
+		// cluster, so a start does not queue behind a disk that other
+		// containers and builds keep busy (a CI run once saw initdb sit in
+		// that sync for minutes; docs/decisions/test-tiers.md, DR384).
+		testcontainers.WithEnv(map[string]string{"POSTGRES_INITDB_ARGS": "--no-sync"}),
 		// The official entrypoint logs "ready" twice (it restarts the
 		// server after initialisation), a plain one once: wait for one
 		// line and the listening port, then for a query to answer.

@@ -102,7 +102,9 @@ func newProvider(t *testing.T, edit func(*Config)) *testProvider {
 	reqs := &requests{}
 	cfg := Config{
 		ManagedValue:   "test-" + randomHex(t, 6),
-		StartupTimeout: time.Minute,
+		// Budgets sized for a busy shared engine, not for the quick start a
+		// test usually sees: a CI run once saw the engine stall for 90 s (DR384).
+		StartupTimeout: 3 * time.Minute,
 		HealthTimeout:  20 * time.Second,
 		JobTimeout:     2 * time.Minute,
 		PollInterval:   50 * time.Millisecond,
@@ -125,7 +127,7 @@ func newProvider(t *testing.T, edit func(*Config)) *testProvider {
 		}
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		require.NoError(t, p.Cleanup(ctx), "cleanup")
 		vols, err := p.ListVolumes(ctx)
