@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 )
 
@@ -42,8 +43,9 @@ const GCNextPass = 5 * time.Minute
 // deletion"), a crash or a change of leadership. An object is counted
 // protected at a pass if it was so at the listing or at the pass's end,
 // or if its workspace's row was written in between (the pass reads the
-// protection set after listing). A failed delete skips the object (4.5);
-// the next pass owes it again.
+// protection set after listing). A failed delete skips the object (4.5),
+// and its pair (an archive and its .meta go together): the pass that
+// tried owes neither, the next pass owes them again.
 //
 // Evidence: objects.List and objects.Delete calls of coordinator
 // instances, their store and bus calls, the objects and rows replayed from
@@ -64,6 +66,9 @@ type gcPass struct {
 	objects           []gcSeen
 	failed, disturbed bool
 	written           map[string]bool // workspaces written during the pass
+	// skipped: objects whose delete failed during the pass, with their
+	// pairs; the pass owes none of them.
+	skipped map[string]bool
 }
 
 type gcSeen struct {
@@ -102,7 +107,14 @@ func (c *gcOrphans) Observe(s *State, e *history.Event, r *Report) {
 	case p != nil && ((e.Kind == history.KindWrite && e.Applied) || (e.Kind == history.KindInsert && e.Err == "")):
 		p.written[e.Workspace] = true
 	case e.Kind == history.KindCall && e.Method == MObjDelete && e.Err != "":
-		delete(c.owed, e.Args) // skipped (4.5): the next pass owes it
+		// Skipped (4.5): neither an earlier pass nor the open one owes it
+		// or its pair now; the next pass does.
+		for _, key := range gcPair(e.Args) {
+			delete(c.owed, key)
+			if p != nil {
+				p.skipped[key] = true
+			}
+		}
 	case e.Kind == history.KindCall && e.Method == MObjDelete:
 		if _, timed := c.since[e.Args]; timed {
 			r.Exercise() // an orphan it timed, deleted
@@ -117,7 +129,7 @@ func (c *gcOrphans) Observe(s *State, e *history.Event, r *Report) {
 // begin opens the pass that e's listing starts: the objects it lists,
 // each with its protection at the listing.
 func (c *gcOrphans) begin(s *State, e *history.Event) {
-	p := &gcPass{instance: e.Instance, at: e.At, seq: e.Seq, written: map[string]bool{}}
+	p := &gcPass{instance: e.Instance, at: e.At, seq: e.Seq, written: map[string]bool{}, skipped: map[string]bool{}}
 	for key := range s.World.Objects {
 		if !strings.HasPrefix(key, e.Args) {
 			continue
@@ -173,7 +185,7 @@ func (c *gcOrphans) settle(s *State, r *Report) {
 			c.since[o.key] = p.at
 			continue
 		}
-		if _, ok := c.owed[o.key]; !ok && p.at.Sub(first) > specOrphanDelay+GCDueSlack {
+		if _, ok := c.owed[o.key]; !ok && !p.skipped[o.key] && p.at.Sub(first) > specOrphanDelay+GCDueSlack {
 			r.Exercise()
 			c.owed[o.key] = gcOwed{at: p.at, since: first}
 		}
@@ -188,6 +200,15 @@ func (c *gcOrphans) settle(s *State, r *Report) {
 			delete(c.owed, key)
 		}
 	}
+}
+
+// gcPair returns key and the object deleted with it: an archive's .meta,
+// or a .meta's archive.
+func gcPair(key string) []string {
+	if contracts.IsMetaKey(key) {
+		return []string{key, contracts.ArchiveOfMeta(key)}
+	}
+	return []string{key, contracts.MetaKey(key)}
 }
 
 func (c *gcOrphans) Finish(s *State, _ *Final, r *Report) {

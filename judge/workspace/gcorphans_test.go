@@ -82,19 +82,46 @@ func TestGCOrphanTimeRestarts(t *testing.T) {
 	require.Empty(t, run(t, gcOrphanTrace([]int{0, 3, 4}, -1, failedQuery), end, "gc-deletes-orphans").Violations)
 	require.Len(t, run(t, gcOrphanTrace([]int{0, 3, 4}, -1, nil), end, "gc-deletes-orphans").Violations, 1, "the last pass is judged at the end")
 
-	// A failed delete skips the object: the next pass owes it again.
-	tr := gcOrphanTrace([]int{0, 1, 2, 3, 4, 5, 6}, -1, func(tr *trace, hour int) {
+	// A failed delete skips the object: the pass that tried owes it no
+	// longer, the next pass owes it again. Here the pass at +3 h is the
+	// first to owe it and its delete fails: the pass at +4 h deletes it,
+	// or, if it does not, the pass at +5 h shows that.
+	failAt3 := func(tr *trace, hour int) {
 		if hour == 3 {
 			tr.call("c1", MObjDelete, "w", key, "", "S3_ACCESS_ERROR: down")
 		}
-	})
-	r := run(t, tr, nil, "gc-deletes-orphans")
+	}
+	r := run(t, gcOrphanTrace([]int{0, 1, 2, 3, 4, 5, 6}, 4, failAt3), nil, "gc-deletes-orphans")
+	require.Empty(t, r.Violations, "the pass after the failed delete deleted it")
+	r = run(t, gcOrphanTrace([]int{0, 1, 2, 3, 4, 5, 6}, -1, failAt3), nil, "gc-deletes-orphans")
 	require.Len(t, r.Violations, 1)
-	require.Contains(t, r.Violations[0].Message, "the pass at "+stamp(t0.Add(4*time.Hour+time.Minute)))
+	require.Contains(t, r.Violations[0].Message, "still there at the pass at "+stamp(t0.Add(5*time.Hour+time.Minute))+
+		": the pass at "+stamp(t0.Add(4*time.Hour+time.Minute)))
+
+	// An archive and its .meta go together: a GC whose archive delete
+	// failed may skip the .meta too, and the next pass owes both.
+	meta := contracts.MetaKey(key)
+	pair := func(tr *trace, deleteAt int) *trace {
+		tr = tr.call("c1", MObjPut, "w", meta, "", "")
+		for h := 1; h <= 6; h++ {
+			tr.at(time.Duration(h)*time.Hour+time.Minute).call("c1", MObjList, "", contracts.ArchivePrefix, "1", "")
+			switch h {
+			case 3:
+				tr.call("c1", MObjDelete, "w", key, "", "S3_ACCESS_ERROR: down")
+			case deleteAt:
+				tr.call("c1", MObjDelete, "w", key, "", "").call("c1", MObjDelete, "w", meta, "", "")
+			}
+		}
+		return tr
+	}
+	r = run(t, pair(gcOrphanTrace([]int{0}, -1, nil), 4), nil, "gc-deletes-orphans")
+	require.Empty(t, r.Violations, "archive and .meta deleted by the pass after the failed delete")
+	r = run(t, pair(gcOrphanTrace([]int{0}, -1, nil), -1), nil, "gc-deletes-orphans")
+	require.Len(t, r.Violations, 2, "never deleted: the pass at +5 h still lists both")
 
 	// A row written between a pass's listing and its protection query
 	// may have protected the archive for that pass.
-	tr = gcOrphanTrace([]int{0, 1, 2, 3, 4}, -1, func(tr *trace, hour int) {
+	tr := gcOrphanTrace([]int{0, 1, 2, 3, 4}, -1, func(tr *trace, hour int) {
 		if hour == 1 {
 			tr.write(contracts.CompHealthMonitor, "c1", 1, "w", nil, contracts.Patch{ObservedAt: contracts.Some(tr.now)})
 		}

@@ -465,10 +465,6 @@ var (
 	// lock is no outage a real PostgreSQL has (its sessions end: that is
 	// kill-session and depose). Long DB errors hit the data calls.
 	lockMethods = []string{"store", "store.TryAcquire", "store.Check", "store.Release"}
-	// The object store's outages stay short too, for now: gc-deletes-orphans
-	// makes the very pass whose delete an outage failed owe the object
-	// (docs/choices.md 340), and hours of S3 errors meet that reading in
-	// about one default seed in a hundred. Lift this with the checker's fix.
 )
 
 // The menus draws choose from, simplest first.
@@ -508,9 +504,7 @@ func DrawAction(src Source, k Kind) Action {
 		a.Code = pick(src, "outage code", t.codes)
 		a.For = pick(src, "outage length", windows)
 		a.Percent = pick(src, "outage percent", percents)
-		if t.method != "objects" {
-			a.For = longer(src, "outage", a.For)
-		}
+		a.For = longer(src, "outage", a.For)
 	case FaultLostResponse:
 		t := pick(src, "lost-response method", lostResponseTargets)
 		a.Method = t.method

@@ -251,10 +251,13 @@ func TestWorkloadUsersAreRoundRobinOwners(t *testing.T) {
 // so it never started the container and the operation timed out. Its
 // record is now per operation (claim), and the timeouts checker asks
 // that a leader invoke an operation's calls before letting it time out.
+// Since object-store outages may last hours (DR385) seed 900060 draws
+// another plan; 900051, the seed of that neighbourhood whose operations
+// time out most often (77 times), keeps the checker busy instead.
 func TestReferenceInvokesAnOperationWhoseClaimAnswerWasLost(t *testing.T) {
 	faults, err := ParseFaultMix("all@2")
 	require.NoError(t, err)
-	r, err := Run(context.Background(), Config{Seed: 900060, Workspaces: 20, Duration: 6 * time.Hour, Quiet: DefaultQuiet,
+	r, err := Run(context.Background(), Config{Seed: 900051, Workspaces: 20, Duration: 6 * time.Hour, Quiet: DefaultQuiet,
 		Faults: faults, System: wsref.NewSystem()})
 	require.NoError(t, err)
 	require.Empty(t, r.Failures)
