@@ -279,24 +279,17 @@ func (w *world) requireData(id string, files map[string][]byte) {
 	}
 }
 
-// unjudgeableAtSpeedup are the checkers whose bounds are shorter than what
-// real services take once the clock runs speedup times faster: a step's
-// Docker and PostgreSQL calls (tens to hundreds of real milliseconds) last
-// seconds on the coordinator's clock, so a stamp read at the step's start
-// lands more than now-values' (and completion-stamp's) one-step slack
-// before its write, and a
-// change committed during such a step is published after SPEC 4.6's 2 s.
-// A correct implementation could fail them here; the simulator judges
-// them on virtual time, where a step takes none.
-var unjudgeableAtSpeedup = map[string]bool{"now-values": true, "completion-stamp": true, "events": true}
-
-// judge runs every checker over the recorded history, but those the
-// clock's speedup makes unjudgeable.
+// judge runs every checker over the recorded history, but those whose
+// bounds assume steps that take no time (wsjudge.StepTimed): a step's
+// Docker and PostgreSQL calls, tens to hundreds of real milliseconds, last
+// seconds on a coordinator's clock that runs speedup times faster, so a
+// correct implementation could fail them here. The simulator judges them
+// on virtual time, where a step takes none.
 func (w *world) judge() *wsjudge.Report {
 	w.t.Helper()
 	var checkers []wsjudge.Checker
 	for _, c := range wsjudge.All() {
-		if !unjudgeableAtSpeedup[c.Name()] {
+		if _, stepTimed := wsjudge.InstantStepsOnly(c); !stepTimed {
 			checkers = append(checkers, c)
 		}
 	}

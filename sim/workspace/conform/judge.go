@@ -22,11 +22,12 @@ const (
 	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
-	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
-// notJudgeable maps each checker that no black-box run can judge to why.
+// notJudgeable maps each checker that no black-box run can judge to why;
+// the checkers whose bounds assume steps that take no time
+// (wsjudge.StepTimed) are not judgeable either, for the reason they give.
 var notJudgeable = map[string]string{
 	"c1-observation-truth":  whyListings,
 	"observed-at":           whyListings,
@@ -47,8 +48,6 @@ var notJudgeable = map[string]string{
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
-	"now-values":            whyNow,
-	"completion-stamp":      whyNow,
 	"c12-durability":        whyBytes,
 }
 
@@ -184,6 +183,10 @@ func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault,
 		name := c.Name()
 		if why, ok := notJudgeable[name]; ok {
 			res.NotJudgeable[name] = why
+			continue
+		}
+		if why, ok := wsjudge.InstantStepsOnly(c); ok {
+			res.NotJudgeable[name] = "needs the writer's steps: " + why
 			continue
 		}
 		if ev.attribution == AttributionInferred && !slices.Contains(judgeableInferred, name) {

@@ -1,0 +1,33 @@
+package workspace
+
+// StepTimed is implemented by the checkers whose bounds hold only where a
+// coordinator's step takes no time, as in the simulator's virtual clock:
+// a stamp read at a step's start must equal the write's instant, or a
+// change must be published within SPEC 4.6's 2 s of its commit. Where
+// real services run under a fast clock (a drill at time scale K), one
+// step's PostgreSQL and Docker calls last seconds on the coordinator's
+// clock, and a correct implementation could fail them: such runs leave
+// them out, with the reason given here.
+type StepTimed interface {
+	Checker
+	// AssumesInstantSteps says why the checker's bound needs steps that
+	// take no time.
+	AssumesInstantSteps() string
+}
+
+const whyInstantSteps = "SPEC 3's now is the clock at the start of the step that writes, and its bound here is one step; a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
+
+func (*nowValues) AssumesInstantSteps() string       { return whyInstantSteps }
+func (*completionStamp) AssumesInstantSteps() string { return whyInstantSteps }
+func (*events) AssumesInstantSteps() string {
+	return "SPEC 4.6 gives a change 2 s from its commit to its publication; under a fast clock the step that commits it, and the listener's next step, last longer than that on the coordinator's clock"
+}
+
+// InstantStepsOnly reports whether c's bounds assume steps that take no
+// time, and why.
+func InstantStepsOnly(c Checker) (why string, ok bool) {
+	if st, ok := c.(StepTimed); ok {
+		return st.AssumesInstantSteps(), true
+	}
+	return "", false
+}
