@@ -101,7 +101,7 @@ func newProvider(t *testing.T, edit func(*Config)) *testProvider {
 	}
 	reqs := &requests{}
 	cfg := Config{
-		ManagedValue:   "test-" + randomHex(t, 6),
+		ManagedValue: "test-" + randomHex(t, 6),
 		// Budgets sized for a busy shared engine, not for the quick start a
 		// test usually sees: a CI run once saw the engine stall for 90 s (DR384).
 		StartupTimeout: 3 * time.Minute,
