@@ -415,6 +415,13 @@ func TestParseFakeFaults(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, code, "fault injection needs --fake")
 }
 
+// devWait bounds each wait of TestServeDev on the control plane: a delete
+// from RUNNING is a stop, an archive (a storage job's container) and a
+// delete, each a round of Docker calls that a loaded shared engine has
+// been seen to take minutes over (DR384); the waits end as soon as their
+// condition holds.
+const devWait = 5 * time.Minute
+
 // serve --dev brings up PostgreSQL, Redis and MinIO and a working control
 // plane on them, and prints where everything is and an admin token.
 func TestServeDev(t *testing.T) {
@@ -468,7 +475,7 @@ func TestServeDev(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
-	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
+	}, devWait, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
 	require.True(t, engine.has(t), "ws-%s is RUNNING but the engine has no such container and volume", id)
 	// Deleting the workspace removes its container and volume from the
 	// engine: the API answers 404 as soon as the row is soft-deleted, and
@@ -478,8 +485,8 @@ func TestServeDev(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, _ = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+id, tok, "")
 		return status == http.StatusNotFound
-	}, 2*time.Minute, 250*time.Millisecond)
-	require.Eventually(t, func() bool { return !engine.has(t) }, 2*time.Minute, 250*time.Millisecond,
+	}, devWait, 250*time.Millisecond)
+	require.Eventually(t, func() bool { return !engine.has(t) }, devWait, 250*time.Millisecond,
 		"ws-%s or its volume is still on the engine after the delete\n%s", id, logs.String())
 
 	// A workspace still running when the process stops goes with it
@@ -492,7 +499,7 @@ func TestServeDev(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, body = httpDo(t, http.MethodGet, base+"/api/v1/workspaces/"+leftID, tok, "")
 		return status == http.StatusOK && body["display_state"] == "RUNNING" && body["operation"] == "NONE"
-	}, 2*time.Minute, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
+	}, devWait, 250*time.Millisecond, "last: %v\n%s", body, logs.String())
 	require.True(t, left.has(t))
 	cancel()
 	select {
