@@ -46,8 +46,13 @@ type faults struct {
 	// one (nil: not armed); deposing is set while successors step.
 	depose   *int
 	deposing bool
-	// deposeWhere is where the armed deposition strikes (DeposeInWrite, DeposeAfterWrite, DeposeInRead).
+	// deposeWhere is where the armed deposition strikes (DeposeInWrite,
+	// DeposeAfterWrite, DeposeInRead, DeposeInResume).
 	deposeWhere int
+	// newLeader is, for DeposeInResume, the instance that took the lead
+	// after the deposition was armed ("" until one does): only its store
+	// calls count down.
+	newLeader string
 	// delayUntil ends the current delayed-start window.
 	delayUntil time.Time
 	// destroyed are archive keys whose archive or .meta a fault removed or
@@ -111,7 +116,8 @@ func (f *faults) hook(c wsfakes.Call) error {
 		return nil
 	}
 	if c.Port == "store" && (f.deposeWhere == DeposeInWrite && c.Method == "Update" ||
-		f.deposeWhere == DeposeInRead && (c.Method == "List" || c.Method == "Get")) {
+		f.deposeWhere == DeposeInRead && (c.Method == "List" || c.Method == "Get") ||
+		f.deposeWhere == DeposeInResume && c.Instance == f.newLeader && !slices.Contains(leaseCalls, c.Method)) {
 		f.countDepose(c.Instance)
 	}
 	if len(f.windows) == 0 {
@@ -152,11 +158,19 @@ func (f *faults) lostResponse(instance, port, method, id string) error {
 	return nil
 }
 
-// Where an armed deposition strikes (Action.Pick modulo 3).
+// leaseCalls are the store's calls on the leader lock, not on the data.
+var leaseCalls = []string{"TryAcquire", "Check", "Release"}
+
+// Where an armed deposition strikes (Action.Pick modulo 4).
 const (
 	DeposeInWrite    = 0
 	DeposeAfterWrite = 1
 	DeposeInRead     = 2
+	// DeposeInResume waits for the next instance to take the lead and
+	// strikes at its N-th data call of the store (a read or a write) from
+	// then: the path on which a new leader takes over its predecessor's
+	// operations.
+	DeposeInResume = 3
 )
 
 // countDepose counts a call of instance toward an armed deposition and
@@ -192,7 +206,7 @@ func (f *faults) fireDepose(leader *instance) {
 	f.deposing = true
 	defer func() { f.deposing = false }()
 	s.record(history.Event{Kind: history.KindFault, Instance: leader.name, Method: evDepose,
-		Args: "session killed " + [...]string{"inside its write", "after its write", "inside its read"}[f.deposeWhere] + "; successors step first"})
+		Args: "session killed " + [...]string{"inside its write", "after its write", "inside its read", "inside a store call of its takeover"}[f.deposeWhere] + "; successors step first"})
 	s.world.Store.KillSession(leader.name)
 	for _, in := range s.insts {
 		if in != leader && in.alive {
@@ -204,6 +218,9 @@ func (f *faults) fireDepose(leader *instance) {
 // observeSink follows the history for the stale-observation check: when a
 // container stopped running and when the HealthMonitor last observed.
 func (f *faults) observeSink(e *history.Event) {
+	if f.depose != nil && f.deposeWhere == DeposeInResume && f.newLeader == "" && e.Kind == history.KindLeader && e.Method == "acquire" {
+		f.newLeader = e.Instance
+	}
 	switch {
 	case e.Kind == history.KindNote && e.Method == history.NoteHealthPass:
 		f.lastPass = e.Seq
@@ -286,7 +303,7 @@ func (s *Sim) Apply(a Action) error {
 		f.crash(a)
 	case FaultDepose:
 		n := max(a.N, 1)
-		f.depose, f.deposeWhere = &n, a.Pick%len(deposeWheres)
+		f.depose, f.deposeWhere, f.newLeader = &n, a.Pick%len(deposeWheres), ""
 	case FaultKillSession:
 		holder := s.world.Store.Holder()
 		if holder == "" {

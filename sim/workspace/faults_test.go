@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,6 +286,37 @@ func TestDeposeRunsTheSuccessorInsideTheDeposedLeadersWrite(t *testing.T) {
 	requireClean(t, s)
 	require.Equal(t, []string{s.Leaders()[0]}, s.Leaders())
 	require.NotEqual(t, old, s.Leaders()[0])
+}
+
+// The deposition aimed at a takeover waits for the next instance to take
+// the lead, and strikes inside that new leader's first data call of the
+// store: the path on which it resumes its predecessor's operations.
+func TestDeposeAtResumeStrikesTheNextLeaderInItsTakeover(t *testing.T) {
+	s := scripted(t, 5)
+	running(t, s)
+	old := s.Leaders()[0]
+	play(t, s, Action{Kind: FaultDepose, N: 1, Pick: DeposeInResume}, advance(10*time.Second))
+	require.Empty(t, events(s, history.KindFault, evDepose), "armed, it waits for a takeover")
+	play(t, s, Action{Kind: FaultCrash, Pick: 0, N: 1, For: time.Hour}, advance(30*time.Second))
+	require.False(t, s.Alive(old))
+	var acquire, depose int64
+	var successor string
+	for _, e := range s.History().Events() {
+		switch {
+		case acquire == 0 && e.Kind == history.KindLeader && e.Method == "acquire" && e.Instance != old && e.Epoch > 1:
+			acquire, successor = e.Seq, e.Instance
+		case acquire > 0 && depose == 0 && e.Kind == history.KindFault && e.Method == evDepose:
+			depose = e.Seq
+			require.Equal(t, successor, e.Instance, "the new leader is the one deposed")
+			require.Contains(t, e.Args, "takeover")
+		case acquire > 0 && depose == 0 && e.Kind == history.KindCall && e.Instance == successor && strings.HasPrefix(e.Method, "store.") &&
+			!slices.Contains([]string{wsjudge.MTryAcquire, wsjudge.MLockCheck, wsjudge.MRelease}, e.Method):
+			require.Failf(t, "late", "the new leader made a data call (%s) before the deposition struck", e.Method)
+		}
+	}
+	require.Positive(t, acquire, "a standby took over")
+	require.Positive(t, depose, "the deposition struck the new leader")
+	requireClean(t, s)
 }
 
 func TestQuietPhaseStopsFaultsAndRestartsInstances(t *testing.T) {

@@ -31,11 +31,13 @@ const (
 	// call of a kind from now, and every other live instance runs a Step
 	// to completion inside that call before the deposed leader goes on:
 	// the successor acts first, deterministically. Pick chooses the call
-	// (modulo 3): DeposeInWrite, inside a single-row write before it runs
+	// (modulo 4): DeposeInWrite, inside a single-row write before it runs
 	// (the write is then fenced); DeposeAfterWrite, once such a write has
 	// returned (the gap between a claim and its actuator calls, which no
 	// fenced write covers); DeposeInRead, inside a read (a List or a Get:
-	// the reconciler's selection, the resume path of a new leader).
+	// the reconciler's selection); DeposeInResume, inside a read or write
+	// of the next instance to take the lead, N calls into its takeover
+	// (the resume path of a new leader).
 	FaultDepose Kind = "depose"
 	// FaultKillSession: the leader's DB session is killed between two
 	// events (pg_terminate_backend).
@@ -472,7 +474,7 @@ var (
 	crashCalls     = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
 	restartDelays  = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
 	deposeWrites   = []int{1, 2, 3, 4, 6, 10}
-	deposeWheres   = []string{"at-write", "after-write", "at-read"}
+	deposeWheres   = []string{"at-write", "after-write", "at-read", "at-resume"}
 	windows        = []time.Duration{2 * time.Minute, 30 * time.Second, 5 * time.Minute, 15 * time.Minute, 45 * time.Minute}
 	percents       = []int{100, 50, 20}
 	startDelays    = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute}
