@@ -285,7 +285,7 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 			cfg.System = ref
 			return wssim.Run(ctx, driver.Judged(cfg))
 		},
-		Violated: violatedCheckers,
+		Violated: wssim.Violated,
 		Now:      c.now,
 	}
 	if m.corpus {
@@ -307,7 +307,7 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 	}
 	if o.shrinkBudget > 0 {
 		h.Shrink = func(ctx context.Context, cfg wssim.Config, _ wssim.Result, checker string) (wssim.Config, wssim.Result, int, error) {
-			sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return slices.Contains(violatedCheckers(r), checker) }, o.shrinkBudget)
+			sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return slices.Contains(wssim.Violated(r), checker) }, o.shrinkBudget)
 			return sh.Config, sh.Result, sh.Runs, err
 		}
 	}
@@ -339,23 +339,6 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		}
 	}
 	return mr, nil
-}
-
-// violatedCheckers lists the checkers r violates, and engine.Failure for a
-// harness failure.
-func violatedCheckers(r wssim.Result) []string {
-	var out []string
-	if r.Report != nil {
-		for _, v := range r.Report.Violations {
-			if !slices.Contains(out, v.Checker) {
-				out = append(out, v.Checker)
-			}
-		}
-	}
-	if len(r.Failures) > 0 {
-		out = append(out, engine.Failure)
-	}
-	return out
 }
 
 func firstViolation(res wssim.Result, checker string) string {

@@ -250,25 +250,6 @@ func (o *oracleSimOptions) validate() error {
 	return err
 }
 
-// errNondeterministic: two runs of one seed recorded different histories.
-var errNondeterministic = errors.New("the two runs of this seed recorded different histories (hashes differ): the world is not deterministic")
-
-// runTwice runs a seed twice and checks the two histories are the same.
-func runTwice(ctx context.Context, o oraclesim.Options) (*oraclesim.Result, error) {
-	a, err := oraclesim.Run(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	b, err := oraclesim.Run(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	if a.Hash != b.Hash {
-		return a, errNondeterministic
-	}
-	return a, nil
-}
-
 func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	system, err := oracleSystem(o.mutant)
 	if err != nil {
@@ -291,8 +272,8 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
 			opt := o.options(seed, system)
 			opt.Steering = st
-			res, err := runTwice(ctx, opt)
-			if err != nil && !errors.Is(err, errNondeterministic) {
+			res, _, err := engine.Twice[oraclesim.Options, *oraclesim.Result](ctx, oraclesim.Runner{}, opt)
+			if err != nil && !errors.Is(err, engine.ErrNondeterministic) {
 				return outcome{}, err
 			}
 			return outcome{res, err, opt}, nil
