@@ -74,3 +74,37 @@ func TestTwiceJudgesTheFirstRunAndComparesHashes(t *testing.T) {
 	require.EqualError(t, err, "broken")
 	require.Equal(t, 1, w.runs, "no second run after the first failed")
 }
+
+func TestShrinkKeepsTheSmallestFailingConfigurationWithinItsBudget(t *testing.T) {
+	ctx := context.Background()
+	fails := func(r seedRun) bool { return len((&seedWorld{}).Violated(r)) > 0 }
+	halve := func(s *Shrinking[uint64, seedRun]) error {
+		return s.Smallest(1, int(s.Best), func(_ uint64, n int) (uint64, bool) { return uint64(n), n != 4 })
+	}
+	w := &seedWorld{}
+	s, err := Shrink[uint64, seedRun](ctx, w, 12, fails, 40, halve)
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), s.Best, "1 passes, 2 still fails")
+	require.Equal(t, uint64(2), s.Run.seed)
+	require.Equal(t, 3, s.Runs, "the original, then 1 and 2")
+	require.Equal(t, w.runs, s.Runs)
+
+	// The budget counts runs, the original's included; a skipped
+	// candidate costs none.
+	w = &seedWorld{}
+	s, err = Shrink[uint64, seedRun](ctx, w, 12, fails, 2, halve)
+	require.NoError(t, err)
+	require.Equal(t, uint64(12), s.Best, "the budget ran out after trying 1")
+	require.Equal(t, 2, w.runs)
+	w = &seedWorld{}
+	s, err = Shrink[uint64, seedRun](ctx, w, 12, func(r seedRun) bool { return r.seed%4 == 0 }, 40, halve)
+	require.NoError(t, err)
+	require.Equal(t, uint64(8), s.Best, "4 is skipped as no smaller")
+	require.Equal(t, 4, w.runs, "12, then 1, 2 and 8")
+
+	_, err = Shrink[uint64, seedRun](ctx, &seedWorld{}, 7, fails, 40, halve)
+	require.ErrorContains(t, err, "seed 7 does not fail to begin with")
+	w = &seedWorld{broken: 2}
+	_, err = Shrink[uint64, seedRun](ctx, w, 12, fails, 40, halve)
+	require.EqualError(t, err, "broken", "a run that cannot be made ends the shrink")
+}
