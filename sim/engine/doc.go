@@ -16,7 +16,8 @@
 //     and writing without overwriting another run's file;
 //   - RunSeeds and Shard: seeds across cores and CI shards with results
 //     in seed order;
-//   - Hunt: the kill matrix's search for a seed on which a mutant fails a
+//   - Hunt: the kill matrix's search, over the world run with the mutant
+//     and with the reference, for a seed on which the mutant fails a
 //     checker the reference passes, then shrinking and a stored corpus;
 //   - JUnit: test reports for CI.
 //
