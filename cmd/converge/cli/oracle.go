@@ -379,7 +379,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 // unless shrinking is off or its bound reached, and returns its path and
 // what shrinking did (nil when it was not tried).
 func (c *config) saveOracleReplay(ctx context.Context, o *oracleSimOptions, opt oraclesim.Options, res *oraclesim.Result) (string, *shrinkReport, error) {
-	sr, _ := c.shrinkFailing(&o.shrinking, oraclesim.Runner{}.Violated(res), func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
+	sr := c.shrinkFailing(&o.shrinking, oraclesim.Runner{}.Violated(res), func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
 		sh, err := oraclesim.Shrink(ctx, opt, func(r *oraclesim.Result) bool { return fails(oraclesim.Runner{}.Violated(r)) }, o.shrinkBudget)
 		if err == nil {
 			opt, res = sh.Options, sh.Result

@@ -487,16 +487,16 @@ type shrinkReport struct {
 // shrinking is off or its bound is reached: violated are the checkers the
 // run violated (none: a failed run or a determinism difference, which
 // shrinking could not keep failing), and shrink is the world's shrink,
-// told by fails whether a run's checkers still include one of them. It
-// returns what shrinking did (nil when it was not tried) and whether
-// shrink succeeded, its run to replace the failing one.
+// told by fails whether a run's checkers still include one of them (on
+// success it keeps the shrunk run for the replay file). It returns what
+// shrinking did, nil when it was not tried.
 func (c *config) shrinkFailing(s *shrinking, violated []string,
-	shrink func(fails func(checkers []string) bool) (from, to fmt.Stringer, runs int, err error)) (*shrinkReport, bool) {
+	shrink func(fails func(checkers []string) bool) (from, to fmt.Stringer, runs int, err error)) *shrinkReport {
 	switch {
 	case !s.on() || len(violated) == 0:
-		return nil, false
+		return nil
 	case s.shrunk >= s.shrinkSeeds:
-		return &shrinkReport{Skipped: fmt.Sprintf("not shrunk: --shrink-seeds %d failing seeds already shrunk", s.shrinkSeeds)}, false
+		return &shrinkReport{Skipped: fmt.Sprintf("not shrunk: --shrink-seeds %d failing seeds already shrunk", s.shrinkSeeds)}
 	}
 	s.shrunk++
 	start := c.now()
@@ -504,9 +504,9 @@ func (c *config) shrinkFailing(s *shrinking, violated []string,
 		return slices.ContainsFunc(checkers, func(n string) bool { return slices.Contains(violated, n) })
 	})
 	if err != nil {
-		return &shrinkReport{Skipped: "not shrunk: " + err.Error()}, false
+		return &shrinkReport{Skipped: "not shrunk: " + err.Error()}
 	}
-	return &shrinkReport{From: from.String(), To: to.String(), Runs: runs, Seconds: c.now().Sub(start).Seconds()}, true
+	return &shrinkReport{From: from.String(), To: to.String(), Runs: runs, Seconds: c.now().Sub(start).Seconds()}
 }
 
 // writeShrunk prints what shrinking did to a failing seed's replay file.
@@ -530,7 +530,7 @@ func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.C
 		// checker failing.
 		violated = slices.DeleteFunc(wssim.Violated(res), func(n string) bool { return n == engine.Failure })
 	}
-	sr, _ := c.shrinkFailing(&o.shrinking, violated, func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
+	sr := c.shrinkFailing(&o.shrinking, violated, func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
 		sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return fails(wssim.Violated(r)) }, o.shrinkBudget)
 		if err == nil {
 			cfg, res = sh.Config, sh.Result
