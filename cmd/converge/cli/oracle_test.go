@@ -118,10 +118,7 @@ func TestOracleSimShrinksFailingSeedsByDefault(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	code, out, errOut := invoke(t, nil, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
-	require.Equal(t, ExitFailed, code, errOut)
-	var rep oracleSimReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := invokeJSON[oracleSimReport](t, ExitFailed, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
 	require.Len(t, rep.Runs, 2)
 	first := requireShrunkFirstOnly(t, rep.Runs[0].Shrunk, rep.Runs[1].Shrunk)
 	require.Equal(t, "4 requests, 8 faults, 6 ops, 6m0s + 4m0s quiet", first.From)
@@ -129,7 +126,7 @@ func TestOracleSimShrinksFailingSeedsByDefault(t *testing.T) {
 	require.Less(t, shrunk.Requests+shrunk.Faults+shrunk.Ops, 4+8+6)
 	require.Contains(t, shrunk.Violations[0], "o2-nonce-bounds", "the shrunk run fails the checker the seed failed")
 	require.Equal(t, 8, replay(dir, 2).Faults, "beyond --shrink-seeds, written as it failed")
-	code, out, errOut = invoke(t, nil, "oracle", "replay", rep.Runs[0].ReplayFile)
+	code, out, errOut := invoke(t, nil, "oracle", "replay", rep.Runs[0].ReplayFile)
 	require.Equal(t, ExitOK, code, errOut)
 	require.Contains(t, out, "reproduced")
 	require.Contains(t, out, "O2 (o2-nonce-bounds)")
