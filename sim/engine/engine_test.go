@@ -253,6 +253,19 @@ func TestRunSeedsStopsAtTheFirstFailure(t *testing.T) {
 	require.Less(t, started.Load(), int64(20), "no new seed starts after the failure is seen")
 }
 
+// huntWorld is a toy world whose run is the list of checkers it violates.
+type huntWorld struct{ violated func(seed uint64) []string }
+
+func (huntWorld) Seed(c uint64) uint64 { return c }
+
+func (w huntWorld) Run(_ context.Context, c uint64, _ bool) ([]string, error) {
+	return w.violated(c), nil
+}
+
+func (huntWorld) Hash(r []string) string { return fmt.Sprint(r) }
+
+func (huntWorld) Violated(r []string) []string { return r }
+
 func TestHuntKillsShrinksAndFallsBackToTheCorpus(t *testing.T) {
 	// A toy world: a "run" is the set of checkers it violates. The
 	// mutant fails "b" on seeds ≥ 3 (the reference fails "a" on seed 3).
@@ -270,10 +283,8 @@ func TestHuntKillsShrinksAndFallsBackToTheCorpus(t *testing.T) {
 	h := &Hunt[uint64, []string]{
 		Seeds:     10,
 		Config:    func(seed uint64) uint64 { return seed },
-		Seed:      func(c uint64) uint64 { return c },
-		Mutant:    func(_ context.Context, c uint64) ([]string, error) { return violated(c, true), nil },
-		Reference: func(_ context.Context, c uint64) ([]string, error) { return violated(c, false), nil },
-		Violated:  func(r []string) []string { return r },
+		Mutant:    huntWorld{violated: func(c uint64) []string { return violated(c, true) }},
+		Reference: huntWorld{violated: func(c uint64) []string { return violated(c, false) }},
 		Shrink: func(_ context.Context, c uint64, r []string, checker string) (uint64, []string, int, error) {
 			require.Equal(t, "b", checker)
 			return 4, violated(4, true), 7, nil

@@ -21,13 +21,10 @@ type Hunt[C, R any] struct {
 	Seeds int
 	// Config is the run of seed for the mutant.
 	Config func(seed uint64) C
-	// Seed is a configuration's seed.
-	Seed func(C) uint64
-	// Mutant and Reference judge c with the mutant and with the reference.
-	Mutant, Reference func(ctx context.Context, c C) (R, error)
-	// Violated lists the checkers r violates, in report order, and Failure
-	// for a harness failure.
-	Violated func(r R) []string
+	// Mutant and Reference are the world judging a configuration with
+	// the mutant and with the reference (the same configuration, the
+	// other system); their Violated lists the checkers a run violates.
+	Mutant, Reference World[C, R]
 	// Shrink, when set, shrinks c while the mutant still violates checker
 	// and returns the smaller configuration, its run and the runs spent.
 	Shrink func(ctx context.Context, c C, r R, checker string) (C, R, int, error)
@@ -72,19 +69,19 @@ func Beyond(mutant, ref []string) []string {
 // killsOn judges c with the mutant and, if it fails, with the reference,
 // and returns the checkers only the mutant fails.
 func (h *Hunt[C, R]) killsOn(ctx context.Context, c C) ([]string, R, error) {
-	r, err := h.Mutant(ctx, c)
+	r, err := h.Mutant.Run(ctx, c, true)
 	if err != nil {
 		return nil, r, err
 	}
-	bad := h.Violated(r)
+	bad := h.Mutant.Violated(r)
 	if len(bad) == 0 {
 		return nil, r, nil
 	}
-	ref, err := h.Reference(ctx, c)
+	ref, err := h.Reference.Run(ctx, c, true)
 	if err != nil {
 		return nil, r, err
 	}
-	return Beyond(bad, h.Violated(ref)), r, nil
+	return Beyond(bad, h.Reference.Violated(ref)), r, nil
 }
 
 // Run searches for a kill.
@@ -122,7 +119,7 @@ func (h *Hunt[C, R]) Run(ctx context.Context) (Kill[C, R], error) {
 				return k, err
 			}
 			if len(kills) > 0 {
-				k.Killed, k.ByCorpus, k.Seed, k.Checkers, k.Config, k.Run = true, true, h.Seed(c), kills, c, r
+				k.Killed, k.ByCorpus, k.Seed, k.Checkers, k.Config, k.Run = true, true, h.Mutant.Seed(c), kills, c, r
 				break
 			}
 		}
@@ -142,8 +139,8 @@ func (h *Hunt[C, R]) shrink(ctx context.Context, k *Kill[C, R]) {
 	if err != nil {
 		return
 	}
-	ref, err := h.Reference(ctx, c)
-	if err != nil || slices.Contains(h.Violated(ref), checker) {
+	ref, err := h.Reference.Run(ctx, c, true)
+	if err != nil || slices.Contains(h.Reference.Violated(ref), checker) {
 		return
 	}
 	k.Config, k.Run, k.Shrunk = c, r, true

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
+	"github.com/wsconverge/converge/sim/engine"
 )
 
 // TailLines is how many timeline lines a failing Result carries.
@@ -196,29 +198,73 @@ func runOnce(ctx context.Context, cfg Config, checks bool) (s *Sim, r Result, er
 }
 
 // ErrNondeterministic marks a seed whose two runs recorded different
-// histories.
-var ErrNondeterministic = errors.New("nondeterministic: the same seed gave two different histories")
+// histories (engine.Twice's error).
+var ErrNondeterministic = engine.ErrNondeterministic
 
-// Check runs cfg twice and compares the history hashes. It returns the first
-// run's Result, with a failure added when the hashes differ (naming the
-// first event where the two histories part); err is non-nil when the run
-// has any failure (nondeterminism, a check, a panic) or could not run.
+// Runner is the workspace world as the engine drives it
+// (engine.World): a run is an Execution.
+type Runner struct{}
+
+var _ engine.World[Config, Execution] = Runner{}
+
+// Execution is one run: the finished simulation (nil when its
+// configuration could not be built) and its Result.
+type Execution struct {
+	Sim    *Sim
+	Result Result
+}
+
+// Seed is cfg's seed.
+func (Runner) Seed(cfg Config) uint64 { return cfg.Seed }
+
+// Run runs cfg once (Execute); a run that is not judged skips
+// Config.Checks and the checkers.
+func (Runner) Run(ctx context.Context, cfg Config, judged bool) (Execution, error) {
+	s, r, err := runOnce(ctx, cfg, judged)
+	return Execution{Sim: s, Result: r}, err
+}
+
+// Hash is the run's history hash.
+func (Runner) Hash(x Execution) string { return x.Result.Hash }
+
+// Violated lists the checkers x violates (Violated).
+func (Runner) Violated(x Execution) []string { return Violated(x.Result) }
+
+// Violated lists the checkers r violates, each once in report order, and
+// engine.Failure for a harness failure.
+func Violated(r Result) []string {
+	var out []string
+	if r.Report != nil {
+		for _, v := range r.Report.Violations {
+			if !slices.Contains(out, v.Checker) {
+				out = append(out, v.Checker)
+			}
+		}
+	}
+	if len(r.Failures) > 0 {
+		out = append(out, engine.Failure)
+	}
+	return out
+}
+
+// Check runs cfg twice (engine.Twice) and compares the history hashes. It
+// returns the first run's Result, with a failure added when the hashes
+// differ (naming the first event where the two histories part); err is
+// non-nil when the run has any failure (nondeterminism, a check, a panic)
+// or could not run.
 func Check(ctx context.Context, cfg Config) (Result, error) {
-	s1, r1, err := runOnce(ctx, cfg, true)
-	if err != nil {
+	x1, x2, err := engine.Twice[Config, Execution](ctx, Runner{}, cfg)
+	r1 := x1.Result
+	if errors.Is(err, ErrNondeterministic) {
+		r1.Failures = append(r1.Failures, fmt.Sprintf("%v: hashes %.12s and %.12s; %s",
+			ErrNondeterministic, r1.Hash, x2.Result.Hash, divergence(x1.Sim, x2.Sim)))
+		if r1.Tail == nil {
+			r1.Tail = x1.Sim.Timeline(TailLines)
+		}
 		return r1, err
 	}
-	s2, r2, err := runOnce(ctx, cfg, false)
 	if err != nil {
-		return r1, fmt.Errorf("second run of seed %d: %w", cfg.Seed, err)
-	}
-	if r1.Hash != r2.Hash {
-		r1.Failures = append(r1.Failures, fmt.Sprintf("%v: hashes %.12s and %.12s; %s",
-			ErrNondeterministic, r1.Hash, r2.Hash, divergence(s1, s2)))
-		if r1.Tail == nil {
-			r1.Tail = s1.Timeline(TailLines)
-		}
-		return r1, fmt.Errorf("seed %d: %w", cfg.Seed, ErrNondeterministic)
+		return r1, err
 	}
 	switch {
 	case len(r1.Failures) > 0:

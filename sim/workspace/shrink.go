@@ -61,68 +61,53 @@ func Shrink(ctx context.Context, cfg Config, fails func(Result) bool, budget int
 	}
 	cfg.Plan, cfg.Workspaces, cfg.Duration, cfg.Quiet = full.Plan.Clone(), full.Workspaces, full.Duration, full.Quiet
 	sh := Shrunk{From: sizeOf(cfg)}
-	best, err := Run(ctx, cfg)
-	sh.Runs++
+	s, err := engine.Shrink[Config, Execution](ctx, Runner{}, cfg, func(x Execution) bool { return fails(x.Result) }, budget,
+		shrinkQuiet, shrinkFleet, shrinkPlan, shrinkDuration)
+	sh.Runs = s.Runs
 	if err != nil {
 		return sh, err
 	}
-	if !fails(best) {
-		return sh, fmt.Errorf("shrink: seed %d does not fail to begin with", cfg.Seed)
-	}
-	try := func(c Config) (bool, error) {
-		if sh.Runs >= budget {
-			return false, nil
-		}
-		r, err := Run(ctx, c)
-		sh.Runs++
-		if err != nil {
-			return false, err
-		}
-		if !fails(r) {
-			return false, nil
-		}
-		cfg, best = c, r
-		return true, nil
-	}
-	// The quiet phase, then the fault phase after the earliest violation.
-	if cfg.Quiet > 0 {
-		c := cfg
-		c.Quiet = 0
-		if _, err := try(c); err != nil {
-			return sh, err
-		}
-	}
-	// The fleet: the smallest that still fails, smallest first.
-	for w := 1; w < cfg.Workspaces; w *= 2 {
-		c := cfg
-		c.Workspaces = w
-		ok, err := try(c)
-		if err != nil {
-			return sh, err
-		}
-		if ok {
-			break
-		}
-	}
-	// The plan: delta debugging over its actions.
-	faults := cfg.Plan.Faults
-	if _, err := engine.ShrinkList(cfg.Plan.Actions, func(rest []Action) (bool, error) {
-		c := cfg
-		c.Plan = &Plan{Faults: faults, Actions: rest}
-		return try(c)
-	}); err != nil {
-		return sh, err
-	}
-	if err := shrinkDuration(cfg, best, try); err != nil {
-		return sh, err
-	}
-	sh.Config, sh.Result, sh.To = cfg, best, sizeOf(cfg)
+	sh.Config, sh.Result, sh.To = s.Best, s.Run.Result, sizeOf(s.Best)
 	return sh, nil
+}
+
+// shrinking is a shrink of a workspace run.
+type shrinking = engine.Shrinking[Config, Execution]
+
+// shrinkQuiet tries without the quiet phase.
+func shrinkQuiet(s *shrinking) error {
+	if s.Best.Quiet <= 0 {
+		return nil
+	}
+	c := s.Best
+	c.Quiet = 0
+	_, err := s.Try(c)
+	return err
+}
+
+// shrinkFleet tries the smallest fleet that still fails, smallest first.
+func shrinkFleet(s *shrinking) error {
+	return s.Smallest(1, s.Best.Workspaces, func(c Config, n int) (Config, bool) {
+		c.Workspaces = n
+		return c, true
+	})
+}
+
+// shrinkPlan removes plan actions by delta debugging.
+func shrinkPlan(s *shrinking) error {
+	faults := s.Best.Plan.Faults
+	_, err := engine.ShrinkList(s.Best.Plan.Actions, func(rest []Action) (bool, error) {
+		c := s.Best
+		c.Plan = &Plan{Faults: faults, Actions: rest}
+		return s.Try(c)
+	})
+	return err
 }
 
 // shrinkDuration tries ending the fault phase a minute after the earliest
 // violation (dropping the plan's later actions).
-func shrinkDuration(cfg Config, r Result, try func(Config) (bool, error)) error {
+func shrinkDuration(s *shrinking) error {
+	cfg, r := s.Best, s.Run.Result
 	if r.Report == nil || len(r.Report.Violations) == 0 {
 		return nil
 	}
@@ -144,6 +129,6 @@ func shrinkDuration(cfg Config, r Result, try func(Config) (bool, error)) error 
 		}
 	}
 	c.Plan = &Plan{Faults: cfg.Plan.Faults, Actions: kept}
-	_, err := try(c)
+	_, err := s.Try(c)
 	return err
 }

@@ -30,6 +30,17 @@ func invoke(t *testing.T, opts []Option, args ...string) (code int, stdout, stde
 	return code, out.String(), errb.String()
 }
 
+// invokeJSON runs the command line args, which must exit with code want,
+// and decodes its --json report.
+func invokeJSON[T any](t *testing.T, want int, args ...string) T {
+	t.Helper()
+	code, out, errOut := invoke(t, nil, args...)
+	require.Equal(t, want, code, errOut)
+	var rep T
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	return rep
+}
+
 func TestHelpForEveryCommand(t *testing.T) {
 	code, out, _ := invoke(t, nil, "--help")
 	require.Equal(t, ExitOK, code)
@@ -391,27 +402,18 @@ func TestSimShrinksFailingSeedsByDefault(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	code, out, errOut := invoke(t, nil, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
-	require.Equal(t, ExitFailed, code, errOut)
-	var rep simReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := invokeJSON[simReport](t, ExitFailed, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
 	require.Len(t, rep.Runs, 2)
-	first, second := rep.Runs[0].Shrunk, rep.Runs[1].Shrunk
-	require.NotNil(t, first, "the first failing seed is shrunk")
-	require.Empty(t, first.Skipped)
-	require.Positive(t, first.Runs)
-	require.LessOrEqual(t, first.Runs, defaultShrinkBudget)
+	first := requireShrunkFirstOnly(t, rep.Runs[0].Shrunk, rep.Runs[1].Shrunk)
 	require.Contains(t, first.From, "4 workspaces")
-	require.NotNil(t, second)
-	require.Equal(t, "not shrunk: --shrink-seeds 1 failing seeds already shrunk", second.Skipped)
 	shrunk := replay(dir, 1)
 	require.Less(t, shrunk.Workspaces, 4)
 	require.Equal(t, 4, replay(dir, 2).Workspaces, "beyond --shrink-seeds, written as it failed")
-	code, _, errOut = invoke(t, nil, "replay", filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
+	code, _, errOut := invoke(t, nil, "replay", filepath.Join(dir, "mutant-no-cas-claim-seed-1.json"))
 	require.Equal(t, ExitFailed, code, "the shrunk run still fails: %s", errOut)
 
 	// The text report says what shrinking did.
-	code, out, _ = invoke(t, nil, append(args, "--replay-dir", t.TempDir(), "--shrink-budget", "5")...)
+	code, out, _ := invoke(t, nil, append(args, "--replay-dir", t.TempDir(), "--shrink-budget", "5")...)
 	require.Equal(t, ExitFailed, code)
 	require.Regexp(t, `shrunk: \d+ actions, 4 workspaces, 2h0m0s \+ 0s quiet → .* \([1-5] runs, `, out)
 
@@ -422,6 +424,20 @@ func TestSimShrinksFailingSeedsByDefault(t *testing.T) {
 		require.NotContains(t, out, "shrunk", off)
 		require.Equal(t, 4, replay(dir, 1).Workspaces, off)
 	}
+}
+
+// requireShrunkFirstOnly checks what --shrink-seeds 1 did to two failing
+// seeds: the first shrunk within the default budget, the second not.
+func requireShrunkFirstOnly(t *testing.T, first, second *shrinkReport) *shrinkReport {
+	t.Helper()
+	require.NotNil(t, first, "the first failing seed is shrunk")
+	require.Empty(t, first.Skipped)
+	require.Positive(t, first.Runs)
+	require.LessOrEqual(t, first.Runs, defaultShrinkBudget)
+	require.NotEqual(t, first.From, first.To)
+	require.NotNil(t, second)
+	require.Equal(t, "not shrunk: --shrink-seeds 1 failing seeds already shrunk", second.Skipped)
+	return first
 }
 
 // acme is a third party's system: here the reference under another name.

@@ -271,22 +271,15 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		return mr, err
 	}
 	defer endRef()
-	h := &engine.Hunt[wssim.Config, wssim.Result]{
+	h := &engine.Hunt[wssim.Config, wssim.Execution]{
 		Seeds: o.seeds,
 		Config: func(seed uint64) wssim.Config {
 			return wssim.Config{Seed: seed, Workspaces: o.workspaces, Duration: o.duration, Quiet: o.quiet,
 				Faults: o.faults, Coordinators: o.coordinators, System: sys}
 		},
-		Seed: func(cfg wssim.Config) uint64 { return cfg.Seed },
-		Mutant: func(ctx context.Context, cfg wssim.Config) (wssim.Result, error) {
-			return wssim.Run(ctx, driver.Judged(cfg))
-		},
-		Reference: func(ctx context.Context, cfg wssim.Config) (wssim.Result, error) {
-			cfg.System = ref
-			return wssim.Run(ctx, driver.Judged(cfg))
-		},
-		Violated: violatedCheckers,
-		Now:      c.now,
+		Mutant:    driver.Runner{},
+		Reference: driver.Runner{System: ref},
+		Now:       c.now,
 	}
 	if m.corpus {
 		h.Corpus = func() ([]wssim.Config, error) {
@@ -306,9 +299,9 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		}
 	}
 	if o.shrinkBudget > 0 {
-		h.Shrink = func(ctx context.Context, cfg wssim.Config, _ wssim.Result, checker string) (wssim.Config, wssim.Result, int, error) {
-			sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return slices.Contains(violatedCheckers(r), checker) }, o.shrinkBudget)
-			return sh.Config, sh.Result, sh.Runs, err
+		h.Shrink = func(ctx context.Context, cfg wssim.Config, _ wssim.Execution, checker string) (wssim.Config, wssim.Execution, int, error) {
+			sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return slices.Contains(wssim.Violated(r), checker) }, o.shrinkBudget)
+			return sh.Config, wssim.Execution{Result: sh.Result}, sh.Runs, err
 		}
 	}
 	k, err := h.Run(ctx)
@@ -320,13 +313,13 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 	if !k.Killed {
 		return mr, nil
 	}
-	mr.Violation = firstViolation(k.Run, k.Checkers[0])
+	mr.Violation = firstViolation(k.Run.Result, k.Checkers[0])
 	if k.Shrunk || k.ByCorpus {
 		size := wssim.SizeOf(k.Config)
 		mr.Shrunk = &size
 	}
 	if o.save != "" && !k.ByCorpus {
-		f, err := wssim.NewReplay(k.Config, m.replayMutant, k.Run)
+		f, err := wssim.NewReplay(k.Config, m.replayMutant, k.Run.Result)
 		if err != nil {
 			return mr, err
 		}
@@ -339,23 +332,6 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 		}
 	}
 	return mr, nil
-}
-
-// violatedCheckers lists the checkers r violates, and engine.Failure for a
-// harness failure.
-func violatedCheckers(r wssim.Result) []string {
-	var out []string
-	if r.Report != nil {
-		for _, v := range r.Report.Violations {
-			if !slices.Contains(out, v.Checker) {
-				out = append(out, v.Checker)
-			}
-		}
-	}
-	if len(r.Failures) > 0 {
-		out = append(out, engine.Failure)
-	}
-	return out
 }
 
 func firstViolation(res wssim.Result, checker string) string {

@@ -138,6 +138,7 @@ type oracleSimOptions struct {
 	oracleShape
 	seedRange
 	evidence
+	shrinking
 	mutant string
 	json   bool
 	junit  string
@@ -152,12 +153,15 @@ type oracleRun struct {
 	WallMS  int64  `json:"wall_ms"`
 	// Exercised counts, per checker, how often its situation arose in
 	// this seed; Steering is what coverage steering forced on.
-	Exercised     map[string]int    `json:"exercised"`
-	Steering      *engine.Steering  `json:"steering,omitempty"`
-	Violations    []oracleViolation `json:"violations,omitempty"`
-	Failures      []string          `json:"failures,omitempty"`
-	ReplayFile    string            `json:"replay_file,omitempty"`
-	ReplayCommand string            `json:"replay_command,omitempty"`
+	Exercised  map[string]int    `json:"exercised"`
+	Steering   *engine.Steering  `json:"steering,omitempty"`
+	Violations []oracleViolation `json:"violations,omitempty"`
+	Failures   []string          `json:"failures,omitempty"`
+	// Shrunk is what shrinking did to the replay file (absent when it
+	// was not tried: shrinking off, or no checker violated).
+	Shrunk        *shrinkReport `json:"shrunk,omitempty"`
+	ReplayFile    string        `json:"replay_file,omitempty"`
+	ReplayCommand string        `json:"replay_command,omitempty"`
 	report        *judge.Report
 }
 
@@ -193,6 +197,16 @@ The checkers O1–O28 judge each run's history. Each seed runs twice and fails
 if the two history hashes differ. A failing seed writes a replay file (never
 overwriting another) and prints the command that replays it.
 
+A failing seed's replay file is shrunk first, as converge sim's is, while one
+of the checkers it violated still fails: the shortest quiet phase, then fewer
+requests, faults and moderator actions (none, 1, 2, 4, …: a run's faults and
+actions are drawn from its seed in order, so n of them are the first n of the
+seed's), then a fault phase that ends a minute after the earliest violation.
+Shrinking is bounded by runs, never by time, so the same command writes the
+same replay files: at most --shrink-budget runs per failing seed, for the
+first --shrink-seeds failing seeds in seed order (later ones keep their replay
+file as they failed). --no-shrink (or --shrink=false) writes them unshrunk.
+
 A pass is evidence: each checker's situation (its obligation, ORACLE-SPEC
 5.3) must arise at least --min-exercised times over the run. --seeds is the
 minimum: while an obligation is unmet the run goes on, up to --seed-budget
@@ -211,10 +225,11 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 2 bad usage, 3 the run could not be carried out, 130 interrupted.`,
 		Example: `  converge oracle sim --seeds 100
   converge oracle sim --seed 7 --seeds 1 --requests 20 --duration 1h --json
-  converge oracle sim --mutant no-resync-on-32 --seeds 5`,
+  converge oracle sim --mutant no-resync-on-32 --seeds 5
+  converge oracle sim --mutant no-resync-on-32 --seeds 5 --no-shrink`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
+			if err := o.validate(cmd); err != nil {
 				return err
 			}
 			oraclesim.TuneGC()
@@ -225,17 +240,21 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 	f := cmd.Flags()
 	o.seedRange.register(f)
 	o.evidence.register(f)
+	o.shrinking.register(f)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
 	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
 	return cmd
 }
 
-func (o *oracleSimOptions) validate() error {
+func (o *oracleSimOptions) validate(cmd *cobra.Command) error {
 	if err := o.oracleShape.validate(); err != nil {
 		return err
 	}
 	if err := o.seedRange.validate(); err != nil {
+		return err
+	}
+	if err := o.shrinking.validate(cmd); err != nil {
 		return err
 	}
 	if o.junit != "" {
@@ -248,25 +267,6 @@ func (o *oracleSimOptions) validate() error {
 	}
 	_, err := oracleSystem(o.mutant)
 	return err
-}
-
-// errNondeterministic: two runs of one seed recorded different histories.
-var errNondeterministic = errors.New("the two runs of this seed recorded different histories (hashes differ): the world is not deterministic")
-
-// runTwice runs a seed twice and checks the two histories are the same.
-func runTwice(ctx context.Context, o oraclesim.Options) (*oraclesim.Result, error) {
-	a, err := oraclesim.Run(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	b, err := oraclesim.Run(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	if a.Hash != b.Hash {
-		return a, errNondeterministic
-	}
-	return a, nil
 }
 
 func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
@@ -291,8 +291,8 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
 			opt := o.options(seed, system)
 			opt.Steering = st
-			res, err := runTwice(ctx, opt)
-			if err != nil && !errors.Is(err, errNondeterministic) {
+			res, _, err := engine.Twice[oraclesim.Options, *oraclesim.Result](ctx, oraclesim.Runner{}, opt)
+			if err != nil && !errors.Is(err, engine.ErrNondeterministic) {
 				return outcome{}, err
 			}
 			return outcome{res, err, opt}, nil
@@ -318,7 +318,8 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			r.Pass = len(r.Violations) == 0 && len(r.Failures) == 0
 			if !r.Pass {
 				rep.Failed++
-				path, err := c.saveOracleReplay(o, out.R.opt, res)
+				path, shrunk, err := c.saveOracleReplay(ctx, o, out.R.opt, res)
+				r.Shrunk = shrunk
 				if err != nil {
 					r.Failures = append(r.Failures, "replay file not written: "+err.Error())
 				} else {
@@ -374,16 +375,27 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	return nil
 }
 
-func (c *config) saveOracleReplay(o *oracleSimOptions, opt oraclesim.Options, res *oraclesim.Result) (string, error) {
+// saveOracleReplay writes the replay file of a failing run, shrunk first
+// unless shrinking is off or its bound reached, and returns its path and
+// what shrinking did (nil when it was not tried).
+func (c *config) saveOracleReplay(ctx context.Context, o *oracleSimOptions, opt oraclesim.Options, res *oraclesim.Result) (string, *shrinkReport, error) {
+	sr := c.shrinkFailing(&o.shrinking, oraclesim.Runner{}.Violated(res), func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
+		sh, err := oraclesim.Shrink(ctx, opt, func(r *oraclesim.Result) bool { return fails(oraclesim.Runner{}.Violated(r)) }, o.shrinkBudget)
+		if err == nil {
+			opt, res = sh.Options, sh.Result
+		}
+		return sh.From, sh.To, sh.Runs, err
+	})
 	f := oraclesim.NewReplay(opt, o.mutant, res)
 	if err := os.MkdirAll(o.replayDir, 0o755); err != nil {
-		return "", fmt.Errorf("replay dir: %w", err)
+		return "", sr, fmt.Errorf("replay dir: %w", err)
 	}
 	name := "oracle-" + res.System
 	if o.mutant != "" {
 		name = "oracle-mutant-" + o.mutant
 	}
-	return engine.WriteNew(o.replayDir, engine.SafeName(name+"-seed-"+strconv.FormatUint(res.Seed, 10)), f)
+	path, err := engine.WriteNew(o.replayDir, engine.SafeName(name+"-seed-"+strconv.FormatUint(res.Seed, 10)), f)
+	return path, sr, err
 }
 
 // oracleSuite is one seed's JUnit suite: a case per checker.
@@ -425,6 +437,7 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "    %s\n", f)
 	}
+	writeShrunk(w, "    ", r.Shrunk)
 	if r.ReplayCommand != "" {
 		fmt.Fprintf(w, "    replay: %s\n", r.ReplayCommand)
 	}

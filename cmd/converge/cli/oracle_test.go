@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 	"github.com/wsconverge/converge/contracts/record"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine"
+	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
 func TestOracleHelp(t *testing.T) {
@@ -25,7 +28,7 @@ func TestOracleHelp(t *testing.T) {
 	_, simHelp, _ := invoke(t, nil, "oracle", "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--requests", "--duration", "--quiet", "--faults", "--ops", "--pool-size",
 		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure", "--min-exercised", "--seed-budget",
-		"--allow-unexercised", "5 an obligation unmet"} {
+		"--allow-unexercised", "5 an obligation unmet", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
 }
@@ -99,9 +102,62 @@ func TestOracleMutantFailsAndReplays(t *testing.T) {
 	require.Equal(t, ExitUsage, code, errOut)
 }
 
+// A failing oracle seed is shrunk by default, as converge sim's is:
+// within --shrink-budget runs, for the first --shrink-seeds failing seeds,
+// to a smaller run that still fails and replays; --no-shrink and its
+// kin write the replay file as the seed failed.
+func TestOracleSimShrinksFailingSeedsByDefault(t *testing.T) {
+	args := []string{"oracle", "sim", "--mutant", "nonce-not-plus-one", "--seeds", "2", "--seed-budget", "2", "--jobs", "1"}
+	replay := func(dir string, seed int) *oraclesim.Replay {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("oracle-mutant-nonce-not-plus-one-seed-%d.json", seed)))
+		require.NoError(t, err)
+		f, err := oraclesim.DecodeReplay(bytes.NewReader(b))
+		require.NoError(t, err)
+		return f
+	}
+
+	dir := t.TempDir()
+	rep := invokeJSON[oracleSimReport](t, ExitFailed, append(args, "--replay-dir", dir, "--shrink-seeds", "1", "--json")...)
+	require.Len(t, rep.Runs, 2)
+	first := requireShrunkFirstOnly(t, rep.Runs[0].Shrunk, rep.Runs[1].Shrunk)
+	require.Equal(t, "4 requests, 8 faults, 6 ops, 6m0s + 4m0s quiet", first.From)
+	shrunk := replay(dir, 1)
+	require.Less(t, shrunk.Requests+shrunk.Faults+shrunk.Ops, 4+8+6)
+	require.Contains(t, shrunk.Violations[0], "o2-nonce-bounds", "the shrunk run fails the checker the seed failed")
+	require.Equal(t, 8, replay(dir, 2).Faults, "beyond --shrink-seeds, written as it failed")
+	code, out, errOut := invoke(t, nil, "oracle", "replay", rep.Runs[0].ReplayFile)
+	require.Equal(t, ExitOK, code, errOut)
+	require.Contains(t, out, "reproduced")
+	require.Contains(t, out, "O2 (o2-nonce-bounds)")
+
+	// The same command writes the same files: shrinking counts runs,
+	// not time.
+	again := t.TempDir()
+	code, _, _ = invoke(t, nil, append(args, "--replay-dir", again, "--shrink-seeds", "1")...)
+	require.Equal(t, ExitFailed, code)
+	require.Equal(t, shrunk, replay(again, 1))
+
+	// The text report says what shrinking did.
+	code, out, _ = invoke(t, nil, append(args, "--replay-dir", t.TempDir(), "--shrink-budget", "5")...)
+	require.Equal(t, ExitFailed, code)
+	require.Regexp(t, `shrunk: 4 requests, 8 faults, 6 ops, 6m0s \+ 4m0s quiet → .* \([1-5] runs, `, out)
+
+	for _, off := range [][]string{{"--no-shrink"}, {"--shrink=false"}, {"--shrink-budget", "0"}, {"--shrink-seeds", "0"}} {
+		dir := t.TempDir()
+		code, out, _ := invoke(t, nil, append(append(args, "--replay-dir", dir), off...)...)
+		require.Equal(t, ExitFailed, code, off)
+		require.NotContains(t, out, "shrunk", off)
+		require.Equal(t, 4, replay(dir, 1).Requests, off)
+		require.Equal(t, 8, replay(dir, 1).Faults, off)
+	}
+}
+
 func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	code, _, _ := invoke(t, nil, "oracle", "sim", "--mutant", "six-significant-digits", "--seeds", "1", "--replay-dir", dir)
+	// Unshrunk, the file has the command's shape, which the edits below
+	// name.
+	code, _, _ := invoke(t, nil, "oracle", "sim", "--mutant", "six-significant-digits", "--seeds", "1", "--replay-dir", dir, "--no-shrink")
 	require.Equal(t, ExitFailed, code)
 	raw, err := os.ReadFile(filepath.Join(dir, "oracle-mutant-six-significant-digits-seed-1.json"))
 	require.NoError(t, err)
@@ -222,6 +278,9 @@ func TestOracleUsageErrors(t *testing.T) {
 		{"oracle", "sim", "--mutant", "success-leaves-job-pending"},
 		{"oracle", "replay"},
 		{"oracle", "sim", "extra"},
+		{"oracle", "sim", "--shrink", "--no-shrink"},
+		{"oracle", "sim", "--shrink-budget", "-1"},
+		{"oracle", "sim", "--shrink-seeds", "-1"},
 	} {
 		code, out, errOut := invoke(t, nil, args...)
 		require.Equal(t, ExitUsage, code, "%v: %s", args, errOut)

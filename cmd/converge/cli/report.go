@@ -434,13 +434,7 @@ func writeRun(w io.Writer, r runReport) {
 		}
 	}
 	fmt.Fprintf(w, "  rerun:  %s\n", r.Rerun)
-	switch s := r.Shrunk; {
-	case s == nil:
-	case s.Skipped != "":
-		fmt.Fprintf(w, "  %s\n", s.Skipped)
-	default:
-		fmt.Fprintf(w, "  shrunk: %s → %s (%d runs, %.1f s)\n", s.From, s.To, s.Runs, s.Seconds)
-	}
+	writeShrunk(w, "  ", r.Shrunk)
 	if r.ReplayCommand != "" {
 		fmt.Fprintf(w, "  replay: %s\n", r.ReplayCommand)
 	}

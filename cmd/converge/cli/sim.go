@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 
@@ -482,44 +483,60 @@ type shrinkReport struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// shrinkFailing shrinks a failing run, whichever its world, unless
+// shrinking is off or its bound is reached: violated are the checkers the
+// run violated (none: a failed run or a determinism difference, which
+// shrinking could not keep failing), and shrink is the world's shrink,
+// told by fails whether a run's checkers still include one of them (on
+// success it keeps the shrunk run for the replay file). It returns what
+// shrinking did, nil when it was not tried.
+func (c *config) shrinkFailing(s *shrinking, violated []string,
+	shrink func(fails func(checkers []string) bool) (from, to fmt.Stringer, runs int, err error)) *shrinkReport {
+	switch {
+	case !s.on() || len(violated) == 0:
+		return nil
+	case s.shrunk >= s.shrinkSeeds:
+		return &shrinkReport{Skipped: fmt.Sprintf("not shrunk: --shrink-seeds %d failing seeds already shrunk", s.shrinkSeeds)}
+	}
+	s.shrunk++
+	start := c.now()
+	from, to, runs, err := shrink(func(checkers []string) bool {
+		return slices.ContainsFunc(checkers, func(n string) bool { return slices.Contains(violated, n) })
+	})
+	if err != nil {
+		return &shrinkReport{Skipped: "not shrunk: " + err.Error()}
+	}
+	return &shrinkReport{From: from.String(), To: to.String(), Runs: runs, Seconds: c.now().Sub(start).Seconds()}
+}
+
+// writeShrunk prints what shrinking did to a failing seed's replay file.
+func writeShrunk(w io.Writer, indent string, s *shrinkReport) {
+	switch {
+	case s == nil:
+	case s.Skipped != "":
+		fmt.Fprintf(w, "%s%s\n", indent, s.Skipped)
+	default:
+		fmt.Fprintf(w, "%sshrunk: %s → %s (%d runs, %.1f s)\n", indent, s.From, s.To, s.Runs, s.Seconds)
+	}
+}
+
 // writeReplayFile writes the replay file of a failing run, shrunk first
 // unless shrinking is off or its bound reached, and returns its path and
 // what shrinking did (nil when it was not tried).
 func (c *config) writeReplayFile(ctx context.Context, o *simOptions, cfg wssim.Config, res wssim.Result) (string, *shrinkReport, error) {
-	var sr *shrinkReport
-	violated := map[string]bool{}
+	var violated []string
 	if res.Report != nil && res.Report.Failed() {
-		for _, v := range res.Report.Violations {
-			violated[v.Checker] = true
-		}
+		// The checkers, not a harness failure: shrinking keeps a
+		// checker failing.
+		violated = slices.DeleteFunc(wssim.Violated(res), func(n string) bool { return n == engine.Failure })
 	}
-	// A run that fails without a violated checker (a failed run, a
-	// determinism difference) has nothing shrinking could keep failing.
-	switch {
-	case !o.on() || len(violated) == 0:
-	case o.shrunk >= o.shrinkSeeds:
-		sr = &shrinkReport{Skipped: fmt.Sprintf("not shrunk: --shrink-seeds %d failing seeds already shrunk", o.shrinkSeeds)}
-	default:
-		o.shrunk++
-		start := c.now()
-		sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool {
-			if r.Report == nil {
-				return false
-			}
-			for _, v := range r.Report.Violations {
-				if violated[v.Checker] {
-					return true
-				}
-			}
-			return false
-		}, o.shrinkBudget)
-		if err != nil {
-			sr = &shrinkReport{Skipped: "not shrunk: " + err.Error()}
-		} else {
+	sr := c.shrinkFailing(&o.shrinking, violated, func(fails func([]string) bool) (fmt.Stringer, fmt.Stringer, int, error) {
+		sh, err := wssim.Shrink(ctx, driver.Judged(cfg), func(r wssim.Result) bool { return fails(wssim.Violated(r)) }, o.shrinkBudget)
+		if err == nil {
 			cfg, res = sh.Config, sh.Result
-			sr = &shrinkReport{From: sh.From.String(), To: sh.To.String(), Runs: sh.Runs, Seconds: c.now().Sub(start).Seconds()}
 		}
-	}
+		return sh.From, sh.To, sh.Runs, err
+	})
 	f, err := wssim.NewReplay(cfg, o.target.mutant, res)
 	if err != nil {
 		return "", sr, err

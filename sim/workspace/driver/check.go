@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/sim/engine"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
@@ -23,6 +25,25 @@ func Judged(cfg wssim.Config) wssim.Config {
 	}
 	cfg.Checks = append(slices.Clip(cfg.Checks), func(*wssim.Sim) []string { return sys.Failures() })
 	return cfg
+}
+
+// Runner is wssim.Runner for any system, set up to judge a System as
+// Judged does: a System's protocol failures are failures of its run. With
+// System set, every run judges that system instead of the configuration's
+// (the reference of a kill matrix's hunt, say).
+type Runner struct {
+	wssim.Runner
+	System ports.System
+}
+
+var _ engine.World[wssim.Config, wssim.Execution] = Runner{}
+
+// Run runs cfg once, judging Runner.System when set.
+func (x Runner) Run(ctx context.Context, cfg wssim.Config, judged bool) (wssim.Execution, error) {
+	if x.System != nil {
+		cfg.System = x.System
+	}
+	return x.Runner.Run(ctx, Judged(cfg), judged)
 }
 
 // Check is wssim.Check for a System: the seed runs twice and the history
