@@ -248,6 +248,15 @@ func (p *parser) time() Time {
 	if p.lit("null") {
 		return Time{}
 	}
+	// The text of a time has no escape: read it in place.
+	if len(p.b) > 0 && p.b[0] == '"' {
+		if i := bytes.IndexByte(p.b[1:], '"'); i > 0 {
+			if t, ok := parseUTC(p.b[1 : 1+i]); ok {
+				p.b = p.b[i+2:]
+				return Time{t}
+			}
+		}
+	}
 	s := p.str()
 	if p.bad {
 		return Time{}
@@ -257,6 +266,28 @@ func (p *parser) time() Time {
 		p.bad = true
 	}
 	return t
+}
+
+// homeCtx reads home_ctx: null, {} and a plain restore marker at once
+// (they are all a run has), anything else with encoding/json.
+func (p *parser) homeCtx() *contracts.HomeCtx {
+	switch {
+	case p.lit("null"):
+		return nil
+	case p.lit("{}"):
+		return &contracts.HomeCtx{}
+	case bytes.HasPrefix(p.b, []byte(`{"restore_marker":"`)):
+		save := p.b
+		p.b = p.b[len(`{"restore_marker":`):]
+		m := p.str()
+		if !p.bad && m != "" && p.lit("}") {
+			return &contracts.HomeCtx{RestoreMarker: m}
+		}
+		p.b, p.bad = save, false
+	}
+	var h *contracts.HomeCtx
+	p.object(&h)
+	return h
 }
 
 // object reads an object value (or null) with encoding/json: home_ctx
@@ -295,7 +326,7 @@ func (p *parser) workspace(w *Workspace) bool {
 	p.field(`,"home_store_key":`)
 	w.HomeStoreKey = p.str()
 	p.field(`,"home_ctx":`)
-	p.object(&w.HomeCtx)
+	w.HomeCtx = p.homeCtx()
 	p.field(`,"observed_status":`)
 	w.ObservedStatus = contracts.ObservedStatus(p.str())
 	p.field(`,"health_status":`)
@@ -313,7 +344,9 @@ func (p *parser) workspace(w *Workspace) bool {
 	p.field(`,"error_count":`)
 	w.ErrorCount = p.int()
 	p.field(`,"error_info":`)
-	p.object(&w.ErrorInfo)
+	if !p.lit("null") {
+		p.object(&w.ErrorInfo)
+	}
 	p.field(`,"error_message":`)
 	w.ErrorMessage = p.nullStr()
 	p.field(`,"previous_status":`)

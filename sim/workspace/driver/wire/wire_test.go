@@ -394,3 +394,33 @@ func TestAppendRFC3339IsRFC3339Nano(t *testing.T) {
 	far := time.Date(12026, 1, 5, 0, 0, 0, 5, time.UTC)
 	require.Equal(t, far.Format(time.RFC3339Nano), string(AppendRFC3339(nil, far)))
 }
+
+// parseUTC reads what it accepts as time.Parse does, and accepts what
+// AppendRFC3339 writes for a year of four digits.
+func TestParseUTCIsTimeParse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		at := time.Unix(rapid.Int64Range(-62135596800, 253402300799).Draw(t, "s"), rapid.Int64Range(0, 999999999).Draw(t, "ns")).UTC()
+		text := AppendRFC3339(nil, at)
+		got, ok := parseUTC(text)
+		require.True(t, ok, "%s", text)
+		require.True(t, at.Equal(got) && got.Location() == time.UTC, "%s: %v", text, got)
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		text := rapid.StringMatching(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{0,10})?Z?`).Draw(t, "text")
+		got, ok := parseUTC([]byte(text))
+		want, err := time.Parse(time.RFC3339Nano, text)
+		if ok {
+			require.NoError(t, err, "%s", text)
+			require.Equal(t, want.UTC(), got, "%s", text)
+		}
+	})
+	for _, s := range []string{"2024-02-29T23:59:59.999999999Z", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z",
+		"2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z", "+026-01-01T00:00:00Z"} {
+		got, ok := parseUTC([]byte(s))
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if ok {
+			require.NoError(t, err, s)
+			require.Equal(t, want.UTC(), got, s)
+		}
+	}
+}
