@@ -31,6 +31,9 @@ type conn struct {
 	// the step's first calls are answered from them (version 2).
 	woken   []wire.FromHarness
 	pending []wire.Call
+	// rows reads the rows of answers, remembering each row's last
+	// version: most of a listing is what the last one said.
+	rows *wire.RowReader
 }
 
 // fatal aborts Serve: the harness broke the protocol or went away. It is
@@ -39,7 +42,8 @@ type conn struct {
 type fatal struct{ err error }
 
 func newConn(in io.Reader, out, errw io.Writer) *conn {
-	return &conn{in: bufio.NewReaderSize(in, 64<<10), out: bufio.NewWriterSize(out, 64<<10), errw: errw, sent: -1}
+	return &conn{in: bufio.NewReaderSize(in, 64<<10), out: bufio.NewWriterSize(out, 64<<10), errw: errw, sent: -1,
+		rows: wire.NewRowReader()}
 }
 
 func (c *conn) fail(format string, args ...any) {
@@ -131,7 +135,7 @@ func (c *conn) call(method string, args, out any) error {
 	if v, ok := wire.CutOK(line); ok && out != nil {
 		// Rows are read (and so checked) once, by their own reader or
 		// by encoding/json, not also by DecodeFromHarness.
-		if fastRows(v, out) {
+		if c.fastRows(v, out) {
 			return nil
 		}
 		if err := json.Unmarshal(v, out); err != nil {
@@ -154,7 +158,7 @@ func (c *conn) answer(method string, m *wire.FromHarness, out any) error {
 			if len(m.Value) == 0 {
 				c.fail("%s: the answer has no value", method)
 			}
-			if fastRows(m.Value, out) {
+			if c.fastRows(m.Value, out) {
 				return nil
 			}
 			if err := json.Unmarshal(m.Value, out); err != nil {
@@ -201,18 +205,18 @@ func (c *conn) terminal(m wire.FromChild) {
 }
 
 // fastRows reads rows in the layout the harness writes them
-// (wire.ParseWorkspaces), when out wants rows; false leaves them to
+// (wire.RowReader), when out wants rows; false leaves them to
 // encoding/json.
-func fastRows(raw []byte, out any) bool {
+func (c *conn) fastRows(raw []byte, out any) bool {
 	switch o := out.(type) {
 	case *[]wire.Workspace:
-		rows, ok := wire.ParseWorkspaces(raw)
+		rows, ok := c.rows.ParseWorkspaces(raw)
 		if ok {
 			*o = rows
 		}
 		return ok
 	case *wire.Workspace:
-		w, ok := wire.ParseWorkspace(raw)
+		w, ok := c.rows.ParseWorkspace(raw)
 		if ok {
 			*o = w
 		}

@@ -424,3 +424,51 @@ func TestParseUTCIsTimeParse(t *testing.T) {
 		}
 	}
 }
+
+// A RowReader that remembers rows reads each list as ParseWorkspaces
+// does, however the rows changed since it last read them, and what it
+// returns is the caller's: changing a returned row's objects changes no
+// later read.
+func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		r := NewRowReader()
+		ids := []string{"a", "b", "c"}
+		rows := make([]contracts.Workspace, len(ids))
+		for i := range rows {
+			rows[i] = drawWorkspace(t)
+			rows[i].ID = ids[i]
+		}
+		for pass := range rapid.IntRange(1, 5).Draw(t, "passes") {
+			for i := range rows {
+				switch rapid.IntRange(0, 3).Draw(t, "change") {
+				case 1: // a health pass
+					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
+				case 2:
+					rows[i] = drawWorkspace(t)
+					rows[i].ID = ids[i]
+				case 3:
+					if rows[i].HomeCtx != nil {
+						rows[i].HomeCtx = &contracts.HomeCtx{RestoreMarker: rows[i].HomeCtx.RestoreMarker + "x"}
+					}
+				}
+			}
+			raw := AppendWorkspaces(nil, rows)
+			want, ok := ParseWorkspaces(raw)
+			require.True(t, ok)
+			got, ok := r.ParseWorkspaces(raw)
+			require.True(t, ok, "pass %d", pass)
+			require.Equal(t, want, got, "pass %d", pass)
+			for i := range got {
+				if got[i].HomeCtx != nil {
+					got[i].HomeCtx.RestoreMarker = "changed by the caller"
+				}
+				if got[i].ErrorInfo != nil {
+					got[i].ErrorInfo.Message = "changed by the caller"
+				}
+			}
+			one, ok := r.ParseWorkspace(AppendWorkspace(nil, &rows[0]))
+			require.True(t, ok)
+			require.Equal(t, want[0], one)
+		}
+	})
+}
