@@ -184,3 +184,21 @@ var rowOut = [...]struct {
 	{rowFields[27].key, func(a, b *contracts.Workspace) bool { return a.UpdatedAt == b.UpdatedAt },
 		func(b []byte, w *contracts.Workspace) []byte { return appendTime(b, w.UpdatedAt) }},
 }
+
+// Rows is a list of rows AppendOK writes with a RowWriter.
+type Rows struct {
+	W    *RowWriter
+	Rows []contracts.Workspace
+}
+
+// AppendValue appends the rows as r.W.AppendWorkspaces does.
+func (r Rows) AppendValue(b []byte) []byte { return r.W.AppendWorkspaces(b, r.Rows) }
+
+// Row is a row AppendOK writes with a RowWriter.
+type Row struct {
+	W   *RowWriter
+	Row *contracts.Workspace
+}
+
+// AppendValue appends the row as r.W.AppendWorkspace does.
+func (r Row) AppendValue(b []byte) []byte { return r.W.AppendWorkspace(b, r.Row) }
