@@ -226,9 +226,12 @@ func (s *server) wake() *wire.Wake {
 		default:
 			return nil
 		}
-		raw, err := json.Marshal(args)
-		if err != nil {
-			s.c.fail("encode the wake-up: %v", err)
+		raw, ok := wire.AppendArgs(nil, args)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(args); err != nil {
+				s.c.fail("encode the wake-up: %v", err)
+			}
 		}
 		w.Calls[i] = wire.Call{Method: method, Args: raw}
 	}
@@ -258,9 +261,12 @@ func (s *server) serve(m *wire.FromHarness) wire.FromChild {
 			done.Error = wire.FromError(err)
 			return done
 		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			s.c.fail("encode the %s result: %v", m.Method, err)
+		raw, ok := v.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(v); err != nil {
+				s.c.fail("encode the %s result: %v", m.Method, err)
+			}
 		}
 		done.Value = raw
 	default:
@@ -270,7 +276,8 @@ func (s *server) serve(m *wire.FromHarness) wire.FromChild {
 }
 
 // callAPI runs one API call; the value is the wire form of its result
-// (nil for none).
+// (nil for none; rows are written as json.Marshal writes their wire
+// form).
 func (s *server) callAPI(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	var a wire.APIArgs
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -282,7 +289,8 @@ func (s *server) callAPI(ctx context.Context, method string, raw json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		return wire.FromWorkspace(&w), nil
+		// As json.Marshal(wire.FromWorkspace(&w)) writes it.
+		return json.RawMessage(wire.AppendWorkspace(nil, &w)), nil
 	}
 	switch method {
 	case wire.APICreate:
@@ -297,7 +305,7 @@ func (s *server) callAPI(ctx context.Context, method string, raw json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		return wire.FromWorkspaces(rows), nil
+		return json.RawMessage(wire.AppendWorkspaces(nil, rows)), nil
 	case wire.APIPatch:
 		if a.Patch == nil {
 			s.c.fail("api patch: no patch request")
