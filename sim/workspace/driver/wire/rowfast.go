@@ -204,11 +204,17 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 			prev = r.last[string(id)]
 		}
 	}
-	var span [len(rowFields)][2]int32
-	at := func() int32 { return int32(len(start) - len(p.b)) }
 	if prev != nil {
 		*w = prev.w
+		if n := len(prev.raw); len(p.b) > n && (p.b[n] == ',' || p.b[n] == ']') && bytes.Equal(p.b[:n], prev.raw) {
+			// The row has not changed since: only its objects are made
+			// anew, the caller's own.
+			p.b = p.b[n:]
+			return r.freshObjects(w, prev)
+		}
 	}
+	var span [len(rowFields)][2]int32
+	at := func() int32 { return int32(len(start) - len(p.b)) }
 	for i := range rowFields {
 		f := &rowFields[i]
 		p.field(f.key)
@@ -239,9 +245,36 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 		}
 		prev.raw = append(prev.raw[:0], text...)
 		prev.span, prev.w = span, *w
+		if w.HomeCtx != nil {
+			// The caller's may change: the row keeps its own.
+			h := *w.HomeCtx
+			prev.w.HomeCtx = &h
+		}
+		// (error_info is read again from the text: only whether it is
+		// null counts.)
 	}
 	return true
 }
+
+// freshObjects gives w, a copy of the last version of its row, objects of
+// its own.
+func (r *RowReader) freshObjects(w *Workspace, prev *readRow) bool {
+	if w.HomeCtx != nil {
+		h := *w.HomeCtx
+		w.HomeCtx = &h
+	}
+	if w.ErrorInfo != nil {
+		sp := prev.span[errorInfoField]
+		q := parser{b: prev.raw[sp[0]:sp[1]]}
+		w.ErrorInfo = nil
+		q.object(&w.ErrorInfo)
+		return !q.bad
+	}
+	return true
+}
+
+// errorInfoField is error_info's index in rowFields.
+const errorInfoField = 18
 
 // plainStringAt returns the text of the string at b[i:] when it has no
 // escape (a row's id).

@@ -430,6 +430,7 @@ func TestParseUTCIsTimeParse(t *testing.T) {
 // returns is the caller's: changing a returned row's objects changes no
 // later read.
 func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
+	require.Equal(t, `,"error_info":`, rowFields[errorInfoField].key)
 	rapid.Check(t, func(t *rapid.T) {
 		r := NewRowReader()
 		ids := []string{"a", "b", "c"}
@@ -440,7 +441,7 @@ func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
 		}
 		for pass := range rapid.IntRange(1, 5).Draw(t, "passes") {
 			for i := range rows {
-				switch rapid.IntRange(0, 3).Draw(t, "change") {
+				switch rapid.IntRange(0, 4).Draw(t, "change") {
 				case 1: // a health pass
 					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
 				case 2:
