@@ -79,6 +79,11 @@ func (t *stderrTap) drain() {
 			return
 		}
 		t.add(t.buf[:n])
+		if n < len(t.buf) {
+			// The pipe held less than the buffer: it is drained (a read
+			// more would only say EAGAIN, a system call an exchange).
+			return
+		}
 	}
 }
 
