@@ -34,7 +34,7 @@ func Protocol(v int) Option { return func(o *options) { o.protocol = v } }
 // Main owns the process: unless GOGC is set, it makes the collector run
 // at a quarter of its default pace (GOGC=400). A child's heap is small
 // (the rows it last read, its coordinator's state), and it allocates for
-// every message; at the default pace the collector was a sixth of the
+// every message; at the default pace the collector was a tenth of the
 // reference child's CPU in a fleet run.
 func Main(system ports.System, opts ...Option) {
 	if os.Getenv("GOGC") == "" {
