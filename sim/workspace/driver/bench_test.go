@@ -223,8 +223,12 @@ func waitExited(g *registry) {
 // round trip of two processes that never sleep (each needs a core of its
 // own, which a 2-core machine running anything else does not have); and
 // the run itself: x-in-process, its CPU seconds (harness and child) over
-// the in-process ones, and x-floor, that over floor-x. Run it with
-// -benchtime 1x.
+// the in-process ones, and x-floor, that over floor-x. For information
+// only, since the bare line moves none of the run's bytes (a fleet run
+// lists 46 MB of rows): bytes/op, the run's bytes, ns/echoed-KiB, what
+// moving a KiB through both pipes adds to a round trip (a 16 KiB line's
+// less a bare one's), byte-floor-x, the floor with the run's bytes moved
+// too, and x-byte-floor, the run over that. Run it with -benchtime 1x.
 //
 //	go test -run '^$' -bench ProtocolFloor -benchtime 1x ./sim/workspace/driver/
 func BenchmarkProtocolFloor(b *testing.B) {
@@ -235,6 +239,7 @@ func BenchmarkProtocolFloor(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var inProcess, through time.Duration
 			trips, seed := 0, uint64(0)
+			var moved int64
 			for b.Loop() {
 				seed++
 				before := cpuTime()
@@ -252,6 +257,7 @@ func BenchmarkProtocolFloor(b *testing.B) {
 				// Every message but a child's hello answers one the other
 				// side sent: half of them are round trips.
 				trips += sys.Messages() / 2
+				moved += sys.current().transcript.Bytes()
 				sys.Close()
 				waitExited(sys.reg)
 				through += cpuTime() - before
@@ -259,7 +265,12 @@ func BenchmarkProtocolFloor(b *testing.B) {
 			floor := func(rtt time.Duration) float64 {
 				return (inProcess + time.Duration(trips)*rtt).Seconds() / inProcess.Seconds()
 			}
-			blocking, spinning := echoRoundTrip(b, false), echoRoundTrip(b, true)
+			blocking, spinning := echoRoundTrip(b, false, echoLine), echoRoundTrip(b, true, echoLine)
+			// What the bare line leaves out: the run's bytes. A round
+			// trip of a long line, less the bare one, is what moving
+			// its bytes through both pipes costs (no encoding yet).
+			perByte := float64((echoRoundTrip(b, false, longEchoLine) - blocking).Nanoseconds()) / (longEchoLine - echoLine)
+			byteFloor := (inProcess.Seconds() + float64(trips)*blocking.Seconds() + float64(moved)*perByte/1e9) / inProcess.Seconds()
 			b.ReportMetric(float64(trips)/float64(b.N), "round-trips/op")
 			b.ReportMetric(float64(inProcess.Microseconds())/float64(b.N), "in-process-cpu-µs/op")
 			b.ReportMetric(float64(blocking.Nanoseconds()), "ns/bare-round-trip")
@@ -269,16 +280,30 @@ func BenchmarkProtocolFloor(b *testing.B) {
 			// The run itself, per CPU second, against its floor.
 			b.ReportMetric(through.Seconds()/inProcess.Seconds(), "x-in-process")
 			b.ReportMetric(through.Seconds()/inProcess.Seconds()/floor(blocking), "x-floor")
+			// Beside it, for information: the floor with the run's bytes
+			// moved too (each pipe's copy, no encoding), and the run over
+			// that. x-floor stays the figure.
+			b.ReportMetric(float64(moved)/float64(b.N), "bytes/op")
+			b.ReportMetric(perByte*1024, "ns/echoed-KiB")
+			b.ReportMetric(byteFloor, "byte-floor-x")
+			b.ReportMetric(through.Seconds()/inProcess.Seconds()/byteFloor, "x-byte-floor")
 		})
 	}
 }
 
-// echoRoundTrip is the fastest mean round trip of a 100-byte line to an
-// echo child and back, over five batches of 4,000 after a warm-up: the
-// most favourable figure the machine gives, so the floor it makes is
+// Line lengths of echoRoundTrip: the bare line of the floor, and the long
+// line that prices a run's bytes (about a store.list answer of a fleet).
+const (
+	echoLine     = 100
+	longEchoLine = 16 << 10
+)
+
+// echoRoundTrip is the fastest mean round trip of a line of size bytes
+// to an echo child and back, over five batches of 4,000 after a warm-up:
+// the most favourable figure the machine gives, so the floor it makes is
 // never overstated. With spin, neither side ever sleeps: both read
 // without blocking, in a loop.
-func echoRoundTrip(b *testing.B, spin bool) time.Duration {
+func echoRoundTrip(b *testing.B, spin bool, size int) time.Duration {
 	b.Helper()
 	child := "echo"
 	if spin {
@@ -301,7 +326,7 @@ func echoRoundTrip(b *testing.B, spin bool) time.Duration {
 		stdin.Close()
 		cmd.Wait()
 	}()
-	line := []byte(strings.Repeat("x", 99) + "\n")
+	line := []byte(strings.Repeat("x", size-1) + "\n")
 	var read func() error
 	if spin {
 		fd := int(stdout.(*os.File).Fd())
@@ -325,7 +350,7 @@ func echoRoundTrip(b *testing.B, spin bool) time.Duration {
 			return nil
 		}
 	} else {
-		in := bufio.NewReader(stdout)
+		in := bufio.NewReaderSize(stdout, 2*size)
 		read = func() error { _, err := in.ReadSlice('\n'); return err }
 	}
 	trip := func() {

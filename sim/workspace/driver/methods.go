@@ -58,7 +58,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		return json.RawMessage(s.rows.appendRow(nil, &w)), nil
+		return wire.Row{W: s.rows, Row: &w}, nil
 	}),
 	wire.MStoreList: method(func(ctx context.Context, s *session, a *wire.StoreList) (any, error) {
 		f, err := a.Filter.Contracts()
@@ -69,7 +69,7 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, err
 		}
-		return json.RawMessage(s.rows.appendRows(nil, rows)), nil
+		return wire.Rows{W: s.rows, Rows: rows}, nil
 	}),
 	wire.MStoreInsert: method(func(ctx context.Context, s *session, a *wire.StoreInsert) (any, error) {
 		w, err := a.Writer.Contracts()

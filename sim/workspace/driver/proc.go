@@ -26,7 +26,8 @@ const maxLine = 64 << 20
 // which ends any read or write in progress.
 type proc struct {
 	cmd     *exec.Cmd
-	stdin   *os.File
+	stdin   *os.File // kept open (and from the finalizer) until kill or end
+	inFD    int
 	stdout  *bufio.Reader
 	outFile *os.File // kept open (and from the finalizer) until reap
 	outFD   int
@@ -44,6 +45,12 @@ type proc struct {
 	reading sync.Mutex
 	reaped  atomic.Bool
 	pollFDs [2]unix.PollFd // standard output, standard error; Read's
+	// writing is held by write, which polls stdin's raw descriptor when
+	// the pipe is full: kill and end close it outside write, once killed
+	// has told write to stop (inClosed: it is closed).
+	writing  sync.Mutex
+	killed   atomic.Bool
+	inClosed bool
 
 	killOnce sync.Once
 	exited   chan struct{}
@@ -61,12 +68,20 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 			_ = f.Close()
 		}
 	}
+	// The pipes are made blocking, so that os.NewFile leaves them out of
+	// Go's poller: registered there (as os.Pipe's are), every message
+	// either side moves would wake the poller's thread for nothing, a
+	// context switch a message. The harness's ends are then made
+	// nonblocking, and read and written only through their raw
+	// descriptors (Read, write).
 	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
+		var fds [2]int
+		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+			return nil, nil, os.NewSyscallError("pipe2", err)
 		}
-		return r, w, err
+		r, w = os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1")
+		files = append(files, r, w)
+		return r, w, nil
 	}
 	inR, inW, err := pipe()
 	if err != nil {
@@ -93,17 +108,15 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	_ = inR.Close()
 	_ = outW.Close()
 	_ = errW.Close()
-	outFD, err := rawFD(outR)
-	if err != nil {
-		closeAll()
-		return nil, err
+	inFD, outFD, errFD := int(inW.Fd()), int(outR.Fd()), int(errR.Fd())
+	for _, fd := range []int{inFD, outFD, errFD} {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			closeAll()
+			return nil, os.NewSyscallError("fcntl", err)
+		}
 	}
-	tap, err := newStderrTap(errR)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	p := &proc{cmd: cmd, stdin: inW, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
+	tap := newStderrTap(errR, errFD)
+	p := &proc{cmd: cmd, stdin: inW, inFD: inFD, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
 	p.stdout = bufio.NewReaderSize(p, 64<<10)
 	p.pollFDs = [2]unix.PollFd{{Fd: int32(outFD), Events: unix.POLLIN}, {Fd: int32(tap.fd), Events: unix.POLLIN}}
 	p.born = time.Now()
@@ -150,12 +163,50 @@ func (p *proc) disarm() {
 	p.watchdog.Stop()
 }
 
-// write sends one line.
+// write sends what line holds. While the pipe is full it waits for the
+// child to read, draining the child's standard error meanwhile (a child
+// blocked writing there reads nothing), until the child is killed.
 func (p *proc) write(line []byte) error {
-	if _, err := p.stdin.Write(line); err != nil {
-		return p.ioError("write to the child", err)
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	fds := [2]unix.PollFd{{Fd: int32(p.inFD), Events: unix.POLLOUT}, {Fd: int32(p.stderr.fd), Events: unix.POLLIN}}
+	for len(line) > 0 {
+		if p.inClosed || p.killed.Load() {
+			return p.ioError("write to the child", os.ErrClosed)
+		}
+		n, err := unix.Write(p.inFD, line)
+		switch {
+		case err == nil:
+			line = line[n:]
+			continue
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EAGAIN):
+			return p.ioError("write to the child", err)
+		}
+		wait := fds[:1]
+		if !p.stderr.ended() {
+			wait = fds[:]
+		}
+		if _, err := unix.Poll(wait, 10); err != nil && !errors.Is(err, unix.EINTR) {
+			return p.ioError("write to the child", &os.PathError{Op: "poll", Path: "the child's standard input", Err: err})
+		}
+		if len(wait) == 2 && fds[1].Revents != 0 {
+			p.stderr.drain()
+		}
 	}
 	return nil
+}
+
+// closeStdin closes the harness's end of the child's standard input, once
+// no write is in progress.
+func (p *proc) closeStdin() {
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	if !p.inClosed {
+		p.inClosed = true
+		_ = p.stdin.Close()
+	}
 }
 
 var errLineTooLong = errors.New("message longer than 64 MiB")
@@ -225,19 +276,6 @@ func (p *proc) Read(b []byte) (int, error) {
 }
 
 var errTimedOut = errors.New("timed out")
-
-// rawFD is f's descriptor, without making it blocking (as f.Fd does).
-func rawFD(f *os.File) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, fmt.Errorf("pipe: %w", err)
-	}
-	var fd int
-	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
-		return 0, fmt.Errorf("pipe: %w", err)
-	}
-	return fd, nil
-}
 
 // waitReadable waits up to d for fd to be readable (or at its end); it
 // reports false when d passed first.
@@ -329,7 +367,8 @@ func (p *proc) kill() {
 		default:
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		}
-		_ = p.stdin.Close()
+		p.killed.Store(true)
+		p.closeStdin()
 	})
 }
 
@@ -338,7 +377,7 @@ func (p *proc) kill() {
 // child exited by itself.
 func (p *proc) end() bool {
 	p.disarm()
-	_ = p.stdin.Close()
+	p.closeStdin()
 	select {
 	case <-p.exited:
 		p.kill()

@@ -37,7 +37,7 @@ type session struct {
 	listeners map[int64]ports.Listener
 	subs      map[int64]ports.Subscription
 	handles   int64
-	rows      rowCache
+	rows      *wire.RowWriter
 
 	// wake is the wake-up the child declared with its last step's done
 	// (nil: none): the harness takes its quiet steps for it (wake.go).
@@ -96,7 +96,7 @@ func newSession(ctx context.Context, r *run, label, role string, deps ports.Deps
 	}
 	r.sys.reg.add(p)
 	s := &session{run: r, p: p, label: label, role: role, deps: deps, starting: true,
-		leases: map[int64]ports.Lease{}, listeners: map[int64]ports.Listener{}, subs: map[int64]ports.Subscription{}, rows: rowCache{}}
+		leases: map[int64]ports.Lease{}, listeners: map[int64]ports.Listener{}, subs: map[int64]ports.Subscription{}, rows: wire.NewRowWriter()}
 	limits := wire.FromLimits(deps.Limits)
 	offer := r.sys.opts.Protocol
 	hello, err := wire.AppendLine(nil, wire.FromHarness{Type: wire.THello, Protocol: offer, Role: role, Instance: deps.Instance, Limits: &limits})

@@ -57,13 +57,8 @@ type stderrTap struct {
 	skipNL bool
 }
 
-func newStderrTap(f *os.File) (*stderrTap, error) {
-	fd, err := rawFD(f)
-	if err != nil {
-		return nil, err
-	}
-	return &stderrTap{file: f, fd: fd}, nil
-}
+// newStderrTap reads the nonblocking descriptor fd of f.
+func newStderrTap(f *os.File, fd int) *stderrTap { return &stderrTap{file: f, fd: fd} }
 
 // drain reads what the pipe holds now, without waiting.
 func (t *stderrTap) drain() {
@@ -84,6 +79,11 @@ func (t *stderrTap) drain() {
 			return
 		}
 		t.add(t.buf[:n])
+		if n < len(t.buf) {
+			// The pipe held less than the buffer: it is drained (a read
+			// more would only say EAGAIN, a system call an exchange).
+			return
+		}
 	}
 }
 

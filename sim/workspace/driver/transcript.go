@@ -31,6 +31,8 @@ type transcript struct {
 	// end in it, while kept.
 	where  []span
 	hashes []uint64
+	// bytes counts every message's bytes, newlines included.
+	bytes int64
 }
 
 type span struct{ block, start, end int32 }
@@ -67,6 +69,7 @@ func (t *transcript) add(label string, dir byte, line []byte) {
 	h.WriteByte(dir)
 	h.Write(line)
 	t.hashes = append(t.hashes, h.Sum64())
+	t.bytes += int64(len(line)) + 1
 	if len(line) > maxShown {
 		// Only the start of a message is ever shown (message): a list of
 		// rows need not be copied whole.
@@ -87,6 +90,13 @@ func (t *transcript) add(label string, dir byte, line []byte) {
 	sp.end = int32(len(*b))
 	t.where = append(t.where, sp)
 	t.kept += n
+}
+
+// Bytes is the number of bytes of the messages recorded.
+func (t *transcript) Bytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.bytes
 }
 
 // Len is the number of messages recorded.

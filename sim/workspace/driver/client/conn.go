@@ -24,6 +24,7 @@ type conn struct {
 	isLeader func() bool
 	sent     int8 // the leader flag last sent: -1 none, 0 false, 1 true
 	buf      []byte
+	args     []byte // a call's arguments (wire.AppendArgs)
 	// version is the protocol version of the session.
 	version int
 	// woken holds, during a step that carries answers, the calls of the
@@ -31,6 +32,9 @@ type conn struct {
 	// the step's first calls are answered from them (version 2).
 	woken   []wire.FromHarness
 	pending []wire.Call
+	// rows reads the rows of answers, remembering each row's last
+	// version: most of a listing is what the last one said.
+	rows *wire.RowReader
 }
 
 // fatal aborts Serve: the harness broke the protocol or went away. It is
@@ -39,7 +43,8 @@ type conn struct {
 type fatal struct{ err error }
 
 func newConn(in io.Reader, out, errw io.Writer) *conn {
-	return &conn{in: bufio.NewReaderSize(in, 64<<10), out: bufio.NewWriterSize(out, 64<<10), errw: errw, sent: -1}
+	return &conn{in: bufio.NewReaderSize(in, 64<<10), out: bufio.NewWriterSize(out, 64<<10), errw: errw, sent: -1,
+		rows: wire.NewRowReader()}
 }
 
 func (c *conn) fail(format string, args ...any) {
@@ -103,9 +108,14 @@ func (c *conn) leaderField(b []byte, always bool) []byte {
 // A call the harness already made for the child (a wake-up's) is
 // answered with the answer the step brought.
 func (c *conn) call(method string, args, out any) error {
-	a, err := json.Marshal(args)
-	if err != nil {
-		c.fail("encode %s: %v", method, err)
+	a, ok := wire.AppendArgs(c.args[:0], args)
+	if ok {
+		c.args = a
+	} else {
+		var err error
+		if a, err = json.Marshal(args); err != nil {
+			c.fail("encode %s: %v", method, err)
+		}
 	}
 	if len(c.woken) > 0 {
 		want := c.pending[0]
@@ -131,7 +141,7 @@ func (c *conn) call(method string, args, out any) error {
 	if v, ok := wire.CutOK(line); ok && out != nil {
 		// Rows are read (and so checked) once, by their own reader or
 		// by encoding/json, not also by DecodeFromHarness.
-		if fastRows(v, out) {
+		if c.fastRows(v, out) || wire.ReadValue(v, out) {
 			return nil
 		}
 		if err := json.Unmarshal(v, out); err != nil {
@@ -154,7 +164,7 @@ func (c *conn) answer(method string, m *wire.FromHarness, out any) error {
 			if len(m.Value) == 0 {
 				c.fail("%s: the answer has no value", method)
 			}
-			if fastRows(m.Value, out) {
+			if c.fastRows(m.Value, out) || wire.ReadValue(m.Value, out) {
 				return nil
 			}
 			if err := json.Unmarshal(m.Value, out); err != nil {
@@ -189,9 +199,14 @@ func (c *conn) terminal(m wire.FromChild) {
 	if _, err := io.WriteString(c.errw, wire.StderrMarker); err != nil {
 		c.fail("write the standard error marker: %v", err)
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		c.fail("encode %s: %v", m.Type, err)
+	var b []byte
+	if fast, ok := c.fastDone(&m); ok {
+		b = fast
+	} else {
+		var err error
+		if b, err = json.Marshal(m); err != nil {
+			c.fail("encode %s: %v", m.Type, err)
+		}
 	}
 	if m.Type == wire.TDone && c.isLeader != nil {
 		b = c.leaderField(b[:len(b)-1], true)
@@ -201,22 +216,37 @@ func (c *conn) terminal(m wire.FromChild) {
 }
 
 // fastRows reads rows in the layout the harness writes them
-// (wire.ParseWorkspaces), when out wants rows; false leaves them to
+// (wire.RowReader), when out wants rows; false leaves them to
 // encoding/json.
-func fastRows(raw []byte, out any) bool {
+func (c *conn) fastRows(raw []byte, out any) bool {
 	switch o := out.(type) {
 	case *[]wire.Workspace:
-		rows, ok := wire.ParseWorkspaces(raw)
+		rows, ok := c.rows.ParseWorkspaces(raw)
 		if ok {
 			*o = rows
 		}
 		return ok
 	case *wire.Workspace:
-		w, ok := wire.ParseWorkspace(raw)
+		w, ok := c.rows.ParseWorkspace(raw)
 		if ok {
 			*o = w
 		}
 		return ok
 	}
 	return false
+}
+
+// fastDone writes the done of a step that went well as json.Marshal does
+// (wire.AppendDone), with its closing brace; false for any other message.
+func (c *conn) fastDone(m *wire.FromChild) ([]byte, bool) {
+	if m.Type != wire.TDone || m.Next == nil || m.Error != nil || m.Value != nil || m.Leader != nil || m.Method != "" ||
+		m.Args != nil || m.Calls != nil || m.Text != "" || m.Protocol != 0 || m.Name != "" || m.StderrSync {
+		return nil, false
+	}
+	b, ok := wire.AppendDone(c.buf[:0], *m.Next, m.Wake)
+	if !ok {
+		return nil, false
+	}
+	c.buf = b
+	return append(b, '}'), true
 }

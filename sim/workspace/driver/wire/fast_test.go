@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/wsconverge/converge/contracts"
 )
 
 // Lines the fast paths take, lines they must leave to the strict decoder,
@@ -52,6 +55,17 @@ var fastPathLines = []string{
 	`{"type":"batch","calls":[{"method":"a","args":{}}]`,
 	`{"type":"batch","calls":[{"method":"a","args":{"x":[1,{"y":"}"}]}}]}`,
 	`{"type":"ok","value":{"applied":true}}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":null},{"type":"ok","value":[{"id":"w1","kind":"update"}]}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":{"ok":false}}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":null},{"type":"error","error":{"kind":"crashed","message":"x"}}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":nul}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":[1,]}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":[1]}],"x":1}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":[1]} ]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":"s"}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":{"a":"]}"}},{"type":"ok","value":null}]}`,
+	`{"type":"step","now":"2026-01-05T00:00:01Z","answers":[{"type":"ok","value":null}]`,
 	`{"type":"ok","value":null}`,
 	`{"type":"ok","value":[]}`,
 	`{"type":"ok","value":"x"}`,
@@ -154,11 +168,20 @@ var fastArgsLines = []string{
 	`{"holder":"coord-1"}`, `{"holder":""}`, `{"holder":"a\"b"}`, `{"holder":"a\u0041"}`, `{"holder":"ünï"}`, "{\"holder\":\"\xff\"}",
 	"{\"holder\":\"a\tb\"}", `{"id":"3f2c-1"}`, `{"id":"x","id":"y"}`, `{"key":"archives/w/o/home.tar.zst"}`, `{"filter":"active"}`,
 	`{"filter":"nope"}`, `{"id":null}`, `{"id":1}`, `{"lease":"7"}`,
+	`{"writer":{"component":"HealthMonitor","instance":"coord-1","epoch":3},"ids":["a","b"],"at":"2026-01-05T00:00:01.5Z"}`,
+	`{"writer":{"component":"HealthMonitor"},"ids":[],"at":null}`, `{"writer":{"component":"api","on_behalf":"TTLManager"},"ids":null,"at":"2026-01-05T00:00:01Z"}`,
+	`{"writer":{"component":"x","epoch":0},"ids":["a\u0041"],"at":"2026-01-05T00:00:01Z"}`, `{"writer":{"component":"x"},"ids":["a",],"at":null}`,
+	`{"writer":{"component":"x"},"ids":["a"],"at":"2026-01-05T00:00:01\u005a"}`, `{"writer":{"component":"x"},"ids":["a"],"at":"2026-02-30T00:00:01Z"}`,
+	`{"writer":{"component":"x"},"ids":["a"],"at":"2026-01-05T00:00:01+01:00"}`, `{"writer":{"component":"x","epoch":-2},"ids":[1],"at":null}`,
+	`{"writer":{"component":"x"},"ids":["a"],"at":null} `, `{"writer":{"component":"x"},"ids":["a"],"at":null,"x":1}`,
 }
 
 // agreeArgs checks that a fast reader that takes raw reads what the
 // strict decoder reads.
-func agreeArgs(t *testing.T, raw []byte) int {
+func agreeArgs(t interface {
+	require.TestingT
+	Helper()
+}, raw []byte) int {
 	t.Helper()
 	took := 0
 	for _, a := range []func() (FastArgs, any){
@@ -170,6 +193,7 @@ func agreeArgs(t *testing.T, raw []byte) int {
 		func() (FastArgs, any) { return new(ID), new(ID) },
 		func() (FastArgs, any) { return new(Key), new(Key) },
 		func() (FastArgs, any) { return new(StoreList), new(StoreList) },
+		func() (FastArgs, any) { return new(StoreMarkObserved), new(StoreMarkObserved) },
 	} {
 		fast, strict := a()
 		if !fast.DecodeFast(raw) {
@@ -199,4 +223,24 @@ func FuzzFastArgsAgree(f *testing.F) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { agreeArgs(t, raw) })
+}
+
+// What the Go client writes for store.mark_observed, the fast reader
+// takes, and reads as the strict decoder does.
+func TestFastMarkObservedReadsWhatTheClientWrites(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := StoreMarkObserved{
+			Writer: Writer{Component: contracts.Component(rapid.StringMatching(`[A-Za-z]{1,12}`).Draw(t, "component")),
+				Instance: rapid.SampledFrom([]string{"", "coord-1", "api-2"}).Draw(t, "instance"),
+				Epoch:    rapid.Int64Range(0, 1<<40).Draw(t, "epoch"),
+				OnBehalf: contracts.Component(rapid.SampledFrom([]string{"", "TTLManager"}).Draw(t, "on_behalf"))},
+			IDs: rapid.SliceOf(rapid.StringMatching(`[a-z0-9-]{1,36}`)).Draw(t, "ids"),
+			At:  T(time.Unix(rapid.Int64Range(0, 1<<33).Draw(t, "s"), rapid.Int64Range(0, 999999999).Draw(t, "ns"))),
+		}
+		raw, err := json.Marshal(a)
+		require.NoError(t, err)
+		var fast StoreMarkObserved
+		require.True(t, fast.DecodeFast(raw), "%s", raw)
+		agreeArgs(t, raw)
+	})
 }

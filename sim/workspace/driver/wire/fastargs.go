@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/wsconverge/converge/contracts"
 )
 
 // FastArgs is an arguments type that can read the one layout a client
@@ -96,4 +98,85 @@ func fastString(raw []byte, prefix string, out *string) bool {
 	}
 	*out = string(q)
 	return true
+}
+
+// DecodeFast reads {"writer":{…},"ids":[…],"at":…} as the Go client
+// writes it: a health pass marks the whole fleet observed, and its list
+// of ids was the longest arguments a run decoded with encoding/json.
+func (a *StoreMarkObserved) DecodeFast(raw []byte) bool {
+	p := parser{b: raw}
+	if !p.lit(`{"writer":`) {
+		return false
+	}
+	w, ok := p.writer()
+	if !ok || !p.lit(`,"ids":`) {
+		return false
+	}
+	var ids []string
+	switch {
+	case p.lit("null"):
+	case p.lit("[]"):
+		ids = []string{}
+	case p.lit("["):
+		for {
+			ids = append(ids, p.str())
+			if p.lit("]") {
+				break
+			}
+			if !p.lit(",") {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	if !p.lit(`,"at":`) {
+		return false
+	}
+	at, ok := p.exactTime()
+	if !ok || !p.lit("}") || !p.end() {
+		return false
+	}
+	a.Writer, a.IDs, a.At = w, ids, at
+	return true
+}
+
+// writer reads a Writer's object with its fields in the order
+// encoding/json writes them.
+func (p *parser) writer() (w Writer, ok bool) {
+	if !p.lit(`{"component":`) {
+		return w, false
+	}
+	w.Component = contracts.Component(p.str())
+	if p.lit(`,"instance":`) {
+		w.Instance = p.str()
+	}
+	if p.lit(`,"epoch":`) {
+		w.Epoch = int64(p.int())
+	}
+	if p.lit(`,"on_behalf":`) {
+		w.OnBehalf = contracts.Component(p.str())
+	}
+	return w, p.lit("}")
+}
+
+// exactTime reads null or a time in the layout AppendRFC3339 writes (no
+// escape: Time.UnmarshalJSON reads the text as it is).
+func (p *parser) exactTime() (Time, bool) {
+	if p.lit("null") {
+		return Time{}, true
+	}
+	if p.bad || len(p.b) == 0 || p.b[0] != '"' {
+		return Time{}, false
+	}
+	i := bytes.IndexByte(p.b[1:], '"')
+	if i < 0 {
+		return Time{}, false
+	}
+	t, ok := parseUTC(p.b[1 : 1+i])
+	if !ok {
+		return Time{}, false
+	}
+	p.b = p.b[i+2:]
+	return Time{t}, true
 }

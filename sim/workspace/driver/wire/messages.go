@@ -224,6 +224,8 @@ func AppendOK(b []byte, value any) ([]byte, error) {
 		b = append(b, null...)
 	case json.RawMessage:
 		b = append(b, v...)
+	case ValueAppender:
+		b = v.AppendValue(b)
 	default:
 		raw, err := json.Marshal(value)
 		if err != nil {
@@ -232,6 +234,13 @@ func AppendOK(b []byte, value any) ([]byte, error) {
 		b = append(b, raw...)
 	}
 	return append(b, '}', '\n'), nil
+}
+
+// ValueAppender is a value that writes its own JSON (AppendOK): rows
+// are written straight into the answer, not into a buffer of their own
+// first.
+type ValueAppender interface {
+	AppendValue(b []byte) []byte
 }
 
 // EmptyList is the wire form of an empty list, for AppendOK.

@@ -128,6 +128,44 @@ func appendMarshal(b []byte, v any) []byte {
 // ParseWorkspaces reads a list of rows in the layout AppendWorkspaces
 // writes; ok is false for anything else (read it with encoding/json).
 func ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
+	var r RowReader
+	return r.ParseWorkspaces(raw)
+}
+
+// ParseWorkspace reads one row in the layout AppendWorkspace writes.
+func ParseWorkspace(raw []byte) (w Workspace, ok bool) {
+	var r RowReader
+	return r.ParseWorkspace(raw)
+}
+
+// RowReader reads rows as ParseWorkspaces does, and keeps the text and
+// value of the last version of each row it read, by id. A coordinator
+// lists the fleet at every pass, and from one pass to the next most of a
+// row's fields have the same text (a health pass changes two times): a
+// field whose text has not changed is taken from the last value, not
+// read again — no string is allocated, no time parsed. An object field
+// (home_ctx, error_info) is always read: a caller gets its own. The zero
+// RowReader is ready, and remembers nothing (every row is read).
+type RowReader struct {
+	last map[string]*readRow
+	// keep: remember rows (NewRowReader).
+	keep bool
+}
+
+// NewRowReader returns a RowReader that remembers the rows it reads.
+func NewRowReader() *RowReader { return &RowReader{last: map[string]*readRow{}, keep: true} }
+
+// readRow is the last version of a row read: its text, where each field's
+// value lies in it, and its value.
+type readRow struct {
+	raw  []byte
+	span [len(rowFields)][2]int32
+	w    Workspace
+}
+
+// ParseWorkspaces reads a list of rows in the layout AppendWorkspaces
+// writes; ok is false for anything else (read it with encoding/json).
+func (r *RowReader) ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
 	p := parser{b: raw}
 	if !p.lit("[") {
 		return nil, false
@@ -138,7 +176,7 @@ func ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
 	}
 	for {
 		var w Workspace
-		if !p.workspace(&w) {
+		if !r.workspace(&p, &w) {
 			return nil, false
 		}
 		rows = append(rows, w)
@@ -152,9 +190,150 @@ func ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
 }
 
 // ParseWorkspace reads one row in the layout AppendWorkspace writes.
-func ParseWorkspace(raw []byte) (w Workspace, ok bool) {
+func (r *RowReader) ParseWorkspace(raw []byte) (w Workspace, ok bool) {
 	p := parser{b: raw}
-	return w, p.workspace(&w) && p.end()
+	return w, r.workspace(&p, &w) && p.end()
+}
+
+// workspace reads the row p begins with into w.
+func (r *RowReader) workspace(p *parser, w *Workspace) bool {
+	start := p.b
+	var prev *readRow
+	if r.keep {
+		if id, ok := plainStringAt(p.b, len(`{"id":`)); ok {
+			prev = r.last[string(id)]
+		}
+	}
+	if prev != nil {
+		*w = prev.w
+		if n := len(prev.raw); len(p.b) > n && (p.b[n] == ',' || p.b[n] == ']') && bytes.Equal(p.b[:n], prev.raw) {
+			// The row has not changed since: only its objects are made
+			// anew, the caller's own.
+			p.b = p.b[n:]
+			return r.freshObjects(w, prev)
+		}
+	}
+	var span [len(rowFields)][2]int32
+	at := func() int32 { return int32(len(start) - len(p.b)) }
+	for i := range rowFields {
+		f := &rowFields[i]
+		p.field(f.key)
+		if p.bad {
+			return false
+		}
+		span[i][0] = at()
+		if prev != nil && !f.object {
+			v := prev.raw[prev.span[i][0]:prev.span[i][1]]
+			if len(p.b) > len(v) && bytes.HasPrefix(p.b, v) && (p.b[len(v)] == ',' || p.b[len(v)] == '}') {
+				p.b = p.b[len(v):]
+				span[i][1] = at()
+				continue
+			}
+		}
+		f.read(p, w)
+		span[i][1] = at()
+	}
+	p.field("}")
+	if p.bad {
+		return false
+	}
+	if r.keep {
+		text := start[:len(start)-len(p.b)]
+		if prev == nil {
+			prev = &readRow{}
+			r.last[w.ID] = prev
+		}
+		prev.raw = append(prev.raw[:0], text...)
+		prev.span, prev.w = span, *w
+		if w.HomeCtx != nil {
+			// The caller's may change: the row keeps its own.
+			h := *w.HomeCtx
+			prev.w.HomeCtx = &h
+		}
+		// (error_info is read again from the text: only whether it is
+		// null counts.)
+	}
+	return true
+}
+
+// freshObjects gives w, a copy of the last version of its row, objects of
+// its own.
+func (r *RowReader) freshObjects(w *Workspace, prev *readRow) bool {
+	if w.HomeCtx != nil {
+		h := *w.HomeCtx
+		w.HomeCtx = &h
+	}
+	if w.ErrorInfo != nil {
+		sp := prev.span[errorInfoField]
+		q := parser{b: prev.raw[sp[0]:sp[1]]}
+		w.ErrorInfo = nil
+		q.object(&w.ErrorInfo)
+		return !q.bad
+	}
+	return true
+}
+
+// errorInfoField is error_info's index in rowFields.
+const errorInfoField = 18
+
+// plainStringAt returns the text of the string at b[i:] when it has no
+// escape (a row's id).
+func plainStringAt(b []byte, i int) ([]byte, bool) {
+	if len(b) <= i || b[i] != '"' {
+		return nil, false
+	}
+	b = b[i+1:]
+	j := bytes.IndexByte(b, '"')
+	if j < 0 || bytes.IndexByte(b[:j], '\\') >= 0 {
+		return nil, false
+	}
+	return b[:j], true
+}
+
+// rowField is one field of a row, in the order AppendWorkspace writes
+// them: its name (with the punctuation before it) and its reader.
+type rowField struct {
+	key  string
+	read func(p *parser, w *Workspace)
+	// object: the value is a pointer the reader allocates; it is never
+	// taken from the last version of the row.
+	object bool
+}
+
+var rowFields = [...]rowField{
+	{key: `{"id":`, read: func(p *parser, w *Workspace) { w.ID = p.str() }},
+	{key: `,"owner_user_id":`, read: func(p *parser, w *Workspace) { w.OwnerUserID = p.str() }},
+	{key: `,"name":`, read: func(p *parser, w *Workspace) { w.Name = p.str() }},
+	{key: `,"description":`, read: func(p *parser, w *Workspace) { w.Description = p.nullStr() }},
+	{key: `,"memo":`, read: func(p *parser, w *Workspace) { w.Memo = p.nullStr() }},
+	{key: `,"image_ref":`, read: func(p *parser, w *Workspace) { w.ImageRef = p.str() }},
+	{key: `,"instance_backend":`, read: func(p *parser, w *Workspace) { w.InstanceBackend = contracts.InstanceBackend(p.str()) }},
+	{key: `,"storage_backend":`, read: func(p *parser, w *Workspace) { w.StorageBackend = contracts.StorageBackend(p.str()) }},
+	{key: `,"home_store_key":`, read: func(p *parser, w *Workspace) { w.HomeStoreKey = p.str() }},
+	{key: `,"home_ctx":`, read: func(p *parser, w *Workspace) { w.HomeCtx = p.homeCtx() }, object: true},
+	{key: `,"observed_status":`, read: func(p *parser, w *Workspace) { w.ObservedStatus = contracts.ObservedStatus(p.str()) }},
+	{key: `,"health_status":`, read: func(p *parser, w *Workspace) { w.HealthStatus = contracts.HealthStatus(p.str()) }},
+	{key: `,"observed_at":`, read: func(p *parser, w *Workspace) { w.ObservedAt = p.time() }},
+	{key: `,"operation":`, read: func(p *parser, w *Workspace) { w.Operation = contracts.Operation(p.str()) }},
+	{key: `,"op_started_at":`, read: func(p *parser, w *Workspace) { w.OpStartedAt = p.time() }},
+	{key: `,"op_id":`, read: func(p *parser, w *Workspace) { w.OpID = p.nullStr() }},
+	{key: `,"archive_key":`, read: func(p *parser, w *Workspace) { w.ArchiveKey = p.nullStr() }},
+	{key: `,"error_count":`, read: func(p *parser, w *Workspace) { w.ErrorCount = p.int() }},
+	{key: `,"error_info":`, read: func(p *parser, w *Workspace) {
+		w.ErrorInfo = nil
+		if !p.lit("null") {
+			p.object(&w.ErrorInfo)
+		}
+	}, object: true},
+	{key: `,"error_message":`, read: func(p *parser, w *Workspace) { w.ErrorMessage = p.nullStr() }},
+	{key: `,"previous_status":`, read: func(p *parser, w *Workspace) { w.PreviousStatus = p.nullStr() }},
+	{key: `,"desired_state":`, read: func(p *parser, w *Workspace) { w.DesiredState = contracts.DesiredState(p.str()) }},
+	{key: `,"deleted_at":`, read: func(p *parser, w *Workspace) { w.DeletedAt = p.time() }},
+	{key: `,"standby_ttl_seconds":`, read: func(p *parser, w *Workspace) { w.StandbyTTLSeconds = p.int() }},
+	{key: `,"archive_ttl_seconds":`, read: func(p *parser, w *Workspace) { w.ArchiveTTLSeconds = p.int() }},
+	{key: `,"last_access_at":`, read: func(p *parser, w *Workspace) { w.LastAccessAt = p.time() }},
+	{key: `,"created_at":`, read: func(p *parser, w *Workspace) { w.CreatedAt = p.time() }},
+	{key: `,"updated_at":`, read: func(p *parser, w *Workspace) { w.UpdatedAt = p.time() }},
 }
 
 // parser reads one exact layout; any surprise makes it give up.
@@ -248,6 +427,15 @@ func (p *parser) time() Time {
 	if p.lit("null") {
 		return Time{}
 	}
+	// The text of a time has no escape: read it in place.
+	if len(p.b) > 0 && p.b[0] == '"' {
+		if i := bytes.IndexByte(p.b[1:], '"'); i > 0 {
+			if t, ok := parseUTC(p.b[1 : 1+i]); ok {
+				p.b = p.b[i+2:]
+				return Time{t}
+			}
+		}
+	}
 	s := p.str()
 	if p.bad {
 		return Time{}
@@ -257,6 +445,28 @@ func (p *parser) time() Time {
 		p.bad = true
 	}
 	return t
+}
+
+// homeCtx reads home_ctx: null, {} and a plain restore marker at once
+// (they are all a run has), anything else with encoding/json.
+func (p *parser) homeCtx() *contracts.HomeCtx {
+	switch {
+	case p.lit("null"):
+		return nil
+	case p.lit("{}"):
+		return &contracts.HomeCtx{}
+	case bytes.HasPrefix(p.b, []byte(`{"restore_marker":"`)):
+		save := p.b
+		p.b = p.b[len(`{"restore_marker":`):]
+		m := p.str()
+		if !p.bad && m != "" && p.lit("}") {
+			return &contracts.HomeCtx{RestoreMarker: m}
+		}
+		p.b, p.bad = save, false
+	}
+	var h *contracts.HomeCtx
+	p.object(&h)
+	return h
 }
 
 // object reads an object value (or null) with encoding/json: home_ctx
@@ -271,69 +481,6 @@ func (p *parser) object(v any) {
 		return
 	}
 	p.b = p.b[n:]
-}
-
-func (p *parser) workspace(w *Workspace) bool {
-	if !p.lit(`{"id":`) {
-		return false
-	}
-	w.ID = p.str()
-	p.field(`,"owner_user_id":`)
-	w.OwnerUserID = p.str()
-	p.field(`,"name":`)
-	w.Name = p.str()
-	p.field(`,"description":`)
-	w.Description = p.nullStr()
-	p.field(`,"memo":`)
-	w.Memo = p.nullStr()
-	p.field(`,"image_ref":`)
-	w.ImageRef = p.str()
-	p.field(`,"instance_backend":`)
-	w.InstanceBackend = contracts.InstanceBackend(p.str())
-	p.field(`,"storage_backend":`)
-	w.StorageBackend = contracts.StorageBackend(p.str())
-	p.field(`,"home_store_key":`)
-	w.HomeStoreKey = p.str()
-	p.field(`,"home_ctx":`)
-	p.object(&w.HomeCtx)
-	p.field(`,"observed_status":`)
-	w.ObservedStatus = contracts.ObservedStatus(p.str())
-	p.field(`,"health_status":`)
-	w.HealthStatus = contracts.HealthStatus(p.str())
-	p.field(`,"observed_at":`)
-	w.ObservedAt = p.time()
-	p.field(`,"operation":`)
-	w.Operation = contracts.Operation(p.str())
-	p.field(`,"op_started_at":`)
-	w.OpStartedAt = p.time()
-	p.field(`,"op_id":`)
-	w.OpID = p.nullStr()
-	p.field(`,"archive_key":`)
-	w.ArchiveKey = p.nullStr()
-	p.field(`,"error_count":`)
-	w.ErrorCount = p.int()
-	p.field(`,"error_info":`)
-	p.object(&w.ErrorInfo)
-	p.field(`,"error_message":`)
-	w.ErrorMessage = p.nullStr()
-	p.field(`,"previous_status":`)
-	w.PreviousStatus = p.nullStr()
-	p.field(`,"desired_state":`)
-	w.DesiredState = contracts.DesiredState(p.str())
-	p.field(`,"deleted_at":`)
-	w.DeletedAt = p.time()
-	p.field(`,"standby_ttl_seconds":`)
-	w.StandbyTTLSeconds = p.int()
-	p.field(`,"archive_ttl_seconds":`)
-	w.ArchiveTTLSeconds = p.int()
-	p.field(`,"last_access_at":`)
-	w.LastAccessAt = p.time()
-	p.field(`,"created_at":`)
-	w.CreatedAt = p.time()
-	p.field(`,"updated_at":`)
-	w.UpdatedAt = p.time()
-	p.field(`}`)
-	return !p.bad
 }
 
 // valueEnd is the length of the JSON value (an object, array, string or

@@ -394,3 +394,82 @@ func TestAppendRFC3339IsRFC3339Nano(t *testing.T) {
 	far := time.Date(12026, 1, 5, 0, 0, 0, 5, time.UTC)
 	require.Equal(t, far.Format(time.RFC3339Nano), string(AppendRFC3339(nil, far)))
 }
+
+// parseUTC reads what it accepts as time.Parse does, and accepts what
+// AppendRFC3339 writes for a year of four digits.
+func TestParseUTCIsTimeParse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		at := time.Unix(rapid.Int64Range(-62135596800, 253402300799).Draw(t, "s"), rapid.Int64Range(0, 999999999).Draw(t, "ns")).UTC()
+		text := AppendRFC3339(nil, at)
+		got, ok := parseUTC(text)
+		require.True(t, ok, "%s", text)
+		require.True(t, at.Equal(got) && got.Location() == time.UTC, "%s: %v", text, got)
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		text := rapid.StringMatching(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{0,10})?Z?`).Draw(t, "text")
+		got, ok := parseUTC([]byte(text))
+		want, err := time.Parse(time.RFC3339Nano, text)
+		if ok {
+			require.NoError(t, err, "%s", text)
+			require.Equal(t, want.UTC(), got, "%s", text)
+		}
+	})
+	for _, s := range []string{"2024-02-29T23:59:59.999999999Z", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z",
+		"2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z", "+026-01-01T00:00:00Z"} {
+		got, ok := parseUTC([]byte(s))
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if ok {
+			require.NoError(t, err, s)
+			require.Equal(t, want.UTC(), got, s)
+		}
+	}
+}
+
+// A RowReader that remembers rows reads each list as ParseWorkspaces
+// does, however the rows changed since it last read them, and what it
+// returns is the caller's: changing a returned row's objects changes no
+// later read.
+func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
+	require.Equal(t, `,"error_info":`, rowFields[errorInfoField].key)
+	rapid.Check(t, func(t *rapid.T) {
+		r := NewRowReader()
+		ids := []string{"a", "b", "c"}
+		rows := make([]contracts.Workspace, len(ids))
+		for i := range rows {
+			rows[i] = drawWorkspace(t)
+			rows[i].ID = ids[i]
+		}
+		for pass := range rapid.IntRange(1, 5).Draw(t, "passes") {
+			for i := range rows {
+				switch rapid.IntRange(0, 4).Draw(t, "change") {
+				case 1: // a health pass
+					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
+				case 2:
+					rows[i] = drawWorkspace(t)
+					rows[i].ID = ids[i]
+				case 3:
+					if rows[i].HomeCtx != nil {
+						rows[i].HomeCtx = &contracts.HomeCtx{RestoreMarker: rows[i].HomeCtx.RestoreMarker + "x"}
+					}
+				}
+			}
+			raw := AppendWorkspaces(nil, rows)
+			want, ok := ParseWorkspaces(raw)
+			require.True(t, ok)
+			got, ok := r.ParseWorkspaces(raw)
+			require.True(t, ok, "pass %d", pass)
+			require.Equal(t, want, got, "pass %d", pass)
+			for i := range got {
+				if got[i].HomeCtx != nil {
+					got[i].HomeCtx.RestoreMarker = "changed by the caller"
+				}
+				if got[i].ErrorInfo != nil {
+					got[i].ErrorInfo.Message = "changed by the caller"
+				}
+			}
+			one, ok := r.ParseWorkspace(AppendWorkspace(nil, &rows[0]))
+			require.True(t, ok)
+			require.Equal(t, want[0], one)
+		}
+	})
+}
