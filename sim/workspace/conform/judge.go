@@ -23,7 +23,6 @@ const (
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
-	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
 // notJudgeable maps each checker that no black-box run can judge to why.
@@ -49,7 +48,6 @@ var notJudgeable = map[string]string{
 	"monitor-trigger":       whyBus,
 	"now-values":            whyNow,
 	"completion-stamp":      whyNow,
-	"c12-durability":        whyBytes,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
@@ -159,7 +157,7 @@ func claim(rep *wsjudge.Report, judged, allow []string) *judge.Claim {
 }
 
 // judge runs every judgeable checker, unchanged, on the evidence.
-func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
+func (r *run) judge(ev *evidence, final *wsjudge.Final, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
 	res := &Result{
 		System: r.opts.Command[0], Config: r.cfg, Replay: r.opts.Replay, Attribution: ev.attribution,
 		LeaderInferred: ev.leaderInferred, Instances: len(r.instances), Faults: map[string]int{},
@@ -194,7 +192,8 @@ func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault,
 		res.Judged = append(res.Judged, name)
 	}
 	limits := contracts.Limits{MaxRunningPerUser: r.cfg.MaxRunningPerUser, MaxRunningGlobal: r.cfg.MaxRunningGlobal}
-	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: &wsjudge.Final{End: res.End, Rows: ev.rows}, Limits: limits}, checkers...)
+	final.End, final.Rows = res.End, ev.rows
+	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: final, Limits: limits}, checkers...)
 	res.Unreached = r.cfg.Unreached()
 	allow := r.opts.Allow
 	if allow == nil {
