@@ -97,6 +97,9 @@ type Result struct {
 	// others, with why.
 	Judged       []string          `json:"judged"`
 	NotJudgeable map[string]string `json:"not_judgeable"`
+	// UserData is what the users wrote and read back through the
+	// workspace agent, and the bytes read at the end.
+	UserData UserData `json:"user_data"`
 	// Problems are the run's own findings no checker covers (an API
 	// answer to a bad input, an instance that would not start).
 	Problems []string `json:"problems"`
@@ -111,6 +114,28 @@ type Result struct {
 	QuietWall      time.Duration         `json:"quiet_wall"`
 	Dir            string                `json:"dir"`
 	Rows           []contracts.Workspace `json:"-"`
+}
+
+// UserData counts the evidence of c12-durability.
+type UserData struct {
+	// Writes were acknowledged by the agent; Unanswered were sent and
+	// never acknowledged (either content may be found).
+	Writes     int `json:"writes"`
+	Unanswered int `json:"unanswered"`
+	// Verified counts the read-backs after being away; Differed those
+	// that did not find what was written.
+	Verified int `json:"verified"`
+	Differed int `json:"differed"`
+	// Owed counts the workspaces whose user is owed data at the end;
+	// Volumes and Archives how many volumes and archives were read.
+	Owed     int `json:"owed"`
+	Volumes  int `json:"volumes"`
+	Archives int `json:"archives"`
+}
+
+func (u UserData) String() string {
+	return fmt.Sprintf("%d writes acknowledged through the agent (%d unanswered), %d read-backs (%d differed); at the end %d workspaces owed data, %d volumes and %d archives read",
+		u.Writes, u.Unanswered, u.Verified, u.Differed, u.Owed, u.Volumes, u.Archives)
 }
 
 // Failed reports whether a checker found a violation or the run found a
@@ -192,6 +217,31 @@ func (r *run) judge(ev *evidence, final *wsjudge.Final, conv map[string]time.Dur
 		res.Judged = append(res.Judged, name)
 	}
 	limits := contracts.Limits{MaxRunningPerUser: r.cfg.MaxRunningPerUser, MaxRunningGlobal: r.cfg.MaxRunningGlobal}
+	for _, e := range ev.events {
+		switch {
+		case e.Kind != history.KindUser:
+		case e.Method == "user.write" && e.Err == "":
+			res.UserData.Writes++
+		case e.Method == "user.write":
+			res.UserData.Unanswered++
+		case e.Method == wsjudge.UserVerify:
+			res.UserData.Verified++
+			if e.Err != "" {
+				res.UserData.Differed++
+			}
+		}
+	}
+	for _, want := range final.Expected {
+		if len(want) > 0 {
+			res.UserData.Owed++
+		}
+	}
+	res.UserData.Volumes = len(final.Volumes)
+	archives := final.Archives
+	final.Archives = func(key string) (map[string][]byte, error) {
+		res.UserData.Archives++
+		return archives(key)
+	}
 	final.End, final.Rows = res.End, ev.rows
 	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: final, Limits: limits}, checkers...)
 	res.Unreached = r.cfg.Unreached()

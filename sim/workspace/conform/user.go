@@ -182,6 +182,36 @@ func (us *users) volumeLost(ctx context.Context, id, key string) {
 	}
 }
 
+// workUntilStopped is the user who keeps working while their workspace
+// is being stopped: after the stop was requested, write every 150 ms
+// while the agent answers (at most a minute). Every write it acknowledges
+// is owed: SPEC 5.3 has the container stopped before the volume is
+// archived, so nothing the agent acknowledged can be missing from the
+// archive (docs/decisions/workspaces-conform.md, DR441).
+func (us *users) workUntilStopped(ctx context.Context, id string) {
+	w := us.get(id)
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	addr, _, err := agentAddr(ctx, id)
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(time.Minute)
+	for n := 0; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
+		if !us.write1(ctx, w, addr, userPaths[n%len(userPaths)]) {
+			us.note(w, "user.stopped", "", fmt.Sprintf("after %d writes while stopping", n), "")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
 // markAway notes that the user saw id in display state d.
 func (us *users) markAway(id, d string) {
 	if w := us.get(id); w != nil {
@@ -352,29 +382,37 @@ func (us *users) verify(ctx context.Context, w *userWS, addr string) bool {
 func (us *users) write(ctx context.Context, w *userWS, addr string) {
 	n := 1 + w.rng.IntN(2)
 	for range n {
-		p := userPaths[w.rng.IntN(len(userPaths))]
-		w.writes++
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "workspace %s, %s, write %d\n", w.id, p, w.writes)
-		for range 20 + w.rng.IntN(200) {
-			fmt.Fprintf(&b, "%016x\n", w.rng.Uint64())
-		}
-		data := b.Bytes()
-		err := us.agentPut(ctx, addr, p, data)
-		us.mu.Lock()
-		f := us.state(w.id, p)
-		if err == nil {
-			f.want, f.has, f.any = data, true, false
-		} else {
-			f.alts = append(f.alts, data)
-		}
-		us.mu.Unlock()
-		if err != nil {
-			us.note(w, "user.write", p, "", err.Error())
+		if !us.write1(ctx, w, addr, userPaths[w.rng.IntN(len(userPaths))]) {
 			return
 		}
-		us.note(w, "user.write", p, strconv.Itoa(len(data))+" bytes acknowledged", "")
 	}
+}
+
+// write1 overwrites file p with seeded content; it reports whether the
+// agent acknowledged the write.
+func (us *users) write1(ctx context.Context, w *userWS, addr, p string) bool {
+	w.writes++
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "workspace %s, %s, write %d\n", w.id, p, w.writes)
+	for range 20 + w.rng.IntN(200) {
+		fmt.Fprintf(&b, "%016x\n", w.rng.Uint64())
+	}
+	data := b.Bytes()
+	err := us.agentPut(ctx, addr, p, data)
+	us.mu.Lock()
+	f := us.state(w.id, p)
+	if err == nil {
+		f.want, f.has, f.any = data, true, false
+	} else {
+		f.alts = append(f.alts, data)
+	}
+	us.mu.Unlock()
+	if err != nil {
+		us.note(w, "user.write", p, "", err.Error())
+		return false
+	}
+	us.note(w, "user.write", p, strconv.Itoa(len(data))+" bytes acknowledged", "")
+	return true
 }
 
 func (us *users) agentPut(ctx context.Context, addr, p string, data []byte) error {

@@ -334,6 +334,10 @@ func (w *workload) tour(ctx context.Context) {
 		}) {
 			return
 		}
+		if st.desired == contracts.DesiredPending {
+			// The user keeps working while it stops.
+			w.r.users.workUntilStopped(ctx, id)
+		}
 		if !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodGet, "/workspaces/"+id, u.Token, "", nil)
 			return a.body["display_state"] == st.display && a.body["operation"] == "NONE"
