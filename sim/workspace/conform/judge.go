@@ -52,7 +52,7 @@ var notJudgeable = map[string]string{
 
 // judgeableInferred are the checkers that stay judgeable when writers are
 // only inferred: they read rows, not writers.
-var judgeableInferred = []string{"c12-convergence", "limits", "last-access-forward"}
+var judgeableInferred = []string{"c12-convergence", "c12-durability", "limits", "last-access-forward"}
 
 // Detection is how long the system took to react to one fault.
 type Detection struct {
