@@ -619,6 +619,26 @@ func filesOfTar(rd io.Reader) (map[string][]byte, error) {
 	}
 }
 
+// owed is what a user who knows model is owed, given the files found: a
+// file found as the user may find it is owed as found (an unanswered
+// write that landed, or anything after an acknowledged loss); any other
+// is owed as last acknowledged (or not at all when nothing was).
+func owed(model map[string]*fileState, found map[string][]byte) map[string][]byte {
+	want := map[string][]byte{}
+	for p, st := range model {
+		b, in := found[p]
+		switch {
+		case st.accepts(b, in):
+			if in {
+				want[p] = b
+			}
+		case st.has:
+			want[p] = st.want
+		}
+	}
+	return want
+}
+
 // final is the world's bytes at the end: each owed workspace's volume (its
 // user's files), the archives (read from the bucket as a restore would),
 // and what each user is owed, resolved against what is found where an
@@ -636,9 +656,9 @@ func (r *run) final(ctx context.Context, rows []contracts.Workspace, end time.Ti
 	var problems []string
 	for _, w := range rows {
 		us.mu.Lock()
-		_, owed := us.model[w.ID]
+		_, known := us.model[w.ID]
 		us.mu.Unlock()
-		if !owed || w.Deleted() {
+		if !known || w.Deleted() {
 			continue
 		}
 		files, ok, err := r.readVolume(ctx, w.ID)
@@ -667,20 +687,8 @@ func (r *run) final(ctx context.Context, rows []contracts.Workspace, end time.Ti
 			us.mu.Unlock()
 			continue
 		}
-		want := map[string][]byte{}
-		for p, st := range us.model[w.ID] {
-			b, in := found[p]
-			switch {
-			case st.accepts(b, in):
-				if in {
-					want[p] = b
-				}
-			case st.has:
-				want[p] = st.want
-			}
-		}
+		f.Expected[w.ID] = owed(us.model[w.ID], found)
 		us.mu.Unlock()
-		f.Expected[w.ID] = want
 	}
 	return f, problems
 }

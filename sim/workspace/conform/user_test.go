@@ -79,3 +79,17 @@ func TestFilesOfTarReadsDockerCpStreams(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string][]byte{"conform-user/a": []byte("hi")}, files)
 }
+
+// At the end a user is owed each file as last acknowledged, or as found
+// when what is found is what they may find; the checker then compares.
+func TestOwedResolvesUnansweredWritesAgainstWhatIsFound(t *testing.T) {
+	model := map[string]*fileState{
+		"a": {want: []byte("a1"), has: true, alts: [][]byte{[]byte("a2")}},
+		"b": {want: []byte("b1"), has: true},
+		"c": {alts: [][]byte{[]byte("c1")}},
+		"d": {any: true},
+	}
+	found := map[string][]byte{"a": []byte("a2"), "b": []byte("b0"), "d": []byte("d9")}
+	require.Equal(t, map[string][]byte{"a": []byte("a2"), "b": []byte("b1"), "d": []byte("d9")}, owed(model, found))
+	require.Equal(t, map[string][]byte{"a": []byte("a1"), "b": []byte("b1")}, owed(model, nil))
+}
