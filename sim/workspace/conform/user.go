@@ -98,6 +98,7 @@ type userWS struct {
 	// ctr is the container the user last reached; away what the API
 	// showed since (a display state other than RUNNING).
 	ctr    string
+	addr   string
 	away   string
 	writes int
 	gone   bool
@@ -195,8 +196,10 @@ func (us *users) workUntilStopped(ctx context.Context, id string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	addr, _, err := agentAddr(ctx, id)
-	if err != nil {
+	// The agent the user was just working with: looking it up again
+	// could come after the container is gone.
+	addr := w.addr
+	if addr == "" {
 		return
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -312,7 +315,7 @@ func (us *users) visit(ctx context.Context, wl *workload, id string, write bool)
 		}
 		w.away = ""
 	}
-	w.ctr = ctr
+	w.ctr, w.addr = ctr, addr
 	if write {
 		us.write(ctx, w, addr)
 	}

@@ -315,7 +315,8 @@ func (w *workload) run(ctx context.Context) {
 }
 
 // tour takes the first workspace through every operation, so that each
-// is exercised whatever the draws: RUNNING → PENDING (STOPPING, then
+// is exercised whatever the draws (asking for RUNNING first, whatever it
+// was created with): RUNNING → PENDING (STOPPING, then
 // ARCHIVING), → RUNNING (RESTORING, STARTING), → STANDBY, then DELETE.
 func (w *workload) tour(ctx context.Context) {
 	id, u, ok := w.pick(0)
@@ -325,7 +326,7 @@ func (w *workload) tour(ctx context.Context) {
 	steps := []struct {
 		desired contracts.DesiredState
 		display string
-	}{{"", "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
+	}{{contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
 	for _, st := range steps {
 		if st.desired != "" && !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodPatch, "/workspaces/"+id, u.Token, "application/json", jsonBody(map[string]any{"desired_state": string(st.desired)}))
