@@ -184,8 +184,9 @@ func (us *users) volumeLost(ctx context.Context, id, key string) {
 }
 
 // workUntilStopped is the user who keeps working while their workspace
-// is being stopped: after the stop was requested, write every 150 ms
-// while the agent answers (at most a minute). Every write it acknowledges
+// is being stopped: after the stop was requested, write every 20 ms
+// while the agent answers (at most 500 writes: an editor saving as the
+// user types). Every write it acknowledges
 // is owed: SPEC 5.3 has the container stopped before the volume is
 // archived, so nothing the agent acknowledged can be missing from the
 // archive (docs/decisions/workspaces-conform.md, DR441).
@@ -202,15 +203,14 @@ func (us *users) workUntilStopped(ctx context.Context, id string) {
 	if addr == "" {
 		return
 	}
-	deadline := time.Now().Add(time.Minute)
-	for n := 0; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
+	for n := 0; n < 500 && ctx.Err() == nil; n++ {
 		if !us.write1(ctx, w, addr, userPaths[n%len(userPaths)]) {
 			us.note(w, "user.stopped", "", fmt.Sprintf("after %d writes while stopping", n), "")
 			return
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(150 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
