@@ -120,6 +120,13 @@ func TestReferencePassesTheShortProfile(t *testing.T) {
 	}
 	require.Contains(t, res.Judged, "c12-convergence")
 	require.Greater(t, res.APICalls, 20)
+	// C12's safety, on the world's bytes: the users' writes through the
+	// agent, read back after an archive and a restore, and the volumes
+	// and archives read at the end.
+	require.Contains(t, res.Judged, "c12-durability")
+	require.Positive(t, res.UserData.Writes, "%s", res.UserData)
+	require.Positive(t, res.UserData.Verified, "%s", res.UserData)
+	require.Positive(t, res.UserData.Owed, "%s", res.UserData)
 }
 
 // Catalogue mutants run as processes (`converge serve` built with the

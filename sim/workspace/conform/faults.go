@@ -352,6 +352,12 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 	}
 	id := ids[f.Pick%len(ids)]
 	fe.Workspace = id
+	key := ""
+	for _, w := range rows {
+		if w.ID == id {
+			key = w.ArchiveKey
+		}
+	}
 	var args []string
 	switch f.Kind {
 	case FaultDockerKill:
@@ -372,6 +378,9 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 			return
 		}
 		fe.Err = strings.TrimSpace(string(out))
+	} else if f.Kind == FaultVolumeRemove {
+		// The user's data now lives only in the archive at archive_key.
+		r.users.volumeLost(ctx, id, key)
 	}
 	r.add(fe)
 }
@@ -423,6 +432,9 @@ func (r *run) objectFault(ctx context.Context, f Fault, fe history.Event) {
 		if _, err := s3.PutObject(ctx, bucket, key, bytesReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
 			fe.Err = err.Error()
 		}
+	}
+	if fe.Err == "" {
+		r.users.destroy(key)
 	}
 	r.add(fe)
 }

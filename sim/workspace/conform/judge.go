@@ -22,7 +22,6 @@ const (
 	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
-	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
 // notJudgeable maps each checker that no black-box run can judge to why;
@@ -48,12 +47,11 @@ var notJudgeable = map[string]string{
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
-	"c12-durability":        whyBytes,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
 // only inferred: they read rows, not writers.
-var judgeableInferred = []string{"c12-convergence", "limits", "last-access-forward"}
+var judgeableInferred = []string{"c12-convergence", "c12-durability", "limits", "last-access-forward"}
 
 // Detection is how long the system took to react to one fault.
 type Detection struct {
@@ -98,6 +96,9 @@ type Result struct {
 	// others, with why.
 	Judged       []string          `json:"judged"`
 	NotJudgeable map[string]string `json:"not_judgeable"`
+	// UserData is what the users wrote and read back through the
+	// workspace agent, and the bytes read at the end.
+	UserData UserData `json:"user_data"`
 	// Problems are the run's own findings no checker covers (an API
 	// answer to a bad input, an instance that would not start).
 	Problems []string `json:"problems"`
@@ -112,6 +113,28 @@ type Result struct {
 	QuietWall      time.Duration         `json:"quiet_wall"`
 	Dir            string                `json:"dir"`
 	Rows           []contracts.Workspace `json:"-"`
+}
+
+// UserData counts the evidence of c12-durability.
+type UserData struct {
+	// Writes were acknowledged by the agent; Unanswered were sent and
+	// never acknowledged (either content may be found).
+	Writes     int `json:"writes"`
+	Unanswered int `json:"unanswered"`
+	// Verified counts the read-backs after being away; Differed those
+	// that did not find what was written.
+	Verified int `json:"verified"`
+	Differed int `json:"differed"`
+	// Owed counts the workspaces whose user is owed data at the end;
+	// Volumes and Archives how many volumes and archives were read.
+	Owed     int `json:"owed"`
+	Volumes  int `json:"volumes"`
+	Archives int `json:"archives"`
+}
+
+func (u UserData) String() string {
+	return fmt.Sprintf("%d writes acknowledged through the agent (%d unanswered), %d read-backs (%d differed); at the end %d workspaces owed data, %d volumes and %d archives read",
+		u.Writes, u.Unanswered, u.Verified, u.Differed, u.Owed, u.Volumes, u.Archives)
 }
 
 // Failed reports whether a checker found a violation or the run found a
@@ -158,7 +181,7 @@ func claim(rep *wsjudge.Report, judged, allow []string) *judge.Claim {
 }
 
 // judge runs every judgeable checker, unchanged, on the evidence.
-func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
+func (r *run) judge(ev *evidence, final *wsjudge.Final, conv map[string]time.Duration, faults []Fault, end time.Time) *Result {
 	res := &Result{
 		System: r.opts.Command[0], Config: r.cfg, Replay: r.opts.Replay, Attribution: ev.attribution,
 		LeaderInferred: ev.leaderInferred, Instances: len(r.instances), Faults: map[string]int{},
@@ -197,7 +220,33 @@ func (r *run) judge(ev *evidence, conv map[string]time.Duration, faults []Fault,
 		res.Judged = append(res.Judged, name)
 	}
 	limits := contracts.Limits{MaxRunningPerUser: r.cfg.MaxRunningPerUser, MaxRunningGlobal: r.cfg.MaxRunningGlobal}
-	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: &wsjudge.Final{End: res.End, Rows: ev.rows}, Limits: limits}, checkers...)
+	for _, e := range ev.events {
+		switch {
+		case e.Kind != history.KindUser:
+		case e.Method == "user.write" && e.Err == "":
+			res.UserData.Writes++
+		case e.Method == "user.write":
+			res.UserData.Unanswered++
+		case e.Method == wsjudge.UserVerify:
+			res.UserData.Verified++
+			if e.Err != "" {
+				res.UserData.Differed++
+			}
+		}
+	}
+	for _, want := range final.Expected {
+		if len(want) > 0 {
+			res.UserData.Owed++
+		}
+	}
+	res.UserData.Volumes = len(final.Volumes)
+	archives := final.Archives
+	final.Archives = func(key string) (map[string][]byte, error) {
+		res.UserData.Archives++
+		return archives(key)
+	}
+	final.End, final.Rows = res.End, ev.rows
+	res.Report = wsjudge.Check(wsjudge.Input{Events: ev.events, Final: final, Limits: limits}, checkers...)
 	res.Unreached = r.cfg.Unreached()
 	allow := r.opts.Allow
 	if allow == nil {

@@ -61,6 +61,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	fmt.Fprintf(&b, "\nuser data: %s", r.UserData)
 	fmt.Fprintf(&b, "\nwriters: %s", r.Attribution)
 	if r.LeaderInferred {
 		b.WriteString("; leadership read from pg_locks (no system_locks row)")

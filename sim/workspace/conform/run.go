@@ -60,6 +60,7 @@ type run struct {
 	pool      *pgxpool.Pool
 	instances []*instance
 	lock      *lockSampler
+	users     *users
 	origin    time.Time
 	managed   string
 
@@ -175,6 +176,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	r := &run{opts: opts, cfg: cfg, faultCount: map[FaultKind]int{}, statuses: map[int]int{}, enders: map[int]func(){}}
+	r.users = newUsers(r)
 	wallStart := time.Now()
 	svc := opts.Services
 	if svc == nil {
@@ -330,7 +332,12 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("collect the evidence: %w", err)
 	}
-	res = r.judge(ev, conv, faults, endWall)
+	r.progress("reading the users' data in the volumes and archives")
+	final, problems := r.final(ctx, ev.rows, r.vt(endWall))
+	for _, p := range problems {
+		r.problem("%s", p)
+	}
+	res = r.judge(ev, final, conv, faults, endWall)
 	res.Wall = time.Since(wallStart)
 	res.FaultPhaseWall = quietWall.Sub(faultStart)
 	res.QuietWall = endWall.Sub(quietWall)

@@ -143,6 +143,7 @@ func (w *workload) create(ctx context.Context, u User, name string, desired cont
 		w.ids = append(w.ids, id)
 		w.own[id] = u
 		w.mu.Unlock()
+		w.r.users.add(id, u)
 	}
 }
 
@@ -191,9 +192,20 @@ func (w *workload) recover(ctx context.Context, pick int) {
 		}
 		w.mu.Unlock()
 	}
+	dataLost := false
+	if row, err := w.r.sb.store.Get(ctx, id); err == nil && row.ErrorInfo != nil && row.ErrorInfo.Reason == contracts.ReasonDataLost {
+		dataLost = true
+	}
 	adm := w.r.cfg.Admin
 	a := w.do(ctx, http.MethodPost, "/workspaces/"+id+":recover", adm.Token, "application/json", []byte("{}"))
 	w.record("api.Recover", id, "admin="+adm.Name, a, a.status == http.StatusOK)
+	if a.status == http.StatusOK && dataLost {
+		// The administrator's recovery of a DataLost workspace
+		// acknowledges the loss: from then on the user is owed only
+		// what they read or write again (as the simulator's model).
+		w.r.users.forget(id)
+		w.r.add(history.Event{Kind: history.KindUser, Instance: apiInstance, Workspace: id, Method: "user.data-loss-acknowledged"})
+	}
 }
 
 // race sends n+1 concurrent POSTs asking for RUNNING as one user: a
@@ -264,6 +276,7 @@ func (w *workload) run(ctx context.Context) {
 	}
 	w.badInputs(ctx)
 	go w.tour(ctx)
+	go w.r.users.loop(ctx, w)
 	kinds := []wssim.Kind{wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire,
 		wssim.UserDesire, wssim.AdminRecover, wssim.UserDelete, wssim.FaultAPIRace, wssim.UserCreate}
 	created := w.r.cfg.Workspaces
@@ -302,7 +315,8 @@ func (w *workload) run(ctx context.Context) {
 }
 
 // tour takes the first workspace through every operation, so that each
-// is exercised whatever the draws: RUNNING → PENDING (STOPPING, then
+// is exercised whatever the draws (asking for RUNNING first, whatever it
+// was created with): RUNNING → PENDING (STOPPING, then
 // ARCHIVING), → RUNNING (RESTORING, STARTING), → STANDBY, then DELETE.
 func (w *workload) tour(ctx context.Context) {
 	id, u, ok := w.pick(0)
@@ -312,7 +326,7 @@ func (w *workload) tour(ctx context.Context) {
 	steps := []struct {
 		desired contracts.DesiredState
 		display string
-	}{{"", "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
+	}{{contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
 	for _, st := range steps {
 		if st.desired != "" && !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodPatch, "/workspaces/"+id, u.Token, "application/json", jsonBody(map[string]any{"desired_state": string(st.desired)}))
@@ -321,11 +335,22 @@ func (w *workload) tour(ctx context.Context) {
 		}) {
 			return
 		}
+		if st.desired == contracts.DesiredPending {
+			// The user keeps working while it stops.
+			w.r.users.workUntilStopped(ctx, id)
+		}
 		if !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodGet, "/workspaces/"+id, u.Token, "", nil)
 			return a.body["display_state"] == st.display && a.body["operation"] == "NONE"
 		}) {
 			return
+		}
+		// The user works while it runs (writing, and reading back what
+		// they wrote before it was archived and restored).
+		if st.display == "RUNNING" {
+			w.r.users.tryVisit(ctx, w, id, 20)
+		} else {
+			w.r.users.markAway(id, st.display)
 		}
 	}
 	w.until(ctx, func() bool {
