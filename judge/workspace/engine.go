@@ -146,6 +146,7 @@ func All() []Checker {
 		&durability{},
 		&retries{},
 		&timeouts{},
+		&timeoutEntry{},
 		&errorEntry{},
 		&claimTimed{},
 		&invokeOnce{},

@@ -33,6 +33,7 @@ var situations = map[string]string{
 	"c12-durability":         "the user reads data back, or at the end a workspace with data to keep is at rest",
 	"retry-policy":           "a failed actuator call recorded on the row (error_count, error_info), or an at-once terminal code",
 	"timeouts":               "an operation ends in a terminal timeout error",
+	"timeout-entry":          "a reconciler records a Timeout error_info (an operation ends in a terminal timeout error)",
 	"error-entry":            "a running operation ends with a terminal error_info",
 	"claim-op-started-at":    "a reconciler claims an operation, or writes op_started_at while one runs",
 	"invoke-once":            "a leader's actuator call on a workspace while an operation runs",

@@ -23,6 +23,7 @@ const (
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
+	whyFailures = "needs the writing instance's failed writes and lost answers (a completion whose last-access stamp failed in a step excuses the Timeout entry of that step); the audit trail records only the writes that committed"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
@@ -44,6 +45,7 @@ var notJudgeable = map[string]string{
 	"retry-policy":          whyCalls,
 	"timeouts":              whyCalls,
 	"error-entry":           whyCalls,
+	"timeout-entry":         whyFailures,
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
