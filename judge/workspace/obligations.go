@@ -42,6 +42,7 @@ var situations = map[string]string{
 	"completion-stamp":       "a reconciler completes an operation without an error",
 	"now-values":             "an applied write that sets a value SPEC defines as now (a claim's op_started_at, a last_access_at stamp or creation, a soft delete, an observation, a failure's occurred_at)",
 	"api-rules":              "a workspace created, an administrator's recovery, a soft delete, or a desired_state change through the API",
+	"api-answers":            "an API request the state rules decide (a PATCH, a DELETE, a recovery, a limit's 429) on a row no write changed while it ran, or a recovery owing its monitor:trigger",
 	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
 	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",
 	"monitor-trigger":        "a reconciler's claim, completion or ERROR entry, owing its monitor:trigger",

@@ -69,6 +69,7 @@ var SteerPrior = map[string][]string{
 	"invoke-once":           {string(FaultCrash), string(FaultDepose)},
 	"api-rules":             {string(FaultOutage), FeatureDeletes},
 	"limits":                {FeatureCrowd},
+	"api-answers":           {string(FaultOutage), FeatureCrowd},
 	"events":                {string(FaultBreakFeed), string(FaultDropFeed)},
 }
 

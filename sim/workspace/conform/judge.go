@@ -24,6 +24,7 @@ const (
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
 	whyFailures = "needs the writing instance's failed writes and lost answers (a completion whose last-access stamp failed in a step excuses the Timeout entry of that step); the audit trail records only the writes that committed"
+	whyRequests = "needs each request beside the rows as they stood while it ran, and the API's own publishes: a request over HTTP spans real time in which other writes land, and Redis does not say which client published"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
@@ -46,6 +47,7 @@ var notJudgeable = map[string]string{
 	"timeouts":              whyCalls,
 	"error-entry":           whyCalls,
 	"timeout-entry":         whyFailures,
+	"api-answers":           whyRequests,
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
