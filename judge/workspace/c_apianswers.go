@@ -55,7 +55,6 @@ import (
 // replayed from the writes; the administrator's applied writes; the API
 // instance's bus.Publish calls and the lost answers aimed at it.
 type apiAnswers struct {
-	base
 	Limits contracts.Limits
 	// changed: workspace → when an applied write or insert last changed
 	// its row.
