@@ -714,11 +714,12 @@ class API:
             raise cd.APIError(404, "NOT_FOUND", "workspace not found")
         return w
 
-    def check_limits(self, owner: str) -> None:
+    def check_limits(self, owner: str, ws_id: Optional[str] = None) -> None:
         """Per user first, then global. A workspace counts when not deleted,
-        healthy, and desired or observed RUNNING (SPEC 4.3 as amended)."""
+        healthy, and desired or observed RUNNING (SPEC 4.3 as amended),
+        leaving the written workspace ws_id itself out."""
         running = [w for w in self.p.store_list("active") if w["deleted_at"] is None and w["health_status"] == "OK"
-                   and "RUNNING" in (w["desired_state"], w["observed_status"])]
+                   and "RUNNING" in (w["desired_state"], w["observed_status"]) and w["id"] != ws_id]
         mine = [w["id"] for w in running if w["owner_user_id"] == owner]
         if len(mine) >= self.p.max_running_per_user:
             raise cd.APIError(429, "workspace_limit_exceeded", f"per_user running-workspace limit reached: {len(mine)} of {self.p.max_running_per_user}",
@@ -776,7 +777,7 @@ class API:
             if to != w["desired_state"]:
                 self.check_change(w)
                 if to == "RUNNING":
-                    self.check_limits(w["owner_user_id"])
+                    self.check_limits(w["owner_user_id"], ws_id)
                 patch["desired_state"] = to
                 cond.update({"operation": "NONE", "desired_state": w["desired_state"], "not_terminal": True})
         if not patch:
@@ -827,7 +828,7 @@ class API:
         if w["desired_state"] == "RUNNING":
             return
         self.check_change(w)
-        self.check_limits(w["owner_user_id"])
+        self.check_limits(w["owner_user_id"], ws_id)
         self.update(self.writer("api", "proxy"), ws_id,
                     {"operation": "NONE", "desired_state": w["desired_state"], "not_deleted": True, "not_terminal": True},
                     {"desired_state": "RUNNING"})

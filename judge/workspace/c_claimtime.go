@@ -16,8 +16,9 @@ import (
 //
 // And op_started_at is when the operation started: it is set by the claim
 // and cleared when the operation ends (4.2.2 "On completion", 4.2.5), and
-// nothing in between moves it. A write that sets it to another time while
-// the operation stays in progress (a leader that "restarts the clock" when
+// nothing in between moves it. A write that clears it while the operation
+// stays in progress leaves the operation without a timeout; one that sets
+// it to another time (a leader that "restarts the clock" when
 // it resumes, 4.2.2 "Resuming": a resume invokes the calls again, it does
 // not start a new operation) restarts the operation's timeout, so an
 // operation resumed at each failover never times out, and the timeouts
@@ -37,9 +38,13 @@ func (*claimTimed) Observe(s *State, e *history.Event, r *Report) {
 	if before != nil && before.Operation != contracts.OpNone && e.Patch.OpStartedAt.Set &&
 		(!e.Patch.Operation.Set || e.Patch.Operation.V == before.Operation) {
 		r.Exercise()
-		if v := e.Patch.OpStartedAt.V; !v.IsZero() && !v.Equal(before.OpStartedAt) {
+		switch v := e.Patch.OpStartedAt.V; {
+		case !v.IsZero() && !v.Equal(before.OpStartedAt):
 			r.Flag(e.Workspace, e.At, fmt.Sprintf("op_started_at of %s (started %s) rewritten to %s while it runs: its timeout starts again",
 				before.Operation, before.OpStartedAt.UTC().Format(time.RFC3339), v.UTC().Format(time.RFC3339)), e.Seq)
+		case v.IsZero() && !before.OpStartedAt.IsZero():
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("op_started_at of %s (started %s) cleared while it runs: no timeout covers it any more",
+				before.Operation, before.OpStartedAt.UTC().Format(time.RFC3339)), e.Seq)
 		}
 		return
 	}

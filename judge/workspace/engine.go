@@ -78,6 +78,9 @@ func Check(in Input, checkers ...Checker) *Report {
 		if l, ok := c.(*limits); ok {
 			l.Limits = in.Limits.OrDefaults()
 		}
+		if l, ok := c.(interface{ useLimits(contracts.Limits) }); ok {
+			l.useLimits(in.Limits.OrDefaults())
+		}
 		adapted[i] = adapter{c, in.Final}
 		if _, ok := c.(afterApplier); ok {
 			adapted[i] = afterAdapter{adapter{c, in.Final}}
@@ -146,6 +149,7 @@ func All() []Checker {
 		&durability{},
 		&retries{},
 		&timeouts{},
+		&timeoutEntry{},
 		&errorEntry{},
 		&claimTimed{},
 		&invokeOnce{},
@@ -155,6 +159,7 @@ func All() []Checker {
 		&nowValues{},
 		&apiRules{},
 		&limits{},
+		&apiAnswers{},
 		&events{},
 		&periods{},
 		&monitorTrigger{},

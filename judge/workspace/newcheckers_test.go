@@ -143,3 +143,14 @@ func TestOpStartedAtIsNotRewrittenWhileTheOperationRuns(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "rewritten")
 	require.Contains(t, r.Violations[0].Message, "timeout starts again")
 }
+
+// Cleared while the operation stays in progress, op_started_at leaves it
+// without a timeout (SPEC 4.2.3: "nothing moves [it] until the operation
+// ends").
+func TestOpStartedAtIsNotClearedWhileTheOperationRuns(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).claim("w", contracts.OpStarting).at(3*time.Minute).
+		write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{OpStartedAt: contracts.Some(time.Time{})})
+	r := run(t, tr, nil, "claim-op-started-at")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "cleared while it runs")
+}

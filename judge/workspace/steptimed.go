@@ -23,6 +23,10 @@ func (*events) AssumesInstantSteps() string {
 	return "SPEC 4.6 gives a change 2 s from its commit to its publication; under a fast clock the step that commits it, and the listener's next step, last longer than that on the coordinator's clock"
 }
 
+func (*apiAnswers) AssumesInstantSteps() string {
+	return "a request's reads must fall within one step (APIRequestSpan) of its recorded answer; a request to real PostgreSQL under a fast clock spans longer, and writes that land meanwhile may excuse or explain its answer"
+}
+
 // InstantStepsOnly reports whether c's bounds assume steps that take no
 // time, and why.
 func InstantStepsOnly(c Checker) (why string, ok bool) {

@@ -64,10 +64,12 @@ var SteerPrior = map[string][]string{
 	"c11-error-skip":        {string(FaultOutage), string(FaultDelayStart), string(FaultLoseVolume)},
 	"retry-policy":          {string(FaultOutage), string(FaultStorageJobCrash), string(FaultLostResponse)},
 	"timeouts":              {string(FaultDelayStart), string(FaultKillSession)},
+	"timeout-entry":         {string(FaultDelayStart), string(FaultKillSession)},
 	"error-entry":           {string(FaultOutage), string(FaultDelayStart)},
 	"invoke-once":           {string(FaultCrash), string(FaultDepose)},
 	"api-rules":             {string(FaultOutage), FeatureDeletes},
 	"limits":                {FeatureCrowd},
+	"api-answers":           {string(FaultOutage), FeatureCrowd},
 	"events":                {string(FaultBreakFeed), string(FaultDropFeed)},
 }
 

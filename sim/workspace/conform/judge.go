@@ -22,6 +22,8 @@ const (
 	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
+	whyFailures = "needs the writing instance's failed writes and lost answers (a completion whose last-access stamp failed in a step excuses the Timeout entry of that step); the audit trail records only the writes that committed"
+	whyRequests = "needs each request beside the rows as they stood while it ran, and the API's own publishes: a request over HTTP spans real time in which other writes land, and Redis does not say which client published"
 )
 
 // notJudgeable maps each checker that no black-box run can judge to why;
@@ -44,6 +46,8 @@ var notJudgeable = map[string]string{
 	"retry-policy":          whyCalls,
 	"timeouts":              whyCalls,
 	"error-entry":           whyCalls,
+	"timeout-entry":         whyFailures,
+	"api-answers":           whyRequests,
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
