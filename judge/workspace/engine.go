@@ -139,6 +139,8 @@ func All() []Checker {
 		&gcPairs{},
 		&gcOrphans{},
 		&singleLeader{},
+		&writeEpoch{},
+		&holderActs{},
 		&fencing{},
 		&leaseRecheck{},
 		&errorSkip{},
@@ -158,6 +160,10 @@ func All() []Checker {
 		&events{},
 		&periods{},
 		&monitorTrigger{},
+		&recoveryTrigger{},
+		&triggerPass{},
+		&giveUp{},
+		&tickRows{},
 	}
 }
 

@@ -26,6 +26,8 @@ var situations = map[string]string{
 	"gc-meta-with-archive":   "the GC deletes one of an archive and its .meta while the other exists",
 	"gc-deletes-orphans":     "an orphaned archive or .meta, timed by the GC, is owed its deletion after 2 h or deleted",
 	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
+	"c10-write-epoch":        "a coordinator write (a HealthMonitor or StateReconciler write or pass, or one made on behalf of the TTL Manager or the StateReconciler)",
+	"c10-holder-acts":        "a coordinator instance whose lease ended (lost, released, superseded) steps again at a later instant",
 	"c10-fencing":            "a world-changing call (an actuator call, an object put or delete) by a coordinator instance that led",
 	"lease-recheck":          "a world-changing call (an actuator call or an object deletion) by a coordinator instance that led",
 	"c11-error-skip":         "a HealthMonitor pass while a workspace is in ERROR",
@@ -44,6 +46,10 @@ var situations = map[string]string{
 	"limits":                 "a request refused by a running limit (429, or a refused guarded write)",
 	"events":                 "a committed change of a trigger column whose delivery on workspace:{id} within 2 s is owed, nothing excusing it",
 	"monitor-trigger":        "a reconciler's claim, completion or ERROR entry, owing its monitor:trigger",
+	"recovery-trigger":       "an administrator's recovery applied, owing its monitor:trigger",
+	"trigger-pass":           "the leader, subscribed to monitor:trigger, receives a trigger and has stepped since",
+	"gives-up-at-once":       "a coordinator instance's lock check fails, or its write is refused as fenced",
+	"reconcile-tick-rows":    "a step of the leader in which the StateReconciler ticked, nothing disturbing it, with a row claimed or calling for a claim",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 

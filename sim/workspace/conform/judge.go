@@ -23,6 +23,7 @@ const (
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
+	whySteps    = "needs the instants of the implementation's steps on virtual time (SPEC 3: a step takes no time there, so a step is the events of one instant); a real runtime's step spans real time, which the audit trail does not delimit"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
@@ -50,6 +51,11 @@ var notJudgeable = map[string]string{
 	"now-values":            whyNow,
 	"completion-stamp":      whyNow,
 	"c12-durability":        whyBytes,
+	"c10-holder-acts":       whySteps,
+	"reconcile-tick-rows":   whySteps,
+	"trigger-pass":          whyBus,
+	"recovery-trigger":      whyBus,
+	"gives-up-at-once":      whyChecks,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
