@@ -105,3 +105,21 @@ func TestReconcileTickClaimsEveryRowDespiteAFailure(t *testing.T) {
 	r = run(t, tr, nil, "reconcile-tick-rows")
 	require.Empty(t, r.Violations)
 }
+
+// SPEC 3: a leader's next step is never more than 2 s after the current one.
+func TestStepBound(t *testing.T) {
+	tr := newTrace().leader("c1", 1).at(time.Second).check("c1", 1, "").check("c1", 1, "").at(3*time.Second).check("c1", 1, "")
+	r := run(t, tr, nil, "step-bound")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("step-bound"))
+
+	tr = newTrace().leader("c1", 1).at(time.Second).check("c1", 1, "").at(3500*time.Millisecond).check("c1", 1, "")
+	r = run(t, tr, nil, "step-bound")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "2.5s later")
+
+	// A leader that gave the lead up steps as it likes until it leads again.
+	tr = newTrace().leader("c1", 1).at(time.Second).check("c1", 1, "not leader").at(10*time.Second).check("c1", 1, "")
+	r = run(t, tr, nil, "step-bound")
+	require.Empty(t, r.Violations)
+}

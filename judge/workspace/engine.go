@@ -141,6 +141,7 @@ func All() []Checker {
 		&singleLeader{},
 		&writeEpoch{},
 		&holderActs{},
+		&takeover{},
 		&fencing{},
 		&leaseRecheck{},
 		&errorSkip{},
@@ -164,6 +165,7 @@ func All() []Checker {
 		&triggerPass{},
 		&giveUp{},
 		&tickRows{},
+		&stepBound{},
 	}
 }
 

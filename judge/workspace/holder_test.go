@@ -106,3 +106,33 @@ func TestGivesUpAtOnce(t *testing.T) {
 	r = run(t, tr, nil, "gives-up-at-once")
 	require.Empty(t, r.Violations)
 }
+
+// C10: when the holder's session ends another takes over, within SPEC
+// 7's failover target (read as TakeoverBound).
+func TestTakeoverAfterTheLockIsFreed(t *testing.T) {
+	lost := func() *trace {
+		return newTrace().leader("c1", 1).call("c2", MTryAcquire, "", "c2", "", "db unavailable").
+			at(time.Second).add(history.Event{Kind: history.KindLeader, Method: "lost", Instance: "c1", Epoch: 1})
+	}
+	tr := lost().at(3*time.Second).leader("c2", 2)
+	r := run(t, tr, nil, "c10-takeover")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("c10-takeover"))
+
+	tr = lost().at(time.Second+TakeoverBound+time.Second).leader("c2", 2)
+	r = run(t, tr, nil, "c10-takeover")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "nobody took over")
+
+	// Lock tries failing (the DB refuses them) hold the count back; with
+	// every instance down nobody can take over.
+	tr = lost().at(20*time.Second).call("c2", MTryAcquire, "", "c2", "", "db unavailable").
+		at(time.Second+TakeoverBound+time.Second).leader("c2", 2)
+	r = run(t, tr, nil, "c10-takeover")
+	require.Empty(t, r.Violations)
+	tr = lost().add(history.Event{Kind: history.KindCrash, Method: "crash", Instance: "c1"}).
+		add(history.Event{Kind: history.KindCrash, Method: "crash", Instance: "c2"}).
+		at(time.Hour).add(history.Event{Kind: history.KindCrash, Method: "restart", Instance: "c2"}).leader("c2", 2)
+	r = run(t, tr, nil, "c10-takeover")
+	require.Empty(t, r.Violations)
+}

@@ -28,6 +28,7 @@ var situations = map[string]string{
 	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
 	"c10-write-epoch":        "a coordinator write (a HealthMonitor or StateReconciler write or pass, or one made on behalf of the TTL Manager or the StateReconciler)",
 	"c10-holder-acts":        "a coordinator instance whose lease ended (lost, released, superseded) steps again at a later instant",
+	"c10-takeover":           "the leader lock freed (its holder's session lost, a release) and taken again",
 	"c10-fencing":            "a world-changing call (an actuator call, an object put or delete) by a coordinator instance that led",
 	"lease-recheck":          "a world-changing call (an actuator call or an object deletion) by a coordinator instance that led",
 	"c11-error-skip":         "a HealthMonitor pass while a workspace is in ERROR",
@@ -50,6 +51,7 @@ var situations = map[string]string{
 	"trigger-pass":           "the leader, subscribed to monitor:trigger, receives a trigger and has stepped since",
 	"gives-up-at-once":       "a coordinator instance's lock check fails, or its write is refused as fenced",
 	"reconcile-tick-rows":    "a step of the leader in which the StateReconciler ticked, nothing disturbing it, with a row claimed or calling for a claim",
+	"step-bound":             "two consecutive steps of one leader (its acquisition or a successful lock check at a new instant)",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 

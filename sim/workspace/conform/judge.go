@@ -24,6 +24,7 @@ const (
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyNow      = "needs the writer's steps: SPEC 3's now is the clock at the start of the step that writes, and a real runtime's step spans its actuator calls (seconds, minutes at a time scale), which the audit trail does not show"
 	whySteps    = "needs the instants of the implementation's steps on virtual time (SPEC 3: a step takes no time there, so a step is the events of one instant); a real runtime's step spans real time, which the audit trail does not delimit"
+	whyFailover = "needs when the leader's session ended: on a real PostgreSQL it ends at a TCP timeout the audit trail does not record, so the failover time cannot be told from the time the lock was free"
 	whyBytes    = "needs the user's data written and read back through the workspace agent and the volumes' and archives' bytes at the end: not collected by this version of the run"
 )
 
@@ -56,6 +57,8 @@ var notJudgeable = map[string]string{
 	"trigger-pass":          whyBus,
 	"recovery-trigger":      whyBus,
 	"gives-up-at-once":      whyChecks,
+	"step-bound":            whyChecks,
+	"c10-takeover":          whyFailover,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
