@@ -25,7 +25,10 @@ import (
 // selection. Every row that, as the step began, had no operation and for
 // which 4.2.1's table (TableChoice) gives an operation the reconciler must
 // claim is owed a claim attempt (a write setting the operation, applied or
-// not) in that step. Not owed, since the tick may have read the row
+// not) in that step; every row whose operation is in progress and whose
+// completion condition holds, or which is in ERROR, is owed the write
+// that completes the operation or enters ERROR (steps 1 to 3: completion
+// first; owedWrite). Not owed, since the tick may have read the row
 // otherwise or may leave it: a row any writer touched at that instant (its
 // state as read is not known), a row a failure of the leader concerned (a
 // failed write or call on it, a lost answer), a claim SPEC leaves optional
@@ -177,6 +180,11 @@ func (c *tickRows) finish(s *State, r *Report) {
 	for _, id := range ids {
 		w := s.Rows[id]
 		if w.Operation != contracts.OpNone {
+			if what := owedWrite(w); what != "" {
+				r.Exercise()
+				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not %s %s of %s, which its row called for (observed %s, health %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
+					c.leader, stamp(c.instant), what, w.Operation, id, w.ObservedStatus, w.HealthStatus), c.evidence)
+			}
 			continue
 		}
 		op := TableChoice(w)
@@ -187,6 +195,28 @@ func (c *tickRows) finish(s *State, r *Report) {
 		r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not claim %s on %s, which its row called for (observed %s, desired %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
 			c.leader, stamp(c.instant), op, id, w.ObservedStatus, w.DesiredState), c.evidence)
 	}
+}
+
+// owedWrite is what SPEC 4.2's steps 1 to 3 have a tick write on a row
+// whose operation is in progress, whatever the time: "complete" when its
+// completion condition holds (4.2.2, checked first), "end in ERROR" when
+// the workspace is in ERROR (step 2, step 1 for a DELETED row whose
+// operation has not completed), "" when the tick may only wait, resume or
+// retry (which depend on the time and on what the leader invoked).
+func owedWrite(w *contracts.Workspace) string {
+	inError := w.HealthStatus == contracts.HealthError || (w.ErrorInfo != nil && w.ErrorInfo.IsTerminal)
+	done := specCompleted(w)
+	switch {
+	case w.ObservedStatus == contracts.ObservedDeleted && done:
+		return "complete"
+	case w.ObservedStatus == contracts.ObservedDeleted && inError:
+		return "end in ERROR"
+	case inError && !(w.Deleted() && w.Operation == contracts.OpDeleting):
+		return "end in ERROR"
+	case done:
+		return "complete"
+	}
+	return ""
 }
 
 func (c *tickRows) Finish(s *State, _ *Final, r *Report) {
