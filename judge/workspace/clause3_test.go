@@ -123,3 +123,36 @@ func TestStepBound(t *testing.T) {
 	r = run(t, tr, nil, "step-bound")
 	require.Empty(t, r.Violations)
 }
+
+// SPEC 3: only a failure of the lock session or a refused write ends a
+// leadership; a failed listing only skips a tick.
+func TestReleaseCause(t *testing.T) {
+	tr := newTrace().leader("c1", 1).check("c1", 1, "not leader").add(history.Event{Kind: history.KindLeader, Method: "release", Instance: "c1", Epoch: 1})
+	r := run(t, tr, nil, "release-cause")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("release-cause"))
+
+	tr = newTrace().leader("c1", 1).call("c1", MInstancesList, "", "", "", "docker unreachable").
+		add(history.Event{Kind: history.KindLeader, Method: "release", Instance: "c1", Epoch: 1})
+	r = run(t, tr, nil, "release-cause")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "released the leader lock")
+}
+
+// SPEC 3: the TTL Manager runs every 60 s, all along the run.
+func TestTTLPeriod(t *testing.T) {
+	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).
+		observe("w", contracts.ObservedStandby)
+	tr.events[1].Row.ArchiveTTLSeconds = 60
+	tr = tr.at(2*time.Minute).write(contracts.CompAPI, "c1", 1, "w", nil, contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)})
+	tr.events[len(tr.events)-1].Args = onBehalfOf + string(contracts.CompTTLManager)
+	r := Check(Input{Events: tr.events, Final: &Final{End: t0.Add(3 * time.Minute)}}, &ttlPeriod{})
+	require.Empty(t, r.Violations)
+
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).observe("w", contracts.ObservedStandby)
+	tr.events[1].Row.ArchiveTTLSeconds = 60
+	tr = tr.at(5*time.Minute).check("c1", 1, "")
+	r = Check(Input{Events: tr.events, Final: &Final{End: t0.Add(5 * time.Minute)}}, &ttlPeriod{})
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "has not applied it")
+}

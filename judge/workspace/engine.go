@@ -153,6 +153,7 @@ func All() []Checker {
 		&claimTimed{},
 		&invokeOnce{},
 		&ttlRules{},
+		&ttlPeriod{},
 		&lastAccessForward{},
 		&completionStamp{},
 		&nowValues{},
@@ -166,6 +167,7 @@ func All() []Checker {
 		&giveUp{},
 		&tickRows{},
 		&stepBound{},
+		&releaseCause{},
 	}
 }
 

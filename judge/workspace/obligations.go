@@ -40,6 +40,7 @@ var situations = map[string]string{
 	"claim-op-started-at":    "a reconciler claims an operation, or writes op_started_at while one runs",
 	"invoke-once":            "a leader's actuator call on a workspace while an operation runs",
 	"ttl":                    "the TTL Manager changes desired_state, or at the end a row is past a TTL",
+	"ttl-period":             "the TTL Manager changes desired_state, or a TTL rule holds past two of its periods",
 	"last-access-forward":    "an applied write of last_access_at",
 	"completion-stamp":       "a reconciler completes an operation without an error",
 	"now-values":             "an applied write that sets a value SPEC defines as now (a claim's op_started_at, a last_access_at stamp or creation, a soft delete, an observation, a failure's occurred_at)",
@@ -52,6 +53,7 @@ var situations = map[string]string{
 	"gives-up-at-once":       "a coordinator instance's lock check fails, or its write is refused as fenced",
 	"reconcile-tick-rows":    "a step of the leader in which the StateReconciler ticked, nothing disturbing it, with a row claimed or calling for a claim",
 	"step-bound":             "two consecutive steps of one leader (its acquisition or a successful lock check at a new instant)",
+	"release-cause":          "a coordinator instance releases the leader lock",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 

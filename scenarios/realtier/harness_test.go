@@ -291,9 +291,12 @@ func (w *world) requireData(id string, files map[string][]byte) {
 // an instance's steps apart by their instants (c10-holder-acts,
 // reconcile-tick-rows, trigger-pass, step-bound): a real step spans real
 // time, and a message reaches a subscriber after the bus's latency; and
-// c10-takeover, whose bound a session's TCP timeout exceeds at speedup.
+// c10-takeover, whose bound a session's TCP timeout exceeds at speedup;
+// ttl-period, the TTL Manager not stepped while a harness moves the clock
+// on; release-cause, a release at shutdown having no failure before it.
 var unjudgeableAtSpeedup = map[string]bool{"now-values": true, "completion-stamp": true, "events": true,
-	"c10-holder-acts": true, "reconcile-tick-rows": true, "trigger-pass": true, "step-bound": true, "c10-takeover": true}
+	"c10-holder-acts": true, "reconcile-tick-rows": true, "trigger-pass": true, "step-bound": true, "c10-takeover": true,
+	"ttl-period": true, "release-cause": true}
 
 // judge runs every checker over the recorded history, but those the
 // clock's speedup makes unjudgeable.

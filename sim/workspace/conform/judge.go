@@ -59,6 +59,8 @@ var notJudgeable = map[string]string{
 	"gives-up-at-once":      whyChecks,
 	"step-bound":            whyChecks,
 	"c10-takeover":          whyFailover,
+	"ttl-period":            whyBus,
+	"release-cause":         whyChecks,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
