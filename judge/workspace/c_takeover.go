@@ -29,7 +29,6 @@ const TakeoverBound = specPeriodIdle
 // every instance the history knows of is down. Virtual time only: a real
 // session ends at a TCP timeout the history does not show.
 type takeover struct {
-	base
 	init bool
 	// free: the lock is free, since the time below; flagged: that free
 	// period has been flagged.

@@ -150,7 +150,6 @@ func subscribesTo(channels, ch string) bool {
 // (NowSlack). A lost answer to the write excuses it: its writer does not
 // know it applied.
 type recoveryTrigger struct {
-	base
 	// owed: workspace → the recovery owing a trigger.
 	owed map[string]*history.Event
 	// coordinators: instances that took part in the election.

@@ -22,7 +22,6 @@ import (
 // "never stop a workspace on a guess"), from any failed call, lost answer
 // or fault of a coordinator instance.
 type ttlPeriod struct {
-	base
 	rules *ttlRules
 	// disturbed: the last failure of a coordinator instance.
 	disturbed time.Time
