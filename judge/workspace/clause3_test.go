@@ -156,3 +156,26 @@ func TestTTLPeriod(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "has not applied it")
 }
+
+// SPEC 4.2 step 5 and SPEC 3: a claim is executed in its tick, a failed
+// trigger publish changing nothing.
+func TestClaimExecutes(t *testing.T) {
+	base := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).at(time.Second).claim("w", contracts.OpProvisioning).
+			call("c1", MPublish, "", specMonitorTrigger, "w", "bus unavailable")
+	}
+	tr := base().check("c1", 1, "").call("c1", MProvision, "w", "", "", "").at(2*time.Second).check("c1", 1, "")
+	r := run(t, tr, nil, "claim-executes")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("claim-executes"))
+
+	tr = base().at(2*time.Second).check("c1", 1, "")
+	r = run(t, tr, nil, "claim-executes")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "made no actuator call")
+
+	// A lost lease excuses it.
+	tr = base().check("c1", 1, "not leader").at(2*time.Second).check("c1", 1, "")
+	r = run(t, tr, nil, "claim-executes")
+	require.Empty(t, r.Violations)
+}

@@ -168,6 +168,7 @@ func All() []Checker {
 		&tickRows{},
 		&stepBound{},
 		&releaseCause{},
+		&claimExecutes{},
 	}
 }
 

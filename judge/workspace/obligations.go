@@ -54,6 +54,7 @@ var situations = map[string]string{
 	"reconcile-tick-rows":    "a step of the leader in which the StateReconciler ticked, nothing disturbing it, with a row claimed or calling for a claim",
 	"step-bound":             "two consecutive steps of one leader (its acquisition or a successful lock check at a new instant)",
 	"release-cause":          "a coordinator instance releases the leader lock",
+	"claim-executes":         "the leader applies a claim, owing its first actuator call in the step",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
 }
 

@@ -289,14 +289,14 @@ func (w *world) requireData(id string, files map[string][]byte) {
 // A correct implementation could fail them here; the simulator judges
 // them on virtual time, where a step takes none. So are those that tell
 // an instance's steps apart by their instants (c10-holder-acts,
-// reconcile-tick-rows, trigger-pass, step-bound): a real step spans real
+// reconcile-tick-rows, trigger-pass, step-bound, claim-executes): a real step spans real
 // time, and a message reaches a subscriber after the bus's latency; and
 // c10-takeover, whose bound a session's TCP timeout exceeds at speedup;
 // ttl-period, the TTL Manager not stepped while a harness moves the clock
 // on; release-cause, a release at shutdown having no failure before it.
 var unjudgeableAtSpeedup = map[string]bool{"now-values": true, "completion-stamp": true, "events": true,
 	"c10-holder-acts": true, "reconcile-tick-rows": true, "trigger-pass": true, "step-bound": true, "c10-takeover": true,
-	"ttl-period": true, "release-cause": true}
+	"ttl-period": true, "release-cause": true, "claim-executes": true}
 
 // judge runs every checker over the recorded history, but those the
 // clock's speedup makes unjudgeable.

@@ -61,6 +61,7 @@ var notJudgeable = map[string]string{
 	"c10-takeover":          whyFailover,
 	"ttl-period":            whyBus,
 	"release-cause":         whyChecks,
+	"claim-executes":        whySteps,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
