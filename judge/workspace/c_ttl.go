@@ -54,6 +54,30 @@ func (c *ttlRules) Observe(s *State, e *history.Event, r *Report) {
 		c.conns, c.idle, c.changed = map[string]int64{}, map[string]time.Time{}, map[string]time.Time{}
 	}
 	c.follow(e)
+	c.track(e)
+	switch {
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.DesiredState.Set &&
+		(e.Args == onBehalfOf+string(contracts.CompTTLManager) || e.Component == contracts.CompTTLManager):
+		w := s.Row(e.Workspace)
+		if w == nil {
+			return
+		}
+		r.Exercise()
+		act := contracts.Activity{Connections: c.conns[w.ID]}
+		if exp, ok := c.idle[w.ID]; ok && e.At.Before(exp) {
+			act.IdleTimerSet = true
+		}
+		want, ok := specTTL(w, act, e.At)
+		if !ok || want != e.Patch.DesiredState.V {
+			r.Flag(e.Workspace, e.At, fmt.Sprintf("TTL set desired %s although the rule does not hold (observed %s, health %s, operation %s, desired %s, %s since last access, %d connection(s), idle timer %v)",
+				e.Patch.DesiredState.V, w.ObservedStatus, w.HealthStatus, w.Operation, w.DesiredState, e.At.Sub(w.LastAccessAt), act.Connections, act.IdleTimerSet), e.Seq)
+		}
+	}
+}
+
+// track follows the activity keys (ws_conn: counters, idle_timer: expiries)
+// through the bus calls that set them and the flushes that drop them.
+func (c *ttlRules) track(e *history.Event) {
 	switch {
 	case e.Kind == history.KindCall && e.Err == "" && (e.Method == MBusIncr || e.Method == MBusDecr):
 		if id, ok := strings.CutPrefix(e.Args, "ws_conn:"); ok {
@@ -85,22 +109,6 @@ func (c *ttlRules) Observe(s *State, e *history.Event, r *Report) {
 	case e.Kind == history.KindFault && e.Method == FFlushBus:
 		clear(c.conns)
 		clear(c.idle)
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.DesiredState.Set &&
-		(e.Args == onBehalfOf+string(contracts.CompTTLManager) || e.Component == contracts.CompTTLManager):
-		w := s.Row(e.Workspace)
-		if w == nil {
-			return
-		}
-		r.Exercise()
-		act := contracts.Activity{Connections: c.conns[w.ID]}
-		if exp, ok := c.idle[w.ID]; ok && e.At.Before(exp) {
-			act.IdleTimerSet = true
-		}
-		want, ok := specTTL(w, act, e.At)
-		if !ok || want != e.Patch.DesiredState.V {
-			r.Flag(e.Workspace, e.At, fmt.Sprintf("TTL set desired %s although the rule does not hold (observed %s, health %s, operation %s, desired %s, %s since last access, %d connection(s), idle timer %v)",
-				e.Patch.DesiredState.V, w.ObservedStatus, w.HealthStatus, w.Operation, w.DesiredState, e.At.Sub(w.LastAccessAt), act.Connections, act.IdleTimerSet), e.Seq)
-		}
 	}
 }
 

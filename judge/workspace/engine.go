@@ -142,6 +142,9 @@ func All() []Checker {
 		&gcPairs{},
 		&gcOrphans{},
 		&singleLeader{},
+		&writeEpoch{},
+		&holderActs{},
+		&takeover{},
 		&fencing{},
 		&leaseRecheck{},
 		&errorSkip{},
@@ -154,6 +157,7 @@ func All() []Checker {
 		&claimTimed{},
 		&invokeOnce{},
 		&ttlRules{},
+		&ttlPeriod{},
 		&lastAccessForward{},
 		&completionStamp{},
 		&nowValues{},
@@ -163,6 +167,13 @@ func All() []Checker {
 		&events{},
 		&periods{},
 		&monitorTrigger{},
+		&recoveryTrigger{},
+		&triggerPass{},
+		&giveUp{},
+		&tickRows{},
+		&stepBound{},
+		&releaseCause{},
+		&claimExecutes{},
 	}
 }
 

@@ -27,6 +27,19 @@ func (*apiAnswers) AssumesInstantSteps() string {
 	return "a request's reads must fall within one step (APIRequestSpan) of its recorded answer; a request to real PostgreSQL under a fast clock spans longer, and writes that land meanwhile may excuse or explain its answer"
 }
 
+// whyStepInstants is the reason of the checkers that tell a coordinator's
+// steps apart by their instants (DR411).
+const whyStepInstants = "it tells an instance's steps apart by their instants of virtual time, where a step takes none; a real runtime's step spans real time, and a message reaches a subscriber after the bus's latency"
+
+func (*holderActs) AssumesInstantSteps() string    { return whyStepInstants }
+func (*tickRows) AssumesInstantSteps() string      { return whyStepInstants }
+func (*triggerPass) AssumesInstantSteps() string   { return whyStepInstants }
+func (*stepBound) AssumesInstantSteps() string     { return whyStepInstants }
+func (*claimExecutes) AssumesInstantSteps() string { return whyStepInstants }
+func (*takeover) AssumesInstantSteps() string {
+	return "its 30 s bound on a free lock counts from the end of the holder's session, which on a real PostgreSQL comes at a TCP timeout that a fast clock stretches past the bound"
+}
+
 // InstantStepsOnly reports whether c's bounds assume steps that take no
 // time, and why.
 func InstantStepsOnly(c Checker) (why string, ok bool) {

@@ -279,17 +279,25 @@ func (w *world) requireData(id string, files map[string][]byte) {
 	}
 }
 
+// harnessUnjudgeable are the checkers this harness's own moves would fail
+// with a correct implementation: ttl-period, since the TTL Manager is not
+// stepped while the harness moves the clock on; release-cause, since the
+// harness shuts instances down and a release at shutdown has no failure
+// before it.
+var harnessUnjudgeable = map[string]bool{"ttl-period": true, "release-cause": true}
+
 // judge runs every checker over the recorded history, but those whose
 // bounds assume steps that take no time (wsjudge.StepTimed): a step's
 // Docker and PostgreSQL calls, tens to hundreds of real milliseconds, last
 // seconds on a coordinator's clock that runs speedup times faster, so a
 // correct implementation could fail them here. The simulator judges them
-// on virtual time, where a step takes none.
+// on virtual time, where a step takes none. Nor those of
+// harnessUnjudgeable.
 func (w *world) judge() *wsjudge.Report {
 	w.t.Helper()
 	var checkers []wsjudge.Checker
 	for _, c := range wsjudge.All() {
-		if _, stepTimed := wsjudge.InstantStepsOnly(c); !stepTimed {
+		if _, stepTimed := wsjudge.InstantStepsOnly(c); !stepTimed && !harnessUnjudgeable[c.Name()] {
 			checkers = append(checkers, c)
 		}
 	}

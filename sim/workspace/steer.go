@@ -61,6 +61,8 @@ var SteerPrior = map[string][]string{
 	"gc-deletes-orphans":    {FeatureDeletes, string(FaultStorageJobCrash), string(FaultCorruptObject)},
 	"c10-single-leader":     {string(FaultCrash), string(FaultKillSession), string(FaultDepose)},
 	"c10-fencing":           {string(FaultDepose), string(FaultKillSession)},
+	"c10-holder-acts":       {string(FaultKillSession), string(FaultDepose), string(FaultCrash)},
+	"gives-up-at-once":      {string(FaultDepose), string(FaultKillSession)},
 	"c11-error-skip":        {string(FaultOutage), string(FaultDelayStart), string(FaultLoseVolume)},
 	"retry-policy":          {string(FaultOutage), string(FaultStorageJobCrash), string(FaultLostResponse)},
 	"timeouts":              {string(FaultDelayStart), string(FaultKillSession)},

@@ -24,6 +24,8 @@ const (
 	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
 	whyFailures = "needs the writing instance's failed writes and lost answers (a completion whose last-access stamp failed in a step excuses the Timeout entry of that step); the audit trail records only the writes that committed"
 	whyRequests = "needs each request beside the rows as they stood while it ran, and the API's own publishes: a request over HTTP spans real time in which other writes land, and Redis does not say which client published"
+	whySteps    = "needs the instants of the implementation's steps on virtual time (SPEC 3: a step takes no time there, so a step is the events of one instant); a real runtime's step spans real time, which the audit trail does not delimit"
+	whyFailover = "needs when the leader's session ended: on a real PostgreSQL it ends at a TCP timeout the audit trail does not record, so the failover time cannot be told from the time the lock was free"
 )
 
 // notJudgeable maps each checker that no black-box run can judge to why;
@@ -51,6 +53,16 @@ var notJudgeable = map[string]string{
 	"ttl":                   whyBus,
 	"events":                whyBus,
 	"monitor-trigger":       whyBus,
+	"c10-holder-acts":       whySteps,
+	"reconcile-tick-rows":   whySteps,
+	"trigger-pass":          whyBus,
+	"recovery-trigger":      whyBus,
+	"gives-up-at-once":      whyChecks,
+	"step-bound":            whyChecks,
+	"c10-takeover":          whyFailover,
+	"ttl-period":            whyBus,
+	"release-cause":         whyChecks,
+	"claim-executes":        whySteps,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
