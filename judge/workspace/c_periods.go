@@ -101,6 +101,13 @@ func (c *periods) Observe(s *State, e *history.Event, r *Report) {
 		if e.Instance != "" && e.Instance == c.leader {
 			c.disturb(e.At) // a lost answer, a killed session, a crash planned
 		}
+	case history.KindWrite, history.KindInsert:
+		if c.leader != "" && e.Instance == c.leader && e.Err != "" {
+			// A write the DB failed is a failed call of the leader: the
+			// idle floor is lifted, and its tick may have been skipped.
+			c.failed = e.At
+			c.disturb(e.At)
+		}
 	case history.KindCall:
 		if c.leader == "" || e.Instance != c.leader {
 			return

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
 )
 
 // observeEvery has c1 list the containers every `every` from `from` to
@@ -101,6 +102,14 @@ func TestPeriodsIdleFleetIsNotPolledFast(t *testing.T) {
 	r = run(t, idleFleet(30*time.Second, func(tr *trace, at time.Duration) {
 		tr.call("c1", "storage.ListVolumes", "", "", "", "K8S_API_ERROR: down").
 			at(at+2*time.Second).call("c1", MInstancesList, "", "", "1", "")
+	}), nil, "adaptive-periods")
+	require.Empty(t, r.Violations)
+
+	// So does a write of the leader that the DB failed (SPEC 3: "none of
+	// the leader's calls failed"), such as a pass's bulk stamp.
+	r = run(t, idleFleet(2*time.Second, func(tr *trace, at time.Duration) {
+		tr.add(history.Event{Kind: history.KindWrite, Component: contracts.CompHealthMonitor, Instance: "c1", Epoch: 1, Workspace: "w",
+			Method: "store.UpdateMany", Patch: &contracts.Patch{ObservedAt: contracts.Some(tr.now)}, Err: "store.UpdateMany: unavailable"})
 	}), nil, "adaptive-periods")
 	require.Empty(t, r.Violations)
 
