@@ -173,6 +173,7 @@ class Coordinator:
         self.lease: Optional[cd.Lease] = None
         self.epoch = 0
         self.listener: Optional[cd.Listener] = None
+        self.triggers: Optional[cd.Subscription] = None  # monitor:trigger, while leading
         self.last_event_at: Optional[int] = None
         self.invoked: dict = {}  # workspace id -> when this leader last invoked its operation's calls
         self.failed: dict = {}  # workspace id -> when an actuator call of this leader last failed
@@ -192,8 +193,10 @@ class Coordinator:
             return cd.Quiet(every=ELECTION_RETRY, calls=[cd.Acquire(self.p.instance)])
         if self.listener is None:
             return None  # its next step listens again
-        # Each step drains the feed, then checks the lock (step).
-        return cd.Quiet(every=EVENTS_EVERY, calls=[self.listener, self.lease], until=min(self.next.values()))
+        # Each step drains the feed, checks the lock, then takes the
+        # triggers (step): a trigger wakes it too.
+        calls = [self.listener, self.lease] + ([self.triggers] if self.triggers is not None else [])
+        return cd.Quiet(every=EVENTS_EVERY, calls=calls, until=min(self.next.values()))
 
     def writer(self, component: str, on_behalf: Optional[str] = None) -> dict:
         w = {"component": component, "instance": self.p.instance, "epoch": self.epoch}
@@ -216,8 +219,11 @@ class Coordinator:
             self.next = dict.fromkeys(self.next, now)
             self.checked = now
         try:
-            self.events(now)
+            changes = self.events(now)
             self.check_lease(now)  # at every step (SPEC 3.1)
+            if self.take_triggers():
+                self.next["health"] = now  # a pass at this step (SPEC 3)
+            self.publish_changes(now, changes)
             for name, run in (("health", self.health), ("reconcile", self.reconcile), ("ttl", self.ttl), ("gc", self.gc)):
                 if now < self.next[name]:
                     continue
@@ -235,9 +241,10 @@ class Coordinator:
         return max(now, min(min(self.next.values()), now + EVENTS_EVERY))
 
     def step_down(self) -> None:
-        lease, listener = self.lease, self.listener
-        self.lease, self.listener, self.epoch, self.invoked, self.failed = None, None, 0, {}, {}
-        for close in (lease.release if lease else None, listener.close if listener else None):
+        lease, listener, triggers = self.lease, self.listener, self.triggers
+        self.lease, self.listener, self.triggers, self.epoch, self.invoked, self.failed = None, None, None, 0, {}, {}
+        for close in (lease.release if lease else None, listener.close if listener else None,
+                      triggers.close if triggers else None):
             if close:
                 try:
                     close()
@@ -263,7 +270,9 @@ class Coordinator:
 
     # ---- EventListener (SPEC 4.6) ----------------------------------------------
 
-    def events(self, now: int) -> None:
+    def events(self, now: int) -> Optional[list]:
+        """Drains the change feed (listening again first, and
+        resynchronising, when the listener was lost): the changes."""
         try:
             if self.listener is None:
                 self.listener = self.p.listen()
@@ -272,10 +281,24 @@ class Coordinator:
                     self.resync()
                 else:
                     self.last_event_at = now
-            changes = self.listener.poll()
+            return self.listener.poll()
         except cd.PortError:
             self.listener = None  # lost: re-listen and resynchronise next time
-            return
+            return None
+
+    def take_triggers(self) -> bool:
+        """Whether a monitor:trigger came since the last step (SPEC 3: the
+        HealthMonitor then runs a pass at this step). A lost subscription
+        is made again; a lost message only delays an observation (C2)."""
+        try:
+            if self.triggers is None:
+                self.triggers = self.p.bus_subscribe("monitor:trigger")
+                return False
+        except cd.PortError:
+            return False
+        return bool(self.triggers.poll())
+
+    def publish_changes(self, now: int, changes: Optional[list]) -> None:
         if not changes:
             return
         self.check_lease(now)  # a deposed leader publishes nothing
