@@ -143,14 +143,7 @@ func (c *apiAnswers) expire(now time.Time, r *Report) {
 	sort.Strings(insts)
 	for _, inst := range insts {
 		owed := c.owed[inst]
-		ids := make([]string, 0, len(owed))
-		for id, o := range owed {
-			if now.Sub(o.at) > NowSlack {
-				ids = append(ids, id)
-			}
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
+		for _, id := range stepOver(owed, now) {
 			o := owed[id]
 			delete(owed, id)
 			r.Exercise()

@@ -95,9 +95,9 @@ func (c *monitorTrigger) Observe(s *State, e *history.Event, r *Report) {
 	c.pending[e.Instance][e.Workspace] = triggerOwed{at: e.At, seq: e.Seq, tr: tr}
 }
 
-// expire judges inst's owed triggers whose step is over by now.
-func (c *monitorTrigger) expire(inst string, now time.Time, r *Report) {
-	owed := c.pending[inst]
+// stepOver returns, in id order, the owed triggers whose step is over by
+// now (more than NowSlack after the write that owed them).
+func stepOver(owed map[string]triggerOwed, now time.Time) []string {
 	ids := make([]string, 0, len(owed))
 	for id, o := range owed {
 		if now.Sub(o.at) > NowSlack {
@@ -105,7 +105,13 @@ func (c *monitorTrigger) expire(inst string, now time.Time, r *Report) {
 		}
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
+	return ids
+}
+
+// expire judges inst's owed triggers whose step is over by now.
+func (c *monitorTrigger) expire(inst string, now time.Time, r *Report) {
+	owed := c.pending[inst]
+	for _, id := range stepOver(owed, now) {
 		o := owed[id]
 		delete(owed, id)
 		r.Exercise()
