@@ -165,6 +165,13 @@ func TestMutantsFailWithTheirContracts(t *testing.T) {
 			c.FaultPhase = Duration(2 * time.Minute)
 		}, false},
 		{"create-without-stamp", "api-rules", quick(), false},
+		// Its volume removal during ARCHIVING, before archive_key is
+		// committed, is seen only in the engine's events (DR482, DR483);
+		// the phase is the tour's (see running-to-pending).
+		{"delete-volume-before-key", "c8-ordering", func(c *Config) {
+			quick()(c)
+			c.FaultPhase = Duration(2 * time.Minute)
+		}, false},
 		// The tour reaches its DELETE late: the whole short fault phase.
 		{"delete-keeps-desired", "api-rules", func(c *Config) { c.Faults = []string{} }, false},
 		// A restore that takes a damaged archive for a good one: only an

@@ -379,7 +379,9 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 	case FaultVolumeRemove:
 		fe.Method, args = wsjudge.FLoseVolume, []string{"volume", "rm", contracts.VolumeName(id)}
 	}
+	from := time.Now()
 	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	r.engine.mine(args[len(args)-1], from, time.Now())
 	if err != nil {
 		if f.Kind == FaultVolumeRemove {
 			// The engine refused (the volume is in use): nothing was lost.

@@ -73,6 +73,11 @@ type run struct {
 	enders     map[int]func()
 	nextEnder  int
 	enderWG    sync.WaitGroup
+	// engine follows the engine's events (nil when it could not:
+	// engineErr says why).
+	engine    *engineWatch
+	engineErr error
+	engineOwn int
 	// armed are the object faults waiting for the tour's workspace to
 	// come to rest in ARCHIVED (Fault.Archived).
 	armed []Fault
@@ -202,6 +207,11 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.pool.Close()
+
+	r.engine, r.engineErr = r.watchEngine(ctx)
+	if r.engine != nil {
+		defer r.engine.close()
+	}
 
 	r.origin = time.Now().UTC()
 	for i := range cfg.Instances {
