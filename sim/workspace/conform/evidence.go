@@ -37,11 +37,11 @@ type evidence struct {
 	leaderInferred bool
 	holders        []holderChange
 	// engineEvents counts the engine's events of the run's workspaces in
-	// the history (engineOwn those left out as the run's own faults);
+	// the history (run.engineOwn those left out as the run's own faults);
 	// engineWhy says why the checkers that read them cannot be judged
 	// ("" when they can).
-	engineEvents, engineOwn int
-	engineWhy               string
+	engineEvents int
+	engineWhy    string
 }
 
 // collect reads the audit trail (with the session that wrote each row),
