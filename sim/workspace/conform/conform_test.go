@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	"github.com/wsconverge/converge/refimpl/testenv"
@@ -164,14 +165,37 @@ func TestMutantsFailWithTheirContracts(t *testing.T) {
 			c.FaultPhase = Duration(2 * time.Minute)
 		}, false},
 		{"create-without-stamp", "api-rules", quick(), false},
+		// Its volume removal during ARCHIVING, before archive_key is
+		// committed, is seen only in the engine's events (DR482, DR483);
+		// the phase is the tour's (see running-to-pending).
+		{"delete-volume-before-key", "c8-ordering", func(c *Config) {
+			quick()(c)
+			c.FaultPhase = Duration(2 * time.Minute)
+		}, false},
 		// The tour reaches its DELETE late: the whole short fault phase.
 		{"delete-keeps-desired", "api-rules", func(c *Config) { c.Faults = []string{} }, false},
+		// A restore that takes a damaged archive for a good one: only an
+		// object fault aimed at the tour's archived workspace, before its
+		// user asks for it back, makes a restore meet one. The reference
+		// meets the same fault with ERROR DataLost and passes.
+		{"restore-ignores-data-loss", "c12-durability", func(c *Config) {
+			quick(FaultObjectCorrupt)(c)
+			c.FaultPhase = Duration(2 * time.Minute)
+			c.Seed = seedAimingAtTheArchivedTour(t, FaultObjectCorrupt, time.Duration(c.FaultPhase))
+		}, false},
 		// A deposed leader that keeps acting, unfenced: only a partition, a
 		// pause or a terminated session of the leader deposes it.
 		{"deposed-leader-keeps-acting", "c10-single-leader", quick(FaultPartition, FaultPause, FaultTerminateBackend), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mutant, func(t *testing.T) {
+			if tc.mutant == "restore-ignores-data-loss" {
+				// The fault is legitimate: the reference meets it with a
+				// terminal DataLost error (SPEC 1.5) and nothing violated.
+				res := drill(t, "", tc.mod)
+				require.False(t, res.Failed(), "the reference must pass the damaged archive:\n%s", res.Summary())
+				require.True(t, wroteDataLost(res.Events), "the reference's restore of the damaged archive must end in DataLost:\n%s", res.Summary())
+			}
 			if tc.onlyThroughAFault {
 				res := drill(t, tc.mutant, quick())
 				// c10-write-epoch reads the unfenced writes (epoch 0)
@@ -199,4 +223,30 @@ func TestMutantsFailWithTheirContracts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seedAimingAtTheArchivedTour is the first seed whose schedule of kind
+// alone aims it at the tour's archived workspace (Fault.Archived): the
+// fault is drawn from the seed like any other.
+func seedAimingAtTheArchivedTour(t *testing.T, kind FaultKind, d time.Duration) uint64 {
+	t.Helper()
+	for seed := uint64(1); seed < 100; seed++ {
+		if fs := GenerateFaults(seed, []FaultKind{kind}, d); len(fs) == 1 && fs[0].Archived {
+			return seed
+		}
+	}
+	t.Fatalf("no seed under 100 aims %s at the tour's archived workspace", kind)
+	return 0
+}
+
+// wroteDataLost reports whether a write recorded error_info with reason
+// DataLost.
+func wroteDataLost(events []history.Event) bool {
+	for _, e := range events {
+		if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ErrorInfo.Set && e.Patch.ErrorInfo.V != nil &&
+			e.Patch.ErrorInfo.V.Reason == contracts.ReasonDataLost {
+			return true
+		}
+	}
+	return false
 }

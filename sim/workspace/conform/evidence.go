@@ -2,6 +2,7 @@ package conform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -35,6 +36,12 @@ type evidence struct {
 	// system_locks (the implementation keeps no epoch row).
 	leaderInferred bool
 	holders        []holderChange
+	// engineEvents counts the engine's events of the run's workspaces in
+	// the history (run.engineOwn those left out as the run's own faults);
+	// engineWhy says why the checkers that read them cannot be judged
+	// ("" when they can).
+	engineEvents int
+	engineWhy    string
 }
 
 // collect reads the audit trail (with the session that wrote each row),
@@ -124,6 +131,17 @@ func (r *run) collect(ctx context.Context) (*evidence, error) {
 			prev = h.instance
 		}
 	}
+	rows, err := r.rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := r.engineHistory(ctx, rows)
+	if err != nil {
+		ev.engineWhy = err.Error()
+	} else {
+		ev.engineEvents = len(engine)
+		all = append(all, engine...)
+	}
 	r.mu.Lock()
 	all = append(all, r.events...)
 	r.mu.Unlock()
@@ -133,8 +151,38 @@ func (r *run) collect(ctx context.Context) (*evidence, error) {
 		ev.events[i] = all[i].e
 		ev.events[i].Seq = int64(i + 1)
 	}
-	ev.rows, err = r.rows(ctx)
-	return ev, err
+	ev.rows = rows
+	return ev, nil
+}
+
+// engineHistory is the engine's events of the run's workspaces, once
+// every event the engine emitted until now has come through; an error
+// says why the checkers that read them cannot be judged.
+func (r *run) engineHistory(ctx context.Context, rows []contracts.Workspace) ([]stamped, error) {
+	if r.engine == nil {
+		return nil, fmt.Errorf("the engine's events could not be followed: %v", r.engineErr)
+	}
+	if err := r.engine.streamErr(); err != nil {
+		return nil, fmt.Errorf("the engine's event stream broke during the run (%v): events may be missing", err)
+	}
+	if ok, why := r.engine.sameClock(); !ok {
+		return nil, errors.New(why)
+	}
+	if err := r.engine.syncEvents(ctx); err != nil {
+		return nil, fmt.Errorf("the engine's events could not be brought up to date: %w", err)
+	}
+	ids := map[string]bool{}
+	for _, w := range rows {
+		ids[w.ID] = true
+	}
+	out, own := r.engine.history(ids)
+	for i := range out {
+		out[i].e.At = r.vt(out[i].wall)
+	}
+	r.mu.Lock()
+	r.engineOwn = own
+	r.mu.Unlock()
+	return out, nil
 }
 
 // infer attributes a write that declared nothing: its instance from the

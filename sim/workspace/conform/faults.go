@@ -83,6 +83,13 @@ type Fault struct {
 	Pick int `json:"pick,omitempty"`
 	// Meta: an object fault hits the .meta.
 	Meta bool `json:"meta,omitempty"`
+	// Archived aims an object fault at the archive of a workspace at rest
+	// in ARCHIVED whose user is about to ask for it back: the tour's, struck
+	// when the tour finds it ARCHIVED and before it asks for RUNNING, so
+	// that the restore meets the damaged archive (bit rot or a removal in
+	// the bucket while nothing runs). At is then only the fault's place in
+	// the schedule: it is armed from the start of the fault phase.
+	Archived bool `json:"archived,omitempty"`
 	// For: how long the fault lasts (a restart's delay).
 	For time.Duration `json:"for,omitempty"`
 	// From is the simulator action it was made from (--from-replay).
@@ -105,6 +112,9 @@ func (f Fault) String() string {
 	if f.Meta {
 		b.WriteString(" .meta")
 	}
+	if f.Archived {
+		b.WriteString(" of the tour's archived workspace")
+	}
 	if f.For > 0 {
 		fmt.Fprintf(&b, " for %s", f.For)
 	}
@@ -120,7 +130,8 @@ const (
 
 // GenerateFaults draws the fault schedule of a fault phase of length d
 // from seed: every kind on, once, at a time drawn in the phase's middle
-// 80 %, with its target and length drawn by the simulator's Source.
+// 80 %, with its target and length drawn by the simulator's Source (an
+// object fault is aimed at the tour's archived workspace half the time).
 func GenerateFaults(seed uint64, kinds []FaultKind, d time.Duration) []Fault {
 	src := wssim.NewSource(wssim.SubSeed(seed, streamFaults))
 	lengths := []time.Duration{4 * time.Second, 6 * time.Second, 10 * time.Second}
@@ -143,6 +154,7 @@ func GenerateFaults(seed uint64, kinds []FaultKind, d time.Duration) []Fault {
 		case FaultObjectCorrupt, FaultObjectRemove:
 			f.Pick = src.IntN("pick", 64)
 			f.Meta = src.IntN("meta", 3) == 2
+			f.Archived = src.IntN("archived", 2) == 1
 		default:
 			f.Pick = src.IntN("pick", 64)
 		}
@@ -367,7 +379,9 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 	case FaultVolumeRemove:
 		fe.Method, args = wsjudge.FLoseVolume, []string{"volume", "rm", contracts.VolumeName(id)}
 	}
+	from := time.Now()
 	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	r.engine.mine(args[len(args)-1], from, time.Now())
 	if err != nil {
 		if f.Kind == FaultVolumeRemove {
 			// The engine refused (the volume is in use): nothing was lost.
@@ -383,6 +397,61 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 		r.users.volumeLost(ctx, id, key)
 	}
 	r.add(fe)
+}
+
+// arm keeps the object faults aimed at the tour's archived workspace
+// (Fault.Archived) until the tour finds its workspace at rest in ARCHIVED
+// (strikeArchived).
+func (r *run) arm(f Fault) {
+	r.mu.Lock()
+	r.armed = append(r.armed, f)
+	r.mu.Unlock()
+}
+
+// strikeArchived strikes the armed faults at the archive of workspace id,
+// which the tour found at rest in ARCHIVED and is about to ask for again:
+// its restore meets the damaged archive. It reports whether one struck.
+func (r *run) strikeArchived(ctx context.Context, id string) bool {
+	r.mu.Lock()
+	armed := r.armed
+	r.armed = nil
+	r.mu.Unlock()
+	if len(armed) == 0 {
+		return false
+	}
+	row, err := r.sb.store.Get(ctx, id)
+	struck := false
+	for _, f := range armed {
+		switch {
+		case err != nil:
+			r.note("fault skipped", f.String()+": "+err.Error())
+		case row.ArchiveKey == "" || row.Operation != contracts.OpNone || row.ObservedStatus != contracts.ObservedPending:
+			r.note("fault skipped", fmt.Sprintf("%s: %s is not at rest in ARCHIVED (observed PENDING) with an archive (observed %s, operation %s, archive_key %q)",
+				f, id, row.ObservedStatus, row.Operation, row.ArchiveKey))
+		default:
+			r.progress("fault on the tour's archived workspace: %s", f)
+			fe := history.Event{Kind: history.KindFault, Args: f.String(), Workspace: id}
+			if r.objectFaultOn(ctx, f, fe, row.ArchiveKey) {
+				struck = true
+			}
+			r.mu.Lock()
+			r.faultCount[f.Kind]++
+			r.mu.Unlock()
+		}
+	}
+	return struck
+}
+
+// disarm notes the armed faults that never struck (the tour's workspace
+// never came to rest in ARCHIVED during the fault phase).
+func (r *run) disarm() {
+	r.mu.Lock()
+	armed := r.armed
+	r.armed = nil
+	r.mu.Unlock()
+	for _, f := range armed {
+		r.note("fault skipped", f.String()+": the tour's workspace never came to rest in ARCHIVED in the fault phase")
+	}
 }
 
 // objectFault corrupts or removes an archive (or its .meta) named by a
@@ -403,7 +472,12 @@ func (r *run) objectFault(ctx context.Context, f Fault, fe history.Event) {
 		r.note("fault skipped", f.String()+": no archive to aim at")
 		return
 	}
-	key := keys[f.Pick%len(keys)]
+	r.objectFaultOn(ctx, f, fe, keys[f.Pick%len(keys)])
+}
+
+// objectFaultOn corrupts or removes the archive key (or its .meta); it
+// reports whether the object was damaged.
+func (r *run) objectFaultOn(ctx context.Context, f Fault, fe history.Event, key string) bool {
 	if f.Meta {
 		key += ".meta"
 	}
@@ -437,4 +511,5 @@ func (r *run) objectFault(ctx context.Context, f Fault, fe history.Event) {
 		r.users.destroy(key)
 	}
 	r.add(fe)
+	return fe.Err == ""
 }

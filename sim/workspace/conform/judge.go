@@ -17,11 +17,11 @@ import (
 // the reason, never as a pass.
 const (
 	whyListings = "needs the HealthMonitor's container and volume listings as the implementation received them (instances.List, storage.ListVolumes) and its observed_at stamps; a black-box run sees the engine, not what each listing answered, and the audit trail does not record observed_at-only stamps"
-	whyStorage  = "needs the implementation's storage and object calls (archive, restore, delete_volume, object put/delete/list) with their callers and results; a black-box run sees the bucket and the engine, not which instance called what, or what a call returned"
-	whyCalls    = "needs every actuator call with the calling instance, its epoch, and its error or lost answer; a black-box run sees their effects on the engine, not the calls"
+	whyStorage  = "needs the implementation's storage and object calls (archive, restore, object put/delete/list) with their callers and results; a black-box run sees the bucket and the engine's events (a storage job's container, not whether it archived or restored, uploaded or skipped, nor its answer), not which instance called what, or what a call returned"
+	whyCalls    = "needs every actuator call with the calling instance, its epoch, and its error or lost answer; a black-box run sees their effects in the engine's events, which name no client (the Docker API has no caller identity), not the calls"
 	whyBus      = "needs the bus calls (publishes on workspace:{id}, the activity keys ws_conn:/idle_timer:) with the instance that made them; Redis does not say which client published"
 	whyExact    = "needs the exact writer of every write (SPEC 1.6: component, instance, epoch, on_behalf in the transaction-local settings), which this implementation does not set; writers were only inferred"
-	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks"
+	whyChecks   = "needs every check of the leader lock with its instance and epoch, and every world-changing call beside them; the audit trail records acquisitions and releases, not checks, and the engine's events name no client"
 	whyFailures = "needs the writing instance's failed writes and lost answers (a completion whose last-access stamp failed in a step excuses the Timeout entry of that step); the audit trail records only the writes that committed"
 	whyRequests = "needs each request beside the rows as they stood while it ran, and the API's own publishes: a request over HTTP spans real time in which other writes land, and Redis does not say which client published"
 	whySteps    = "needs the instants of the implementation's steps on virtual time (SPEC 3: a step takes no time there, so a step is the events of one instant); a real runtime's step spans real time, which the audit trail does not delimit"
@@ -38,7 +38,6 @@ var notJudgeable = map[string]string{
 	"adaptive-periods":      whyListings,
 	"c7-archive-idempotent": whyStorage,
 	"restore-marker":        whyStorage,
-	"c8-ordering":           whyStorage,
 	"c9-gc-protection":      whyStorage,
 	"gc-meta-with-archive":  whyStorage,
 	"gc-deletes-orphans":    whyStorage,
@@ -67,7 +66,13 @@ var notJudgeable = map[string]string{
 
 // judgeableInferred are the checkers that stay judgeable when writers are
 // only inferred: they read rows, not writers.
-var judgeableInferred = []string{"c12-convergence", "c12-durability", "limits", "last-access-forward"}
+var judgeableInferred = []string{"c12-convergence", "c12-durability", "limits", "last-access-forward", "c8-ordering"}
+
+// engineJudged are the checkers judged on the engine's events (engine.go):
+// they need no caller, only what took effect on the engine and when,
+// ordered against the audit trail. Without those events (the engine's
+// clock not PostgreSQL's, a broken event stream) they are not judgeable.
+var engineJudged = []string{"c8-ordering"}
 
 // Detection is how long the system took to react to one fault.
 type Detection struct {
@@ -112,6 +117,10 @@ type Result struct {
 	// others, with why.
 	Judged       []string          `json:"judged"`
 	NotJudgeable map[string]string `json:"not_judgeable"`
+	// EngineEvents counts the engine's events of the run's workspaces in
+	// the history (EngineOwn: those of the run's own faults, left out).
+	EngineEvents int `json:"engine_events"`
+	EngineOwn    int `json:"engine_own"`
 	// UserData is what the users wrote and read back through the
 	// workspace agent, and the bytes read at the end.
 	UserData UserData `json:"user_data"`
@@ -212,6 +221,7 @@ func (r *run) judge(ev *evidence, final *wsjudge.Final, conv map[string]time.Dur
 		res.Statuses[s] = n
 	}
 	res.APICalls = r.apiCalls
+	res.EngineEvents, res.EngineOwn = ev.engineEvents, r.engineOwn
 	res.Problems = append(res.Problems, r.problems...)
 	r.mu.Unlock()
 	for _, in := range r.instances {
@@ -222,6 +232,10 @@ func (r *run) judge(ev *evidence, final *wsjudge.Final, conv map[string]time.Dur
 		name := c.Name()
 		if why, ok := notJudgeable[name]; ok {
 			res.NotJudgeable[name] = why
+			continue
+		}
+		if ev.engineWhy != "" && slices.Contains(engineJudged, name) {
+			res.NotJudgeable[name] = "needs the engine's events ordered against the audit trail: " + ev.engineWhy
 			continue
 		}
 		if why, ok := wsjudge.InstantStepsOnly(c); ok {

@@ -66,6 +66,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.LeaderInferred {
 		b.WriteString("; leadership read from pg_locks (no system_locks row)")
 	}
+	fmt.Fprintf(&b, "\nengine: %d Docker events of the run's containers and volumes in the history (%d of the run's own faults left out), the engine's, not any instance's", r.EngineEvents, r.EngineOwn)
 	fmt.Fprintf(&b, "\nchecker verdicts (judged on the world's evidence):\n")
 	for _, name := range r.Judged {
 		fmt.Fprintf(&b, "  %-24s %-24s %d situations\n", name, r.verdict(name), r.Report.Exercised[name])

@@ -73,6 +73,14 @@ type run struct {
 	enders     map[int]func()
 	nextEnder  int
 	enderWG    sync.WaitGroup
+	// engine follows the engine's events (nil when it could not:
+	// engineErr says why).
+	engine    *engineWatch
+	engineErr error
+	engineOwn int
+	// armed are the object faults waiting for the tour's workspace to
+	// come to rest in ARCHIVED (Fault.Archived).
+	armed []Fault
 }
 
 type querier = *pgxpool.Conn
@@ -200,6 +208,11 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	defer r.pool.Close()
 
+	r.engine, r.engineErr = r.watchEngine(ctx)
+	if r.engine != nil {
+		defer r.engine.close()
+	}
+
 	r.origin = time.Now().UTC()
 	for i := range cfg.Instances {
 		px, err := newProxy("postgres", r.sb.pgAddr)
@@ -279,6 +292,14 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		faults = GenerateFaults(cfg.Seed, kinds, time.Duration(cfg.FaultPhase))
 	}
 	r.progress("fault phase: %s, %d faults, %d workspaces", time.Duration(cfg.FaultPhase), len(faults), cfg.Workspaces)
+	var timed []Fault
+	for _, f := range faults {
+		if f.Archived && (f.Kind == FaultObjectCorrupt || f.Kind == FaultObjectRemove) {
+			r.arm(f)
+			continue
+		}
+		timed = append(timed, f)
+	}
 	faultStart := time.Now()
 	w := newWorkload(r)
 	phaseCtx, endPhase := context.WithTimeout(ctx, time.Duration(cfg.FaultPhase))
@@ -287,7 +308,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	go func() { defer wg.Done(); w.run(phaseCtx) }()
 	go func() {
 		defer wg.Done()
-		for _, f := range faults {
+		for _, f := range timed {
 			t := time.NewTimer(time.Until(faultStart.Add(f.At)))
 			select {
 			case <-phaseCtx.Done():
@@ -301,6 +322,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}()
 	wg.Wait()
 	endPhase()
+	r.disarm()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

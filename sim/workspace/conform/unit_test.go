@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/events"
 	"github.com/stretchr/testify/require"
 
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
@@ -155,4 +156,54 @@ func TestTheClaimCountsOnlyTheJudgedCheckers(t *testing.T) {
 	require.True(t, res.Passed())
 	require.NoError(t, CheckAllow([]string{"limits"}))
 	require.ErrorContains(t, CheckAllow([]string{"limit"}), `unknown checker "limit"`)
+}
+
+// The engine's events of the run's workspaces become the engine's calls
+// the checkers know; the run's own commands (its faults) and other
+// containers and volumes are left out.
+func TestEngineEventsBecomeTheEnginesCalls(t *testing.T) {
+	const id = "0b6f8c3e-4a1d-4e2b-9c7a-1f2e3d4c5b6a"
+	const other = "11111111-2222-4333-8444-555555555555"
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	ew := &engineWatch{sync: "conform-sync-x"}
+	msg := func(typ events.Type, action events.Action, name string, at time.Duration) events.Message {
+		m := events.Message{Type: typ, Action: action, TimeNano: t0.Add(at).UnixNano()}
+		if typ == events.VolumeEventType {
+			m.Actor.ID = name
+		} else {
+			m.Actor.Attributes = map[string]string{"name": name}
+		}
+		return m
+	}
+	for _, m := range []events.Message{
+		msg(events.VolumeEventType, events.ActionCreate, "ws-"+id+"-home", 1*time.Second),
+		msg(events.ContainerEventType, events.ActionCreate, "ws-"+id, 2*time.Second),
+		msg(events.ContainerEventType, events.ActionStart, "ws-"+id, 3*time.Second),
+		msg(events.ContainerEventType, events.ActionDie, "ws-"+id, 4*time.Second),          // the run's docker kill
+		msg(events.ContainerEventType, events.ActionStart, "ws-"+id+"-job", 5*time.Second), // a storage job: not the workspace's container
+		msg(events.ContainerEventType, events.ActionDestroy, "ws-"+id, 6*time.Second),
+		msg(events.VolumeEventType, events.ActionDestroy, "ws-"+id+"-home", 7*time.Second),
+		msg(events.VolumeEventType, events.ActionDestroy, "ws-"+other+"-home", 8*time.Second), // another run's
+	} {
+		ew.record(m)
+	}
+	ew.mine("ws-"+id, t0.Add(3500*time.Millisecond), t0.Add(4500*time.Millisecond))
+	out, own := ew.history(map[string]bool{id: true})
+	require.Equal(t, 1, own)
+	var got []string
+	for _, s := range out {
+		require.Equal(t, id, s.e.Workspace)
+		require.Equal(t, engineInstance, s.e.Instance)
+		got = append(got, string(s.e.Kind)+" "+s.e.Method)
+	}
+	require.Equal(t, []string{"call storage.Provision", "note docker.container.create", "call instances.Start",
+		"call instances.Delete", "call storage.DeleteVolume"}, got)
+
+	ew.offset, ew.within = 40*time.Millisecond, time.Millisecond
+	ok, why := ew.sameClock()
+	require.False(t, ok)
+	require.Contains(t, why, "differ by 40ms")
+	ew.offset = 2 * time.Millisecond
+	ok, _ = ew.sameClock()
+	require.True(t, ok)
 }

@@ -327,6 +327,11 @@ func (w *workload) tour(ctx context.Context) {
 		desired contracts.DesiredState
 		display string
 	}{{contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredPending, "ARCHIVED"}, {contracts.DesiredRunning, "RUNNING"}, {contracts.DesiredStandby, "STANDBY"}}
+	// damaged: a fault aimed at the archived workspace (Fault.Archived)
+	// damaged its archive, so its restore must end in ERROR with reason
+	// DataLost (SPEC 1.5), after which the tour can only delete it.
+	damaged := false
+steps:
 	for _, st := range steps {
 		if st.desired != "" && !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodPatch, "/workspaces/"+id, u.Token, "application/json", jsonBody(map[string]any{"desired_state": string(st.desired)}))
@@ -339,18 +344,29 @@ func (w *workload) tour(ctx context.Context) {
 			// The user keeps working while it stops.
 			w.r.users.workUntilStopped(ctx, id)
 		}
+		inError := false
 		if !w.until(ctx, func() bool {
 			a := w.do(ctx, http.MethodGet, "/workspaces/"+id, u.Token, "", nil)
-			return a.body["display_state"] == st.display && a.body["operation"] == "NONE"
+			inError = damaged && a.body["display_state"] == "ERROR"
+			return inError || a.body["display_state"] == st.display && a.body["operation"] == "NONE"
 		}) {
 			return
 		}
-		// The user works while it runs (writing, and reading back what
-		// they wrote before it was archived and restored).
-		if st.display == "RUNNING" {
+		switch {
+		case inError:
+			w.r.note("tour", id+" entered ERROR after its archive was damaged; the tour deletes it")
+			break steps
+		case st.display == "RUNNING":
+			// The user works while it runs (writing, and reading back
+			// what they wrote before it was archived and restored).
 			w.r.users.tryVisit(ctx, w, id, 20)
-		} else {
+		default:
 			w.r.users.markAway(id, st.display)
+		}
+		if st.display == "ARCHIVED" {
+			// Strike the faults aimed at an archived workspace before
+			// its user asks for it back.
+			damaged = w.r.strikeArchived(ctx, id)
 		}
 	}
 	w.until(ctx, func() bool {
