@@ -157,6 +157,7 @@ func TestOutputsAreCheckedBeforeTheRun(t *testing.T) {
 		{"sim", "--junit", filepath.Join(dir, "no", "such", "dir", "x.xml")},
 		{"oracle", "sim", "--junit", dir},
 		{"oracle", "mutants", "--junit", dir},
+		{"oracle", "conform", "--daemon", "no-such-daemon-9f3a", "--junit", dir},
 		{"replay", "--html", dir, filepath.Join(dir, "whatever.json")},
 	} {
 		code, out, errOut := invoke(t, nil, args...)

@@ -223,6 +223,11 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	return nil
 }
 
+// CheckWritable is checkWritable for the commands added with WithCommands:
+// a usage error (exit 2, one line) when path cannot be written once the
+// run ends.
+func CheckWritable(flag, path string) error { return checkWritable(flag, path) }
+
 // checkWritable checks, before a run, that an output file can be written
 // when the run ends: not a directory, in a directory that exists, and
 // creatable there. It leaves the file as it found it (a file it had to
