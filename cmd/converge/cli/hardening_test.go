@@ -125,7 +125,8 @@ func TestReplayValidatesEveryField(t *testing.T) {
 
 // The command line of --exec is checked before anything runs (issue 23):
 // an unbalanced quote is a usage error, and a program that does not exist
-// is refused before a replay file is written for it.
+// is refused before a replay file is written for it; by sim, mutants
+// (--exec and --variant) and driver selftest alike.
 func TestExecCommandLineIsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	for cmdline, want := range map[string]string{
@@ -136,6 +137,23 @@ func TestExecCommandLineIsCheckedFirst(t *testing.T) {
 		`no-such-program-9f3a && echo done`: `program "no-such-program-9f3a" not found in PATH`,
 	} {
 		code, out, errOut := invoke(t, nil, "sim", "--exec", cmdline, "--seeds", "1", "--workspaces", "1", "--duration", "10m", "--replay-dir", dir)
+		requireUsageLine(t, code, out, errOut, want)
+	}
+	// The same for every command that starts a child: mutants (--exec
+	// and each --variant) and driver selftest.
+	for _, args := range [][]string{
+		{"mutants", "--exec", `python3 "x`, "--variant", "a=true"},
+		{"mutants", "--exec", "true", "--variant", `a=python3 "x`},
+		{"mutants", "--exec", "no-such-program-9f3a", "--variant", "a=true"},
+		{"mutants", "--exec", "true", "--variant", "a=no-such-program-9f3a"},
+		{"driver", "selftest", "--exec", `python3 "x`},
+		{"driver", "selftest", "--exec", "no-such-program-9f3a"},
+	} {
+		code, out, errOut := invoke(t, nil, args...)
+		want := "is not a valid shell command line"
+		if strings.Contains(strings.Join(args, " "), "no-such") {
+			want = `program "no-such-program-9f3a" not found in PATH`
+		}
 		requireUsageLine(t, code, out, errOut, want)
 	}
 	entries, err := os.ReadDir(dir)
