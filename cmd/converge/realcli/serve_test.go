@@ -652,7 +652,7 @@ func TestServeBoundsEachConnection(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "application/json; charset=utf-8", ctype)
 	require.Equal(t, contracts.APIBadRequest, codeOf(body))
-	status, ctype, body = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2*maxHeaderBytes) + "\r\n\r\n")
+	status, ctype, body = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", maxHeaderBytes+8<<10) + "\r\n\r\n")
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)
 	require.Equal(t, "application/json; charset=utf-8", ctype)
 	require.Equal(t, "HEADERS_TOO_LARGE", codeOf(body))
