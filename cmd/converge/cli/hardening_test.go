@@ -24,6 +24,7 @@ func requireUsageLine(t *testing.T, code int, out, errOut, want string) {
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	require.Len(t, lines, 2, "one line and the pointer to --help: %s", errOut)
 	require.Contains(t, lines[0], want)
+	require.NotContains(t, lines[0], "bad input", "the marker is for errors.Is, not for the user")
 	require.Contains(t, lines[1], "--help")
 	require.NotContains(t, errOut, "goroutine")
 }
