@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A workspace coordinator and API in Python, written from converge's SPEC.md.
+"""A workspace coordinator and API in Python, written from converge's spec,
+docs/spec/workspaces.md.
 
 It is the driver protocol's example: converge's simulator runs it as child
 processes (one per coordinator instance, one per API process) and judges it

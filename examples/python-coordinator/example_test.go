@@ -73,7 +73,7 @@ var outOfReach = map[string]string{
 	"gc-deletes-orphans":   "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
 }
 
-// The Python coordinator, written from SPEC.md and not from the Go
+// The Python coordinator, written from docs/spec/workspaces.md and not from the Go
 // reference, passes 200 seeds of the default fault mix under every
 // checker, each of whose situations arose at least judge.DefaultMin times
 // but those the runs' shape cannot reach (outOfReach).

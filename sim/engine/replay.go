@@ -56,6 +56,26 @@ func (h *Header) CheckSystem() error {
 	return nil
 }
 
+// CheckHash rejects a header whose hash no run records: a history hash is
+// 32 lowercase hex digits (XXH3-128, record.HashSize), or 64 in a file
+// written before (SHA-256, record.OldHash), which the replay then reports
+// as from an older converge. Anything else is a hand edit or a corruption,
+// and comparing it with a run would only say "hash differs".
+func (h *Header) CheckHash() error {
+	if h.Hash == "" {
+		return errors.New(`"hash" is missing`)
+	}
+	hex := len(h.Hash) == 32 || len(h.Hash) == 64
+	for i := 0; hex && i < len(h.Hash); i++ {
+		c := h.Hash[i]
+		hex = c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
+	}
+	if !hex {
+		return fmt.Errorf("hash %.70q: a history hash is 32 lowercase hex digits", h.Hash)
+	}
+	return nil
+}
+
 // MaxReplayBytes bounds the size of a replay file read.
 const MaxReplayBytes = 16 << 20
 

@@ -91,6 +91,21 @@ func (r *Replay) Options(system System) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: quiet_phase %q: %v", engine.ErrBadInput, r.QuietPhase, err)
 	}
+	// A file records every count and phase after the defaults were
+	// filled in, "none" as -1: a zero, or another negative, is a hand
+	// edit the defaults would silently turn into another run.
+	switch {
+	case r.Requests < 1:
+		return Options{}, fmt.Errorf("%w: requests %d: want 1 to %d", engine.ErrBadInput, r.Requests, MaxRequests)
+	case r.Faults == 0 || r.Faults < -1:
+		return Options{}, fmt.Errorf("%w: faults %d: want -1 (none) or 1 to %d", engine.ErrBadInput, r.Faults, MaxFaults)
+	case r.Ops == 0 || r.Ops < -1:
+		return Options{}, fmt.Errorf("%w: ops %d: want -1 (none) or 1 to %d", engine.ErrBadInput, r.Ops, MaxFaults)
+	case fp <= 0:
+		return Options{}, fmt.Errorf("%w: fault_phase %s: want 2m to %s", engine.ErrBadInput, fp, MaxPhase)
+	case qp <= 0:
+		return Options{}, fmt.Errorf("%w: quiet_phase %s: want 1m to %s", engine.ErrBadInput, qp, MaxPhase)
+	}
 	o := Options{Seed: r.Seed, System: system, Requests: r.Requests, FaultPhase: fp, QuietPhase: qp, Faults: r.Faults,
 		Ops: r.Ops, PoolSize: r.PoolSize, Steering: r.Steering.Clone()}
 	if err := o.Validate(); err != nil {
@@ -115,8 +130,9 @@ func DecodeReplay(rd io.Reader) (*Replay, error) {
 		return nil, fmt.Errorf("%w: %w: its world is %q", engine.ErrBadInput, errNotOracle, r.World)
 	case r.Version != ReplayVersion:
 		return nil, fmt.Errorf("%w: replay format version %d: this binary reads %d", engine.ErrBadInput, r.Version, ReplayVersion)
-	case r.Hash == "":
-		return nil, fmt.Errorf("%w: \"hash\" is missing", engine.ErrBadInput)
+	}
+	if err := r.CheckHash(); err != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrBadInput, err)
 	}
 	if err := r.CheckSystem(); err != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrBadInput, err)

@@ -385,6 +385,26 @@ func TestReplayFileRoundTrip(t *testing.T) {
 	require.Equal(t, "mutant-gc-no-delay-seed-3.json", ReplayName("mutant:gc-no-delay", 3))
 }
 
+// A run configured with no deletes (a negative rate, as driver selftest
+// and a third party's suite may set) writes a replay file that replays:
+// the file check takes a negative rate as the "none" it is.
+func TestReplayFileOfARunWithoutDeletes(t *testing.T) {
+	cfg := Config{Seed: 2, Workspaces: 2, Duration: time.Hour, System: wsref.NewSystem(), Workload: Workload{DeletesPerDay: -1}}
+	r, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	f, err := NewReplay(cfg, "", r)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), ReplayName(f.System, cfg.Seed))
+	require.NoError(t, WriteReplay(path, f))
+	back, err := ReadReplay(path)
+	require.NoError(t, err)
+	again, err := back.Config(wsref.NewSystem())
+	require.NoError(t, err)
+	r2, err := Run(context.Background(), again)
+	require.NoError(t, err)
+	require.Equal(t, r.Hash, r2.Hash)
+}
+
 func TestEvidenceShowsTheEventsAroundAViolation(t *testing.T) {
 	s := scripted(t, 9)
 	id := running(t, s)

@@ -108,6 +108,9 @@ func (f *Replay) check() error {
 	if err := f.CheckSystem(); err != nil {
 		return badReplay("%v", err)
 	}
+	if err := f.CheckHash(); err != nil {
+		return badReplay("%v", err)
+	}
 	return nil
 }
 
@@ -167,12 +170,13 @@ func (f *Replay) checkFields() error {
 		return badReplay("limits.MaxRunningPerUser %d out of range [1, %d]", f.Limits.MaxRunningPerUser, maxLimit)
 	case f.Limits.MaxRunningGlobal < 1 || f.Limits.MaxRunningGlobal > maxLimit:
 		return badReplay("limits.MaxRunningGlobal %d out of range [1, %d]", f.Limits.MaxRunningGlobal, maxLimit)
-	case f.Workload.Users < 0 || f.Workload.Users > MaxWorkspaces:
-		return badReplay("workload.users %d out of range [0, %d]", f.Workload.Users, MaxWorkspaces)
-	case f.Workload.CreateWindow < 0 || f.Workload.CreateWindow > MaxDuration:
-		return badReplay("workload.create_window %s out of range [0, %s]", f.Workload.CreateWindow, MaxDuration)
-	case math.IsNaN(f.Workload.DeletesPerDay) || f.Workload.DeletesPerDay < 0 || f.Workload.DeletesPerDay > 100:
-		return badReplay("workload.deletes_per_day %g out of range [0, 100]", f.Workload.DeletesPerDay)
+	case f.Workload.Users < 1 || f.Workload.Users > MaxWorkspaces:
+		return badReplay("workload.users %d out of range [1, %d]", f.Workload.Users, MaxWorkspaces)
+	case f.Workload.CreateWindow <= 0 || f.Workload.CreateWindow > MaxDuration:
+		return badReplay("workload.create_window %s out of range (0, %s]", f.Workload.CreateWindow, MaxDuration)
+	case math.IsNaN(f.Workload.DeletesPerDay) || f.Workload.DeletesPerDay == 0 || f.Workload.DeletesPerDay > 100:
+		// Negative is "none", as in Workload.
+		return badReplay("workload.deletes_per_day %g: want a negative number (none) or one in (0, 100]", f.Workload.DeletesPerDay)
 	case f.Duration == "":
 		return badReplay(`"duration" is missing`)
 	case f.Quiet == "":

@@ -16,7 +16,7 @@ import (
 // carry out (its start and its whole run inside the virtual clock's
 // range). Seeded with a valid file and edits of it.
 func FuzzReplayFile(f *testing.F) {
-	good := `{"world":"workspace","version":1,"system":"reference","seed":1,"hash":"x","workspaces":1,"duration":"10m0s","quiet":"0s",` +
+	good := `{"world":"workspace","version":1,"system":"reference","seed":1,"hash":"0123456789abcdef0123456789abcdef","workspaces":1,"duration":"10m0s","quiet":"0s",` +
 		`"coordinators":2,"start":"2026-01-05T00:00:00Z","workload":{"users":1},"limits":{"MaxRunningPerUser":2,"MaxRunningGlobal":100},` +
 		`"faults":"swarm","plan":{"actions":[{"at":60000000000,"kind":"crash"}]}}`
 	f.Add([]byte(good))
@@ -31,6 +31,7 @@ func FuzzReplayFile(f *testing.F) {
 		{`"MaxRunningPerUser":2`, `"MaxRunningPerUser":0`},
 		{`"at":60000000000`, `"at":-1`},
 		{`"kind":"crash"`, `"kind":"api-race","n":99999`},
+		{`"0123456789abcdef0123456789abcdef"`, `"zz"`},
 	} {
 		f.Add([]byte(strings.Replace(good, edit[0], edit[1], 1)))
 	}

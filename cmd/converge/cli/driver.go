@@ -60,6 +60,11 @@ func (c *config) selftestCommand() *cobra.Command {
 			case timeout <= 0:
 				return usagef("--exec-timeout %s: want a positive duration", timeout)
 			}
+			// A command line the shell cannot parse, or whose program
+			// does not exist, is bad usage, not a child's failure.
+			if err := checkExec(exec); err != nil {
+				return usagef("--exec: %v", err)
+			}
 			start := c.now()
 			fmt.Fprintf(c.stdout, "converge driver selftest: %s\n", exec)
 			ok := driver.SelfTest(cmd.Context(), driver.Options{Command: driver.ShellCommand(exec), Timeout: timeout}, func(s driver.SelfCheck) {

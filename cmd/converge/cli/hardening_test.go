@@ -24,6 +24,7 @@ func requireUsageLine(t *testing.T, code int, out, errOut, want string) {
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	require.Len(t, lines, 2, "one line and the pointer to --help: %s", errOut)
 	require.Contains(t, lines[0], want)
+	require.NotContains(t, lines[0], "bad input", "the marker is for errors.Is, not for the user")
 	require.Contains(t, lines[1], "--help")
 	require.NotContains(t, errOut, "goroutine")
 }
@@ -97,13 +98,19 @@ func TestReplayValidatesEveryField(t *testing.T) {
 		"too many workspaces": {func(f *wssim.Replay) { f.Workspaces = 1 << 40 }, "workspaces 1099511627776 out of range"},
 		"negative workspaces": {func(f *wssim.Replay) { f.Workspaces = -1 }, "workspaces -1 out of range"},
 		"no limit":            {func(f *wssim.Replay) { f.Limits.MaxRunningPerUser = 0 }, "limits.MaxRunningPerUser 0 out of range"},
-		"negative deletes":    {func(f *wssim.Replay) { f.Workload.DeletesPerDay = -1 }, "workload.deletes_per_day -1 out of range"},
+		"no deletes rate":     {func(f *wssim.Replay) { f.Workload.DeletesPerDay = 0 }, "workload.deletes_per_day 0: want a negative number (none)"},
+		"deletes rate >100":   {func(f *wssim.Replay) { f.Workload.DeletesPerDay = 101 }, "workload.deletes_per_day 101: want"},
+		"no users":            {func(f *wssim.Replay) { f.Workload.Users = 0 }, "workload.users 0 out of range [1, 100000]"},
+		"no create window":    {func(f *wssim.Replay) { f.Workload.CreateWindow = 0 }, "workload.create_window 0s out of range"},
 		"bad duration":        {func(f *wssim.Replay) { f.Duration = "soon" }, `duration "soon"`},
 		"long duration":       {func(f *wssim.Replay) { f.Duration = "100000h" }, "duration 100000h0m0s out of range"},
 		"no duration":         {func(f *wssim.Replay) { f.Duration = "" }, `"duration" is missing`},
 		"negative quiet":      {func(f *wssim.Replay) { f.Quiet = "-1m" }, "quiet -1m0s out of range"},
 		"bad fault mix":       {func(f *wssim.Replay) { f.Faults = "meteor" }, "faults:"},
 		"no system":           {func(f *wssim.Replay) { f.System = "" }, `"system" is missing`},
+		"no hash":             {func(f *wssim.Replay) { f.Hash = "" }, `"hash" is missing`},
+		"hash not hex":        {func(f *wssim.Replay) { f.Hash = "zz" }, `hash "zz": a history hash is 32 lowercase hex digits`},
+		"hash too long":       {func(f *wssim.Replay) { f.Hash += "00" }, "a history hash is 32 lowercase hex digits"},
 		"unknown system":      {func(f *wssim.Replay) { f.System = "acme" }, `names system "acme", which this binary does not know`},
 		"action after end": {func(f *wssim.Replay) {
 			f.Plan.Actions = append(f.Plan.Actions, wssim.Action{Kind: wssim.FaultCrash, At: 1 << 50})
@@ -125,7 +132,8 @@ func TestReplayValidatesEveryField(t *testing.T) {
 
 // The command line of --exec is checked before anything runs (issue 23):
 // an unbalanced quote is a usage error, and a program that does not exist
-// is refused before a replay file is written for it.
+// is refused before a replay file is written for it; by sim, mutants
+// (--exec and --variant) and driver selftest alike.
 func TestExecCommandLineIsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	for cmdline, want := range map[string]string{
@@ -136,6 +144,23 @@ func TestExecCommandLineIsCheckedFirst(t *testing.T) {
 		`no-such-program-9f3a && echo done`: `program "no-such-program-9f3a" not found in PATH`,
 	} {
 		code, out, errOut := invoke(t, nil, "sim", "--exec", cmdline, "--seeds", "1", "--workspaces", "1", "--duration", "10m", "--replay-dir", dir)
+		requireUsageLine(t, code, out, errOut, want)
+	}
+	// The same for every command that starts a child: mutants (--exec
+	// and each --variant) and driver selftest.
+	for _, args := range [][]string{
+		{"mutants", "--exec", `python3 "x`, "--variant", "a=true"},
+		{"mutants", "--exec", "true", "--variant", `a=python3 "x`},
+		{"mutants", "--exec", "no-such-program-9f3a", "--variant", "a=true"},
+		{"mutants", "--exec", "true", "--variant", "a=no-such-program-9f3a"},
+		{"driver", "selftest", "--exec", `python3 "x`},
+		{"driver", "selftest", "--exec", "no-such-program-9f3a"},
+	} {
+		code, out, errOut := invoke(t, nil, args...)
+		want := "is not a valid shell command line"
+		if strings.Contains(strings.Join(args, " "), "no-such") {
+			want = `program "no-such-program-9f3a" not found in PATH`
+		}
 		requireUsageLine(t, code, out, errOut, want)
 	}
 	entries, err := os.ReadDir(dir)
@@ -157,6 +182,7 @@ func TestOutputsAreCheckedBeforeTheRun(t *testing.T) {
 		{"sim", "--junit", filepath.Join(dir, "no", "such", "dir", "x.xml")},
 		{"oracle", "sim", "--junit", dir},
 		{"oracle", "mutants", "--junit", dir},
+		{"oracle", "conform", "--daemon", "no-such-daemon-9f3a", "--junit", dir},
 		{"replay", "--html", dir, filepath.Join(dir, "whatever.json")},
 	} {
 		code, out, errOut := invoke(t, nil, args...)

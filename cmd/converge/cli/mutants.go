@@ -147,11 +147,20 @@ func (o *mutantsOptions) validate() error {
 		return usagef("--exec-timeout %s: want a positive duration", o.timeout)
 	}
 	for _, v := range o.variants {
-		if name, cmd, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(cmd) == "" {
+		name, cmd, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(cmd) == "" {
 			return usagef("--variant %q: want NAME=COMMAND", v)
+		}
+		if err := checkExec(strings.TrimSpace(cmd)); err != nil {
+			return usagef("--variant %s: %v", strings.TrimSpace(name), err)
 		}
 	}
 	if o.exec != "" {
+		// As for sim --exec: a command line that cannot run is bad
+		// usage, found before any child starts.
+		if err := checkExec(o.exec); err != nil {
+			return usagef("--exec: %v", err)
+		}
 		return nil
 	}
 	for _, n := range o.only {

@@ -161,6 +161,8 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	require.Equal(t, ExitFailed, code)
 	raw, err := os.ReadFile(filepath.Join(dir, "oracle-mutant-six-significant-digits-seed-1.json"))
 	require.NoError(t, err)
+	hash := regexp.MustCompile(`"hash": "[0-9a-f]+"`).FindString(string(raw))
+	require.NotEmpty(t, hash)
 	edit := func(name, from, to string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
@@ -177,13 +179,23 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 		"contradiction":  edit("contra.json", `"system": "mutant:six-significant-digits"`, `"system": "reference"`),
 		"bad duration":   edit("dur.json", `"fault_phase": "6m0s"`, `"fault_phase": "soon"`),
 		"huge":           edit("huge.json", `"requests": 4`, `"requests": 4000`),
+		// What converge never writes (issue 23: every field is checked,
+		// not read as a default or as another run): no requests, a
+		// count neither -1 (none) nor positive, a hash that is none.
+		"no requests": edit("req0.json", `"requests": 4`, `"requests": 0`),
+		"faults 0":    edit("faults0.json", `"faults": 8`, `"faults": 0`),
+		"faults -5":   edit("faults5.json", `"faults": 8`, `"faults": -5`),
+		"ops -2":      edit("ops.json", `"ops": 6`, `"ops": -2`),
+		"no phase":    edit("phase.json", `"quiet_phase": "4m0s"`, `"quiet_phase": "0s"`),
+		"hash zz":     edit("hashzz.json", hash, `"hash": "zz"`),
 	} {
 		code, out, errOut := invoke(t, nil, "oracle", "replay", path)
 		require.Equal(t, ExitUsage, code, "%s: %s", name, errOut)
 		require.Empty(t, out, name)
+		require.Len(t, strings.Split(strings.TrimSpace(errOut), "\n"), 2, "one line and the pointer to --help: %s", errOut)
 	}
 	// A file whose hash is not the run's does not reproduce: exit 1.
-	code, out, _ := invoke(t, nil, "oracle", "replay", edit("hash.json", `"hash": "`, `"hash": "00`))
+	code, out, _ := invoke(t, nil, "oracle", "replay", edit("hash.json", hash, `"hash": "`+strings.Repeat("0", 32)+`"`))
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, out, "NOT REPRODUCED")
 	require.NotContains(t, out, oldHashNote)

@@ -149,6 +149,11 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished,
 			if err := oracleconform.CheckProfile(prof); err != nil {
 				return usagef("%v", err)
 			}
+			if junit != "" {
+				if err := checkWritable("--junit", junit); err != nil {
+					return err
+				}
+			}
 			tempDir := dir == ""
 			if tempDir {
 				if dir, err = os.MkdirTemp("", "oracle-conform-"); err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,15 +61,12 @@ func (r *runShape) validate() error {
 	return nil
 }
 
-// trimBadInput drops the "bad input: " prefix an engine error carries
+// trimBadInput drops the "bad input: " marker an engine error carries
 // (the CLI says so by its exit code).
 func trimBadInput(err error) string {
-	s := err.Error()
-	p := engine.ErrBadInput.Error() + ": "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
+	// The marker may stand after a file's name ("replay file F: bad
+	// input: …"): it is for errors.Is, not for the user.
+	return strings.ReplaceAll(err.Error(), engine.ErrBadInput.Error()+": ", "")
 }
 
 // simOptions are the sim command's flags.
@@ -222,6 +220,11 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	}
 	return nil
 }
+
+// CheckWritable is checkWritable for the commands added with WithCommands:
+// a usage error (exit 2, one line) when path cannot be written once the
+// run ends.
+func CheckWritable(flag, path string) error { return checkWritable(flag, path) }
 
 // checkWritable checks, before a run, that an output file can be written
 // when the run ends: not a directory, in a directory that exists, and

@@ -143,6 +143,15 @@ func (c *config) conformCommand() *cobra.Command {
 				}
 				opts.Replay = fmt.Sprintf("%s (seed %d, %d plan actions over %s)", replay, rf.Seed, rf.Plan.Len(), simD)
 			}
+			// The reports are written after minutes of drills: a path
+			// that cannot take them is refused first.
+			for _, out := range []struct{ flag, path string }{{"--junit", junit}, {"--html", html}} {
+				if out.path != "" {
+					if err := cli.CheckWritable(out.flag, out.path); err != nil {
+						return err
+					}
+				}
+			}
 			if dir == "" {
 				if dir, err = os.MkdirTemp("", "converge-conform-"); err != nil {
 					return cli.Exit(cli.ExitError, err)

@@ -202,18 +202,10 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		return cli.ExitFailed
 	}
 	// Connections beyond the bound wait in the kernel's queue rather than
-	// take a file descriptor each.
-	ln = netutil.LimitListener(ln, cfg.maxConnections)
-	// No WriteTimeout: it would cut every event stream; the handler sets
-	// a write deadline on every other response (and on each event).
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	// take a file descriptor each; net/http's own answers to requests it
+	// cannot read are JSON like every other error.
+	ln = httpapi.JSONErrors(netutil.LimitListener(ln, cfg.maxConnections))
+	srv := newAPIServer(handler, log)
 
 	// The runner outlives ctx: it is stopped after the HTTP server.
 	runCtx, stopRunner := context.WithCancel(context.WithoutCancel(ctx))
@@ -264,6 +256,33 @@ func serve(ctx context.Context, cfg serveConfig, st *stack, base *slog.Logger, e
 		}
 	}
 	return code
+}
+
+// The bounds serve puts on each connection, besides --max-connections.
+const (
+	// readHeaderTimeout: a client has this long to send its headers.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout: ... and this long for the whole request, body included.
+	readTimeout = 30 * time.Second
+	// idleTimeout: a kept-alive connection waits this long for the next
+	// request.
+	idleTimeout = 2 * time.Minute
+)
+
+// newAPIServer is the HTTP server in front of handler, with serve's bounds
+// on each connection: header bytes, the time to read a request, the time
+// an idle connection is kept. No WriteTimeout: it would cut every event
+// stream; the handler sets a write deadline on every other response (and
+// on each event).
+func newAPIServer(handler http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // newServeLogger logs to w: JSON unless auto and w is a terminal.

@@ -1,11 +1,13 @@
 package realcli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -607,5 +609,54 @@ func TestServeCapsEventStreams(t *testing.T) {
 	require.NotEmpty(t, e.Error.Message)
 	status, _ = httpDo(t, http.MethodGet, base+"/healthz", "", "")
 	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, cli.ExitOK, stop())
+}
+
+// serve bounds each connection as a production API server does (issue
+// 23): headers over maxHeaderBytes are refused, a request must be read
+// within its timeouts, an idle connection is closed; and net/http's own
+// answers to requests it cannot read are the API's JSON errors, not
+// text/plain. Headers within the bound are served.
+func TestServeBoundsEachConnection(t *testing.T) {
+	srv := newAPIServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	require.Equal(t, maxHeaderBytes, srv.MaxHeaderBytes)
+	require.Equal(t, readHeaderTimeout, srv.ReadHeaderTimeout)
+	require.Equal(t, readTimeout, srv.ReadTimeout)
+	require.Equal(t, idleTimeout, srv.IdleTimeout)
+	require.Positive(t, srv.ReadHeaderTimeout)
+	require.Positive(t, srv.IdleTimeout)
+	require.Less(t, srv.ReadHeaderTimeout, srv.ReadTimeout)
+	require.Zero(t, srv.WriteTimeout, "a write timeout would cut every event stream")
+
+	addr, _, stop := serveFake(t, io.Discard)
+	exchange := func(raw string) (int, string, map[string]any) {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, conn.SetDeadline(time.Now().Add(30*time.Second)))
+		_, err = io.WriteString(conn, raw)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, resp.Header.Get("Content-Type"), body
+	}
+	codeOf := func(body map[string]any) string {
+		e, ok := body["error"].(map[string]any)
+		require.True(t, ok, "%v", body)
+		return e["code"].(string)
+	}
+	status, ctype, body := exchange("GET /healthz HTTP/1.1\r\n\r\n")
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "application/json; charset=utf-8", ctype)
+	require.Equal(t, contracts.APIBadRequest, codeOf(body))
+	status, ctype, body = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", maxHeaderBytes+8<<10) + "\r\n\r\n")
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)
+	require.Equal(t, "application/json; charset=utf-8", ctype)
+	require.Equal(t, "HEADERS_TOO_LARGE", codeOf(body))
+	status, _, body = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", maxHeaderBytes/2) + "\r\n\r\n")
+	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.Equal(t, cli.ExitOK, stop())
 }

@@ -1,5 +1,5 @@
 // Package acme is a workspace control plane written from converge's
-// SPEC.md by a team that is not converge's: a coordinator (leader
+// spec (docs/spec/workspaces.md) by a team that is not converge's: a coordinator (leader
 // election, HealthMonitor, StateReconciler, TTL Manager, Archive GC,
 // EventListener) and the API service layer, plugged into converge through
 // ports.System so that converge's simulator and checkers can judge it.

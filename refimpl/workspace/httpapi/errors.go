@@ -16,6 +16,12 @@ const (
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 	CodeUnavailable          = "UNAVAILABLE"
 	CodeTooManyStreams       = "TOO_MANY_STREAMS"
+
+	// The answers net/http gives before any handler runs, in JSON
+	// through JSONErrors (400 is BAD_REQUEST).
+	CodeHeadersTooLarge         = "HEADERS_TOO_LARGE"
+	CodeNotImplemented          = "NOT_IMPLEMENTED"
+	CodeHTTPVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED"
 )
 
 // errorBody is {"error":{…}}.

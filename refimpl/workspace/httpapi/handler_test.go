@@ -433,8 +433,8 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 // library will not send either (issue 23): the "*" and CONNECT forms, an
 // absolute-form target, empty and dot segments, escaped slashes, unknown
 // methods. (What net/http writes itself before any handler runs, such as
-// 400 for an unparsable target or a missing Host, 431 and 505, is text:
-// docs/decisions/workspaces-4.3-api.md, DR282.)
+// 400 for an unparsable target or a missing Host, 431 and 505, is JSON
+// through JSONErrors: TestNetHTTPsOwnErrorsAreJSON, DR450.)
 func TestRawRequestsGetJSONErrors(t *testing.T) {
 	e := newEnv(t)
 	addr := strings.TrimPrefix(e.srv.URL, "http://")
