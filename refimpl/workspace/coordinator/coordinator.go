@@ -263,9 +263,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			c.log.Warn("reconciler tick skipped", "err", err)
 		}
 		c.nextReconcile = now.Add(decide.AdaptivePeriod(c.fleet))
-		if c.fleet.OperationsInProgress > 0 && c.nextHealth.After(c.nextReconcile) {
-			c.nextHealth = c.nextReconcile
-		}
+		c.nextHealth = decide.HealthAfterReconcile(c.nextHealth, c.nextReconcile, c.fleet)
 	}
 	if !now.Before(c.nextTTL) {
 		if err := c.ttlTick(ctx, now); err != nil {
