@@ -36,8 +36,9 @@ type Coordinator struct {
 	epoch  int64
 	leader bool
 
-	trigger  ports.Subscription
-	listener ports.Listener
+	// monitorTrigger is the subscription to monitor:trigger (nil without one).
+	monitorTrigger ports.Subscription
+	listener       ports.Listener
 	// lastEventAt is the time of the last change the EventListener
 	// republished, for resynchronising after a lost feed.
 	lastEventAt time.Time
@@ -118,8 +119,8 @@ func (c *Coordinator) Quiet() (ports.Quiet, bool) {
 		return ports.Quiet{}, false
 	}
 	calls := []ports.QuietCall{{Lease: c.lease}, {Listener: c.listener}}
-	if c.trigger != nil {
-		calls = append(calls, ports.QuietCall{Subscription: c.trigger})
+	if c.monitorTrigger != nil {
+		calls = append(calls, ports.QuietCall{Subscription: c.monitorTrigger})
 	}
 	due := c.nextHealth
 	for _, t := range [...]time.Time{c.nextReconcile, c.nextTTL, c.nextGC} {
@@ -201,7 +202,7 @@ func (c *Coordinator) acquire(ctx context.Context, now time.Time) error {
 			return err
 		}
 	} else {
-		c.trigger = sub
+		c.monitorTrigger = sub
 	}
 	return nil
 }
@@ -216,9 +217,9 @@ func (c *Coordinator) stepDown(ctx context.Context, why string) {
 }
 
 func (c *Coordinator) closeSubs() {
-	if c.trigger != nil {
-		_ = c.trigger.Close()
-		c.trigger = nil
+	if c.monitorTrigger != nil {
+		_ = c.monitorTrigger.Close()
+		c.monitorTrigger = nil
 	}
 	if c.listener != nil {
 		_ = c.listener.Close()
@@ -242,7 +243,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 		}
 		c.log.Warn("event listener tick failed", "err", err)
 	}
-	if c.trigger != nil && len(c.trigger.Poll()) > 0 {
+	if c.monitorTrigger != nil && len(c.monitorTrigger.Poll()) > 0 {
 		c.nextHealth = now
 	}
 	if !now.Before(c.nextHealth) {
@@ -262,9 +263,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 			c.log.Warn("reconciler tick skipped", "err", err)
 		}
 		c.nextReconcile = now.Add(decide.AdaptivePeriod(c.fleet))
-		if c.fleet.OperationsInProgress > 0 && c.nextHealth.After(c.nextReconcile) {
-			c.nextHealth = c.nextReconcile
-		}
+		c.nextHealth = decide.HealthAfterReconcile(c.nextHealth, c.nextReconcile, c.fleet)
 	}
 	if !now.Before(c.nextTTL) {
 		if err := c.ttlTick(ctx, now); err != nil {

@@ -9,6 +9,8 @@
 // this package reads, asks, and carries the answer out through ports. The
 // StateReconciler's answer is a whole decision as data (decide.Reconcile:
 // the claim, completion or ERROR entry, then the actuator calls, each
-// after a lease re-check, and the writes of their answers): its shell is
-// one loop that checks the lease, acts and records.
+// after a lease re-check, and the writes of their answers), and so is the
+// Archive GC's for each object (decide.GC: the timer, or the deletions,
+// each after a lease re-check): each shell is one loop that checks the
+// lease, acts and records.
 package coordinator

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
+	"github.com/wsconverge/converge/refimpl/workspace/decide"
 )
 
 // events is the EventListener (SPEC 4.6): it republishes every change
@@ -37,7 +38,7 @@ func (c *Coordinator) events(ctx context.Context, now time.Time) error {
 		if err := c.publishChange(ctx, changes[i]); err != nil {
 			return err
 		}
-		if diverges(&changes[i]) {
+		if decide.Diverges(&changes[i]) {
 			// A hint (C2): a change that leaves a workspace short of its
 			// desired state brings the reconciler forward.
 			c.nextReconcile = now
@@ -55,7 +56,7 @@ func (c *Coordinator) resync(ctx context.Context, now time.Time) error {
 		return fmt.Errorf("resynchronise events: %w", err)
 	}
 	for i := range rows {
-		if rows[i].UpdatedAt.Before(c.lastEventAt) {
+		if !decide.Resyncs(&rows[i], c.lastEventAt) {
 			continue
 		}
 		if err := c.publishChange(ctx, ports.ChangeOf(&rows[i], now)); err != nil {
@@ -75,13 +76,4 @@ func (c *Coordinator) publishChange(ctx context.Context, ch ports.Change) error 
 		return fmt.Errorf("publish change of %s: %w", ch.WorkspaceID, err)
 	}
 	return nil
-}
-
-// diverges reports whether a change leaves a healthy, idle workspace away
-// from its desired state (or soft-deleted and not yet gone).
-func diverges(ch *ports.Change) bool {
-	if ch.Operation != contracts.OpNone || ch.HealthStatus != contracts.HealthOK || ch.ObservedStatus == contracts.ObservedDeleted {
-		return false
-	}
-	return ch.Deleted || string(ch.ObservedStatus) != string(ch.DesiredState)
 }

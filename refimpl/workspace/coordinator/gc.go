@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -29,88 +27,45 @@ func (c *Coordinator) gcTick(ctx context.Context, now time.Time) error {
 	for i := range rows {
 		byID[rows[i].ID] = &rows[i]
 	}
-	// Pair each archive with its .meta; a .meta alone is an orphan too.
-	type pair struct{ archive, meta bool }
-	pairs := map[string]*pair{}
-	for _, o := range objs {
-		key := o.Key
-		isMeta := contracts.IsMetaKey(key)
-		if isMeta {
-			key = contracts.ArchiveOfMeta(key)
-		}
-		p := pairs[key]
-		if p == nil {
-			p = &pair{}
-			pairs[key] = p
-		}
-		if isMeta {
-			p.meta = true
-		} else {
-			p.archive = true
-		}
-	}
-	keys := make([]string, 0, len(pairs))
-	for k := range pairs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		if err := c.gcOne(ctx, key, pairs[key].archive, pairs[key].meta, byID, now); err != nil {
+	for _, obj := range decide.GCObjects(objs) {
+		if err := c.gcOne(ctx, obj, byID, now); err != nil {
 			if fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
 				return err
 			}
-			c.log.Warn("gc skipped object", "key", key, "err", err)
+			c.log.Warn("gc skipped object", "key", obj.Key, "err", err)
 		}
 	}
 	return nil
 }
 
-func (c *Coordinator) gcOne(ctx context.Context, key string, hasArchive, hasMeta bool, byID map[string]*contracts.Workspace, now time.Time) error {
+// gcOne carries out the GC's decision for one object (decide.GC): it reads
+// the object's orphan timer, then performs the decision's steps in order,
+// each deletion after a lease re-check, deciding nothing itself.
+func (c *Coordinator) gcOne(ctx context.Context, obj decide.GCObject, byID map[string]*contracts.Workspace, now time.Time) error {
 	d := c.deps
-	var row *contracts.Workspace
-	if id, _, ok := contracts.ParseArchiveKey(key); ok {
-		row = byID[id]
+	in := decide.GCInput{Object: obj, Now: now}
+	if id, _, ok := contracts.ParseArchiveKey(obj.Key); ok {
+		in.Row = byID[id]
 	}
-	protected := decide.Protected(row, key)
-	timer := contracts.OrphanTimerKey(key)
-	v, set, err := d.Bus.Get(ctx, timer)
+	var err error
+	in.Timer, in.TimerSet, err = d.Bus.Get(ctx, contracts.OrphanTimerKey(obj.Key))
 	if err != nil {
 		return fmt.Errorf("read orphan timer: %w", err)
 	}
-	var first time.Time
-	if set {
-		sec, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil {
-			set = false // an unreadable timer starts again
-		} else {
-			first = time.Unix(sec, 0).UTC()
+	for _, s := range decide.GC(in).Steps {
+		switch s.Kind {
+		case decide.GCDoClearTimer:
+			err = d.Bus.Del(ctx, s.Key)
+		case decide.GCDoStartTimer:
+			_, err = d.Bus.SetNX(ctx, s.Key, s.Value, 0)
+		case decide.GCDoCheckLease:
+			err = c.checkLease(ctx)
+		case decide.GCDoDelete:
+			err = d.Objects.Delete(ctx, s.Key)
 		}
-	}
-	act := decide.GCDecide(protected, first, set, now)
-	switch act {
-	case decide.GCClearTimer:
-		if set {
-			return d.Bus.Del(ctx, timer)
+		if err != nil {
+			return err
 		}
-	case decide.GCStartTimer:
-		_, err := d.Bus.SetNX(ctx, timer, strconv.FormatInt(now.Unix(), 10), 0)
-		return err
-	case decide.GCDelete:
-		// SPEC 3.1: the lock is checked again immediately before each
-		// object deletion; a failed check stops the pass (and every
-		// component) at once.
-		for _, k := range []string{key, contracts.MetaKey(key)} {
-			if (k == key && !hasArchive) || (k != key && !hasMeta) {
-				continue
-			}
-			if err := c.checkLease(ctx); err != nil {
-				return err
-			}
-			if err := d.Objects.Delete(ctx, k); err != nil {
-				return err
-			}
-		}
-		return d.Bus.Del(ctx, timer)
 	}
 	return nil
 }

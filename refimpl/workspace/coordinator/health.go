@@ -41,11 +41,7 @@ func (c *Coordinator) healthTick(ctx context.Context, now time.Time) error {
 			observed = append(observed, w.ID)
 		} else {
 			p := decide.ObservationPatch(w, o, now)
-			var cond contracts.Cond
-			if p.ErrorInfo.Set {
-				cond.ErrorInfoNull = true
-			}
-			updates = append(updates, ports.RowUpdate{ID: w.ID, Cond: cond, Patch: p})
+			updates = append(updates, ports.RowUpdate{ID: w.ID, Cond: decide.ObservationCond(p), Patch: p})
 			p.Apply(w, now)
 		}
 		fleet.Add(w)

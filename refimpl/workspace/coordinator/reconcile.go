@@ -117,35 +117,21 @@ func (c *Coordinator) call(ctx context.Context, call decide.Call) (string, error
 }
 
 // failed handles an error met while carrying out the operation's calls:
-// an actuator's failure is recorded as f says (SPEC 4.2.4); anything else
-// (a lost lease, a dead process, a failed write) ends the tick for w.
+// an actuator's failure is recorded as f says (SPEC 4.2.4, f.Record);
+// anything else (a lost lease, a dead process, a failed write) ends the
+// tick for w.
 func (c *Coordinator) failed(ctx context.Context, w *contracts.Workspace, f decide.Failure, cause error) error {
 	if fatal(cause) || deposed(cause) || errors.Is(cause, errStepDown) {
 		return cause
 	}
-	var pe *contracts.ProviderError
-	if !errors.As(cause, &pe) && !errors.Is(cause, contracts.ErrUnavailable) {
-		// Not an actuator failure (a DB write failed): skip this tick.
+	write, ok := f.Record(cause)
+	if !ok {
 		return cause
 	}
-	code := contracts.CodeOf(cause)
-	var pctx map[string]any
-	if pe != nil && pe.Context != nil {
-		pctx = make(map[string]any, len(pe.Context))
-		for k, v := range pe.Context {
-			pctx[k] = v
-		}
-	}
-	p, terminal := f.Patch(code, cause.Error(), pctx)
-	ok, err := c.write(ctx, w, f.Cond(), p, f.At)
-	if err != nil {
+	if _, err := c.record(ctx, w, write, "", f.At); err != nil {
 		return err
 	}
-	if ok && terminal {
-		delete(c.invoked, w.ID)
-		c.triggerMonitor(ctx, w.ID)
-	}
-	c.log.Info("actuator failed", "workspace", w.ID, "operation", f.Operation, "code", code, "terminal", terminal)
+	c.log.Info("actuator failed", "workspace", w.ID, "operation", f.Operation, "code", contracts.CodeOf(cause), "terminal", write.Settles)
 	return nil
 }
 

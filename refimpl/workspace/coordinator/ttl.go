@@ -37,7 +37,7 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 	for i := range rows {
 		w := &rows[i]
 		var act contracts.Activity
-		if w.ObservedStatus == contracts.ObservedRunning {
+		if decide.TTLNeedsActivity(w) {
 			act, err = c.activity(ctx, w.ID)
 			if err != nil {
 				if fatal(err) {
@@ -63,9 +63,8 @@ func (c *Coordinator) ttlTick(ctx context.Context, now time.Time) error {
 }
 
 // activity reads the activity keys of workspace id that the standby rule
-// needs: the connection count, then the idle timer only when no
-// connection is open (with one open the rule does not hold whatever the
-// timer says, and IdleTimerSet is left false).
+// needs: the connection count, then the idle timer only where it matters
+// (decide.TTLNeedsIdleTimer).
 func (c *Coordinator) activity(ctx context.Context, id string) (contracts.Activity, error) {
 	var a contracts.Activity
 	v, ok, err := c.deps.Bus.Get(ctx, contracts.ConnKey(id))
@@ -79,7 +78,7 @@ func (c *Coordinator) activity(ctx context.Context, id string) (contracts.Activi
 		}
 		a.Connections = n
 	}
-	if a.Connections > 0 {
+	if !decide.TTLNeedsIdleTimer(a) {
 		return a, nil
 	}
 	_, a.IdleTimerSet, err = c.deps.Bus.Get(ctx, contracts.IdleTimerKey(id))

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -288,3 +289,22 @@ func FailureOf(w *contracts.Workspace, now time.Time) Failure {
 // Cond is the condition of the failure's write: the operation is still
 // the one that failed.
 func (f Failure) Cond() contracts.Cond { return opCond(f.Operation) }
+
+// Record is the write that records cause, an error met while carrying out
+// the operation's calls, and ok reports whether it is one to record: an
+// actuator's failure (a contracts.ProviderError, or the provider being
+// unavailable) is; anything else (a failed DB write) is not, and the tick
+// ends for the workspace without a write. The write settles the operation
+// when the failure is terminal (the ERROR entry, Patch).
+func (f Failure) Record(cause error) (w Write, ok bool) {
+	var pe *contracts.ProviderError
+	if !errors.As(cause, &pe) && !errors.Is(cause, contracts.ErrUnavailable) {
+		return Write{}, false
+	}
+	var ctx map[string]any
+	if pe != nil {
+		ctx = pe.Context // Patch copies it
+	}
+	p, terminal := f.Patch(contracts.CodeOf(cause), cause.Error(), ctx)
+	return Write{Cond: f.Cond(), Patch: p, Settles: terminal}, true
+}

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -275,6 +276,35 @@ func TestFailureIsFailurePatch(t *testing.T) {
 			require.Equal(t, wp, p, code)
 			require.Equal(t, wterminal, terminal, code)
 		}
+	}
+}
+
+// TestFailureRecord: an actuator's failure (a ProviderError, wrapped or
+// not, or the provider being unavailable) is recorded as Patch says, under
+// the failure's condition, settling the operation when it is terminal;
+// any other error is not recorded.
+func TestFailureRecord(t *testing.T) {
+	now := t0.Add(time.Minute)
+	w := row(withOp(contracts.OpStarting), withObserved(contracts.ObservedStandby), withCount(1), withError(false, t0))
+	f := FailureOf(w, now)
+	for _, code := range contracts.AllErrorCodes {
+		pe := &contracts.ProviderError{Code: code, Message: "boom", Context: map[string]any{"detail": "d"}}
+		for _, cause := range []error{pe, fmt.Errorf("start w1: %w", pe)} {
+			got, ok := f.Record(cause)
+			require.True(t, ok, code)
+			p, terminal := f.Patch(code, cause.Error(), pe.Context)
+			require.Equal(t, Write{Cond: opCond(contracts.OpStarting), Patch: p, Settles: terminal}, got, code)
+		}
+	}
+	got, ok := f.Record(fmt.Errorf("list: %w", contracts.ErrUnavailable))
+	require.True(t, ok)
+	p, terminal := f.Patch(contracts.CodeDockerUnreachable, "list: unavailable", nil)
+	require.Equal(t, Write{Cond: opCond(contracts.OpStarting), Patch: p, Settles: terminal}, got)
+
+	for _, cause := range []error{errors.New("write w1: connection reset"), contracts.ErrFenced, contracts.ErrCrashed} {
+		got, ok := f.Record(cause)
+		require.False(t, ok, cause)
+		require.Zero(t, got)
 	}
 }
 

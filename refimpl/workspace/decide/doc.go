@@ -2,8 +2,9 @@
 // decisions as pure functions of (row, observation, activity, now): SPEC
 // 4.2's operation table, completion, timeouts, retries and ERROR entry
 // (Reconcile, which returns a tick's whole decision for one workspace as
-// data), 4.1's observation rule, 4.4's TTL rules, 4.5's archive GC, 3's
-// adaptive periods, and 4.3's API checks and writes.
+// data), 4.1's observation rule, 4.4's TTL rules, 4.5's archive GC (GC,
+// the whole decision for one object, as data), 4.6's hints, 3's adaptive
+// periods, and 4.3's API checks and writes.
 //
 // Nothing here does I/O, reads the wall clock or draws random numbers:
 // the shells in package coordinator and api read the ports, ask these

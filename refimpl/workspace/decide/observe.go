@@ -76,3 +76,11 @@ func ObservesOnly(w *contracts.Workspace, o contracts.Observation) bool {
 	}
 	return w.HealthStatus == contracts.HealthOK
 }
+
+// ObservationCond is the condition of the HealthMonitor's write of p (an
+// ObservationPatch): one that sets error_info applies only while
+// error_info is still null (C3's one exception never overwrites another
+// component's error); any other write is unconditioned.
+func ObservationCond(p contracts.Patch) contracts.Cond {
+	return contracts.Cond{ErrorInfoNull: p.ErrorInfo.Set}
+}

@@ -194,3 +194,20 @@ func TestObservesOnlyAgreesWithObservationPatch(t *testing.T) {
 		}
 	}
 }
+
+// TestObservationCond: the HealthMonitor's write that records error_info
+// applies only while error_info is null (C3's exception); its other
+// writes are unconditioned.
+func TestObservationCond(t *testing.T) {
+	now := t0.Add(time.Minute)
+	for _, w := range []*contracts.Workspace{row(), row(withError(false, t0)), row(withTerminal()), row(withObserved(contracts.ObservedRunning))} {
+		for _, o := range allObservationKinds {
+			p := ObservationPatch(w, o, now)
+			require.Equal(t, contracts.Cond{ErrorInfoNull: p.ErrorInfo.Set}, ObservationCond(p))
+		}
+	}
+	p := ObservationPatch(row(withObserved(contracts.ObservedRunning)), obsOrphanContainer, now)
+	require.True(t, p.ErrorInfo.Set, "a container without its volume records error_info")
+	require.Equal(t, contracts.Cond{ErrorInfoNull: true}, ObservationCond(p))
+	require.Equal(t, contracts.Cond{}, ObservationCond(ObservationPatch(row(), obsVolume, now)))
+}

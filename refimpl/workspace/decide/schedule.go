@@ -49,3 +49,14 @@ func AdaptivePeriod(f FleetSummary) time.Duration {
 	}
 	return PeriodIdle
 }
+
+// HealthAfterReconcile is when the HealthMonitor runs next, once a
+// StateReconciler pass has set its own next run to nextReconcile: no later
+// than the reconciler while an operation is in progress, so the completion
+// it waits for is observed in time.
+func HealthAfterReconcile(nextHealth, nextReconcile time.Time, f FleetSummary) time.Time {
+	if f.OperationsInProgress > 0 && nextHealth.After(nextReconcile) {
+		return nextReconcile
+	}
+	return nextHealth
+}

@@ -59,3 +59,15 @@ func TTLDecision(w *contracts.Workspace, a contracts.Activity, now time.Time) (c
 	}
 	return "", false
 }
+
+// TTLNeedsActivity reports whether the TTL Manager's decision for w reads
+// its activity keys at all: only the standby rule does, and only for a
+// RUNNING workspace.
+func TTLNeedsActivity(w *contracts.Workspace) bool {
+	return w.ObservedStatus == contracts.ObservedRunning
+}
+
+// TTLNeedsIdleTimer reports whether, with the connection count of a read,
+// the idle timer matters too: with a connection open the standby rule
+// does not hold whatever the timer says (IdleTimerSet is left false).
+func TTLNeedsIdleTimer(a contracts.Activity) bool { return a.Connections <= 0 }
