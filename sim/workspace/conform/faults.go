@@ -85,8 +85,8 @@ type Fault struct {
 	Meta bool `json:"meta,omitempty"`
 	// Archived aims an object fault at the archive of a workspace at rest
 	// in ARCHIVED whose user is about to ask for it back: the tour's, struck
-	// when the tour finds it ARCHIVED and before it asks for RUNNING, so
-	// that the restore meets the damaged archive (bit rot or a removal in
+	// when the tour finds it ARCHIVED for the second time and before it
+	// asks for RUNNING, so that the restore meets the damaged archive (bit rot or a removal in
 	// the bucket while nothing runs). At is then only the fault's place in
 	// the schedule: it is armed from the start of the fault phase.
 	Archived bool `json:"archived,omitempty"`
@@ -406,6 +406,14 @@ func (r *run) arm(f Fault) {
 	r.mu.Lock()
 	r.armed = append(r.armed, f)
 	r.mu.Unlock()
+}
+
+// hasArmed reports whether an object fault waits for the tour's archived
+// workspace.
+func (r *run) hasArmed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.armed) > 0
 }
 
 // strikeArchived strikes the armed faults at the archive of workspace id,
