@@ -174,6 +174,11 @@ func All() []Checker {
 		&stepBound{},
 		&releaseCause{},
 		&claimExecutes{},
+		&reconcilePeriod{},
+		&componentOrder{},
+		&stepCheck{},
+		&gcPeriod{},
+		&passListing{},
 	}
 }
 
