@@ -19,10 +19,14 @@ import (
 // one of its calls) does not.
 type passListing struct {
 	base
-	// inst and at: the step being read; listings: its container
-	// listings; wrote: the HealthMonitor has written in it; flagged: it
-	// was flagged.
-	inst     string
+	// steps: per instance, the step being read.
+	steps map[string]*listingStep
+}
+
+// listingStep is a step of one instance: its instant, its container
+// listings, whether the HealthMonitor has written in it, and whether it
+// was flagged.
+type listingStep struct {
 	at       time.Time
 	listings int
 	firstSeq int64
@@ -37,10 +41,11 @@ func (c *passListing) Observe(_ *State, e *history.Event, r *Report) {
 	if e.Instance == "" {
 		return
 	}
+	if c.steps == nil {
+		c.steps = map[string]*listingStep{}
+	}
 	if e.Kind == history.KindCrash {
-		if e.Instance == c.inst {
-			c.inst = ""
-		}
+		delete(c.steps, e.Instance)
 		return
 	}
 	list := e.Kind == history.KindCall && e.Method == MInstancesList
@@ -48,9 +53,19 @@ func (c *passListing) Observe(_ *State, e *history.Event, r *Report) {
 	if !list && !hm {
 		return
 	}
-	if e.Instance != c.inst || !e.At.Equal(c.at) {
-		c.inst, c.at, c.listings, c.wrote, c.flagged = e.Instance, e.At, 0, false, false
+	c.step(e, list, r)
+}
+
+func (c *passListing) step(e *history.Event, list bool, r *Report) {
+	st := c.steps[e.Instance]
+	if st == nil || !st.at.Equal(e.At) {
+		st = &listingStep{at: e.At}
+		c.steps[e.Instance] = st
 	}
+	c.judge(st, e, list, r)
+}
+
+func (*passListing) judge(c *listingStep, e *history.Event, list bool, r *Report) {
 	if c.flagged {
 		return
 	}

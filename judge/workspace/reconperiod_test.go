@@ -199,3 +199,22 @@ func TestPassListing(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "twice in one step")
 }
+
+// SPEC 3: the TTL Manager runs every 60 s; nothing is owed while no
+// instance leads.
+func TestTTLPeriodOwesNothingWithoutALeader(t *testing.T) {
+	expired := func() *trace {
+		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).observe("w", contracts.ObservedStandby)
+		tr.events[1].Row.ArchiveTTLSeconds = 60
+		return tr
+	}
+	// Held 2 min while c1 leads: past the period and its tolerance.
+	tr := expired().at(3 * time.Minute).check("c1", 1, "")
+	r := Check(Input{Events: tr.events, Final: &Final{End: t0.Add(3 * time.Minute)}}, &ttlPeriod{})
+	require.Len(t, r.Violations, 1)
+
+	// The leader crashed at once and nobody led since: nothing owed.
+	tr = expired().add(history.Event{Kind: history.KindCrash, Instance: "c1"}).at(5 * time.Minute).add(history.Event{Kind: history.KindUser, Workspace: "x"})
+	r = Check(Input{Events: tr.events, Final: &Final{End: t0.Add(5 * time.Minute)}}, &ttlPeriod{})
+	require.Empty(t, r.Violations)
+}
