@@ -209,7 +209,7 @@ func TestTTLPeriodOwesNothingWithoutALeader(t *testing.T) {
 		return tr
 	}
 	// Held 2 min while c1 leads: past the period and its tolerance.
-	tr := expired().at(3 * time.Minute).check("c1", 1, "")
+	tr := expired().at(3*time.Minute).check("c1", 1, "")
 	r := Check(Input{Events: tr.events, Final: &Final{End: t0.Add(3 * time.Minute)}}, &ttlPeriod{})
 	require.Len(t, r.Violations, 1)
 
