@@ -179,6 +179,7 @@ func All() []Checker {
 		&stepCheck{},
 		&gcPeriod{},
 		&passListing{},
+		&dropsListener{},
 	}
 }
 

@@ -218,3 +218,27 @@ func TestTTLPeriodOwesNothingWithoutALeader(t *testing.T) {
 	r = Check(Input{Events: tr.events, Final: &Final{End: t0.Add(5 * time.Minute)}}, &ttlPeriod{})
 	require.Empty(t, r.Violations)
 }
+
+// SPEC 3.1: a failed lock check drops the listener; a new one listens
+// before the instance publishes again.
+func TestDropsListener(t *testing.T) {
+	base := func() *trace {
+		return newTrace().leader("c1", 1).call("c1", MListen, "", "", "", "").
+			at(time.Second).check("c1", 1, "db unavailable")
+	}
+	tr := base().at(2*time.Second).call("c1", MListen, "", "", "", "").call("c1", MPublish, "w", "workspace:w", "{}", "")
+	r := run(t, tr, nil, "drops-listener")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("drops-listener"))
+
+	// The old listener kept across the failed check.
+	tr = base().at(2*time.Second).check("c1", 1, "").call("c1", MPublish, "w", "workspace:w", "{}", "")
+	r = run(t, tr, nil, "drops-listener")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "without listening anew")
+
+	// A crash ends the process and its listener.
+	tr = base().add(history.Event{Kind: history.KindCrash, Instance: "c1"}).at(2*time.Second).call("c1", MPublish, "w", "workspace:w", "{}", "")
+	r = run(t, tr, nil, "drops-listener")
+	require.Empty(t, r.Violations)
+}

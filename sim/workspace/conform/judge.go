@@ -68,6 +68,7 @@ var notJudgeable = map[string]string{
 	"step-check":            whyChecks,
 	"gc-period":             whyStorage,
 	"pass-listing":          whyListings,
+	"drops-listener":        whyBus,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
