@@ -10,13 +10,15 @@ import (
 
 // dropsListener: SPEC 3.1, "When a check fails it stops every component at
 // once: it publishes nothing more, drops its subscriptions and listener,
-// and returns to acquisition", with SPEC 3 ("a write refused as fenced,
-// makes the instance give up leadership at once") and its release. An
-// instance that gave the lead up (a failed lock check, a release, a write
-// refused as fenced) has no listener left: before it publishes on
-// workspace:{id} again it listens anew (feed.Listen), and SPEC 4.6's
-// republish after a reconnect follows from that listen. A crash ends the
-// process, its listener with it.
+// and returns to acquisition", and SPEC 3.1's "Release. A leader that
+// gives up records the release, unlocks, and closes its lock session". An
+// instance whose release the history shows has given the lead up and has
+// no listener left: before it publishes on workspace:{id} again it listens
+// anew (feed.Listen), and SPEC 4.6's republish after a reconnect follows
+// from that listen. A crash ends the process, its listener with it. A
+// failed check without a release is not judged here (gives-up-at-once
+// judges what follows it while another instance holds the lock or none
+// does).
 type dropsListener struct {
 	base
 	// gaveUp: per instance, when it last gave the lead up and has not
@@ -43,7 +45,7 @@ func (c *dropsListener) Observe(_ *State, e *history.Event, r *Report) {
 	switch {
 	case e.Kind == history.KindCrash:
 		delete(c.gaveUp, e.Instance)
-	case leftLead(e), refusedAsFenced(e), e.Kind == history.KindLeader && e.Method == "release":
+	case e.Kind == history.KindLeader && e.Method == "release":
 		if _, ok := c.gaveUp[e.Instance]; !ok {
 			r.Exercise() // an instance gives the lead up: its listener is owed dropped
 			c.gaveUp[e.Instance] = gaveUpAt{at: e.At, seq: e.Seq}

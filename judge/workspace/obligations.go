@@ -61,7 +61,7 @@ var situations = map[string]string{
 	"reconcile-period":       "a row calls for a StateReconciler write (a claim, a completion, an ERROR entry) at an earlier instant than the leader's tick that handles it, or past the period's due time",
 	"component-order":        "a step of a leading instance in which two components act, in an order an earlier step of it already showed",
 	"step-check":             "a step of the leader in which a component acts",
-	"drops-listener":         "a coordinator instance gives the lead up (a failed lock check, a release, a fenced write)",
+	"drops-listener":         "a coordinator instance gives the lead up and records its release",
 	"pass-listing":           "a step in which the HealthMonitor writes or notes an observation",
 	"gc-period":              "two Archive GC passes (listings of the bucket) of one leadership in a row, or a leader stepping past the next pass's due time",
 }
