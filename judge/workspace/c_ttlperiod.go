@@ -8,16 +8,25 @@ import (
 	"github.com/wsconverge/converge/contracts/history"
 )
 
+// TTLPeriodLate is how long, all along a run, a TTL rule may hold before
+// the TTL Manager has applied it: its 60 s period plus that period's
+// tolerance (PeriodTolerance), as the adaptive periods are judged.
+var TTLPeriodLate = specTTLPeriod + PeriodTolerance(specTTLPeriod)
+
+// specTTLPeriod is SPEC 3's "TTL Manager | every 60 s".
+const specTTLPeriod = time.Minute
+
 // ttlPeriod: SPEC 3's table, "TTL Manager | every 60 s | asks the API
 // service layer for lower desired states when TTLs expire (4.4)". The ttl
 // checker judges the rule of each change, and whether one is made at the
 // end of a run; this judges the period all along the run: once a TTL rule
-// (specTTL, on the replayed row and activity keys) has held for TTLLate
-// (two periods and a second), the TTL Manager, having run at least once
+// (specTTL, on the replayed row and activity keys) has held for
+// TTLPeriodLate (the period and its tolerance), the TTL Manager, having run at least once
 // meanwhile, has applied it. Counted, like the ttl checker's end-of-run
 // rule, from the latest of the TTL's expiry, the idle timer's expiry, the
 // row's last change, its activity keys' last change, a flush of the keys
-// and a change of leadership or a crash; and, since a tick or a workspace
+// and a change of leadership or a crash (nothing is owed while no
+// instance leads: the count starts at the next acquisition); and, since a tick or a workspace
 // the TTL Manager could not read is skipped (SPEC 3, "Failures"; 4.4
 // "never stop a workspace on a guess"), from any failed call, lost answer
 // or fault of a coordinator instance.
@@ -31,6 +40,9 @@ type ttlPeriod struct {
 	flagged map[string]time.Time
 	// coordinators: instances that took part in the election.
 	coordinators map[string]bool
+	// leader: the instance that leads ("" while none does: no TTL
+	// Manager runs, and nothing is owed until one acquires).
+	leader string
 }
 
 func (*ttlPeriod) Name() string     { return "ttl-period" }
@@ -50,6 +62,15 @@ func (c *ttlPeriod) Observe(s *State, e *history.Event, r *Report) {
 	switch e.Kind {
 	case history.KindLeader:
 		c.coordinators[e.Instance] = true
+		if e.Method == "acquire" {
+			c.leader, c.disturbed = e.Instance, e.At
+		} else if e.Instance == c.leader {
+			c.leader = ""
+		}
+	case history.KindCrash:
+		if e.Instance == c.leader {
+			c.leader = ""
+		}
 	case history.KindCall:
 		if e.Method == MTryAcquire || e.Method == MLockCheck {
 			c.coordinators[e.Instance] = true
@@ -72,8 +93,12 @@ func (c *ttlPeriod) Observe(s *State, e *history.Event, r *Report) {
 	}
 }
 
-// judge flags each row whose TTL rule has held past TTLLate by now.
+// judge flags each row whose TTL rule has held past TTLPeriodLate by
+// now, while an instance leads.
 func (c *ttlPeriod) judge(s *State, now time.Time, seq int64, r *Report) {
+	if c.leader == "" {
+		return
+	}
 	for _, w := range sortedRows(s) {
 		act := contracts.Activity{Connections: c.rules.conns[w.ID]}
 		exp, timer := c.rules.idle[w.ID]
@@ -97,7 +122,7 @@ func (c *ttlPeriod) judge(s *State, now time.Time, seq int64, r *Report) {
 		if timer && exp.After(since) {
 			since = exp
 		}
-		if now.Sub(since) <= TTLLate {
+		if now.Sub(since) <= TTLPeriodLate {
 			continue
 		}
 		if at, done := c.flagged[w.ID]; done && !c.rules.changed[w.ID].After(at) {

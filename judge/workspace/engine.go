@@ -174,6 +174,12 @@ func All() []Checker {
 		&stepBound{},
 		&releaseCause{},
 		&claimExecutes{},
+		&reconcilePeriod{},
+		&componentOrder{},
+		&stepCheck{},
+		&gcPeriod{},
+		&passListing{},
+		&dropsListener{},
 	}
 }
 

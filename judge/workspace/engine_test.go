@@ -113,9 +113,9 @@ func run(t *testing.T, tr *trace, f *Final, name string) *Report {
 func provisionAndStart(tr *trace) *trace {
 	return tr.leader("c1", 1).insert("w", contracts.DesiredRunning).
 		claim("w", contracts.OpProvisioning).trigger("c1", "w").check("c1", 1, "").call("c1", MProvision, "w", "", "", "").
-		at(2*time.Second).observe("w", contracts.ObservedStandby).complete("w").trigger("c1", "w").
+		at(2*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedStandby).complete("w").trigger("c1", "w").
 		claim("w", contracts.OpStarting).trigger("c1", "w").check("c1", 1, "").call("c1", MStart, "w", "img", "", "").
-		at(4*time.Second).observe("w", contracts.ObservedRunning).stamp("w").complete("w").trigger("c1", "w")
+		at(4*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedRunning).stamp("w").complete("w").trigger("c1", "w")
 }
 
 // stamp is the API service layer's stamp of last_access_at before a

@@ -58,6 +58,12 @@ var situations = map[string]string{
 	"release-cause":          "a coordinator instance releases the leader lock",
 	"claim-executes":         "the leader applies a claim, owing its first actuator call in the step",
 	"adaptive-periods":       "two observation passes of the leader in a row, nothing disturbing them",
+	"reconcile-period":       "a row calls for a StateReconciler write (a claim, a completion, an ERROR entry) at an earlier instant than the leader's tick that handles it, or past the period's due time",
+	"component-order":        "a step of a leading instance in which two components act, in an order an earlier step of it already showed",
+	"step-check":             "a step of the leader in which a component acts",
+	"drops-listener":         "a coordinator instance gives the lead up and records its release",
+	"pass-listing":           "a step in which the HealthMonitor writes or notes an observation",
+	"gc-period":              "two Archive GC passes (listings of the bucket) of one leadership in a row, or a leader stepping past the next pass's due time",
 }
 
 // Obligations lists every checker's obligation, in report order.

@@ -31,11 +31,17 @@ func (*apiAnswers) AssumesInstantSteps() string {
 // steps apart by their instants (DR411).
 const whyStepInstants = "it tells an instance's steps apart by their instants of virtual time, where a step takes none; a real runtime's step spans real time, and a message reaches a subscriber after the bus's latency"
 
-func (*holderActs) AssumesInstantSteps() string    { return whyStepInstants }
-func (*tickRows) AssumesInstantSteps() string      { return whyStepInstants }
-func (*triggerPass) AssumesInstantSteps() string   { return whyStepInstants }
-func (*stepBound) AssumesInstantSteps() string     { return whyStepInstants }
-func (*claimExecutes) AssumesInstantSteps() string { return whyStepInstants }
+func (*holderActs) AssumesInstantSteps() string     { return whyStepInstants }
+func (*tickRows) AssumesInstantSteps() string       { return whyStepInstants }
+func (*triggerPass) AssumesInstantSteps() string    { return whyStepInstants }
+func (*stepBound) AssumesInstantSteps() string      { return whyStepInstants }
+func (*claimExecutes) AssumesInstantSteps() string  { return whyStepInstants }
+func (*componentOrder) AssumesInstantSteps() string { return whyStepInstants }
+func (*stepCheck) AssumesInstantSteps() string      { return whyStepInstants }
+func (*passListing) AssumesInstantSteps() string    { return whyStepInstants }
+func (*reconcilePeriod) AssumesInstantSteps() string {
+	return "it bounds the StateReconciler's ticks by the leader's steps and the instants of the ticks it shows; a real runtime's step spans real time, and a tick read at its start may act seconds later"
+}
 func (*takeover) AssumesInstantSteps() string {
 	return "its 30 s bound on a free lock counts from the end of the holder's session, which on a real PostgreSQL comes at a TCP timeout that a fast clock stretches past the bound"
 }

@@ -67,6 +67,9 @@ type faults struct {
 	// each strikes the next workspace woken from STANDBY, or whose start
 	// attempt just failed.
 	armed []Action
+	// breakAfter counts down the trigger-column changes to the one right
+	// after which an armed feed break strikes (0: none armed).
+	breakAfter int
 }
 
 // window is one outage or lost-response window.
@@ -221,6 +224,17 @@ func (f *faults) observeSink(e *history.Event) {
 	if f.depose != nil && f.deposeWhere == DeposeInResume && f.newLeader == "" && e.Kind == history.KindLeader && e.Method == "acquire" {
 		f.newLeader = e.Instance
 	}
+	if f.breakAfter > 0 && !f.s.quiet && triggerChange(e) {
+		if f.breakAfter--; f.breakAfter == 0 {
+			// After the write's own event, before any listener's next
+			// poll: its notification is lost with the session.
+			f.s.Schedule(f.s.clock.Now(), "", func(*Sim) {
+				if !f.s.quiet {
+					f.breakFeed()
+				}
+			})
+		}
+	}
 	switch {
 	case e.Kind == history.KindNote && e.Method == history.NoteHealthPass:
 		f.lastPass = e.Seq
@@ -341,14 +355,37 @@ func (s *Sim) Apply(a Action) error {
 		s.world.Store.DropFeed(max(a.N, 1))
 		s.record(history.Event{Kind: history.KindFault, Method: evDropFeed, Args: strconv.Itoa(max(a.N, 1))})
 	case FaultBreakFeed:
-		s.world.Store.BreakFeed()
-		s.record(history.Event{Kind: history.KindFault, Method: evBreakFeed})
+		if a.N > 0 {
+			// Armed: it strikes right after the N-th change of a trigger
+			// column from now, before any listener has polled it.
+			f.breakAfter = a.N
+			s.record(history.Event{Kind: history.KindNote, Method: evArmed, Args: a.String(),
+				Result: "strikes right after the next changes of a trigger column, before they are polled"})
+			return nil
+		}
+		f.breakFeed()
 	case UserCreate, UserDesire, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
 		s.work.script(a)
 	default:
 		return fmt.Errorf("plan action %q: unknown kind", a.Kind)
 	}
 	return nil
+}
+
+// breakFeed ends every change-feed listener's session now.
+func (f *faults) breakFeed() {
+	f.s.world.Store.BreakFeed()
+	f.s.record(history.Event{Kind: history.KindFault, Method: evBreakFeed})
+}
+
+// triggerChange reports whether e is an applied write setting one of SPEC
+// 4.6's trigger columns (the feed notifies after it when a value changes).
+func triggerChange(e *history.Event) bool {
+	if e.Kind != history.KindWrite || !e.Applied || e.Patch == nil {
+		return false
+	}
+	p := e.Patch
+	return p.ObservedStatus.Set || p.HealthStatus.Set || p.Operation.Set || p.DesiredState.Set || p.DeletedAt.Set || p.ErrorInfo.Set
 }
 
 func (f *faults) skipped(a Action, why string) {
@@ -651,7 +688,7 @@ func (s *Sim) BeginQuiet() error {
 	s.quiet, s.quietAt = true, s.Elapsed()
 	s.work.quiet = true
 	f := s.faults
-	f.windows, f.depose, f.armed = nil, nil, nil
+	f.windows, f.depose, f.armed, f.breakAfter = nil, nil, nil, 0
 	s.world.Instances.DelayStarts(0)
 	s.world.Storage.CrashArchiveJobs(0)
 	s.record(history.Event{Kind: history.KindFault, Method: wsjudge.FQuiet, Result: "bound " + wsjudge.ConvergeBound.String()})

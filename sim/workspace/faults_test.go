@@ -180,9 +180,10 @@ func TestWorldFaultsStrikeAndAreRecorded(t *testing.T) {
 	require.Len(t, events(s, history.KindFault, wsjudge.FKill), 1)
 	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))), "restarted by the reconciler")
 
-	for _, k := range []Kind{FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed} {
+	for _, k := range []Kind{FaultDropMessages, FaultFlushRedis, FaultDropFeed} {
 		play(t, s, Action{Kind: k, N: 2})
 	}
+	play(t, s, Action{Kind: FaultBreakFeed}) // N 0: now
 	for _, m := range []string{evDropMessages, evFlushRedis, evDropFeed, evBreakFeed} {
 		require.Len(t, events(s, history.KindFault, m), 1, m)
 	}
@@ -204,6 +205,31 @@ func TestWorldFaultsStrikeAndAreRecorded(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// An armed feed break strikes right after the N-th change of a trigger
+// column, at the instant of that change: its notification is lost with
+// the session (SPEC 4.6's republish after a reconnect owes it).
+func TestArmedFeedBreakStrikesRightAfterAChange(t *testing.T) {
+	s := scripted(t, 2)
+	id := running(t, s)
+	play(t, s, Action{Kind: FaultBreakFeed, N: 1})
+	require.Empty(t, events(s, history.KindFault, evBreakFeed), "armed, it waits for a change")
+	require.Len(t, events(s, history.KindNote, evArmed), 1)
+	play(t, s, Action{Kind: UserDesire, Desired: contracts.DesiredStandby}, advance(10*time.Second))
+	breaks := events(s, history.KindFault, evBreakFeed)
+	require.Len(t, breaks, 1)
+	var change *history.Event
+	for _, e := range s.rec.Events() {
+		if e.Kind == history.KindWrite && e.Workspace == id && e.Applied && e.Patch.DesiredState.Set {
+			change = &e
+			break
+		}
+	}
+	require.NotNil(t, change)
+	require.Equal(t, change.At, breaks[0].At, "at the instant of the change")
+	require.Greater(t, breaks[0].Seq, change.Seq, "right after it")
+	requireClean(t, s)
+}
 
 func TestCorruptedArchiveIsOwedNothingUntilARestoreTries(t *testing.T) {
 	s := scripted(t, 3)

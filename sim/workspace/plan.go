@@ -69,7 +69,10 @@ const (
 	FaultFlushRedis Kind = "flush-redis"
 	// FaultDropFeed: the next N change notifications are lost.
 	FaultDropFeed Kind = "drop-feed"
-	// FaultBreakFeed: every change-feed listener loses its session.
+	// FaultBreakFeed: every change-feed listener loses its session: now
+	// (N 0), or armed, right after the N-th change of a trigger column
+	// from now, before a listener has polled it (a gap around a
+	// publication: its notification is lost with the session, SPEC 4.6).
 	FaultBreakFeed Kind = "break-feed"
 	// FaultDBError: calls of a store method (Method: "store.Update", or
 	// the whole "store" port, leader lock calls included) fail for For,
@@ -205,6 +208,10 @@ func (a Action) String() string {
 		}
 	case FaultDropMessages, FaultDropFeed, FaultStorageJobCrash:
 		fmt.Fprintf(&b, " n=%d", a.N)
+	case FaultBreakFeed:
+		if a.N > 0 {
+			fmt.Fprintf(&b, " after-changes=%d", a.N)
+		}
 	case FaultAPIRace:
 		fmt.Fprintf(&b, " pick=%d n=%d", a.Pick, a.N)
 	case UserCreate:
@@ -471,13 +478,22 @@ var (
 
 // The menus draws choose from, simplest first.
 var (
-	crashCalls     = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
-	restartDelays  = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
-	deposeWrites   = []int{1, 2, 3, 4, 6, 10}
-	deposeWheres   = []string{"at-write", "after-write", "at-read", "at-resume"}
-	windows        = []time.Duration{2 * time.Minute, 30 * time.Second, 5 * time.Minute, 15 * time.Minute, 45 * time.Minute}
-	percents       = []int{100, 50, 20}
-	startDelays    = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute}
+	crashCalls    = []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233}
+	restartDelays = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute}
+	deposeWrites  = []int{1, 2, 3, 4, 6, 10}
+	deposeWheres  = []string{"at-write", "after-write", "at-read", "at-resume"}
+	windows       = []time.Duration{2 * time.Minute, 30 * time.Second, 5 * time.Minute, 15 * time.Minute, 45 * time.Minute}
+	percents      = []int{100, 50, 20}
+	// startDelays: the last two land a container's start at STARTING's
+	// 5 min timeout (SPEC 4.2.3), so that the HealthMonitor's pass that
+	// first sees it running falls in the step that first finds the
+	// operation past its timeout ("Completion is checked first"):
+	// exactly at it, for a reconciler that times out at 5 min, and just
+	// after it, for one that waits until the time exceeds it.
+	startDelays = []time.Duration{6 * time.Minute, 20 * time.Second, 90 * time.Second, 40 * time.Minute, 5 * time.Minute, 5*time.Minute + time.Second}
+	// breakChanges: a feed break now (0), or armed to strike right after
+	// the next change or the third from now.
+	breakChanges   = []int{0, 1, 3}
 	delayWindows   = []time.Duration{20 * time.Minute, 5 * time.Minute, 2 * time.Hour}
 	dropCounts     = []int{1, 3, 10, 50}
 	jobCrashes     = []int{1, 2, 3}
@@ -540,6 +556,8 @@ func DrawAction(src Source, k Kind) Action {
 		a.Meta = src.IntN("meta", 3) == 2
 	case FaultDropMessages, FaultDropFeed:
 		a.N = pick(src, "count", dropCounts)
+	case FaultBreakFeed:
+		a.N = pick(src, "after changes", breakChanges)
 	case FaultStorageJobCrash:
 		a.N = pick(src, "jobs", jobCrashes)
 	case FaultAPIRace:

@@ -62,6 +62,12 @@ var notJudgeable = map[string]string{
 	"ttl-period":            whyBus,
 	"release-cause":         whyChecks,
 	"claim-executes":        whySteps,
+	"reconcile-period":      whySteps,
+	"component-order":       whySteps,
+	"step-check":            whyChecks,
+	"gc-period":             whyStorage,
+	"pass-listing":          whyListings,
+	"drops-listener":        whyBus,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
