@@ -276,7 +276,7 @@ func (c *Coordinator) runDue(ctx context.Context, now time.Time) error {
 	}
 	if !now.Before(c.nextGC) {
 		if err := c.gcTick(ctx, now); err != nil {
-			if fatal(err) || deposed(err) {
+			if fatal(err) || deposed(err) || errors.Is(err, errStepDown) {
 				return err
 			}
 			c.log.Warn("archive gc tick skipped", "err", err)
