@@ -2,7 +2,8 @@ package workspace
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,12 +243,7 @@ func laterOf(a, b time.Time) time.Time {
 
 // step judges the leader's step at e against every owed row.
 func (c *reconcilePeriod) step(e *history.Event, r *Report) {
-	ids := make([]string, 0, len(c.owed))
-	for id := range c.owed {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(c.owed)) {
 		o := c.owed[id]
 		if o.flagged {
 			continue

@@ -392,16 +392,7 @@ func TestReplayFileRoundTrip(t *testing.T) {
 	r, err := Run(context.Background(), cfg)
 	require.NoError(t, err)
 	require.NotEmpty(t, r.Plan.Actions)
-	f, err := NewReplay(cfg, "", r)
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), ReplayName(f.System, cfg.Seed))
-	require.NoError(t, WriteReplay(path, f))
-	back, err := ReadReplay(path)
-	require.NoError(t, err)
-	again, err := back.Config(wsref.NewSystem())
-	require.NoError(t, err)
-	r2, err := Run(context.Background(), again)
-	require.NoError(t, err)
+	f, back, r2 := replayThroughAFile(t, cfg, r)
 	require.Equal(t, r.Hash, r2.Hash, "a replay file reruns the run exactly")
 	require.Equal(t, f.Hash, r2.Hash)
 
@@ -414,20 +405,28 @@ func TestReplayFileRoundTrip(t *testing.T) {
 // A run configured with no deletes (a negative rate, as driver selftest
 // and a third party's suite may set) writes a replay file that replays:
 // the file check takes a negative rate as the "none" it is.
-func TestReplayFileOfARunWithoutDeletes(t *testing.T) {
-	cfg := Config{Seed: 2, Workspaces: 2, Duration: time.Hour, System: wsref.NewSystem(), Workload: Workload{DeletesPerDay: -1}}
-	r, err := Run(context.Background(), cfg)
-	require.NoError(t, err)
+// replayThroughAFile writes run r of cfg as a replay file (f), reads the
+// file back (back) and runs it again (r2).
+func replayThroughAFile(t *testing.T, cfg Config, r Result) (f, back *Replay, r2 Result) {
+	t.Helper()
 	f, err := NewReplay(cfg, "", r)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), ReplayName(f.System, cfg.Seed))
 	require.NoError(t, WriteReplay(path, f))
-	back, err := ReadReplay(path)
+	back, err = ReadReplay(path)
 	require.NoError(t, err)
 	again, err := back.Config(wsref.NewSystem())
 	require.NoError(t, err)
-	r2, err := Run(context.Background(), again)
+	r2, err = Run(context.Background(), again)
 	require.NoError(t, err)
+	return f, back, r2
+}
+
+func TestReplayFileOfARunWithoutDeletes(t *testing.T) {
+	cfg := Config{Seed: 2, Workspaces: 2, Duration: time.Hour, System: wsref.NewSystem(), Workload: Workload{DeletesPerDay: -1}}
+	r, err := Run(context.Background(), cfg)
+	require.NoError(t, err)
+	_, _, r2 := replayThroughAFile(t, cfg, r)
 	require.Equal(t, r.Hash, r2.Hash)
 }
 
