@@ -35,6 +35,8 @@ done
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 AUDIT=$ROOT/scenarios/audit/acme
 CLAUSES=$AUDIT/clauses.tsv
+# Bugs a referee found equivalent: what they change, the spec allows (DR484).
+EQUIVALENT=$AUDIT/equivalent.tsv
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/converge-audit.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -143,6 +145,7 @@ EOF
 (cd "$WORK/verdict" && go build -o "$WORK/verdict.bin" .)
 
 clause_of() { awk -F'\t' -v id="$1" '$1 == id { print $2 }' "$CLAUSES"; }
+is_equivalent() { [ -f "$EQUIVALENT" ] && awk -F'\t' -v id="$1" '$1 == id { f = 1 } END { exit !f }' "$EQUIVALENT"; }
 
 # The bugs to run: every patch, or those whose id prefix was given.
 PATCHES=()
@@ -203,6 +206,13 @@ run_one() {
 		esac
 	fi
 	secs=$((SECONDS - start))
+	if [ "$id" != 00-none ] && is_equivalent "$id"; then
+		# A bug the spec allows must pass: a kill here flags correct behaviour.
+		case "$RESULT" in
+		pass) RESULT=equivalent; line="EQUIVALENT, passed as it must ($SEEDS seeds)" ;;
+		fail) RESULT=false-positive; line="FALSE POSITIVE on an equivalent bug: ${line#KILLED }" ;;
+		esac
+	fi
 	if [ "$id" = 00-none ]; then
 		case "$RESULT" in
 		pass) line="PASSED, no false positive ($SEEDS seeds)" ;;
@@ -215,6 +225,8 @@ run_one() {
 		case "$RESULT" in
 		pass) verdict=survived ;;
 		fail) verdict=killed; s=${line#*seed=}; s=${s%% *}; c=${line##*by=} ;;
+		equivalent) verdict=equivalent ;;
+		false-positive) verdict=FALSE-POSITIVE; s=${line#*seed=}; s=${s%% *}; c=${line##*by=} ;;
 		esac
 		[ "$id" = 00-none ] && { [ "$RESULT" = fail ] && verdict=FALSE-POSITIVE || verdict=passed; }
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$clause" "$verdict" "$s" "$c" "$differ" "$secs" >>"$OUT"
@@ -227,18 +239,25 @@ echo "converge $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'):
 line=""
 run_one 00-none ""
 baseline=$RESULT
-killed=0 total=0 errors=0
+killed=0 total=0 errors=0 equivalent=0 falsepos=0
 for p in ${PATCHES[@]+"${PATCHES[@]}"}; do
 	base=$(basename "$p")
 	run_one "${base%%-*}" "$p"
 	case "$RESULT" in
 	fail) killed=$((killed + 1)); total=$((total + 1)) ;;
 	pass) total=$((total + 1)) ;;
+	equivalent) equivalent=$((equivalent + 1)) ;;
+	false-positive) falsepos=$((falsepos + 1)) ;;
 	*) errors=$((errors + 1)) ;;
 	esac
 done
 echo "kill rate: $killed/$total"
+[ "$equivalent" -gt 0 ] && echo "equivalent bugs (not counted; each passed as it must): $equivalent"
 [ "$errors" -gt 0 ] && echo "WARNING: $errors bug(s) could not be judged (ERROR lines above)"
+if [ "$falsepos" -gt 0 ]; then
+	echo "WARNING: FALSE POSITIVE: $falsepos equivalent bug(s) flagged (above)"
+	exit 1
+fi
 if [ "$baseline" = fail ]; then
 	echo "WARNING: FALSE POSITIVE: unpatched acme fails (00-none above)"
 	exit 1
