@@ -402,9 +402,6 @@ func TestReplayFileRoundTrip(t *testing.T) {
 	require.Equal(t, "mutant-gc-no-delay-seed-3.json", ReplayName("mutant:gc-no-delay", 3))
 }
 
-// A run configured with no deletes (a negative rate, as driver selftest
-// and a third party's suite may set) writes a replay file that replays:
-// the file check takes a negative rate as the "none" it is.
 // replayThroughAFile writes run r of cfg as a replay file (f), reads the
 // file back (back) and runs it again (r2).
 func replayThroughAFile(t *testing.T, cfg Config, r Result) (f, back *Replay, r2 Result) {
@@ -422,6 +419,9 @@ func replayThroughAFile(t *testing.T, cfg Config, r Result) (f, back *Replay, r2
 	return f, back, r2
 }
 
+// A run configured with no deletes (a negative rate, as driver selftest
+// and a third party's suite may set) writes a replay file that replays:
+// the file check takes a negative rate as the "none" it is.
 func TestReplayFileOfARunWithoutDeletes(t *testing.T) {
 	cfg := Config{Seed: 2, Workspaces: 2, Duration: time.Hour, System: wsref.NewSystem(), Workload: Workload{DeletesPerDay: -1}}
 	r, err := Run(context.Background(), cfg)
