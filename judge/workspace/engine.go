@@ -180,6 +180,11 @@ func All() []Checker {
 		&gcPeriod{},
 		&passListing{},
 		&dropsListener{},
+		&skipsWorkspace{},
+		&skipsTick{},
+		&healthMismatchInfo{},
+		&gcTimerNoExpiry{},
+		&archivingOpID{},
 	}
 }
 

@@ -68,6 +68,9 @@ var notJudgeable = map[string]string{
 	"gc-period":             whyStorage,
 	"pass-listing":          whyListings,
 	"drops-listener":        whyBus,
+	"skips-workspace":       whySteps,
+	"skips-tick":            whyChecks,
+	"gc-timer-no-expiry":    whyBus,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
