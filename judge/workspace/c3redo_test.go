@@ -33,7 +33,7 @@ func TestSkipsWorkspaceTimeout(t *testing.T) {
 			claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "").
 			at(6*time.Minute).check("c1", 1, "").claim("x", contracts.OpProvisioning).call("c1", MProvision, "x", "", "", "")
 	}
-	over := func(tr *trace) *trace { return tr.at(7 * time.Minute).check("c1", 1, "") }
+	over := func(tr *trace) *trace { return tr.at(7*time.Minute).check("c1", 1, "") }
 	r := run(t, over(base()), nil, "skips-workspace")
 	require.Len(t, r.Violations, 1)
 	require.Equal(t, "w", r.Violations[0].Subject)

@@ -346,7 +346,7 @@ func TestTimeoutsNotEnforced(t *testing.T) {
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 		claim("w", contracts.OpProvisioning).
 		at(10*time.Minute).claim("x", contracts.OpProvisioning).
-		at(10*time.Minute + time.Second).check("c1", 1, "") // the tick's instant is over
+		at(10*time.Minute+time.Second).check("c1", 1, "") // the tick's instant is over
 	r := run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "PROVISIONING started")
@@ -375,7 +375,7 @@ func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
 		at(20*time.Minute).leader("c1", 2)
 	tr.at(20*time.Minute + 2*TimeoutSlack)
 	timeout(tr, "w")
-	tr.at(20*time.Minute + 3*TimeoutSlack).check("c1", 2, "") // the tick's instant is over
+	tr.at(20*time.Minute+3*TimeoutSlack).check("c1", 2, "") // the tick's instant is over
 	r = run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Equal(t, "x", r.Violations[0].Subject)
@@ -385,14 +385,14 @@ func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
 	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 		claim("x", contracts.OpProvisioning).
 		at(5*time.Minute+10*time.Second).claim("w", contracts.OpProvisioning).
-		at(5*time.Minute + 12*time.Second).check("c1", 1, "")
+		at(5*time.Minute+12*time.Second).check("c1", 1, "")
 	r = run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Equal(t, "x", r.Violations[0].Subject)
 	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 		claim("x", contracts.OpProvisioning).
 		at(5*time.Minute+TimeoutSlack).claim("w", contracts.OpProvisioning).
-		at(5*time.Minute + 12*time.Second).check("c1", 1, "")
+		at(5*time.Minute+12*time.Second).check("c1", 1, "")
 	r = run(t, tr, nil, "timeouts")
 	require.Empty(t, r.Violations, "within the slack")
 }
@@ -407,7 +407,7 @@ func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
 			claim("w", contracts.OpStarting)
 		away(tr)
 		return tr.at(7*time.Minute).call("c1", "bus.Subscribe", "", "monitor:trigger", "", "").claim("x", contracts.OpProvisioning).
-			at(7*time.Minute + time.Second).check("c1", 1, "") // the tick's instant is over
+			at(7*time.Minute+time.Second).check("c1", 1, "") // the tick's instant is over
 	}
 	r := run(t, build(func(tr *trace) {
 		tr.at(time.Minute).call("c1", MLockCheck, "", "c1", "", "unavailable").call("c1", MRelease, "", "c1", "", "unavailable").
