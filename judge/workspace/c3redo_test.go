@@ -253,3 +253,51 @@ func TestArchivingOpID(t *testing.T) {
 	r = run(t, kept().claimBy("c1", 1, "w", contracts.OpDeleting, contracts.Patch{}), nil, "archiving-op-id")
 	require.Empty(t, r.Violations)
 }
+
+// SPEC 4.1's health rules, on every HealthMonitor write, against its
+// instance's latest listings.
+func TestHealthRules(t *testing.T) {
+	hmWrite := func(tr *trace, p contracts.Patch) *trace {
+		p.ObservedAt = contracts.Some(tr.now)
+		return tr.write(contracts.CompHealthMonitor, "c1", 1, "w", &contracts.Cond{ErrorInfoNull: p.ErrorInfo.Set}, p)
+	}
+	listed := func(containers, volumes string) *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+			listInstances("c1", containers, "").listVolumes("c1", volumes, "")
+	}
+	// Rule 3: container and volume, health OK.
+	r := run(t, hmWrite(listed("1 = w+", "1 = w"), contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)}), nil, "health-rules")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("health-rules"))
+	// ERROR without cause.
+	r = run(t, hmWrite(listed("1 = w+", "1 = w"), contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning), HealthStatus: contracts.Some(contracts.HealthError)}), nil, "health-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "rule 3 (otherwise OK) gives OK")
+
+	// Rule 2: a container without its volume, the Mismatch set.
+	tr := hmWrite(listed("1 = w-", "0 ="), contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError), ErrorInfo: contracts.Some(mismatch(t0))})
+	r = run(t, tr, nil, "health-rules")
+	require.Empty(t, r.Violations)
+	tr = hmWrite(listed("1 = w-", "0 ="), contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedPending)})
+	r = run(t, tr, nil, "health-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "rule 2")
+
+	// Rule 1: a terminal error_info keeps health ERROR whatever the world.
+	terminal := func() *trace {
+		tr := listed("1 = w+", "1 = w")
+		info := &contracts.ErrorInfo{Reason: contracts.ReasonDataLost, IsTerminal: true, OccurredAt: t0}
+		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
+			at(5 * time.Second).listInstances("c1", "1 same", "").listVolumes("c1", "1 same", "")
+	}
+	r = run(t, hmWrite(terminal(), contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}), nil, "health-rules")
+	require.Empty(t, r.Violations)
+	r = run(t, hmWrite(terminal(), contracts.Patch{ObservedStatus: contracts.Some(contracts.ObservedRunning)}), nil, "health-rules")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "rule 1")
+
+	// After a failed listing nothing is judged here.
+	tr = listed("1 = w+", "1 = w").listVolumes("c1", "", "unavailable")
+	r = run(t, hmWrite(tr, contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}), nil, "health-rules")
+	require.Empty(t, r.Violations)
+}

@@ -185,6 +185,7 @@ func All() []Checker {
 		&healthMismatchInfo{},
 		&gcTimerNoExpiry{},
 		&archivingOpID{},
+		&healthRules{},
 	}
 }
 

@@ -69,6 +69,7 @@ var situations = map[string]string{
 	"health-mismatch-info":   "a HealthMonitor write that sets error_info, or makes health ERROR on a row whose error_info is null",
 	"gc-timer-no-expiry":     "a GC pass (a listing of archives/ by a coordinator that has led) finding an object under archives/ unprotected",
 	"archiving-op-id":        "a claim of ARCHIVING, or of another operation but DELETING on a row carrying an op_id",
+	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
 }
 
 // Obligations lists every checker's obligation, in report order.

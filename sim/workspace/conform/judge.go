@@ -71,6 +71,7 @@ var notJudgeable = map[string]string{
 	"skips-workspace":       whySteps,
 	"skips-tick":            whyChecks,
 	"gc-timer-no-expiry":    whyBus,
+	"health-rules":          whyListings,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
