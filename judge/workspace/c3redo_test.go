@@ -288,7 +288,7 @@ func TestHealthRules(t *testing.T) {
 		tr := listed("1 = w+", "1 = w")
 		info := &contracts.ErrorInfo{Reason: contracts.ReasonDataLost, IsTerminal: true, OccurredAt: t0}
 		return tr.write(contracts.CompStateReconciler, "c1", 1, "w", nil, contracts.Patch{ErrorInfo: contracts.Some(info)}).
-			at(5 * time.Second).listInstances("c1", "1 same", "").listVolumes("c1", "1 same", "")
+			at(5*time.Second).listInstances("c1", "1 same", "").listVolumes("c1", "1 same", "")
 	}
 	r = run(t, hmWrite(terminal(), contracts.Patch{HealthStatus: contracts.Some(contracts.HealthError)}), nil, "health-rules")
 	require.Empty(t, r.Violations)
