@@ -39,10 +39,10 @@ import (
 //     recorded failure's 30 s spacing still runs (error_info not terminal,
 //     now − occurred_at < 30 s: "A resume honours the retry spacing"),
 //     or the leader's own actuator call on it failed less than 30 s ago
-//     (its record may have failed), the operation is a STARTING on a row observed PENDING ("neither
-//     resumed nor retried", C6), or an ARCHIVING whose steps have nothing
-//     to call (archive_key already the expected key of op_id and observed
-//     PENDING or DELETED).
+//     (the record of that failure may have failed), or the operation is a
+//     STARTING on a row observed PENDING ("neither resumed nor retried",
+//     C6), or an ARCHIVING whose steps have nothing to call (archive_key
+//     already the expected key of op_id and observed PENDING or DELETED).
 //
 // The situation counted: a row owed either act at a judged tick, or the
 // act itself (a Timeout entry, the leader's first actuator call on an
