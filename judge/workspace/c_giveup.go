@@ -22,14 +22,19 @@ import (
 // write (an update, an insert, a bulk observed_at stamp) refused as
 // fenced: until it next takes the lock (an acquisition recorded for it,
 // or a successful check of its lock) or crashes, it makes no write, no
-// provider, object or bus call and listens to no feed, while the record
-// shows another holder or none. (A check failed by a DB error leaves its
-// session holding the lock; its next lock try takes it again under the
-// same epoch, unrecorded, so an instance the record still shows holding
-// the lock is not judged.) What a standby may do stays
-// allowed: releasing the lock, trying to take it, checking it. The rows of
-// one bulk write are one write: its other rows, refused at the same
-// instant, are not further acts.
+// provider, object or bus call and listens to no feed. Giving the
+// leadership up "at once" is a release (3.1: "A leader that gives up
+// records the release, unlocks, and closes its lock session"): only once
+// the instance has attempted that release may a record that still shows
+// it holding the lock excuse what it does next (a release that failed on
+// a DB error leaves its session holding the lock, and its next lock try
+// takes it again under the same epoch, unrecorded). Before a release
+// attempt nothing excuses an act, whoever the record shows holding the
+// lock: an instance that goes on to its next step after a failed check,
+// as if nothing happened, has not given anything up. What a standby may
+// do stays allowed: releasing the lock, trying to take it, checking it.
+// The rows of one bulk write are one write: its other rows, refused at
+// the same instant, are not further acts.
 type giveUp struct {
 	base
 	// gave: each instance that gave up leadership and has not taken the
@@ -38,6 +43,8 @@ type giveUp struct {
 	// batch: the bulk write an instance's fenced row belonged to, while
 	// its other rows may still be recorded.
 	batch map[string]*history.Event
+	// released: the instances among gave that attempted a release since.
+	released map[string]bool
 }
 
 func (*giveUp) Name() string     { return "gives-up-at-once" }
@@ -70,6 +77,7 @@ func standbyCall(method string) bool {
 func (c *giveUp) Observe(s *State, e *history.Event, r *Report) {
 	if c.gave == nil {
 		c.gave, c.batch = map[string]*history.Event{}, map[string]*history.Event{}
+		c.released = map[string]bool{}
 	}
 	inst := e.Instance
 	if inst == "" {
@@ -77,13 +85,14 @@ func (c *giveUp) Observe(s *State, e *history.Event, r *Report) {
 	}
 	switch e.Kind {
 	case history.KindCrash:
-		delete(c.gave, inst)
-		delete(c.batch, inst)
+		c.forget(inst)
 		return
 	case history.KindLeader:
-		if e.Method == "acquire" {
-			delete(c.gave, inst)
-			delete(c.batch, inst)
+		switch {
+		case e.Method == "acquire":
+			c.forget(inst)
+		case e.Method == "release" && c.gave[inst] != nil:
+			c.released[inst] = true
 		}
 		return
 	case history.KindWrite, history.KindInsert, history.KindCall:
@@ -102,19 +111,24 @@ func (c *giveUp) Observe(s *State, e *history.Event, r *Report) {
 	}
 	if e.Kind == history.KindCall && standbyCall(e.Method) {
 		if e.Method == MLockCheck && e.Err == "" {
-			delete(c.gave, inst) // it holds the lock again
+			c.forget(inst) // it holds the lock again
+		}
+		if e.Method == MRelease && c.gave[inst] != nil {
+			c.released[inst] = true
 		}
 		if e.Method == MLockCheck && e.Err != "" && c.gave[inst] == nil {
 			r.Exercise()
 			c.gave[inst] = e
+			delete(c.released, inst)
 		}
 		return
 	}
-	if why := c.gave[inst]; why != nil && s.Leader.Holder == inst {
-		// The record shows it holding the lock still (a check that
-		// failed on a DB error, its session alive): a lock try then
-		// takes it again under the same epoch, unrecorded. It may lead.
-		delete(c.gave, inst)
+	if why := c.gave[inst]; why != nil && c.released[inst] && s.Leader.Holder == inst {
+		// It gave the lead up (a release attempt) and the record shows
+		// it holding the lock still (the release failed, its session
+		// alive): a lock try then takes it again under the same epoch,
+		// unrecorded. It may lead.
+		c.forget(inst)
 	}
 	if why := c.gave[inst]; why != nil {
 		cause := "its lock check failed"
@@ -130,14 +144,23 @@ func (c *giveUp) Observe(s *State, e *history.Event, r *Report) {
 		}
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s acted after %s at %s without taking the lock again: %s (SPEC 3: it gives up leadership at once)",
 			inst, cause, stamp(why.At), act), why.Seq, e.Seq)
-		delete(c.gave, inst) // one flag per giving-up
+		c.forget(inst) // one flag per giving-up
 		return
 	}
 	if refusedAsFenced(e) {
 		r.Exercise()
 		c.gave[inst] = e
+		delete(c.released, inst)
 		if e.Kind == history.KindWrite && e.Method == mUpdateMany {
 			c.batch[inst] = e
 		}
 	}
+}
+
+// forget ends what c follows of inst: it holds the lock again, or its
+// process ended.
+func (c *giveUp) forget(inst string) {
+	delete(c.gave, inst)
+	delete(c.batch, inst)
+	delete(c.released, inst)
 }

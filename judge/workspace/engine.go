@@ -180,6 +180,12 @@ func All() []Checker {
 		&gcPeriod{},
 		&passListing{},
 		&dropsListener{},
+		&skipsWorkspace{},
+		&skipsTick{},
+		&healthMismatchInfo{},
+		&gcTimerNoExpiry{},
+		&archivingOpID{},
+		&healthRules{},
 	}
 }
 

@@ -345,7 +345,8 @@ func TestRetriesAfterAFailedCallWithinOneLeadership(t *testing.T) {
 func TestTimeoutsNotEnforced(t *testing.T) {
 	tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 		claim("w", contracts.OpProvisioning).
-		at(10*time.Minute).claim("x", contracts.OpProvisioning)
+		at(10*time.Minute).claim("x", contracts.OpProvisioning).
+		at(10*time.Minute+time.Second).check("c1", 1, "") // the tick's instant is over
 	r := run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Contains(t, r.Violations[0].Message, "PROVISIONING started")
@@ -374,9 +375,26 @@ func TestTimeoutsCountFromTheReturningLeader(t *testing.T) {
 		at(20*time.Minute).leader("c1", 2)
 	tr.at(20*time.Minute + 2*TimeoutSlack)
 	timeout(tr, "w")
+	tr.at(20*time.Minute+3*TimeoutSlack).check("c1", 2, "") // the tick's instant is over
 	r = run(t, tr, nil, "timeouts")
 	require.Len(t, r.Violations, 1)
 	require.Equal(t, "x", r.Violations[0].Subject)
+
+	// The 2 s period and its tolerance, not two idle periods: a tick
+	// 10 s past x's deadline that leaves it running is late.
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("x", contracts.OpProvisioning).
+		at(5*time.Minute+10*time.Second).claim("w", contracts.OpProvisioning).
+		at(5*time.Minute+12*time.Second).check("c1", 1, "")
+	r = run(t, tr, nil, "timeouts")
+	require.Len(t, r.Violations, 1)
+	require.Equal(t, "x", r.Violations[0].Subject)
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
+		claim("x", contracts.OpProvisioning).
+		at(5*time.Minute+TimeoutSlack).claim("w", contracts.OpProvisioning).
+		at(5*time.Minute+12*time.Second).check("c1", 1, "")
+	r = run(t, tr, nil, "timeouts")
+	require.Empty(t, r.Violations, "within the slack")
 }
 
 // A leader whose lock check fails stops (SPEC 3.1); when its own session
@@ -388,7 +406,8 @@ func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
 		tr := newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).insert("x", contracts.DesiredRunning).
 			claim("w", contracts.OpStarting)
 		away(tr)
-		return tr.at(7*time.Minute).call("c1", "bus.Subscribe", "", "monitor:trigger", "", "").claim("x", contracts.OpProvisioning)
+		return tr.at(7*time.Minute).call("c1", "bus.Subscribe", "", "monitor:trigger", "", "").claim("x", contracts.OpProvisioning).
+			at(7*time.Minute+time.Second).check("c1", 1, "") // the tick's instant is over
 	}
 	r := run(t, build(func(tr *trace) {
 		tr.at(time.Minute).call("c1", MLockCheck, "", "c1", "", "unavailable").call("c1", MRelease, "", "c1", "", "unavailable").
@@ -409,16 +428,22 @@ func TestTimeoutsCountFromALeaderResumingItsEpoch(t *testing.T) {
 	// A DB answer lost on its way to c1 (seed 4000573: its reads of the
 	// rows to reconcile) is a failure too.
 	r = run(t, build(func(tr *trace) {
-		tr.at(6*time.Minute + 30*time.Second).add(historyLost("c1", "", "store.List"))
+		tr.at(6*time.Minute + 58*time.Second).add(historyLost("c1", "", "store.List"))
 	}), nil, "timeouts")
 	require.Empty(t, r.Violations)
 
 	// The DB failing c1's writes (seed 1000250): the grace starts again
 	// at its last failure.
 	r = run(t, build(func(tr *trace) {
-		tr.at(6*time.Minute + 30*time.Second).add(failedWrite("c1", "w"))
+		tr.at(6*time.Minute + 58*time.Second).add(failedWrite("c1", "w"))
 	}), nil, "timeouts")
 	require.Empty(t, r.Violations)
+	// But the next tick comes at the 2 s period after the failure: one
+	// 30 s later that leaves w overdue is late.
+	r = run(t, build(func(tr *trace) {
+		tr.at(6*time.Minute + 30*time.Second).add(failedWrite("c1", "w"))
+	}), nil, "timeouts")
+	require.Len(t, messages(r), 1)
 }
 
 func TestDurabilityFinalState(t *testing.T) {

@@ -100,9 +100,20 @@ func TestGivesUpAtOnce(t *testing.T) {
 	require.Len(t, r.Violations, 1)
 
 	// A check failed by a DB error, the session still holding the lock:
-	// it may take the lock again unrecorded, and is not judged.
+	// giving the lead up at once is releasing it; an instance that goes
+	// on to its next step without a release attempt has given up
+	// nothing, whoever the record shows holding the lock.
 	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
 		check("c1", 1, "db unavailable").at(time.Second).call("c1", MInstancesList, "", "", "", "")
+	r = run(t, tr, nil, "gives-up-at-once")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "its lock check failed")
+
+	// After a release attempt that failed (its session still holding the
+	// lock), a lock try takes the lock again unrecorded: not judged.
+	tr = newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).
+		check("c1", 1, "db unavailable").call("c1", MRelease, "", "c1", "", "db unavailable").
+		at(time.Second).call("c1", MTryAcquire, "", "c1", "", "").call("c1", MInstancesList, "", "", "", "")
 	r = run(t, tr, nil, "gives-up-at-once")
 	require.Empty(t, r.Violations)
 }

@@ -64,6 +64,12 @@ var situations = map[string]string{
 	"drops-listener":         "a coordinator instance gives the lead up and records its release",
 	"pass-listing":           "a step in which the HealthMonitor writes or notes an observation",
 	"gc-period":              "two Archive GC passes (listings of the bucket) of one leadership in a row, or a leader stepping past the next pass's due time",
+	"skips-workspace":        "a StateReconciler tick of the leader, nothing disturbing it, with a row whose operation is past its timeout or owed its resume",
+	"skips-tick":             "a HealthMonitor or Archive GC tick (its listing) of the leader after an earlier one or the start of its leadership",
+	"health-mismatch-info":   "a HealthMonitor write that sets error_info, or makes health ERROR on a row whose error_info is null",
+	"gc-timer-no-expiry":     "a GC pass (a listing of archives/ by a coordinator that has led) finding an object under archives/ unprotected",
+	"archiving-op-id":        "a claim of ARCHIVING, or of another operation but DELETING on a row carrying an op_id",
+	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
 }
 
 // Obligations lists every checker's obligation, in report order.

@@ -54,3 +54,11 @@ func InstantStepsOnly(c Checker) (why string, ok bool) {
 	}
 	return "", false
 }
+
+func (*skipsWorkspace) AssumesInstantSteps() string { return whyStepInstants }
+func (*skipsTick) AssumesInstantSteps() string {
+	return "it counts a component's ticks between the leader's steps, told apart by their instants; under a fast clock one step's calls last seconds on the coordinator's clock, and a listing may land well after the step that began it"
+}
+func (*timeouts) AssumesInstantSteps() string {
+	return "its grace past a timeout is the StateReconciler's 2 s period plus tolerance, counted on a clock where a step takes none; under a fast clock one step's actuator calls last longer than that, delaying the tick that ends the operation"
+}

@@ -112,7 +112,9 @@ func choose(w *contracts.Workspace) (op contracts.Operation, ok bool) {
 	return "", false
 }
 
-// archiveOpID is the op_id an ARCHIVING claimed now uses. An unrestored
+// archiveOpID is the op_id an ARCHIVING claimed on a row without op_id
+// uses (an op_id an ERROR entry kept is taken first, SPEC 4.2.2: see
+// claim). An unrestored
 // volume is not the user's data (the archive at archive_key is), so the
 // ARCHIVING reuses that archive's op_id: archive_key already equals its
 // expected key, nothing is uploaded, and only the volume is removed. Any

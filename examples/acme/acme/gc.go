@@ -11,11 +11,10 @@ import (
 	"github.com/wsconverge/converge/contracts"
 )
 
-// timerTTL bounds an orphan timer's life on the bus, so that timers of
-// objects that went away by other means do not pile up. A timer that
-// expires while its object is still orphaned starts again: it only delays
-// the deletion.
-const timerTTL = 24 * time.Hour
+// timerTTL is an orphan timer's expiry on the bus: none, since SPEC 4.5
+// says the key must not expire by itself (a timer that lapsed would start
+// the 2 h again).
+const timerTTL time.Duration = 0
 
 // collectGarbage is one Archive GC cycle (SPEC 4.5, C9): list the bucket
 // first, then read the protection set from the DB (so an archive

@@ -57,9 +57,12 @@ func containerWithoutVolume(now time.Time) *contracts.ErrorInfo {
 // one MarkObserved for the others (which also ends the pass). A failed
 // listing skips the pass: an error is never read as "absent".
 func (c *coordinator) observeAll(ctx context.Context) error {
-	rows, err := c.deps.Store.List(ctx, contracts.FilterActive)
-	if err != nil {
-		return fmt.Errorf("health monitor: list workspaces: %w", err)
+	// SPEC 4.1: a pass lists the containers and the volumes, then reads
+	// the rows (readRows, after both listings).
+	var rows []contracts.Workspace
+	readRows := func() (err error) {
+		rows, err = c.deps.Store.List(ctx, contracts.FilterActive)
+		return err
 	}
 	ctrs, err := c.deps.Instances.List(ctx)
 	if err != nil {
@@ -79,6 +82,9 @@ func (c *coordinator) observeAll(ctx context.Context) error {
 		s := world[id]
 		s.volume = true
 		world[id] = s
+	}
+	if err := readRows(); err != nil {
+		return fmt.Errorf("health monitor: list workspaces: %w", err)
 	}
 
 	now := c.now()
@@ -102,6 +108,16 @@ func (c *coordinator) observeAll(ctx context.Context) error {
 			u.Patch.ErrorInfo = contracts.Some(containerWithoutVolume(now))
 		}
 		changed = append(changed, u)
+	}
+	// SPEC 4.1: the error_info carries the row's operation and error_count.
+	for i := range changed {
+		if info := changed[i].Patch.ErrorInfo.V; info != nil {
+			for j := range rows {
+				if rows[j].ID == changed[i].ID {
+					info.Operation, info.ErrorCount = rows[j].Operation, rows[j].ErrorCount
+				}
+			}
+		}
 	}
 	if len(changed) > 0 {
 		if err := c.deps.Store.UpdateMany(ctx, w, changed); err != nil {

@@ -95,8 +95,12 @@ func (c *coordinator) claim(ctx context.Context, w *contracts.Workspace, op cont
 	}
 	switch {
 	case op == contracts.OpArchiving:
-		// The op_id is committed with the claim, before anything else.
-		p.OpID = contracts.Some(archiveOpID(w, c.deps.IDs.NewID))
+		// The op_id is committed with the claim, before anything else:
+		// the one an ERROR entry kept, if any (SPEC 4.2.2).
+		p.OpID = contracts.Some(w.OpID)
+		if w.OpID == "" {
+			p.OpID = contracts.Some(archiveOpID(w, c.deps.IDs.NewID))
+		}
 	case w.OpID != "":
 		// An op_id kept by an ERROR entry protected an archive that is
 		// no longer needed: the volume may change from now on.

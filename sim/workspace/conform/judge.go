@@ -26,6 +26,7 @@ const (
 	whyRequests = "needs each request beside the rows as they stood while it ran, and the API's own publishes: a request over HTTP spans real time in which other writes land, and Redis does not say which client published"
 	whySteps    = "needs the instants of the implementation's steps on virtual time (SPEC 3: a step takes no time there, so a step is the events of one instant); a real runtime's step spans real time, which the audit trail does not delimit"
 	whyFailover = "needs when the leader's session ended: on a real PostgreSQL it ends at a TCP timeout the audit trail does not record, so the failover time cannot be told from the time the lock was free"
+	whyMismatch = "its situation is the HealthMonitor's container-without-volume Mismatch, and a real Docker engine never leaves a container without its volume: it refuses to remove a volume a container holds (SPEC 5.2, VOLUME_IN_USE), so a black-box run has nothing to judge"
 )
 
 // notJudgeable maps each checker that no black-box run can judge to why;
@@ -68,6 +69,11 @@ var notJudgeable = map[string]string{
 	"gc-period":             whyStorage,
 	"pass-listing":          whyListings,
 	"drops-listener":        whyBus,
+	"skips-workspace":       whySteps,
+	"skips-tick":            whyChecks,
+	"gc-timer-no-expiry":    whyBus,
+	"health-rules":          whyListings,
+	"health-mismatch-info":  whyMismatch,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are

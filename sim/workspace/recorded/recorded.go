@@ -362,6 +362,22 @@ func (x bus) Set(ctx context.Context, key, value string, ttl time.Duration) erro
 	return err
 }
 
+// SetNX is recorded only when it gives the key an expiry: a key set
+// without one was never recorded, and the reference's pinned histories
+// (sim/workspace/pinned_test.go) keep their hashes; a key that expires by
+// itself is the evidence gc-timer-no-expiry needs (SPEC 4.5: an orphan
+// timer "must not expire by itself").
+func (x bus) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	ok, err := x.Bus.SetNX(ctx, key, value, ttl)
+	if ttl != 0 {
+		x.r.call(MethodSetNX, "", key+"="+value+" ttl="+ttl.String(), strconv.FormatBool(ok), err)
+	}
+	return ok, err
+}
+
+// MethodSetNX names a recorded bus.SetNX.
+const MethodSetNX = "bus.SetNX"
+
 func (x bus) Incr(ctx context.Context, key string) (int64, error) {
 	n, err := x.Bus.Incr(ctx, key)
 	x.r.call("bus.Incr", "", key, strconv.FormatInt(n, 10), err)

@@ -1,0 +1,250 @@
+package workspace
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// skipsWorkspace: SPEC 4.2: "Each tick reads the reconcile selection (1.1)
+// and handles each row on its own, in id order ... For one row, the first
+// step that applies decides", step 3: "An operation in progress. Check
+// completion first (4.2.2), then the timeout (4.2.3), then resume or retry
+// (4.2.2, 4.2.4); otherwise wait"; with SPEC 3 ("A failure that concerns
+// one workspace skips that workspace for this tick") and 1.1 (the reconcile
+// selection holds every row whose operation is not NONE). A tick that
+// leaves out a row its selection holds is seen when the step that applies
+// to the row calls for an act whatever else the tick does.
+//
+// reconcile-tick-rows judges the acts owed whatever the time (claims,
+// completions, ERROR entries); this checker judges the two acts of step 3
+// that depend on the time and on the leader's own calls, both knowable from
+// the history on virtual time:
+//
+//   - the timeout: a row whose operation is in progress, whose completion
+//     condition does not hold, that is not in ERROR, and for which
+//     now − op_started_at exceeds the operation's timeout (4.2.3) is owed
+//     its Timeout ERROR entry: a write of the StateReconciler on it in
+//     the tick;
+//   - the resume (4.2.2, "Resuming"): a leader that sees an operation in
+//     progress it has not itself invoked since it became leader invokes
+//     its actuator calls. Owed, in the tick, an actuator call on the
+//     workspace when the leader has made none on it (failed ones count)
+//     since the later of its acquisition and op_started_at ("an
+//     invocation counts for the claim it was made under"), unless a
+//     recorded failure's 30 s spacing still runs (error_info not terminal,
+//     now − occurred_at < 30 s: "A resume honours the retry spacing"),
+//     or the leader's own actuator call on it failed less than 30 s ago
+//     (the record of that failure may have failed), or the operation is a
+//     STARTING on a row observed PENDING ("neither resumed nor retried",
+//     C6), or an ARCHIVING whose steps have nothing to call (archive_key
+//     already the expected key of op_id and observed PENDING or DELETED).
+//
+// The situation counted: a row owed either act at a judged tick, or the
+// act itself (a Timeout entry, the leader's first actuator call on an
+// operation claimed before it took the lead).
+//
+// A tick is a step of the leader (its events at one instant, DR411) in
+// which it made a StateReconciler write (or one on its behalf) or an
+// actuator call. Not owed, as in reconcile-tick-rows: a row any writer
+// touched at that instant, a row a failure of the leader concerned (a
+// failed write or call on it, a lost answer). Not judged: a step in which
+// the leadership changed, the leader crashed, gave the lead up or was
+// struck by a fault, or one of its reads failed (the whole tick may have
+// been skipped).
+type skipsWorkspace struct {
+	init    bool
+	leader  string
+	since   time.Time // the leader's acquisition
+	instant time.Time
+	// What happened at instant.
+	acted, disturbed bool
+	// touched: rows written at instant by anyone; failed: rows a failure
+	// of the leader concerned; wrote: rows the leader's reconciler wrote;
+	// called: rows the leader made an actuator call on.
+	touched, failed, wrote, called map[string]bool
+	// invoked: workspace → the leader's last actuator call on it.
+	invoked map[string]time.Time
+	// callFailed: instance → workspace → its last failed actuator call on
+	// it, whoever led.
+	callFailed map[string]map[string]time.Time
+	evidence   int64
+}
+
+func (*skipsWorkspace) Name() string     { return "skips-workspace" }
+func (*skipsWorkspace) Contract() string { return "4.2" }
+
+func (c *skipsWorkspace) reset(at time.Time) {
+	c.instant = at
+	c.acted, c.disturbed, c.evidence = false, false, 0
+	clear(c.touched)
+	clear(c.failed)
+	clear(c.wrote)
+	clear(c.called)
+}
+
+func (c *skipsWorkspace) Observe(s *State, e *history.Event, r *Report) {
+	if !c.init {
+		c.init = true
+		c.touched, c.failed, c.wrote, c.called = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+		c.invoked, c.callFailed = map[string]time.Time{}, map[string]map[string]time.Time{}
+		c.instant = e.At
+	}
+	if !e.At.Equal(c.instant) {
+		c.finish(s, r)
+		c.reset(e.At)
+	}
+	leader := c.leader != "" && e.Instance == c.leader
+	switch e.Kind {
+	case history.KindLeader:
+		c.disturbed = true
+		if e.Method == "acquire" {
+			c.leader, c.since = e.Instance, e.At
+			clear(c.invoked)
+		} else if leader {
+			c.leader = ""
+		}
+	case history.KindCrash:
+		if leader {
+			c.disturbed, c.leader = true, ""
+		}
+	case history.KindFault:
+		if !leader {
+			return
+		}
+		if e.Method == FLostResp && e.Workspace != "" {
+			c.failed[e.Workspace] = true
+			return
+		}
+		c.disturbed = true
+	case history.KindWrite, history.KindInsert:
+		c.touched[e.Workspace] = true
+		if !leader {
+			return
+		}
+		if e.Kind == history.KindWrite && reconcilerEvent(e) {
+			c.note(e)
+			c.wrote[e.Workspace] = true
+			if row := s.Row(e.Workspace); row != nil && e.Patch != nil && classify(row, e.Patch) == tError &&
+				e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
+				r.Exercise() // the situation, met: a Timeout entry
+			}
+		}
+		if e.Err != "" {
+			c.failed[e.Workspace] = true
+			if refusedAsFenced(e) {
+				c.disturbed = true
+			}
+		}
+	case history.KindCall:
+		if Actuator(e.Method) && e.Err != "" && e.Instance != "" {
+			if c.callFailed[e.Instance] == nil {
+				c.callFailed[e.Instance] = map[string]time.Time{}
+			}
+			c.callFailed[e.Instance][e.Workspace] = e.At
+		}
+		if !leader {
+			return
+		}
+		if leftLead(e) {
+			c.disturbed = true
+			return
+		}
+		if Actuator(e.Method) {
+			c.note(e)
+			c.called[e.Workspace] = true
+			if w := s.Row(e.Workspace); w != nil && w.Operation != contracts.OpNone && w.OpStartedAt.Before(c.since) {
+				if at, ok := c.invoked[e.Workspace]; !ok || at.Before(c.since) {
+					r.Exercise() // the situation, met: a resume
+				}
+			}
+			c.invoked[e.Workspace] = e.At
+		}
+		if e.Err == "" {
+			return
+		}
+		switch {
+		case e.Workspace != "" && (Actuator(e.Method) || strings.HasPrefix(e.Method, "store.")):
+			c.failed[e.Workspace] = true
+		case strings.HasPrefix(e.Method, "store."):
+			c.disturbed = true // a read failed: the tick may be skipped
+		}
+	}
+}
+
+func (c *skipsWorkspace) note(e *history.Event) {
+	if !c.acted {
+		c.acted, c.evidence = true, e.Seq
+	}
+}
+
+// finish judges the step at c.instant on the rows as they stand at its
+// end: a row nobody wrote at that instant is as the tick read it.
+func (c *skipsWorkspace) finish(s *State, r *Report) {
+	if !c.acted || c.disturbed || c.leader == "" {
+		return
+	}
+	ids := make([]string, 0, len(s.Rows))
+	for id, w := range s.Rows {
+		if w.Operation != contracts.OpNone && !c.touched[id] && !c.failed[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		w := s.Rows[id]
+		if owedWrite(w) != "" {
+			continue // reconcile-tick-rows' to judge
+		}
+		elapsed := c.instant.Sub(w.OpStartedAt)
+		switch {
+		case !w.OpStartedAt.IsZero() && elapsed > specTimeout(w.Operation):
+			r.Exercise()
+			if !c.wrote[id] {
+				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s started %s ago, past its %s timeout: the tick enters ERROR with reason Timeout (SPEC 4.2 step 3, 4.2.3)",
+					c.leader, stamp(c.instant), id, w.Operation, elapsed, specTimeout(w.Operation)), c.evidence)
+			}
+		case c.resumeOwed(w):
+			r.Exercise()
+			if !c.called[id] {
+				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s (started %s) it had not invoked since it took the lead at %s: a leader resumes an operation it sees in progress (SPEC 4.2 step 3, 4.2.2)",
+					c.leader, stamp(c.instant), id, w.Operation, stamp(w.OpStartedAt), stamp(c.since)), c.evidence)
+			}
+		}
+	}
+}
+
+// resumeOwed reports whether the leader owes w's operation its actuator
+// calls at c.instant (SPEC 4.2.2, "Resuming").
+func (c *skipsWorkspace) resumeOwed(w *contracts.Workspace) bool {
+	if w.OpStartedAt.IsZero() {
+		return false
+	}
+	if at, ok := c.invoked[w.ID]; ok && !at.Before(later(c.since, w.OpStartedAt)) {
+		return false // invoked for this claim under this leadership
+	}
+	if info := w.ErrorInfo; info != nil && !info.IsTerminal && c.instant.Sub(info.OccurredAt) < specRetryInterval {
+		return false
+	}
+	if at, ok := c.callFailed[c.leader][w.ID]; ok && c.instant.Sub(at) < specRetryInterval {
+		return false // its own failure, whether or not the row records it, is spaced too
+	}
+	switch w.Operation {
+	case contracts.OpStarting:
+		return w.ObservedStatus != contracts.ObservedPending
+	case contracts.OpArchiving:
+		expected := w.OpID != "" && w.ArchiveKey == specArchiveKey(w.ID, w.OpID)
+		return !expected || (w.ObservedStatus != contracts.ObservedPending && w.ObservedStatus != contracts.ObservedDeleted)
+	}
+	return true
+}
+
+func (c *skipsWorkspace) Finish(s *State, _ *Final, r *Report) {
+	if c.init {
+		c.finish(s, r)
+	}
+}
