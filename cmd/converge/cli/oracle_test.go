@@ -208,12 +208,6 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	require.Contains(t, out, oldHashNote)
 }
 
-// oracleMutantsReport is the --json report of converge oracle mutants.
-type oracleMutantsReport struct {
-	Mutants  []oracleKill `json:"mutants"`
-	Survived int          `json:"survived"`
-}
-
 // oracleMutantsJSON runs converge oracle mutants ARGS --json, which must
 // exit 0, and decodes its report.
 func oracleMutantsJSON(t *testing.T, args ...string) oracleMutantsReport {
@@ -229,7 +223,7 @@ func TestOracleMutantsCommand(t *testing.T) {
 	rep := oracleMutantsJSON(t, "--mutant", "pool-limit-ignored")
 	require.Len(t, rep.Mutants, 1)
 	require.True(t, rep.Mutants[0].Killed)
-	require.Contains(t, rep.Mutants[0].By, "o7-concurrency")
+	require.Contains(t, rep.Mutants[0].Checkers, "o7-concurrency")
 
 	// Given too few seeds a mutant survives: exit 1.
 	code, out, _ := invoke(t, nil, "oracle", "mutants", "--mutant", "code-13-retried", "--seeds", "1")
@@ -246,7 +240,7 @@ func TestOracleSourceMutants(t *testing.T) {
 	k := rep.Mutants[0]
 	require.Equal(t, "source", k.Kind)
 	require.True(t, k.Killed, "%+v", k)
-	require.Contains(t, k.By, "o3-execution-timing")
+	require.Contains(t, k.Checkers, "o3-execution-timing")
 
 	// A former known gap of the world, closed by its world options: caught
 	// on its first killing seed.
