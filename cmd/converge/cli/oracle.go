@@ -140,9 +140,8 @@ type oracleSimOptions struct {
 	seedRange
 	evidence
 	shrinking
+	campaign
 	mutant string
-	json   bool
-	junit  string
 }
 
 // oracleRun is one seed's line of the report.
@@ -169,6 +168,7 @@ type oracleRun struct {
 // oracleSimReport is the oracle sim command's JSON form.
 type oracleSimReport struct {
 	System string `json:"system"`
+	Shard  string `json:"shard,omitempty"`
 	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
 	// evidence.
 	MinExercised     int               `json:"min_exercised"`
@@ -242,9 +242,8 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 	o.seedRange.register(f)
 	o.evidence.register(f)
 	o.shrinking.register(f)
+	o.campaign.register(f, false)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
-	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
-	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
 	return cmd
 }
 
@@ -258,10 +257,10 @@ func (o *oracleSimOptions) validate(cmd *cobra.Command) error {
 	if err := o.shrinking.validate(cmd); err != nil {
 		return err
 	}
-	if o.junit != "" {
-		if err := checkWritable("--junit", o.junit); err != nil {
-			return err
-		}
+	if err := o.campaign.validate(func(spec string) (*engine.Steering, error) {
+		return engine.ParseSteering(spec, oraclesim.SteerFeatures())
+	}); err != nil {
+		return err
 	}
 	if err := o.evidence.validate(o.seeds, o.seed, oraclejudge.Names()); err != nil {
 		return err
@@ -275,10 +274,10 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}, MinExercised: o.minExercised, SeedBudget: o.budget,
+	rep := &oracleSimReport{System: system.Name(), Shard: o.shard.String(), Verdicts: map[string]string{}, MinExercised: o.minExercised, SeedBudget: o.budget,
 		AllowUnexercised: append([]string{}, o.allow...)}
 	tally := judge.NewTally(oraclejudge.Names())
-	minimum := o.seeds
+	seeds, minimum := o.campaign.span(&o.seedRange, &o.evidence)
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
 	status := progress{w: c.progress}
 	type outcome struct {
@@ -287,9 +286,11 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		opt oraclesim.Options
 	}
 	camp := engine.Campaign[outcome]{
-		Seeds: engine.Shard{}.Seeds(o.seed, o.budget), Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
-		Steerer: oraclesim.NewSteerer(o.rule()),
+		Seeds: seeds, Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
 		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
+			if o.steer != nil {
+				st = o.steer.Clone()
+			}
 			opt := o.options(seed, system)
 			opt.Steering = st
 			res, _, err := engine.Twice[oraclesim.Options, *oraclesim.Result](ctx, oraclesim.Runner{}, opt)
@@ -299,7 +300,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			return outcome{res, err, opt}, nil
 		},
 		Sample: func(_ uint64, st *engine.Steering, out outcome) engine.Sample { return oraclesim.Sample(st, out.res) },
-		Emit: func(out engine.Outcome[outcome], st *engine.Steering) bool {
+		Emit: func(out engine.Outcome[outcome], _ *engine.Steering) bool {
 			if out.Err != nil {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
 				return false
@@ -309,7 +310,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			}
 			res := out.R.res
 			r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report,
-				Exercised: res.Report.Exercised, Steering: st}
+				Exercised: res.Report.Exercised, Steering: out.R.opt.Steering}
 			for _, v := range res.Report.Violations {
 				r.Violations = append(r.Violations, newOracleViolation(v, oraclesim.Genesis))
 			}
@@ -340,6 +341,9 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			return !(o.stopFirst && !r.Pass)
 		},
 		Settled: func() bool { return rep.Failed > 0 },
+	}
+	if o.steer == nil {
+		camp.Steerer = oraclesim.NewSteerer(o.rule())
 	}
 	end := camp.Go(ctx)
 	status.clear()
@@ -451,7 +455,11 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 }
 
 func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
-	fmt.Fprintf(w, "\n%s: %d seeds, %d passed, %d failed\n", rep.System, len(rep.Runs), rep.Passed, rep.Failed)
+	shard := ""
+	if rep.Shard != "" {
+		shard = " (shard " + rep.Shard + ")"
+	}
+	fmt.Fprintf(w, "\n%s: %d seeds%s, %d passed, %d failed\n", rep.System, len(rep.Runs), shard, rep.Passed, rep.Failed)
 	writeCoverage(w, rep.Coverage, len(rep.Runs), nil)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)

@@ -28,7 +28,7 @@ func TestOracleHelp(t *testing.T) {
 	_, simHelp, _ := invoke(t, nil, "oracle", "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--requests", "--duration", "--quiet", "--faults", "--ops", "--pool-size",
 		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure", "--min-exercised", "--seed-budget",
-		"--allow-unexercised", "5 an obligation unmet", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds"} {
+		"--allow-unexercised", "5 an obligation unmet", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds", "--shard", "--steer"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
 }
@@ -69,6 +69,36 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(again), &rep2))
 	for i := range rep.Runs {
 		require.Equal(t, rep.Runs[i].Hash, rep2.Runs[i].Hash)
+	}
+}
+
+// oracle sim takes converge sim's --shard and --steer: a shard runs every
+// n-th seed of the range, each as the whole range runs it; a steering is
+// forced on every seed and the run's own steering is off.
+func TestOracleSimShardAndSteer(t *testing.T) {
+	args := []string{"oracle", "sim", "--seeds", "4", "--seed-budget", "4", "--requests", "3", "--duration", "2m", "--quiet", "1m",
+		"--json", "--replay-dir", t.TempDir()}
+	all := invokeJSON[oracleSimReport](t, ExitUnmet, args...)
+	shard := invokeJSON[oracleSimReport](t, ExitUnmet, append(args, "--shard", "2/2")...)
+	require.Equal(t, "2/2", shard.Shard)
+	require.Len(t, shard.Runs, 2)
+	for i, r := range shard.Runs {
+		require.Equal(t, all.Runs[2*i+1].Seed, r.Seed)
+		require.Equal(t, all.Runs[2*i+1].Hash, r.Hash, "a seed runs the same in a shard")
+	}
+
+	steered := invokeJSON[oracleSimReport](t, ExitUnmet, append(args, "--steer", "F1,crowd")...)
+	require.Len(t, steered.Runs, 4)
+	for _, r := range steered.Runs {
+		require.NotNil(t, r.Steering, "seed %d", r.Seed)
+		require.Equal(t, []string{"F1", "crowd"}, r.Steering.On)
+	}
+	require.NotEqual(t, all.Runs[0].Hash, steered.Runs[0].Hash, "the steering changes the run")
+
+	for _, bad := range [][]string{{"--steer", "F99"}, {"--shard", "3/2"}, {"--html", "x.html"}} {
+		code, out, errOut := invoke(t, nil, append([]string{"oracle", "sim"}, bad...)...)
+		require.Equal(t, ExitUsage, code, "%v: %s", bad, errOut)
+		require.Empty(t, out)
 	}
 }
 

@@ -41,3 +41,61 @@ func (r *seedRange) validate() error {
 	}
 	return nil
 }
+
+// campaign is the flags both worlds' sim commands share about the seeds a
+// run takes and what it writes besides its text: a fixed steering for
+// every seed, a shard of the range, --json, --junit and --html.
+type campaign struct {
+	steerSpec string
+	steer     *engine.Steering
+	shardSpec string
+	shard     engine.Shard
+	json      bool
+	junit     string
+	html      string
+}
+
+// register adds the flags; html is whether the world draws a timeline
+// page (the oracle world does not yet).
+func (c *campaign) register(f *pflag.FlagSet, html bool) {
+	f.StringVar(&c.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
+	f.BoolVar(&c.json, "json", false, "print one JSON object (runs and totals) instead of text")
+	f.StringVar(&c.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
+	if html {
+		f.StringVar(&c.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
+	}
+	f.StringVar(&c.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
+}
+
+// validate parses --steer with the world's parse and --shard, and checks
+// the report files can be written.
+func (c *campaign) validate(parseSteer func(string) (*engine.Steering, error)) error {
+	if c.steerSpec != "" {
+		st, err := parseSteer(c.steerSpec)
+		if err != nil {
+			return usagef("--steer: %s", trimBadInput(err))
+		}
+		c.steer = st
+	}
+	if c.shardSpec != "" {
+		s, err := engine.ParseShard(c.shardSpec)
+		if err != nil {
+			return usagef("--shard %q: want i/n with 1 ≤ i ≤ n", c.shardSpec)
+		}
+		c.shard = s
+	}
+	for _, out := range []struct{ flag, path string }{{"--junit", c.junit}, {"--html", c.html}} {
+		if out.path != "" {
+			if err := checkWritable(out.flag, out.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// seeds are the seeds the run may take (its budget) and the least it takes
+// (--seeds), of its shard.
+func (c *campaign) span(r *seedRange, e *evidence) (all []uint64, minimum int) {
+	return c.shard.Seeds(r.seed, e.budget), len(c.shard.Seeds(r.seed, r.seeds))
+}

@@ -75,14 +75,8 @@ type simOptions struct {
 	target
 	seedRange
 	evidence
-	steerSpec string
-	steer     *engine.Steering
 	shrinking
-	json      bool
-	junit     string
-	html      string
-	shardSpec string
-	shard     engine.Shard
+	campaign
 }
 
 const simLong = `Judges a system in the deterministic simulator for seeds S … S+N-1: the
@@ -172,12 +166,8 @@ func (c *config) simCommand() *cobra.Command {
 	f := cmd.Flags()
 	o.seedRange.register(f)
 	o.evidence.register(f)
-	f.StringVar(&o.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
 	o.shrinking.register(f)
-	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
-	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
-	f.StringVar(&o.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
-	f.StringVar(&o.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
+	o.campaign.register(f, true)
 	return cmd
 }
 
@@ -197,28 +187,7 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	if err := o.shrinking.validate(cmd); err != nil {
 		return err
 	}
-	if o.steerSpec != "" {
-		st, err := wssim.ParseSteering(o.steerSpec, o.faults)
-		if err != nil {
-			return usagef("--steer: %s", trimBadInput(err))
-		}
-		o.steer = st
-	}
-	if o.shardSpec != "" {
-		s, err := engine.ParseShard(o.shardSpec)
-		if err != nil {
-			return usagef("--shard %q: want i/n with 1 ≤ i ≤ n", o.shardSpec)
-		}
-		o.shard = s
-	}
-	for _, out := range []struct{ flag, path string }{{"--junit", o.junit}, {"--html", o.html}} {
-		if out.path != "" {
-			if err := checkWritable(out.flag, out.path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return o.campaign.validate(func(spec string) (*engine.Steering, error) { return wssim.ParseSteering(spec, o.faults) })
 }
 
 // CheckWritable is checkWritable for the commands added with WithCommands:
@@ -292,8 +261,7 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	if err := o.config(o.seed, first, nil, o.steer).Validate(); err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
-	seeds := o.shard.Seeds(o.seed, o.budget)
-	minimum := len(o.shard.Seeds(o.seed, o.seeds))
+	seeds, minimum := o.campaign.span(&o.seedRange, &o.evidence)
 	rep := newSimReport(o, first.Name())
 	text := !o.json
 	if text {
