@@ -184,8 +184,10 @@ func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 		killReport: killReport[wssim.Size]{Checkers: wsjudge.Names()}}
 	return runKillMatrix(ctx, c, &o.killFlags, killMatrix[wssim.Size]{
 		name: "converge mutants", class: "mutants",
-		title:  fmt.Sprintf("kill matrix: %d workspaces × %s per run, faults %s", rep.Workspaces, rep.Duration, rep.Faults),
-		size:   func(z wssim.Size) string { return fmt.Sprintf("%d actions, %d ws, %s+%s", z.Actions, z.Workspaces, shortDuration(z.Duration), shortDuration(z.Quiet)) },
+		title: fmt.Sprintf("kill matrix: %d workspaces × %s per run, faults %s", rep.Workspaces, rep.Duration, rep.Faults),
+		size: func(z wssim.Size) string {
+			return fmt.Sprintf("%d actions, %d ws, %s+%s", z.Actions, z.Workspaces, shortDuration(z.Duration), shortDuration(z.Quiet))
+		},
 		corpus: "scenarios/mutants/workspace/corpus",
 		replay: func(path string) []string { return []string{"replay", absPath(path)} },
 	}, cands, &rep.killReport, &rep)

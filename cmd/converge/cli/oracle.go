@@ -137,10 +137,7 @@ func newOracleViolation(v judge.Violation, genesis time.Time) oracleViolation {
 
 type oracleSimOptions struct {
 	oracleShape
-	seedRange
-	evidence
-	shrinking
-	campaign
+	simFlags
 	mutant string
 }
 
@@ -168,17 +165,12 @@ type oracleRun struct {
 // oracleSimReport is the oracle sim command's JSON form.
 type oracleSimReport struct {
 	System string `json:"system"`
-	Shard  string `json:"shard,omitempty"`
-	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
-	// evidence.
-	MinExercised     int               `json:"min_exercised"`
-	SeedBudget       int               `json:"seed_budget"`
-	AllowUnexercised []string          `json:"allow_unexercised"`
-	Runs             []oracleRun       `json:"runs"`
-	Passed           int               `json:"passed"`
-	Failed           int               `json:"failed"`
-	Verdicts         map[string]string `json:"verdicts"`
-	NotExercised     []string          `json:"not_exercised"`
+	ruleReport
+	Runs         []oracleRun       `json:"runs"`
+	Passed       int               `json:"passed"`
+	Failed       int               `json:"failed"`
+	Verdicts     map[string]string `json:"verdicts"`
+	NotExercised []string          `json:"not_exercised"`
 	// Coverage is each checker's obligation over every seed.
 	Coverage    *claimReport `json:"coverage"`
 	Errors      []string     `json:"errors,omitempty"`
@@ -239,10 +231,7 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 	}
 	o.oracleShape.register(cmd)
 	f := cmd.Flags()
-	o.seedRange.register(f)
-	o.evidence.register(f)
-	o.shrinking.register(f)
-	o.campaign.register(f, false)
+	o.simFlags.register(f, false)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
 	return cmd
 }
@@ -251,21 +240,13 @@ func (o *oracleSimOptions) validate(cmd *cobra.Command) error {
 	if err := o.oracleShape.validate(); err != nil {
 		return err
 	}
-	if err := o.seedRange.validate(); err != nil {
-		return err
-	}
-	if err := o.shrinking.validate(cmd); err != nil {
-		return err
-	}
-	if err := o.campaign.validate(func(spec string) (*engine.Steering, error) {
+	err := o.simFlags.validate(cmd, oraclejudge.Names(), func(spec string) (*engine.Steering, error) {
 		return engine.ParseSteering(spec, oraclesim.SteerFeatures())
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if err := o.evidence.validate(o.seeds, o.seed, oraclejudge.Names()); err != nil {
-		return err
-	}
-	_, err := oracleSystem(o.mutant)
+	_, err = oracleSystem(o.mutant)
 	return err
 }
 
@@ -274,10 +255,9 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := &oracleSimReport{System: system.Name(), Shard: o.shard.String(), Verdicts: map[string]string{}, MinExercised: o.minExercised, SeedBudget: o.budget,
-		AllowUnexercised: append([]string{}, o.allow...)}
+	rep := &oracleSimReport{System: system.Name(), ruleReport: newRuleReport(&o.simFlags), Verdicts: map[string]string{}}
 	tally := judge.NewTally(oraclejudge.Names())
-	seeds, minimum := o.campaign.span(&o.seedRange, &o.evidence)
+	seeds, minimum := o.simFlags.span()
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
 	status := progress{w: c.progress}
 	type outcome struct {
@@ -354,30 +334,11 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		rep.Verdicts[st.Checker] = string(st.Verdict)
 	}
 	rep.NotExercised = tally.NotExercised()
-	if o.junit != "" {
+	return c.endSim(&o.simFlags, func() *engine.JUnitSuites {
 		junit.Suites = append(junit.Suites, claimSuite("checkers over every seed", "oracle."+rep.System, claim))
-		if err := WriteFile(o.junit, junit.Write); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	}
-	if o.json {
-		if err := writeJSON(c.stdout, rep); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		writeOracleTotals(c.stdout, rep)
-	}
-	switch {
-	case len(rep.Errors) > 0:
-		return &codeError{code: ExitError, err: errors.New(rep.Errors[0])}
-	case rep.Interrupted:
-		return exitWith(ExitInterrupted)
-	case rep.Failed > 0:
-		return exitWith(ExitFailed)
-	case len(rep.Coverage.Unmet) > 0:
-		return exitWith(ExitUnmet)
-	}
-	return nil
+		return junit
+	}, rep, func(w io.Writer) { writeOracleTotals(w, rep) },
+		simVerdict{errors: rep.Errors, interrupted: rep.Interrupted, failed: rep.Failed, unmet: rep.Coverage.Unmet})
 }
 
 // saveOracleReplay writes the replay file of a failing run, shrunk first
@@ -413,15 +374,10 @@ func writeOracleReplay(dir string, opt oraclesim.Options, mutant string, res *or
 func oracleSuite(system string, r oracleRun, wall time.Duration) engine.JUnitSuite {
 	s := engine.JUnitSuite{Name: fmt.Sprintf("%s seed %d", system, r.Seed), Time: wall.Seconds()}
 	for _, n := range oraclejudge.Names() {
-		jc := engine.JUnitCase{Name: n, Classname: "oracle." + system}
-		switch r.report.Verdict(n) {
-		case judge.Violated:
-			var msgs []string
-			for _, v := range r.report.ByChecker(n) {
-				msgs = append(msgs, v.String())
-			}
-			jc.Failure = &engine.JUnitFailure{Message: n + " violated", Text: strings.Join(msgs, "\n")}
-		case judge.NotExercised:
+		jc := engine.CheckerCase(n, "oracle."+system, r.report, nil)
+		switch {
+		case jc.Failure != nil:
+		case r.report.Verdict(n) == judge.NotExercised:
 			jc.Skipped = &engine.JUnitSkipped{Message: "not exercised in this seed (the run's verdict is in the suite \"checkers over every seed\")"}
 		}
 		s.Add(jc)
@@ -470,15 +426,10 @@ func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
 
 // oracleReplayReport is the oracle replay command's JSON form.
 type oracleReplayReport struct {
-	File         string            `json:"file"`
-	System       string            `json:"system"`
-	Seed         uint64            `json:"seed"`
-	Hash         string            `json:"hash"`
-	RecordedHash string            `json:"recorded_hash"`
-	HashMatches  bool              `json:"hash_matches"`
-	Pass         bool              `json:"pass"`
-	Violations   []oracleViolation `json:"violations,omitempty"`
-	Timeline     []string          `json:"timeline,omitempty"`
+	replayCheck
+	Pass       bool              `json:"pass"`
+	Violations []oracleViolation `json:"violations,omitempty"`
+	Timeline   []string          `json:"timeline,omitempty"`
 }
 
 func (c *config) oracleReplayCommand() *cobra.Command {
@@ -527,8 +478,7 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 	if err != nil {
 		return &codeError{code: ExitError, err: err}
 	}
-	rep := oracleReplayReport{File: path, System: res.System, Seed: res.Seed, Hash: res.Hash, RecordedHash: f.Hash,
-		HashMatches: res.Hash == f.Hash, Pass: len(res.Report.Violations) == 0}
+	rep := oracleReplayReport{replayCheck: newReplayCheck(path, res.System, res.Seed, res.Hash, f.Hash), Pass: len(res.Report.Violations) == 0}
 	for _, v := range res.Report.Violations {
 		rep.Violations = append(rep.Violations, newOracleViolation(v, oraclesim.Genesis))
 	}

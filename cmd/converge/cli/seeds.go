@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/wsconverge/converge/sim/engine"
@@ -40,6 +44,39 @@ func (r *seedRange) validate() error {
 		return usagef("--replay-dir: want a directory")
 	}
 	return nil
+}
+
+// simFlags are the flags both worlds' sim commands share: the seeds, the
+// rule of evidence, shrinking, and the campaign's steering, shard and
+// report files.
+type simFlags struct {
+	seedRange
+	evidence
+	shrinking
+	campaign
+}
+
+// register adds them (html: whether the world draws a timeline page).
+func (s *simFlags) register(f *pflag.FlagSet, html bool) {
+	s.seedRange.register(f)
+	s.evidence.register(f)
+	s.shrinking.register(f)
+	s.campaign.register(f, html)
+}
+
+// validate checks them against the world's checkers, parsing --steer with
+// the world's parse.
+func (s *simFlags) validate(cmd *cobra.Command, checkers []string, parseSteer func(string) (*engine.Steering, error)) error {
+	if err := s.seedRange.validate(); err != nil {
+		return err
+	}
+	if err := s.evidence.validate(s.seeds, s.seed, checkers); err != nil {
+		return err
+	}
+	if err := s.shrinking.validate(cmd); err != nil {
+		return err
+	}
+	return s.campaign.validate(parseSteer)
 }
 
 // campaign is the flags both worlds' sim commands share about the seeds a
@@ -96,6 +133,44 @@ func (c *campaign) validate(parseSteer func(string) (*engine.Steering, error)) e
 
 // seeds are the seeds the run may take (its budget) and the least it takes
 // (--seeds), of its shard.
-func (c *campaign) span(r *seedRange, e *evidence) (all []uint64, minimum int) {
-	return c.shard.Seeds(r.seed, e.budget), len(c.shard.Seeds(r.seed, r.seeds))
+func (s *simFlags) span() (all []uint64, minimum int) {
+	return s.shard.Seeds(s.seed, s.budget), len(s.shard.Seeds(s.seed, s.seeds))
+}
+
+// simVerdict is what a sim command's run came to, in either world.
+type simVerdict struct {
+	errors      []string
+	interrupted bool
+	failed      int
+	unmet       []string
+}
+
+// endSim ends a sim command in either world: it writes the JUnit report
+// (when --junit), then rep as JSON (--json) or the text totals, and
+// returns the exit the run earned: 3 a run not carried out, 130
+// interrupted, 1 a failed seed, 5 an obligation unmet.
+func (c *config) endSim(s *simFlags, junit func() *engine.JUnitSuites, rep any, text func(w io.Writer), v simVerdict) error {
+	if s.junit != "" {
+		if err := WriteFile(s.junit, junit().Write); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
+	if s.json {
+		if err := writeJSON(c.stdout, rep); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	} else {
+		text(c.stdout)
+	}
+	switch {
+	case len(v.errors) > 0:
+		return &codeError{code: ExitError, err: errors.New(v.errors[0])}
+	case v.interrupted:
+		return exitWith(ExitInterrupted)
+	case v.failed > 0:
+		return exitWith(ExitFailed)
+	case len(v.unmet) > 0:
+		return exitWith(ExitUnmet)
+	}
+	return nil
 }

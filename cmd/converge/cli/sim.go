@@ -73,10 +73,7 @@ func trimBadInput(err error) string {
 type simOptions struct {
 	runShape
 	target
-	seedRange
-	evidence
-	shrinking
-	campaign
+	simFlags
 }
 
 const simLong = `Judges a system in the deterministic simulator for seeds S … S+N-1: the
@@ -164,10 +161,7 @@ func (c *config) simCommand() *cobra.Command {
 	o.runShape.register(cmd, 50)
 	o.target.register(cmd)
 	f := cmd.Flags()
-	o.seedRange.register(f)
-	o.evidence.register(f)
-	o.shrinking.register(f)
-	o.campaign.register(f, true)
+	o.simFlags.register(f, true)
 	return cmd
 }
 
@@ -175,19 +169,10 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	if err := o.runShape.validate(); err != nil {
 		return err
 	}
-	if err := o.seedRange.validate(); err != nil {
-		return err
-	}
 	if err := o.target.validate(cmd); err != nil {
 		return err
 	}
-	if err := o.evidence.validate(o.seeds, o.seed, wsjudge.Names()); err != nil {
-		return err
-	}
-	if err := o.shrinking.validate(cmd); err != nil {
-		return err
-	}
-	return o.campaign.validate(func(spec string) (*engine.Steering, error) { return wssim.ParseSteering(spec, o.faults) })
+	return o.simFlags.validate(cmd, wsjudge.Names(), func(spec string) (*engine.Steering, error) { return wssim.ParseSteering(spec, o.faults) })
 }
 
 // CheckWritable is checkWritable for the commands added with WithCommands:
@@ -261,7 +246,7 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	if err := o.config(o.seed, first, nil, o.steer).Validate(); err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
-	seeds, minimum := o.campaign.span(&o.seedRange, &o.evidence)
+	seeds, minimum := o.simFlags.span()
 	rep := newSimReport(o, first.Name())
 	text := !o.json
 	if text {
@@ -326,36 +311,17 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	status.clear()
 	rep.finish(c.now().Sub(start), minimum, end.Steered, o)
 	rep.Interrupted = ctx.Err() != nil
-	if o.junit != "" {
-		j := report.JUnit("converge sim "+rep.System, runs)
-		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
-		if err := WriteFile(o.junit, j.Write); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	}
 	if o.html != "" && len(rep.Runs) > 0 {
 		if err := c.writeHTML(ctx, o, rep); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}
-	if o.json {
-		if err := writeJSON(c.stdout, rep); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		writeTotal(c.stdout, rep)
-	}
-	switch {
-	case len(rep.Errors) > 0:
-		return &codeError{code: ExitError, err: fmt.Errorf("%s", rep.Errors[0])}
-	case rep.Interrupted:
-		return exitWith(ExitInterrupted)
-	case rep.Total.Failed > 0:
-		return exitWith(ExitFailed)
-	case len(rep.Coverage.Unmet) > 0:
-		return exitWith(ExitUnmet)
-	}
-	return nil
+	return c.endSim(&o.simFlags, func() *engine.JUnitSuites {
+		j := report.JUnit("converge sim "+rep.System, runs)
+		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
+		return j
+	}, rep, func(w io.Writer) { writeTotal(w, rep) },
+		simVerdict{errors: rep.Errors, interrupted: rep.Interrupted, failed: rep.Total.Failed, unmet: rep.Coverage.Unmet})
 }
 
 // writeHTML writes the timeline of the first failing seed (or the first
