@@ -261,6 +261,27 @@ func TestOracleMutantsCommand(t *testing.T) {
 	require.Contains(t, out, "SURVIVED")
 }
 
+// The oracle kill matrix takes converge mutants' --shrink-budget and
+// --save: a kill shrunk within the budget still fails the checker that
+// killed it, and its replay file replays it.
+func TestOracleMutantsShrinkAndSave(t *testing.T) {
+	dir := t.TempDir()
+	rep := oracleMutantsJSON(t, "--only", "nonce-not-plus-one", "--seeds", "3", "--shrink-budget", "8", "--save", dir)
+	require.Len(t, rep.Mutants, 1)
+	k := rep.Mutants[0]
+	require.True(t, k.Killed)
+	require.Equal(t, "ports", k.Kind)
+	require.Equal(t, []string{"o2-nonce-bounds"}, k.Expected)
+	require.Contains(t, k.Violation, "O2 (o2-nonce-bounds)")
+	require.NotNil(t, k.Shrunk, "shrunk within the budget")
+	require.LessOrEqual(t, k.ShrinkRuns, 8)
+	require.FileExists(t, k.ReplayFile)
+	code, out, errOut := invoke(t, nil, "oracle", "replay", k.ReplayFile)
+	require.Equal(t, ExitOK, code, errOut)
+	require.Contains(t, out, "reproduced")
+	require.Contains(t, out, "O2 (o2-nonce-bounds)")
+}
+
 // TestOracleSourceMutants: a source mutant is built from the edited
 // source and killed; without a go command it is skipped, not killed; a
 // mutant that needs opt-in world options gets them.
