@@ -85,6 +85,43 @@ func (k *killFlags) names() []string {
 	return out
 }
 
+// mutantEntry is one mutant of --list, in either world.
+type mutantEntry struct {
+	Mutant   string   `json:"mutant"`
+	Kind     string   `json:"kind"`
+	Contract string   `json:"contract,omitempty"`
+	Expected []string `json:"expected,omitempty"`
+	Bug      string   `json:"bug,omitempty"`
+	KnownGap string   `json:"known_gap,omitempty"`
+}
+
+// listMutants prints --list: a line per mutant (its name, kind, rule or
+// expected checkers, and bug; a known gap on a line of its own), or one
+// JSON object with --json.
+func (c *config) listMutants(entries []mutantEntry, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(c.stdout, map[string]any{"mutants": entries}); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+		return nil
+	}
+	width := 28
+	for _, e := range entries {
+		width = max(width, len(e.Mutant))
+	}
+	for _, e := range entries {
+		rule := e.Contract
+		if len(e.Expected) > 0 {
+			rule = strings.Join(e.Expected, " ")
+		}
+		fmt.Fprintf(c.stdout, "%-*s %-6s %-6s %s\n", width, e.Mutant, e.Kind, rule, e.Bug)
+		if e.KnownGap != "" {
+			fmt.Fprintf(c.stdout, "%-*s %-6s known gap of the world: %s\n", width, "", "", e.KnownGap)
+		}
+	}
+	return nil
+}
+
 // killRow is one mutant's row of the kill matrix, in either world; S is
 // the world's counterexample size.
 type killRow[S any] struct {

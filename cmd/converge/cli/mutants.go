@@ -168,10 +168,11 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 
 func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 	if o.list {
+		var entries []mutantEntry
 		for _, m := range wsmutants.Catalogue() {
-			fmt.Fprintf(c.stdout, "%-28s %-6s %s\n", m.Name, m.Contract, m.Description)
+			entries = append(entries, mutantEntry{Mutant: m.Name, Kind: "ports", Contract: m.Contract, Bug: m.Description})
 		}
-		return nil
+		return c.listMutants(entries, o.json)
 	}
 	var cands []killCandidate[wssim.Size]
 	for _, m := range c.candidates(o) {

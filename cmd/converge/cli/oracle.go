@@ -623,36 +623,15 @@ func chooseOracleMutants(names []string) (oracleMutantSet, error) {
 	return set, nil
 }
 
-// oracleMutantEntry is one line of --list.
-type oracleMutantEntry struct {
-	Mutant   string   `json:"mutant"`
-	Kind     string   `json:"kind"`
-	Expected []string `json:"expected"`
-	Bug      string   `json:"bug,omitempty"`
-	KnownGap string   `json:"known_gap,omitempty"`
-}
-
 func (c *config) listOracleMutants(set oracleMutantSet, asJSON bool) error {
-	var out []oracleMutantEntry
+	var out []mutantEntry
 	for _, m := range set.ports {
-		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
+		out = append(out, mutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
 	}
 	for _, m := range set.sources {
-		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
+		out = append(out, mutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
 	}
-	if asJSON {
-		if err := writeJSON(c.stdout, map[string]any{"mutants": out}); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-		return nil
-	}
-	for _, e := range out {
-		fmt.Fprintf(c.stdout, "%-36s %-6s %-40s %s\n", e.Mutant, e.Kind, strings.Join(e.Expected, " "), e.Bug)
-		if e.KnownGap != "" {
-			fmt.Fprintf(c.stdout, "%-36s %-6s known gap of the world: %s\n", "", "", e.KnownGap)
-		}
-	}
-	return nil
+	return c.listMutants(out, asJSON)
 }
 
 // oracleMutantNames lists both catalogues' names.

@@ -303,7 +303,7 @@ func TestOracleSourceMutants(t *testing.T) {
 	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--list", "--json")
 	require.Equal(t, ExitOK, code, errOut)
 	var list struct {
-		Mutants []oracleMutantEntry `json:"mutants"`
+		Mutants []mutantEntry `json:"mutants"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
 	require.Len(t, list.Mutants, len(oracleMutantNames()))
