@@ -316,6 +316,51 @@ func TestHuntKillsShrinksAndFallsBackToTheCorpus(t *testing.T) {
 	require.Equal(t, 2, k.Seeds)
 }
 
+// A hunt may start at any seed, and a catalogue that names the checkers
+// expected to catch a mutant has a run kill it only through one of them;
+// the shrink then keeps that checker failing.
+func TestHuntFromAFirstSeedByExpectedCheckers(t *testing.T) {
+	// The mutant fails "x" on every seed and "e" on seeds ≥ 6; the
+	// reference fails "e" on seed 6.
+	var refRuns []uint64
+	h := &Hunt[uint64, []string]{
+		First: 4, Seeds: 5, Expected: []string{"e"},
+		Config: func(seed uint64) uint64 { return seed },
+		Mutant: huntWorld{violated: func(c uint64) []string {
+			if c >= 6 {
+				return []string{"x", "e"}
+			}
+			return []string{"x"}
+		}},
+		Reference: huntWorld{violated: func(c uint64) []string {
+			refRuns = append(refRuns, c)
+			if c == 6 {
+				return []string{"e"}
+			}
+			return nil
+		}},
+		Shrink: func(_ context.Context, c uint64, r []string, checker string) (uint64, []string, int, error) {
+			require.Equal(t, "e", checker, "the shrink keeps the expected checker failing")
+			return c, r, 1, nil
+		},
+		Now: time.Now,
+	}
+	k, err := h.Run(context.Background())
+	require.NoError(t, err)
+	require.True(t, k.Killed)
+	require.Equal(t, uint64(7), k.Seed, "seeds 4 and 5 fail only an unexpected checker; on 6 the reference fails e too")
+	require.Equal(t, 4, k.Seeds)
+	require.Equal(t, []string{"x", "e"}, k.Checkers)
+	require.Equal(t, "e", k.Target)
+	require.Equal(t, []uint64{6, 7, 7}, refRuns, "the reference runs only where an expected checker failed, and on the shrunk run")
+
+	h.Seeds = 2
+	k, err = h.Run(context.Background())
+	require.NoError(t, err)
+	require.False(t, k.Killed, "seeds 4 and 5 only")
+	require.Equal(t, 2, k.Seeds)
+}
+
 func TestJUnitIsWellFormed(t *testing.T) {
 	var s JUnitSuite
 	s.Name = "seed 1"

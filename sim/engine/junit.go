@@ -4,6 +4,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/wsconverge/converge/judge"
 )
 
 // JUnit test reports for CI systems (the de-facto format of Jenkins,
@@ -74,4 +77,36 @@ func (r *JUnitSuites) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// CheckerCase is checker's case in a run judged by rep, in either world:
+// failed when rep holds a violation of it (the message is the first; the
+// text is every one, each followed by its evidence: evidence(i) for rep's
+// i-th violation, when it reports one; evidence may be nil). A checker with no violation gets a case
+// with neither failure nor skip: the caller says what its situation's
+// count makes of it.
+func CheckerCase(checker, class string, rep *judge.Report, evidence func(i int) ([]string, bool)) JUnitCase {
+	c := JUnitCase{Name: checker, Classname: class}
+	if rep == nil {
+		return c
+	}
+	var text []string
+	for i, v := range rep.Violations {
+		if v.Checker != checker {
+			continue
+		}
+		if c.Failure == nil {
+			c.Failure = &JUnitFailure{Message: v.String(), Type: v.Contract}
+		}
+		text = append(text, v.String())
+		if evidence != nil {
+			if ev, ok := evidence(i); ok {
+				text = append(text, strings.Join(ev, "\n"))
+			}
+		}
+	}
+	if c.Failure != nil {
+		c.Failure.Text = strings.Join(text, "\n\n")
+	}
+	return c
 }

@@ -8,8 +8,12 @@ import (
 )
 
 // Runner is the oracle world as the engine drives it (engine.World): a
-// run's configuration is its Options, a run its Result.
-type Runner struct{}
+// run's configuration is its Options, a run its Result. System, when set,
+// is the daemon run in place of the configuration's (a kill matrix runs a
+// mutant's configuration against the reference so).
+type Runner struct {
+	System System
+}
 
 var _ engine.World[Options, *Result] = Runner{}
 
@@ -18,7 +22,12 @@ func (Runner) Seed(o Options) uint64 { return o.Seed }
 
 // Run runs o once (Run). The checkers judge the records as they come, so
 // a run made only for its hash is judged too.
-func (Runner) Run(ctx context.Context, o Options, _ bool) (*Result, error) { return Run(ctx, o) }
+func (x Runner) Run(ctx context.Context, o Options, _ bool) (*Result, error) {
+	if x.System != nil {
+		o.System = x.System
+	}
+	return Run(ctx, o)
+}
 
 // Hash is the run's history hash ("" for no run).
 func (Runner) Hash(r *Result) string {

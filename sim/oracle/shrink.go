@@ -57,6 +57,11 @@ const (
 // and actions are drawn from its seed in order, so n of them are the
 // first n of a larger run's. o must fail.
 func Shrink(ctx context.Context, o Options, fails func(*Result) bool, budget int) (Shrunk, error) {
+	return ShrinkIn(ctx, Runner{}, o, fails, budget)
+}
+
+// ShrinkIn is Shrink with the runs made by w (a daemon built apart, say).
+func ShrinkIn(ctx context.Context, w engine.World[Options, *Result], o Options, fails func(*Result) bool, budget int) (Shrunk, error) {
 	if budget <= 0 {
 		budget = DefaultShrinkBudget
 	}
@@ -64,7 +69,7 @@ func Shrink(ctx context.Context, o Options, fails func(*Result) bool, budget int
 		return Shrunk{}, fmt.Errorf("shrink: %w", err)
 	}
 	sh := Shrunk{From: SizeOf(o)}
-	s, err := engine.Shrink[Options, *Result](ctx, Runner{}, o, fails, budget,
+	s, err := engine.Shrink[Options, *Result](ctx, w, o, fails, budget,
 		shrinkQuiet, shrinkRequests, shrinkFaults, shrinkOps, shrinkFaultPhase)
 	sh.Runs = s.Runs
 	if err != nil {

@@ -59,6 +59,15 @@ type Result struct {
 	FaultEdges map[string]int
 }
 
+// EvidenceAt is the timeline proving the report's i-th violation, and
+// whether the result carries one (the first MaxEvidence only).
+func (r *Result) EvidenceAt(i int) ([]string, bool) {
+	if i < len(r.Evidence) {
+		return r.Evidence[i], true
+	}
+	return nil, false
+}
+
 // MaxEvidence is how many violations a Result carries timelines for.
 const MaxEvidence = 5
 

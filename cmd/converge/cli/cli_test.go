@@ -522,8 +522,18 @@ func TestMutantsKillMatrix(t *testing.T) {
 	require.Equal(t, []string{"c4-non-preemptive"}, rep.Mutants[0].Checkers)
 	require.Equal(t, []string{"c3-single-writer"}, rep.Mutants[1].Checkers)
 
-	code, out, _ = invoke(t, nil, "mutants", "--only", "no-cas-claim", "--workspaces", "2", "--duration", "2h", "--quiet", "0", "--shrink-budget", "0")
+	junit := filepath.Join(dir, "mutants.xml")
+	code, out, _ = invoke(t, nil, "mutants", "--mutant", "no-cas-claim", "--workspaces", "2", "--duration", "2h", "--quiet", "0", "--shrink-budget", "0",
+		"--junit", junit)
 	require.Equal(t, ExitOK, code)
+	raw, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites engine.JUnitSuites
+	require.NoError(t, xml.Unmarshal(raw, &suites))
+	require.Len(t, suites.Suites, 1)
+	require.Equal(t, 1, suites.Suites[0].Tests)
+	require.Zero(t, suites.Suites[0].Failures)
+	require.Equal(t, "mutants.ports", suites.Suites[0].Cases[0].Classname)
 	require.Contains(t, out, "no-cas-claim                 C4     killed")
 	require.Regexp(t, `no-cas-claim\s+(\. +)+X`, out, "the matrix marks the checker")
 	require.Contains(t, out, "1 mutants: 1 killed (1 by the random search, 0 only by the stored corpus), 0 survived")

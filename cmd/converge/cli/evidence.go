@@ -65,6 +65,20 @@ func (e *evidence) validate(seeds int, first uint64, names []string) error {
 
 func (e *evidence) rule() judge.Rule { return judge.Rule{Min: e.minExercised, Allow: e.allow} }
 
+// ruleReport is what both sim commands' JSON reports say of the run's
+// seeds and rule of evidence: the shard, --min-exercised, --seed-budget
+// and --allow-unexercised.
+type ruleReport struct {
+	Shard            string   `json:"shard,omitempty"`
+	MinExercised     int      `json:"min_exercised"`
+	SeedBudget       int      `json:"seed_budget"`
+	AllowUnexercised []string `json:"allow_unexercised"`
+}
+
+func newRuleReport(s *simFlags) ruleReport {
+	return ruleReport{Shard: s.shard.String(), MinExercised: s.minExercised, SeedBudget: s.budget, AllowUnexercised: append([]string{}, s.allow...)}
+}
+
 // claimReport is the coverage of a run in the JSON reports.
 type claimReport struct {
 	*judge.Claim

@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -30,7 +28,8 @@ the seeds and wall time to the first kill, and the shrunk counterexample's
 size. A mutant the search does not kill is replayed against its stored
 counterexample (scenarios/mutants/workspace/corpus) and reported as a corpus kill.
 
-Mutants are hunted in parallel on --jobs cores.
+Mutants are hunted in parallel on --jobs cores. The flags, the table, --json
+and --junit are converge oracle mutants' too.
 
 With --exec, the same hunt runs over an implementation in any language: the
 reference is the command --exec names and the mutants are its variants
@@ -39,57 +38,19 @@ child process over the driver protocol.`
 
 type mutantsOptions struct {
 	runShape
-	exec         string
-	variants     []string
-	timeout      time.Duration
-	seeds        int
-	only         []string
-	shrinkBudget int
-	save         string
-	list         bool
-	json         bool
-	jobs         int
+	killFlags
+	exec     string
+	variants []string
+	timeout  time.Duration
 }
 
-// mutantReport is one mutant's row.
-type mutantReport struct {
-	Name        string `json:"name"`
-	Contract    string `json:"contract"`
-	Description string `json:"description"`
-	Killed      bool   `json:"killed"`
-	// ByCorpus: the random search did not kill it within --seeds; its
-	// stored counterexample did.
-	ByCorpus bool `json:"by_corpus,omitempty"`
-	// Seed killed it; Seeds is how many seeds ran.
-	Seed  uint64 `json:"seed,omitempty"`
-	Seeds int    `json:"seeds"`
-	// WallSeconds is the wall time to the first kill (or to giving up),
-	// the reference's run of the killing seed included.
-	WallSeconds float64 `json:"wall_seconds"`
-	// Checkers flagged it (and not the reference) in the killing run.
-	Checkers  []string `json:"checkers,omitempty"`
-	Violation string   `json:"violation,omitempty"`
-	// Shrunk is the counterexample after shrinking (nil: not shrunk).
-	Shrunk        *wssim.Size `json:"shrunk,omitempty"`
-	ShrinkRuns    int         `json:"shrink_runs,omitempty"`
-	ShrinkSeconds float64     `json:"shrink_seconds,omitempty"`
-	ReplayFile    string      `json:"replay_file,omitempty"`
-}
-
+// mutantsReport is the workspace kill matrix's JSON form: the run's
+// shape, then what both worlds' kill matrices report.
 type mutantsReport struct {
-	Workspaces int            `json:"workspaces"`
-	Duration   string         `json:"duration"`
-	Faults     string         `json:"faults"`
-	Checkers   []string       `json:"checkers"`
-	Mutants    []mutantReport `json:"mutants"`
-	Killed     int            `json:"killed"`
-	Survived   int            `json:"survived"`
-	// MedianSeconds and MaxSeconds summarise the wall time to first kill
-	// by the random search.
-	MedianSeconds float64 `json:"median_seconds"`
-	MaxSeconds    float64 `json:"max_seconds"`
-	// WallSeconds is the whole command's wall time.
-	WallSeconds float64 `json:"wall_seconds"`
+	Workspaces int    `json:"workspaces"`
+	Duration   string `json:"duration"`
+	Faults     string `json:"faults"`
+	killReport[wssim.Size]
 }
 
 func (c *config) mutantsCommand() *cobra.Command {
@@ -99,7 +60,7 @@ func (c *config) mutantsCommand() *cobra.Command {
 		Short: "the kill matrix: find, per mutant, the first seed a checker kills it",
 		Long:  mutantsLong,
 		Example: `  converge mutants
-  converge mutants --only no-cas-claim,gc-no-delay --json
+  converge mutants --mutant no-cas-claim,gc-no-delay --json
   converge mutants --list
   converge mutants --exec "python3 coordinator.py" \
       --variant no-cas="python3 coordinator.py --bug no-cas-claim"`,
@@ -112,14 +73,8 @@ func (c *config) mutantsCommand() *cobra.Command {
 		},
 	}
 	o.runShape.register(cmd, 20)
+	o.killFlags.register(cmd, 200, 40)
 	f := cmd.Flags()
-	f.IntVar(&o.seeds, "seeds", 200, "most seeds searched per mutant")
-	f.StringSliceVar(&o.only, "only", nil, "mutants to run, comma-separated (default all)")
-	f.IntVar(&o.shrinkBudget, "shrink-budget", 40, "most runs spent shrinking each kill (0: do not shrink)")
-	f.StringVar(&o.save, "save", "", "write each kill's (shrunk) replay file into this directory")
-	f.BoolVar(&o.list, "list", false, "list the mutants and exit")
-	f.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
-	f.IntVar(&o.jobs, "jobs", engine.DefaultJobs(), "mutants hunted at once")
 	f.StringVar(&o.exec, "exec", "", "hunt the variants of an implementation in any language: its command line (the reference of the hunt)")
 	f.StringArrayVar(&o.variants, "variant", nil, "with --exec: a variant to kill, NAME=COMMAND (repeatable)")
 	f.DurationVar(&o.timeout, "exec-timeout", driver.DefaultTimeout, "with --exec: how long to wait for each message of a child")
@@ -130,13 +85,8 @@ func (o *mutantsOptions) validate() error {
 	if err := o.runShape.validate(); err != nil {
 		return err
 	}
-	switch {
-	case o.seeds < 1 || o.seeds > maxSeeds:
-		return usagef("--seeds %d: want 1 to %d", o.seeds, maxSeeds)
-	case o.shrinkBudget < 0 || o.shrinkBudget > 10_000:
-		return usagef("--shrink-budget %d: want 0 to 10000", o.shrinkBudget)
-	case o.jobs < 1 || o.jobs > 256:
-		return usagef("--jobs %d: want 1 to 256", o.jobs)
+	if err := o.killFlags.validate(); err != nil {
+		return err
 	}
 	switch {
 	case o.exec == "" && len(o.variants) > 0:
@@ -163,9 +113,9 @@ func (o *mutantsOptions) validate() error {
 		}
 		return nil
 	}
-	for _, n := range o.only {
-		if _, err := wsmutants.Lookup(strings.TrimSpace(n)); err != nil {
-			return usagef("--only: %v", err)
+	for _, n := range o.names() {
+		if _, err := wsmutants.Lookup(n); err != nil {
+			return usagef("--mutant: %v", err)
 		}
 	}
 	return nil
@@ -175,6 +125,7 @@ func (o *mutantsOptions) validate() error {
 // against.
 type candidate struct {
 	wsmutants.Mutant
+	kind string
 	// build and reference make the mutant's and the reference's systems
 	// (the end function closes a child process's system after the hunt).
 	build, reference func() (ports.System, func(), error)
@@ -195,6 +146,7 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 			name, cmd = strings.TrimSpace(name), strings.TrimSpace(cmd)
 			out = append(out, candidate{
 				Mutant:    wsmutants.Mutant{Name: name, Contract: "-", Description: "variant: " + cmd},
+				kind:      "variant",
 				build:     func() (ports.System, func(), error) { return c.build(target{exec: cmd, timeout: o.timeout}) },
 				reference: ref,
 			})
@@ -202,11 +154,12 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 		return out
 	}
 	ref := func() (ports.System, func(), error) { return c.build(target{system: ReferenceSystem}) }
+	only := o.names()
 	var out []candidate
 	for _, m := range wsmutants.Catalogue() {
-		if len(o.only) == 0 || slices.ContainsFunc(o.only, func(n string) bool { return strings.TrimSpace(n) == m.Name }) {
+		if len(only) == 0 || slices.Contains(only, m.Name) {
 			sys := m.System
-			out = append(out, candidate{Mutant: m, build: func() (ports.System, func(), error) { return sys, func() {}, nil },
+			out = append(out, candidate{Mutant: m, kind: "ports", build: func() (ports.System, func(), error) { return sys, func() {}, nil },
 				reference: ref, replayMutant: m.Name, corpus: true})
 		}
 	}
@@ -215,72 +168,46 @@ func (c *config) candidates(o *mutantsOptions) []candidate {
 
 func (c *config) runMutants(ctx context.Context, o *mutantsOptions) error {
 	if o.list {
+		var entries []mutantEntry
 		for _, m := range wsmutants.Catalogue() {
-			fmt.Fprintf(c.stdout, "%-28s %-6s %s\n", m.Name, m.Contract, m.Description)
+			entries = append(entries, mutantEntry{Mutant: m.Name, Kind: "ports", Contract: m.Contract, Bug: m.Description})
 		}
-		return nil
+		return c.listMutants(entries, o.json)
 	}
-	chosen := c.candidates(o)
-	start := c.now()
-	rep := mutantsReport{Workspaces: o.workspaces, Duration: shortDuration(o.duration), Faults: o.faults.String(), Checkers: wsjudge.Names()}
-	idx := make([]uint64, len(chosen))
-	for i := range idx {
-		idx[i] = uint64(i)
+	var cands []killCandidate[wssim.Size]
+	for _, m := range c.candidates(o) {
+		cands = append(cands, killCandidate[wssim.Size]{
+			row:  killRow[wssim.Size]{Name: m.Name, Kind: m.kind, Contract: m.Contract, Description: m.Description},
+			hunt: func(ctx context.Context, row *killRow[wssim.Size]) error { return c.hunt(ctx, o, m, row) },
+		})
 	}
-	var failure error
-	status := progress{w: c.progress}
-	engine.RunSeeds(ctx, idx, o.jobs, c.now, func(ctx context.Context, i uint64) (mutantReport, error) {
-		return c.hunt(ctx, o, chosen[i])
-	}, func(out engine.Outcome[mutantReport]) bool {
-		if out.Err != nil {
-			failure = fmt.Errorf("%s: %w", chosen[out.Seed].Name, out.Err)
-			return false
-		}
-		rep.Mutants = append(rep.Mutants, out.R)
-		if out.R.Killed {
-			rep.Killed++
-		} else {
-			rep.Survived++
-		}
-		status.show("[%d/%d] mutants hunted …", len(rep.Mutants), len(chosen))
-		return true
-	})
-	status.clear()
-	if failure != nil {
-		return &codeError{code: ExitError, err: failure}
-	}
-	if ctx.Err() != nil {
-		return exitWith(ExitInterrupted)
-	}
-	rep.MedianSeconds, rep.MaxSeconds = killTimes(rep.Mutants)
-	rep.WallSeconds = c.now().Sub(start).Seconds()
-	if o.json {
-		if err := writeJSON(c.stdout, rep); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		c.writeMutants(c.stdout, &rep)
-	}
-	if rep.Survived > 0 {
-		return exitWith(ExitFailed)
-	}
-	return nil
+	rep := mutantsReport{Workspaces: o.workspaces, Duration: shortDuration(o.duration), Faults: o.faults.String(),
+		killReport: killReport[wssim.Size]{Checkers: wsjudge.Names()}}
+	return runKillMatrix(ctx, c, &o.killFlags, killMatrix[wssim.Size]{
+		name: "converge mutants", class: "mutants",
+		title: fmt.Sprintf("kill matrix: %d workspaces × %s per run, faults %s", rep.Workspaces, rep.Duration, rep.Faults),
+		size: func(z wssim.Size) string {
+			return fmt.Sprintf("%d actions, %d ws, %s+%s", z.Actions, z.Workspaces, shortDuration(z.Duration), shortDuration(z.Quiet))
+		},
+		corpus: "scenarios/mutants/workspace/corpus",
+		replay: func(path string) []string { return []string{"replay", absPath(path)} },
+	}, cands, &rep.killReport, &rep)
 }
 
-// hunt runs the kill matrix's search for mutant m.
-func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (mutantReport, error) {
-	mr := mutantReport{Name: m.Name, Contract: m.Contract, Description: m.Description}
+// hunt runs the kill matrix's search for mutant m into row.
+func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate, row *killRow[wssim.Size]) error {
 	sys, endSys, err := m.build()
 	if err != nil {
-		return mr, err
+		return err
 	}
 	defer endSys()
 	ref, endRef, err := m.reference()
 	if err != nil {
-		return mr, err
+		return err
 	}
 	defer endRef()
 	h := &engine.Hunt[wssim.Config, wssim.Execution]{
+		First: o.seed,
 		Seeds: o.seeds,
 		Config: func(seed uint64) wssim.Config {
 			return wssim.Config{Seed: seed, Workspaces: o.workspaces, Duration: o.duration, Quiet: o.quiet,
@@ -315,32 +242,22 @@ func (c *config) hunt(ctx context.Context, o *mutantsOptions, m candidate) (muta
 	}
 	k, err := h.Run(ctx)
 	if err != nil {
-		return mr, err
+		return err
 	}
-	mr.Killed, mr.ByCorpus, mr.Seed, mr.Seeds, mr.Checkers = k.Killed, k.ByCorpus, k.Seed, k.Seeds, k.Checkers
-	mr.WallSeconds, mr.ShrinkRuns, mr.ShrinkSeconds = k.Wall.Seconds(), k.ShrinkRuns, k.ShrinkWall.Seconds()
-	if !k.Killed {
-		return mr, nil
+	fillKill(row, k, wssim.SizeOf, func(x wssim.Execution, checker string) string { return firstViolation(x.Result, checker) })
+	if !k.Killed || o.save == "" || k.ByCorpus {
+		return nil
 	}
-	mr.Violation = firstViolation(k.Run.Result, k.Checkers[0])
-	if k.Shrunk || k.ByCorpus {
-		size := wssim.SizeOf(k.Config)
-		mr.Shrunk = &size
+	f, err := wssim.NewReplay(k.Config, m.replayMutant, k.Run.Result)
+	if err != nil {
+		return err
 	}
-	if o.save != "" && !k.ByCorpus {
-		f, err := wssim.NewReplay(k.Config, m.replayMutant, k.Run.Result)
-		if err != nil {
-			return mr, err
-		}
-		f.Kills = k.Checkers
-		if k.Shrunk {
-			f.Kills = k.Checkers[:1]
-		}
-		if mr.ReplayFile, err = wssim.SaveReplay(o.save, f); err != nil {
-			return mr, err
-		}
+	f.Kills = k.Checkers
+	if k.Shrunk {
+		f.Kills = []string{k.Target}
 	}
-	return mr, nil
+	row.ReplayFile, err = wssim.SaveReplay(o.save, f)
+	return err
 }
 
 func firstViolation(res wssim.Result, checker string) string {
@@ -353,99 +270,4 @@ func firstViolation(res wssim.Result, checker string) string {
 		}
 	}
 	return ""
-}
-
-// killTimes is the median and maximum wall time to first kill of the
-// mutants the random search killed (a corpus kill's time is the search's
-// budget, not a time to kill).
-func killTimes(ms []mutantReport) (median, most float64) {
-	var ts []float64
-	for _, m := range ms {
-		if m.Killed && !m.ByCorpus {
-			ts = append(ts, m.WallSeconds)
-		}
-	}
-	if len(ts) == 0 {
-		return 0, 0
-	}
-	sort.Float64s(ts)
-	median = ts[len(ts)/2]
-	if len(ts)%2 == 0 {
-		median = (ts[len(ts)/2-1] + ts[len(ts)/2]) / 2
-	}
-	return median, ts[len(ts)-1]
-}
-
-// abbrev shortens a checker name for the matrix's header: its first word
-// ("c8", "retry"), with the start of the next when other names share it
-// ("c12.con", "gc.met").
-func abbrev(name string, all []string) string {
-	parts := strings.SplitN(name, "-", 2)
-	shared := 0
-	for _, n := range all {
-		if strings.HasPrefix(n, parts[0]+"-") || n == parts[0] {
-			shared++
-		}
-	}
-	if shared > 1 && len(parts) > 1 {
-		return parts[0] + "." + parts[1][:min(3, len(parts[1]))]
-	}
-	return parts[0]
-}
-
-func (c *config) writeMutants(w io.Writer, rep *mutantsReport) {
-	fmt.Fprintf(w, "kill matrix: %d workspaces × %s per run, faults %s\n\n", rep.Workspaces, rep.Duration, rep.Faults)
-	fmt.Fprintf(w, "%-28s %-6s %-8s %5s %8s  %-30s\n", "mutant", "rule", "result", "seed", "wall", "shrunk counterexample")
-	for _, m := range rep.Mutants {
-		result, seed, shrunk := "SURVIVED", "-", "-"
-		if m.Killed {
-			result, seed = "killed", fmt.Sprint(m.Seed)
-			if m.ByCorpus {
-				result, seed = "corpus", "c"+fmt.Sprint(m.Seed)
-			}
-			if m.Shrunk != nil {
-				shrunk = fmt.Sprintf("%d actions, %d ws, %s+%s", m.Shrunk.Actions, m.Shrunk.Workspaces, shortDuration(m.Shrunk.Duration), shortDuration(m.Shrunk.Quiet))
-			}
-		}
-		fmt.Fprintf(w, "%-28s %-6s %-8s %5s %7.2fs  %-30s\n", m.Name, m.Contract, result, seed, m.WallSeconds, shrunk)
-	}
-	fmt.Fprintln(w)
-	heads := make([]string, len(rep.Checkers))
-	for i, ch := range rep.Checkers {
-		heads[i] = abbrev(ch, rep.Checkers)
-	}
-	fmt.Fprintf(w, "%-28s", "")
-	for _, h := range heads {
-		fmt.Fprintf(w, " %*s", len(h), h)
-	}
-	fmt.Fprintln(w)
-	for _, m := range rep.Mutants {
-		fmt.Fprintf(w, "%-28s", m.Name)
-		for i, ch := range rep.Checkers {
-			mark := "."
-			if slices.Contains(m.Checkers, ch) {
-				mark = "X"
-			}
-			fmt.Fprintf(w, " %*s", len(heads[i]), mark)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w)
-	for _, m := range rep.Mutants {
-		if m.Killed {
-			fmt.Fprintf(w, "%s: %s\n", m.Name, m.Violation)
-		}
-		if m.ReplayFile != "" {
-			fmt.Fprintf(w, "  replay: %s\n", c.commandLine("replay", absPath(m.ReplayFile)))
-		}
-	}
-	byCorpus := 0
-	for _, m := range rep.Mutants {
-		if m.ByCorpus {
-			byCorpus++
-			fmt.Fprintf(w, "%s: not killed by %d random seeds; killed by its stored counterexample (scenarios/mutants/workspace/corpus)\n", m.Name, m.Seeds)
-		}
-	}
-	fmt.Fprintf(w, "\n%d mutants: %d killed (%d by the random search, %d only by the stored corpus), %d survived; wall time to first kill by search: median %.2fs, max %.2fs; %.1fs in all\n",
-		len(rep.Mutants), rep.Killed, rep.Killed-byCorpus, byCorpus, rep.Survived, rep.MedianSeconds, rep.MaxSeconds, rep.WallSeconds)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,12 +137,8 @@ func newOracleViolation(v judge.Violation, genesis time.Time) oracleViolation {
 
 type oracleSimOptions struct {
 	oracleShape
-	seedRange
-	evidence
-	shrinking
+	simFlags
 	mutant string
-	json   bool
-	junit  string
 }
 
 // oracleRun is one seed's line of the report.
@@ -168,16 +165,12 @@ type oracleRun struct {
 // oracleSimReport is the oracle sim command's JSON form.
 type oracleSimReport struct {
 	System string `json:"system"`
-	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
-	// evidence.
-	MinExercised     int               `json:"min_exercised"`
-	SeedBudget       int               `json:"seed_budget"`
-	AllowUnexercised []string          `json:"allow_unexercised"`
-	Runs             []oracleRun       `json:"runs"`
-	Passed           int               `json:"passed"`
-	Failed           int               `json:"failed"`
-	Verdicts         map[string]string `json:"verdicts"`
-	NotExercised     []string          `json:"not_exercised"`
+	ruleReport
+	Runs         []oracleRun       `json:"runs"`
+	Passed       int               `json:"passed"`
+	Failed       int               `json:"failed"`
+	Verdicts     map[string]string `json:"verdicts"`
+	NotExercised []string          `json:"not_exercised"`
 	// Coverage is each checker's obligation over every seed.
 	Coverage    *claimReport `json:"coverage"`
 	Errors      []string     `json:"errors,omitempty"`
@@ -238,12 +231,8 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 	}
 	o.oracleShape.register(cmd)
 	f := cmd.Flags()
-	o.seedRange.register(f)
-	o.evidence.register(f)
-	o.shrinking.register(f)
+	o.simFlags.register(f, false)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
-	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and verdicts) instead of text")
-	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
 	return cmd
 }
 
@@ -251,21 +240,13 @@ func (o *oracleSimOptions) validate(cmd *cobra.Command) error {
 	if err := o.oracleShape.validate(); err != nil {
 		return err
 	}
-	if err := o.seedRange.validate(); err != nil {
+	err := o.simFlags.validate(cmd, oraclejudge.Names(), func(spec string) (*engine.Steering, error) {
+		return engine.ParseSteering(spec, oraclesim.SteerFeatures())
+	})
+	if err != nil {
 		return err
 	}
-	if err := o.shrinking.validate(cmd); err != nil {
-		return err
-	}
-	if o.junit != "" {
-		if err := checkWritable("--junit", o.junit); err != nil {
-			return err
-		}
-	}
-	if err := o.evidence.validate(o.seeds, o.seed, oraclejudge.Names()); err != nil {
-		return err
-	}
-	_, err := oracleSystem(o.mutant)
+	_, err = oracleSystem(o.mutant)
 	return err
 }
 
@@ -274,10 +255,9 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := &oracleSimReport{System: system.Name(), Verdicts: map[string]string{}, MinExercised: o.minExercised, SeedBudget: o.budget,
-		AllowUnexercised: append([]string{}, o.allow...)}
+	rep := &oracleSimReport{System: system.Name(), ruleReport: newRuleReport(&o.simFlags), Verdicts: map[string]string{}}
 	tally := judge.NewTally(oraclejudge.Names())
-	minimum := o.seeds
+	seeds, minimum := o.simFlags.span()
 	junit := &engine.JUnitSuites{Name: "converge oracle sim " + rep.System}
 	status := progress{w: c.progress}
 	type outcome struct {
@@ -286,9 +266,11 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		opt oraclesim.Options
 	}
 	camp := engine.Campaign[outcome]{
-		Seeds: engine.Shard{}.Seeds(o.seed, o.budget), Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
-		Steerer: oraclesim.NewSteerer(o.rule()),
+		Seeds: seeds, Min: minimum, Batch: o.batch, Jobs: o.jobs, Now: c.now,
 		Run: func(ctx context.Context, seed uint64, st *engine.Steering) (outcome, error) {
+			if o.steer != nil {
+				st = o.steer.Clone()
+			}
 			opt := o.options(seed, system)
 			opt.Steering = st
 			res, _, err := engine.Twice[oraclesim.Options, *oraclesim.Result](ctx, oraclesim.Runner{}, opt)
@@ -298,7 +280,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			return outcome{res, err, opt}, nil
 		},
 		Sample: func(_ uint64, st *engine.Steering, out outcome) engine.Sample { return oraclesim.Sample(st, out.res) },
-		Emit: func(out engine.Outcome[outcome], st *engine.Steering) bool {
+		Emit: func(out engine.Outcome[outcome], _ *engine.Steering) bool {
 			if out.Err != nil {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("seed %d: %v", out.Seed, out.Err))
 				return false
@@ -308,7 +290,7 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 			}
 			res := out.R.res
 			r := oracleRun{Seed: out.Seed, Hash: res.Hash, Records: res.Records, WallMS: out.Wall.Milliseconds(), report: res.Report,
-				Exercised: res.Report.Exercised, Steering: st}
+				Exercised: res.Report.Exercised, Steering: out.R.opt.Steering}
 			for _, v := range res.Report.Violations {
 				r.Violations = append(r.Violations, newOracleViolation(v, oraclesim.Genesis))
 			}
@@ -340,6 +322,9 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		},
 		Settled: func() bool { return rep.Failed > 0 },
 	}
+	if o.steer == nil {
+		camp.Steerer = oraclesim.NewSteerer(o.rule())
+	}
 	end := camp.Go(ctx)
 	status.clear()
 	rep.Interrupted = ctx.Err() != nil
@@ -349,30 +334,11 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		rep.Verdicts[st.Checker] = string(st.Verdict)
 	}
 	rep.NotExercised = tally.NotExercised()
-	if o.junit != "" {
+	return c.endSim(&o.simFlags, func() *engine.JUnitSuites {
 		junit.Suites = append(junit.Suites, claimSuite("checkers over every seed", "oracle."+rep.System, claim))
-		if err := WriteFile(o.junit, junit.Write); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	}
-	if o.json {
-		if err := writeJSON(c.stdout, rep); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		writeOracleTotals(c.stdout, rep)
-	}
-	switch {
-	case len(rep.Errors) > 0:
-		return &codeError{code: ExitError, err: errors.New(rep.Errors[0])}
-	case rep.Interrupted:
-		return exitWith(ExitInterrupted)
-	case rep.Failed > 0:
-		return exitWith(ExitFailed)
-	case len(rep.Coverage.Unmet) > 0:
-		return exitWith(ExitUnmet)
-	}
-	return nil
+		return junit
+	}, rep, func(w io.Writer) { writeOracleTotals(w, rep) },
+		simVerdict{errors: rep.Errors, interrupted: rep.Interrupted, failed: rep.Failed, unmet: rep.Coverage.Unmet})
 }
 
 // saveOracleReplay writes the replay file of a failing run, shrunk first
@@ -386,31 +352,32 @@ func (c *config) saveOracleReplay(ctx context.Context, o *oracleSimOptions, opt 
 		}
 		return sh.From, sh.To, sh.Runs, err
 	})
-	f := oraclesim.NewReplay(opt, o.mutant, res)
-	if err := os.MkdirAll(o.replayDir, 0o755); err != nil {
-		return "", sr, fmt.Errorf("replay dir: %w", err)
+	path, err := writeOracleReplay(o.replayDir, opt, o.mutant, res)
+	return path, sr, err
+}
+
+// writeOracleReplay writes the replay file of run res of options opt
+// (mutant names the mutant, "" for a system) into dir, never over another.
+func writeOracleReplay(dir string, opt oraclesim.Options, mutant string, res *oraclesim.Result) (string, error) {
+	f := oraclesim.NewReplay(opt, mutant, res)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("replay dir: %w", err)
 	}
 	name := "oracle-" + res.System
-	if o.mutant != "" {
-		name = "oracle-mutant-" + o.mutant
+	if mutant != "" {
+		name = "oracle-mutant-" + mutant
 	}
-	path, err := engine.WriteNew(o.replayDir, engine.SafeName(name+"-seed-"+strconv.FormatUint(res.Seed, 10)), f)
-	return path, sr, err
+	return engine.WriteNew(dir, engine.SafeName(name+"-seed-"+strconv.FormatUint(res.Seed, 10)), f)
 }
 
 // oracleSuite is one seed's JUnit suite: a case per checker.
 func oracleSuite(system string, r oracleRun, wall time.Duration) engine.JUnitSuite {
 	s := engine.JUnitSuite{Name: fmt.Sprintf("%s seed %d", system, r.Seed), Time: wall.Seconds()}
 	for _, n := range oraclejudge.Names() {
-		jc := engine.JUnitCase{Name: n, Classname: "oracle." + system}
-		switch r.report.Verdict(n) {
-		case judge.Violated:
-			var msgs []string
-			for _, v := range r.report.ByChecker(n) {
-				msgs = append(msgs, v.String())
-			}
-			jc.Failure = &engine.JUnitFailure{Message: n + " violated", Text: strings.Join(msgs, "\n")}
-		case judge.NotExercised:
+		jc := engine.CheckerCase(n, "oracle."+system, r.report, nil)
+		switch {
+		case jc.Failure != nil:
+		case r.report.Verdict(n) == judge.NotExercised:
 			jc.Skipped = &engine.JUnitSkipped{Message: "not exercised in this seed (the run's verdict is in the suite \"checkers over every seed\")"}
 		}
 		s.Add(jc)
@@ -444,7 +411,11 @@ func writeOracleRun(w io.Writer, r oracleRun) {
 }
 
 func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
-	fmt.Fprintf(w, "\n%s: %d seeds, %d passed, %d failed\n", rep.System, len(rep.Runs), rep.Passed, rep.Failed)
+	shard := ""
+	if rep.Shard != "" {
+		shard = " (shard " + rep.Shard + ")"
+	}
+	fmt.Fprintf(w, "\n%s: %d seeds%s, %d passed, %d failed\n", rep.System, len(rep.Runs), shard, rep.Passed, rep.Failed)
 	writeCoverage(w, rep.Coverage, len(rep.Runs), nil)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
@@ -455,15 +426,10 @@ func writeOracleTotals(w io.Writer, rep *oracleSimReport) {
 
 // oracleReplayReport is the oracle replay command's JSON form.
 type oracleReplayReport struct {
-	File         string            `json:"file"`
-	System       string            `json:"system"`
-	Seed         uint64            `json:"seed"`
-	Hash         string            `json:"hash"`
-	RecordedHash string            `json:"recorded_hash"`
-	HashMatches  bool              `json:"hash_matches"`
-	Pass         bool              `json:"pass"`
-	Violations   []oracleViolation `json:"violations,omitempty"`
-	Timeline     []string          `json:"timeline,omitempty"`
+	replayCheck
+	Pass       bool              `json:"pass"`
+	Violations []oracleViolation `json:"violations,omitempty"`
+	Timeline   []string          `json:"timeline,omitempty"`
 }
 
 func (c *config) oracleReplayCommand() *cobra.Command {
@@ -512,8 +478,7 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 	if err != nil {
 		return &codeError{code: ExitError, err: err}
 	}
-	rep := oracleReplayReport{File: path, System: res.System, Seed: res.Seed, Hash: res.Hash, RecordedHash: f.Hash,
-		HashMatches: res.Hash == f.Hash, Pass: len(res.Report.Violations) == 0}
+	rep := oracleReplayReport{replayCheck: newReplayCheck(path, res.System, res.Seed, res.Hash, f.Hash), Pass: len(res.Report.Violations) == 0}
 	for _, v := range res.Report.Violations {
 		rep.Violations = append(rep.Violations, newOracleViolation(v, oraclesim.Genesis))
 	}
@@ -576,21 +541,10 @@ func oracleTimeline(res *oraclesim.Result, full bool) []string {
 
 // ---- oracle mutants ----
 
-// oracleKill is one mutant's line of the kill matrix.
-type oracleKill struct {
-	Mutant string `json:"mutant"`
-	// Kind is "ports" (the reference behind bent ports) or "source" (the
-	// reference's source edited, built with a Go overlay).
-	Kind     string   `json:"kind"`
-	Expected []string `json:"expected"`
-	Killed   bool     `json:"killed"`
-	Seed     uint64   `json:"seed,omitempty"`
-	By       []string `json:"violated,omitempty"`
-	Seeds    int      `json:"seeds"`
-	// Skipped says why a source mutant was not run (no toolchain or no
-	// source here); KnownGap why the world cannot yet show its bug.
-	Skipped  string `json:"skipped,omitempty"`
-	KnownGap string `json:"known_gap,omitempty"`
+// oracleMutantsReport is the oracle kill matrix's JSON form: what both
+// worlds' kill matrices report.
+type oracleMutantsReport struct {
+	killReport[oraclesim.Size]
 }
 
 // oracleMutantSet is what one `converge oracle mutants` runs.
@@ -600,58 +554,53 @@ type oracleMutantSet struct {
 }
 
 func (c *config) oracleMutantsCommand() *cobra.Command {
-	var asJSON, list bool
-	var junitFile string
-	var only []string
-	var seed uint64
-	var seeds int
+	var f killFlags
 	cmd := &cobra.Command{
 		Use:   "mutants",
-		Short: "run the oracle mutant catalogue (ORACLE-SPEC 5.4): each must be caught by its expected checker",
-		Long: `Runs every mutant of the reference oracle daemon (or those --mutant
-names) on seeds S, S+1, … until one of the checkers ORACLE-SPEC 5.4 names
-for it reports a violation, and prints the kill matrix. Two kinds: "ports" mutants are the
+		Short: "the oracle kill matrix (ORACLE-SPEC 5.4): find, per mutant, the first seed its expected checker kills it",
+		Long: `Runs every mutant of the reference oracle daemon (or those --mutant names)
+on seeds S, S+1, … until one of the checkers ORACLE-SPEC 5.4 names for it
+reports a violation that the reference, run on the same seed and options,
+does not show, and prints the kill matrix: the same search, table, --json
+and --junit as converge mutants. Two kinds: "ports" mutants are the
 reference behind bent ports, run in this process; "source" mutants are the
 reference with a few lines of its source edited, built with go build
 -overlay from the module's source (found where this binary was built, or in
 the working directory) and judged here. Without a go command or the source
 the source mutants are reported as skipped. A source mutant marked with a
 known gap is one whose situation the simulated world cannot yet produce; its
-survival is reported, not counted. Exit status 1 when a mutant survives
---seeds seeds.`,
+survival is reported, not counted.
+
+--shrink-budget N shrinks each kill within N runs while the mutant still
+fails the checker that killed it (the fewest requests, faults, moderator
+actions and the shortest phases, as converge oracle sim shrinks). --save DIR
+writes each kill of a ports mutant as a replay file for converge oracle
+replay (a source mutant is rebuilt only by this command, so it has none).
+
+Mutants are hunted in parallel on --jobs cores. Exit status 1 when a mutant
+survives --seeds seeds.`,
 		Example: `  converge oracle mutants
   converge oracle mutants --mutant pool-limit-ignored --json
-  converge oracle mutants --mutant pool-limit-ignored,nonce-not-plus-one
+  converge oracle mutants --mutant pool-limit-ignored,nonce-not-plus-one --shrink-budget 20 --save kills
   converge oracle mutants --mutant success-leaves-job-pending
   converge oracle mutants --list`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if seeds < 1 || seeds > 10_000 {
-				return usagef("--seeds %d: want 1 to 10000", seeds)
+			if err := f.validate(); err != nil {
+				return err
 			}
-			set, err := chooseOracleMutants(only)
+			set, err := chooseOracleMutants(f.names())
 			if err != nil {
 				return err
 			}
-			if list {
-				return c.listOracleMutants(set, asJSON)
-			}
-			if junitFile != "" {
-				if err := checkWritable("--junit", junitFile); err != nil {
-					return err
-				}
+			if f.list {
+				return c.listOracleMutants(set, f.json)
 			}
 			oraclesim.TuneGC()
-			return c.runOracleMutants(cmd.Context(), set, seed, seeds, asJSON, junitFile)
+			return c.runOracleMutants(cmd.Context(), set, &f)
 		},
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&only, "mutant", nil, "run only these mutants (repeatable, or comma-separated)")
-	f.BoolVar(&list, "list", false, "list the catalogue (name, kind, expected checkers, the bug) without running it")
-	f.Uint64Var(&seed, "seed", 1, "first seed")
-	f.IntVar(&seeds, "seeds", 40, "seeds each mutant may take to be caught")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
-	f.StringVar(&junitFile, "junit", "", "also write a JUnit XML report to this file (a case per mutant)")
+	f.register(cmd, 40, 0)
 	return cmd
 }
 
@@ -662,12 +611,7 @@ func chooseOracleMutants(names []string) (oracleMutantSet, error) {
 		return oracleMutantSet{ports: oraclemutants.All(), sources: oraclemutants.Sources()}, nil
 	}
 	var set oracleMutantSet
-	seen := map[string]bool{}
 	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
 		if m, ok := oraclemutants.ByName(name); ok {
 			set.ports = append(set.ports, m)
 		} else if m, ok := oraclemutants.SourceByName(name); ok {
@@ -679,36 +623,15 @@ func chooseOracleMutants(names []string) (oracleMutantSet, error) {
 	return set, nil
 }
 
-// oracleMutantEntry is one line of --list.
-type oracleMutantEntry struct {
-	Mutant   string   `json:"mutant"`
-	Kind     string   `json:"kind"`
-	Expected []string `json:"expected"`
-	Bug      string   `json:"bug,omitempty"`
-	KnownGap string   `json:"known_gap,omitempty"`
-}
-
 func (c *config) listOracleMutants(set oracleMutantSet, asJSON bool) error {
-	var out []oracleMutantEntry
+	var out []mutantEntry
 	for _, m := range set.ports {
-		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
+		out = append(out, mutantEntry{Mutant: m.Name(), Kind: "ports", Expected: m.Kills})
 	}
 	for _, m := range set.sources {
-		out = append(out, oracleMutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
+		out = append(out, mutantEntry{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Bug: m.Bug, KnownGap: m.Gap})
 	}
-	if asJSON {
-		if err := writeJSON(c.stdout, map[string]any{"mutants": out}); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-		return nil
-	}
-	for _, e := range out {
-		fmt.Fprintf(c.stdout, "%-36s %-6s %-40s %s\n", e.Mutant, e.Kind, strings.Join(e.Expected, " "), e.Bug)
-		if e.KnownGap != "" {
-			fmt.Fprintf(c.stdout, "%-36s %-6s known gap of the world: %s\n", "", "", e.KnownGap)
-		}
-	}
-	return nil
+	return c.listMutants(out, asJSON)
 }
 
 // oracleMutantNames lists both catalogues' names.
@@ -723,123 +646,98 @@ func oracleMutantNames() []string {
 	return names
 }
 
-// huntSources builds the source mutants and hunts each; a machine that
-// cannot build them gets every one back skipped, with the reason.
-func huntSources(ctx context.Context, ms []*oraclemutants.SourceMutant, seed uint64, seeds int,
-	each func(m *oraclemutants.SourceMutant, k oraclemutants.Kill, skipped string)) error {
-	if len(ms) == 0 {
-		return nil
+// oracleCandidates are the hunts of set: the ports mutants, then the source
+// mutants built (every one skipped, with the reason, on a machine that
+// cannot build them). The end function removes the builds.
+func (c *config) oracleCandidates(ctx context.Context, set oracleMutantSet, f *killFlags) ([]killCandidate[oraclesim.Size], func(), error) {
+	var out []killCandidate[oraclesim.Size]
+	for _, m := range set.ports {
+		out = append(out, killCandidate[oraclesim.Size]{
+			row: killRow[oraclesim.Size]{Name: m.Name(), Kind: "ports", Expected: m.Kills},
+			hunt: func(ctx context.Context, row *killRow[oraclesim.Size]) error {
+				return c.huntOracle(ctx, f, oraclemutants.NewHunt(m, f.seed, f.seeds, c.now), oraclesim.Runner{}, m.Name(), row)
+			},
+		})
+	}
+	if len(set.sources) == 0 {
+		return out, func() {}, nil
 	}
 	b, err := oraclemutants.NewBuilder(ctx)
 	if errors.Is(err, oraclemutants.ErrUnavailable) {
-		for _, m := range ms {
-			each(m, oraclemutants.Kill{Mutant: m.Name()}, err.Error())
+		for _, m := range set.sources {
+			out = append(out, killCandidate[oraclesim.Size]{row: killRow[oraclesim.Size]{Name: m.Name(), Kind: "source", Expected: m.Kills,
+				KnownGap: m.Gap, Skipped: err.Error()}})
 		}
-		return nil
+		return out, func() {}, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer b.Close()
-	built, err := b.BuildAll(ctx, ms)
+	built, err := b.BuildAll(ctx, set.sources)
 	if err != nil {
-		return err
+		b.Close()
+		return nil, nil, err
 	}
-	for i, m := range ms {
-		k, err := oraclemutants.HuntSource(ctx, m, built[i], seed, seeds)
-		if err != nil {
-			return err
-		}
-		each(m, k, "")
+	for i, m := range set.sources {
+		x := built[i]
+		out = append(out, killCandidate[oraclesim.Size]{
+			row: killRow[oraclesim.Size]{Name: m.Name(), Kind: "source", Expected: m.Kills, KnownGap: m.Gap},
+			hunt: func(ctx context.Context, row *killRow[oraclesim.Size]) error {
+				return c.huntOracle(ctx, f, oraclemutants.NewSourceHunt(m, x, f.seed, f.seeds, c.now), x.World(), "", row)
+			},
+		})
 	}
-	return nil
+	return out, func() { b.Close() }, nil
 }
 
-func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, seed uint64, seeds int, asJSON bool, junitFile string) error {
-	var kills []oracleKill
-	status := progress{w: c.progress}
-	suite := engine.JUnitSuite{Name: "oracle mutants"}
-	survived, skipped, gaps := 0, 0, 0
-	start := c.now()
-	record := func(ok oracleKill) {
-		kills = append(kills, ok)
-		jc := engine.JUnitCase{Name: ok.Mutant, Classname: "oracle.mutants." + ok.Kind, Time: c.now().Sub(start).Seconds()}
-		start = c.now()
-		switch {
-		case ok.Skipped != "":
-			skipped++
-			jc.Skipped = &engine.JUnitSkipped{Message: ok.Skipped}
-		case !ok.Killed && ok.KnownGap != "":
-			gaps++
-			jc.Skipped = &engine.JUnitSkipped{Message: "known gap of the world: " + ok.KnownGap}
-		case !ok.Killed:
-			survived++
-			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("survived %d seeds; expected %v", ok.Seeds, ok.Expected)}
+// huntOracle runs h into row, shrinking the kill in world w and saving it
+// as a replay file of mutant (none: it cannot be replayed) as the flags
+// ask.
+func (c *config) huntOracle(ctx context.Context, f *killFlags, h *oraclemutants.Hunt, w engine.World[oraclesim.Options, *oraclesim.Result],
+	mutant string, row *killRow[oraclesim.Size]) error {
+	if f.shrinkBudget > 0 {
+		h.Shrink = func(ctx context.Context, o oraclesim.Options, _ *oraclesim.Result, checker string) (oraclesim.Options, *oraclesim.Result, int, error) {
+			sh, err := oraclesim.ShrinkIn(ctx, w, o, func(r *oraclesim.Result) bool { return slices.Contains(w.Violated(r), checker) }, f.shrinkBudget)
+			return sh.Options, sh.Result, sh.Runs, err
 		}
-		suite.Add(jc)
-		if !asJSON {
-			status.clear()
-			writeOracleKill(c.stdout, ok)
-		}
-		status.show("[%d/%d] mutants hunted …", len(kills), len(set.ports)+len(set.sources))
 	}
-	fail := func(err error) error {
-		status.clear()
+	k, err := h.Run(ctx)
+	if err != nil {
+		return err
+	}
+	fillKill(row, k, oraclesim.SizeOf, oracleFirstViolation)
+	if !k.Killed || f.save == "" || mutant == "" {
+		return nil
+	}
+	row.ReplayFile, err = writeOracleReplay(f.save, k.Config, mutant, k.Run)
+	return err
+}
+
+// oracleFirstViolation is r's first violation of checker.
+func oracleFirstViolation(r *oraclesim.Result, checker string) string {
+	if r == nil || r.Report == nil {
+		return ""
+	}
+	for _, v := range r.Report.ByChecker(checker) {
+		return v.Contract + " (" + v.Checker + "): " + v.Message
+	}
+	return ""
+}
+
+func (c *config) runOracleMutants(ctx context.Context, set oracleMutantSet, f *killFlags) error {
+	cands, done, err := c.oracleCandidates(ctx, set, f)
+	if err != nil {
 		if ctx.Err() != nil {
 			return exitWith(ExitInterrupted)
 		}
 		return &codeError{code: ExitError, err: err}
 	}
-	for _, m := range set.ports {
-		k, err := oraclemutants.Hunt(ctx, m, seed, seeds)
-		if err != nil {
-			return fail(err)
-		}
-		record(oracleKill{Mutant: m.Name(), Kind: "ports", Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds})
-	}
-	err := huntSources(ctx, set.sources, seed, seeds, func(m *oraclemutants.SourceMutant, k oraclemutants.Kill, why string) {
-		record(oracleKill{Mutant: m.Name(), Kind: "source", Expected: m.Kills, Killed: k.Killed(), Seed: k.Seed, By: k.By, Seeds: k.Seeds,
-			Skipped: why, KnownGap: m.Gap})
-	})
-	if err != nil {
-		return fail(err)
-	}
-	status.clear()
-	if junitFile != "" {
-		if err := WriteFile(junitFile, (&engine.JUnitSuites{Name: "converge oracle mutants", Suites: []engine.JUnitSuite{suite}}).Write); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	}
-	if asJSON {
-		if err := writeJSON(c.stdout, map[string]any{"mutants": kills, "survived": survived, "skipped": skipped, "known_gaps": gaps}); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "\n%d mutants, %d killed, %d survived", len(kills), len(kills)-survived-skipped-gaps, survived)
-		if gaps > 0 {
-			fmt.Fprintf(c.stdout, ", %d known gaps of the world", gaps)
-		}
-		if skipped > 0 {
-			fmt.Fprintf(c.stdout, ", %d skipped", skipped)
-		}
-		fmt.Fprintln(c.stdout)
-	}
-	if survived > 0 {
-		return exitWith(ExitFailed)
-	}
-	return nil
-}
-
-// writeOracleKill prints one line of the kill matrix.
-func writeOracleKill(w io.Writer, k oracleKill) {
-	switch {
-	case k.Skipped != "":
-		fmt.Fprintf(w, "%-36s %-6s skipped: %s\n", k.Mutant, k.Kind, k.Skipped)
-	case k.Killed:
-		fmt.Fprintf(w, "%-36s %-6s killed   seed %-4d by %s\n", k.Mutant, k.Kind, k.Seed, strings.Join(k.By, " "))
-	case k.KnownGap != "":
-		fmt.Fprintf(w, "%-36s %-6s not caught in %d seeds: known gap of the world: %s\n", k.Mutant, k.Kind, k.Seeds, k.KnownGap)
-	default:
-		fmt.Fprintf(w, "%-36s %-6s SURVIVED %d seeds (expected %s)\n", k.Mutant, k.Kind, k.Seeds, strings.Join(k.Expected, " "))
-	}
+	defer done()
+	rep := oracleMutantsReport{killReport[oraclesim.Size]{Checkers: oraclejudge.Names()}}
+	return runKillMatrix(ctx, c, f, killMatrix[oraclesim.Size]{
+		name: "converge oracle mutants", class: "oracle.mutants",
+		title:  "oracle kill matrix: each mutant's runs shaped as its catalogue entry says",
+		size:   oraclesim.Size.String,
+		replay: func(path string) []string { return []string{"oracle", "replay", absPath(path)} },
+	}, cands, &rep.killReport, &rep)
 }

@@ -28,7 +28,7 @@ func TestOracleHelp(t *testing.T) {
 	_, simHelp, _ := invoke(t, nil, "oracle", "sim", "--help")
 	for _, f := range []string{"--seed", "--seeds", "--requests", "--duration", "--quiet", "--faults", "--ops", "--pool-size",
 		"--mutant", "--jobs", "--json", "--junit", "--replay-dir", "--stop-at-first-failure", "--min-exercised", "--seed-budget",
-		"--allow-unexercised", "5 an obligation unmet", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds"} {
+		"--allow-unexercised", "5 an obligation unmet", "--shrink", "--no-shrink", "--shrink-budget", "--shrink-seeds", "--shard", "--steer"} {
 		require.Contains(t, simHelp, f, "help explains %s", f)
 	}
 }
@@ -69,6 +69,36 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(again), &rep2))
 	for i := range rep.Runs {
 		require.Equal(t, rep.Runs[i].Hash, rep2.Runs[i].Hash)
+	}
+}
+
+// oracle sim takes converge sim's --shard and --steer: a shard runs every
+// n-th seed of the range, each as the whole range runs it; a steering is
+// forced on every seed and the run's own steering is off.
+func TestOracleSimShardAndSteer(t *testing.T) {
+	args := []string{"oracle", "sim", "--seeds", "4", "--seed-budget", "4", "--requests", "3", "--duration", "2m", "--quiet", "1m",
+		"--json", "--replay-dir", t.TempDir()}
+	all := invokeJSON[oracleSimReport](t, ExitUnmet, args...)
+	shard := invokeJSON[oracleSimReport](t, ExitUnmet, append(args, "--shard", "2/2")...)
+	require.Equal(t, "2/2", shard.Shard)
+	require.Len(t, shard.Runs, 2)
+	for i, r := range shard.Runs {
+		require.Equal(t, all.Runs[2*i+1].Seed, r.Seed)
+		require.Equal(t, all.Runs[2*i+1].Hash, r.Hash, "a seed runs the same in a shard")
+	}
+
+	steered := invokeJSON[oracleSimReport](t, ExitUnmet, append(args, "--steer", "F1,crowd")...)
+	require.Len(t, steered.Runs, 4)
+	for _, r := range steered.Runs {
+		require.NotNil(t, r.Steering, "seed %d", r.Seed)
+		require.Equal(t, []string{"F1", "crowd"}, r.Steering.On)
+	}
+	require.NotEqual(t, all.Runs[0].Hash, steered.Runs[0].Hash, "the steering changes the run")
+
+	for _, bad := range [][]string{{"--steer", "F99"}, {"--shard", "3/2"}, {"--html", "x.html"}} {
+		code, out, errOut := invoke(t, nil, append([]string{"oracle", "sim"}, bad...)...)
+		require.Equal(t, ExitUsage, code, "%v: %s", bad, errOut)
+		require.Empty(t, out)
 	}
 }
 
@@ -208,12 +238,6 @@ func TestOracleReplayRejectsBadFiles(t *testing.T) {
 	require.Contains(t, out, oldHashNote)
 }
 
-// oracleMutantsReport is the --json report of converge oracle mutants.
-type oracleMutantsReport struct {
-	Mutants  []oracleKill `json:"mutants"`
-	Survived int          `json:"survived"`
-}
-
 // oracleMutantsJSON runs converge oracle mutants ARGS --json, which must
 // exit 0, and decodes its report.
 func oracleMutantsJSON(t *testing.T, args ...string) oracleMutantsReport {
@@ -229,12 +253,33 @@ func TestOracleMutantsCommand(t *testing.T) {
 	rep := oracleMutantsJSON(t, "--mutant", "pool-limit-ignored")
 	require.Len(t, rep.Mutants, 1)
 	require.True(t, rep.Mutants[0].Killed)
-	require.Contains(t, rep.Mutants[0].By, "o7-concurrency")
+	require.Contains(t, rep.Mutants[0].Checkers, "o7-concurrency")
 
 	// Given too few seeds a mutant survives: exit 1.
 	code, out, _ := invoke(t, nil, "oracle", "mutants", "--mutant", "code-13-retried", "--seeds", "1")
 	require.Equal(t, ExitFailed, code)
 	require.Contains(t, out, "SURVIVED")
+}
+
+// The oracle kill matrix takes converge mutants' --shrink-budget and
+// --save: a kill shrunk within the budget still fails the checker that
+// killed it, and its replay file replays it.
+func TestOracleMutantsShrinkAndSave(t *testing.T) {
+	dir := t.TempDir()
+	rep := oracleMutantsJSON(t, "--only", "nonce-not-plus-one", "--seeds", "3", "--shrink-budget", "8", "--save", dir)
+	require.Len(t, rep.Mutants, 1)
+	k := rep.Mutants[0]
+	require.True(t, k.Killed)
+	require.Equal(t, "ports", k.Kind)
+	require.Equal(t, []string{"o2-nonce-bounds"}, k.Expected)
+	require.Contains(t, k.Violation, "O2 (o2-nonce-bounds)")
+	require.NotNil(t, k.Shrunk, "shrunk within the budget")
+	require.LessOrEqual(t, k.ShrinkRuns, 8)
+	require.FileExists(t, k.ReplayFile)
+	code, out, errOut := invoke(t, nil, "oracle", "replay", k.ReplayFile)
+	require.Equal(t, ExitOK, code, errOut)
+	require.Contains(t, out, "reproduced")
+	require.Contains(t, out, "O2 (o2-nonce-bounds)")
 }
 
 // TestOracleSourceMutants: a source mutant is built from the edited
@@ -246,7 +291,7 @@ func TestOracleSourceMutants(t *testing.T) {
 	k := rep.Mutants[0]
 	require.Equal(t, "source", k.Kind)
 	require.True(t, k.Killed, "%+v", k)
-	require.Contains(t, k.By, "o3-execution-timing")
+	require.Contains(t, k.Checkers, "o3-execution-timing")
 
 	// A former known gap of the world, closed by its world options: caught
 	// on its first killing seed.
@@ -258,7 +303,7 @@ func TestOracleSourceMutants(t *testing.T) {
 	code, out, errOut = invoke(t, nil, "oracle", "mutants", "--list", "--json")
 	require.Equal(t, ExitOK, code, errOut)
 	var list struct {
-		Mutants []oracleMutantEntry `json:"mutants"`
+		Mutants []mutantEntry `json:"mutants"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
 	require.Len(t, list.Mutants, len(oracleMutantNames()))

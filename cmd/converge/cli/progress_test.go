@@ -71,14 +71,14 @@ func TestOracleMutantsProgressAndCaseTimes(t *testing.T) {
 	require.Equal(t, ExitOK, code, stream)
 	requireProgressCleared(t, stream, regexp.MustCompile(`\[\d/2\] mutants hunted …`), 2)
 
-	// Each JUnit case is timed from the end of the one before, on the
-	// CLI's clock: a clock that moves a second per reading gives every
-	// case one second.
+	// Each JUnit case is timed by its hunt, on the CLI's clock: a clock
+	// that moves a second per reading gives every case one second (the
+	// hunt reads it when it starts and when it kills).
 	tick := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { tick = tick.Add(time.Second); return tick }
 	junit := filepath.Join(t.TempDir(), "mutants.xml")
 	code, _, errOut := invoke(t, []Option{withClock(clock)}, "oracle", "mutants", "--mutant", "pool-limit-ignored",
-		"--mutant", "nonce-not-plus-one", "--seeds", "3", "--junit", junit)
+		"--mutant", "nonce-not-plus-one", "--seeds", "3", "--jobs", "1", "--junit", junit)
 	require.Equal(t, ExitOK, code, errOut)
 	raw, err := os.ReadFile(junit)
 	require.NoError(t, err)

@@ -18,19 +18,29 @@ import (
 	"github.com/wsconverge/converge/sim/workspace/report"
 )
 
+// replayCheck is what both replay commands' JSON reports say first: the
+// file, its run and whether the run gave the history hash it recorded.
+type replayCheck struct {
+	File         string `json:"file"`
+	System       string `json:"system"`
+	Seed         uint64 `json:"seed"`
+	Hash         string `json:"hash"`
+	RecordedHash string `json:"recorded_hash"`
+	HashMatches  bool   `json:"hash_matches"`
+}
+
+func newReplayCheck(file, system string, seed uint64, hash, recorded string) replayCheck {
+	return replayCheck{File: file, System: system, Seed: seed, Hash: hash, RecordedHash: recorded, HashMatches: hash == recorded}
+}
+
 // replayReport is the replay command's JSON form.
 type replayReport struct {
-	File         string            `json:"file"`
-	System       string            `json:"system"`
-	Seed         uint64            `json:"seed"`
-	Hash         string            `json:"hash"`
-	RecordedHash string            `json:"recorded_hash"`
-	HashMatches  bool              `json:"hash_matches"`
-	Plan         []string          `json:"plan"`
-	Pass         bool              `json:"pass"`
-	Failures     []string          `json:"failures,omitempty"`
-	Violations   []violationReport `json:"violations,omitempty"`
-	Timeline     []string          `json:"timeline,omitempty"`
+	replayCheck
+	Plan       []string          `json:"plan"`
+	Pass       bool              `json:"pass"`
+	Failures   []string          `json:"failures,omitempty"`
+	Violations []violationReport `json:"violations,omitempty"`
+	Timeline   []string          `json:"timeline,omitempty"`
 }
 
 func (c *config) replayCommand() *cobra.Command {
@@ -136,10 +146,7 @@ func (c *config) runReplay(cmd *cobra.Command, path string, o replayOptions) err
 			return &codeError{code: ExitError, err: err}
 		}
 	}
-	rep := replayReport{
-		File: path, System: f.System, Seed: f.Seed, Hash: res.Hash, RecordedHash: f.Hash,
-		HashMatches: res.Hash == f.Hash, Pass: res.OK(), Failures: res.Failures,
-	}
+	rep := replayReport{replayCheck: newReplayCheck(path, f.System, f.Seed, res.Hash, f.Hash), Pass: res.OK(), Failures: res.Failures}
 	for _, a := range f.Plan.Actions {
 		rep.Plan = append(rep.Plan, history.Offset(a.At)+" "+a.String())
 	}

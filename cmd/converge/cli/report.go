@@ -26,14 +26,9 @@ type simReport struct {
 	Faults       string `json:"faults"`
 	Coordinators int    `json:"coordinators"`
 	Jobs         int    `json:"jobs"`
-	Shard        string `json:"shard,omitempty"`
-	// MinExercised, SeedBudget and AllowUnexercised are the run's rule of
-	// evidence (--min-exercised, --seed-budget, --allow-unexercised).
-	MinExercised     int         `json:"min_exercised"`
-	SeedBudget       int         `json:"seed_budget"`
-	AllowUnexercised []string    `json:"allow_unexercised"`
-	Runs             []runReport `json:"runs"`
-	Total            totalReport `json:"total"`
+	ruleReport
+	Runs  []runReport `json:"runs"`
+	Total totalReport `json:"total"`
 	// Coverage is each checker's obligation over every seed, and what
 	// steering did; StateEdges and FaultEdges the state-edge matrix.
 	Coverage    *claimReport `json:"coverage"`
@@ -176,14 +171,13 @@ func newSimReport(o *simOptions, system string) *simReport {
 		Faults:       o.faults.String(),
 		Coordinators: o.coordinators,
 		Jobs:         o.jobs,
-		Shard:        o.shard.String(),
-		MinExercised: o.minExercised, SeedBudget: o.budget, AllowUnexercised: append([]string{}, o.allow...),
-		Runs:       []runReport{},
-		Total:      totalReport{Ops: map[string]int{}, Display: map[string]int{}},
-		tally:      wssim.NewTally(),
-		stateEdges: map[string]int{},
-		faultEdges: map[string]int{},
-		faultMix:   o.faults,
+		ruleReport:   newRuleReport(&o.simFlags),
+		Runs:         []runReport{},
+		Total:        totalReport{Ops: map[string]int{}, Display: map[string]int{}},
+		tally:        wssim.NewTally(),
+		stateEdges:   map[string]int{},
+		faultEdges:   map[string]int{},
+		faultMix:     o.faults,
 	}
 }
 

@@ -73,16 +73,7 @@ func trimBadInput(err error) string {
 type simOptions struct {
 	runShape
 	target
-	seedRange
-	evidence
-	steerSpec string
-	steer     *engine.Steering
-	shrinking
-	json      bool
-	junit     string
-	html      string
-	shardSpec string
-	shard     engine.Shard
+	simFlags
 }
 
 const simLong = `Judges a system in the deterministic simulator for seeds S … S+N-1: the
@@ -170,14 +161,7 @@ func (c *config) simCommand() *cobra.Command {
 	o.runShape.register(cmd, 50)
 	o.target.register(cmd)
 	f := cmd.Flags()
-	o.seedRange.register(f)
-	o.evidence.register(f)
-	f.StringVar(&o.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
-	o.shrinking.register(f)
-	f.BoolVar(&o.json, "json", false, "print one JSON object (runs and totals) instead of text")
-	f.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
-	f.StringVar(&o.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
-	f.StringVar(&o.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
+	o.simFlags.register(f, true)
 	return cmd
 }
 
@@ -185,40 +169,10 @@ func (o *simOptions) validate(cmd *cobra.Command) error {
 	if err := o.runShape.validate(); err != nil {
 		return err
 	}
-	if err := o.seedRange.validate(); err != nil {
-		return err
-	}
 	if err := o.target.validate(cmd); err != nil {
 		return err
 	}
-	if err := o.evidence.validate(o.seeds, o.seed, wsjudge.Names()); err != nil {
-		return err
-	}
-	if err := o.shrinking.validate(cmd); err != nil {
-		return err
-	}
-	if o.steerSpec != "" {
-		st, err := wssim.ParseSteering(o.steerSpec, o.faults)
-		if err != nil {
-			return usagef("--steer: %s", trimBadInput(err))
-		}
-		o.steer = st
-	}
-	if o.shardSpec != "" {
-		s, err := engine.ParseShard(o.shardSpec)
-		if err != nil {
-			return usagef("--shard %q: want i/n with 1 ≤ i ≤ n", o.shardSpec)
-		}
-		o.shard = s
-	}
-	for _, out := range []struct{ flag, path string }{{"--junit", o.junit}, {"--html", o.html}} {
-		if out.path != "" {
-			if err := checkWritable(out.flag, out.path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return o.simFlags.validate(cmd, wsjudge.Names(), func(spec string) (*engine.Steering, error) { return wssim.ParseSteering(spec, o.faults) })
 }
 
 // CheckWritable is checkWritable for the commands added with WithCommands:
@@ -292,8 +246,7 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	if err := o.config(o.seed, first, nil, o.steer).Validate(); err != nil {
 		return usagef("%s", trimBadInput(err))
 	}
-	seeds := o.shard.Seeds(o.seed, o.budget)
-	minimum := len(o.shard.Seeds(o.seed, o.seeds))
+	seeds, minimum := o.simFlags.span()
 	rep := newSimReport(o, first.Name())
 	text := !o.json
 	if text {
@@ -358,36 +311,17 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 	status.clear()
 	rep.finish(c.now().Sub(start), minimum, end.Steered, o)
 	rep.Interrupted = ctx.Err() != nil
-	if o.junit != "" {
-		j := report.JUnit("converge sim "+rep.System, runs)
-		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
-		if err := WriteFile(o.junit, j.Write); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	}
 	if o.html != "" && len(rep.Runs) > 0 {
 		if err := c.writeHTML(ctx, o, rep); err != nil {
 			return &codeError{code: ExitError, err: err}
 		}
 	}
-	if o.json {
-		if err := writeJSON(c.stdout, rep); err != nil {
-			return &codeError{code: ExitError, err: err}
-		}
-	} else {
-		writeTotal(c.stdout, rep)
-	}
-	switch {
-	case len(rep.Errors) > 0:
-		return &codeError{code: ExitError, err: fmt.Errorf("%s", rep.Errors[0])}
-	case rep.Interrupted:
-		return exitWith(ExitInterrupted)
-	case rep.Total.Failed > 0:
-		return exitWith(ExitFailed)
-	case len(rep.Coverage.Unmet) > 0:
-		return exitWith(ExitUnmet)
-	}
-	return nil
+	return c.endSim(&o.simFlags, func() *engine.JUnitSuites {
+		j := report.JUnit("converge sim "+rep.System, runs)
+		j.Suites = append(j.Suites, claimSuite("checkers over every seed", rep.System, rep.Coverage.Claim))
+		return j
+	}, rep, func(w io.Writer) { writeTotal(w, rep) },
+		simVerdict{errors: rep.Errors, interrupted: rep.Interrupted, failed: rep.Total.Failed, unmet: rep.Coverage.Unmet})
 }
 
 // writeHTML writes the timeline of the first failing seed (or the first

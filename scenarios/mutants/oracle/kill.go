@@ -2,75 +2,75 @@ package oracle
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"time"
 
-	"github.com/wsconverge/converge/judge"
+	oracled "github.com/wsconverge/converge/refimpl/oracle"
+	"github.com/wsconverge/converge/sim/engine"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
-// Kill is the outcome of hunting one mutant: the first seed on which an
-// expected checker caught it (0: none did), and every checker that
-// reported a violation on that seed.
-type Kill struct {
-	Mutant string
-	Seed   uint64
-	By     []string
-	Seeds  int // seeds run
-}
+// A Hunt is engine.Hunt in the oracle world: a run's configuration is its
+// Options, a run its Result.
+type Hunt = engine.Hunt[oraclesim.Options, *oraclesim.Result]
 
-// Killed reports whether an expected checker caught the mutant.
-func (k Kill) Killed() bool { return k.Seed != 0 }
+// Kill is the outcome of a Hunt.
+type Kill = engine.Kill[oraclesim.Options, *oraclesim.Result]
 
-// Hunt runs m on seeds first, first+1, … (at most n of them) until one of
-// its expected checkers reports a violation.
-func Hunt(ctx context.Context, m *Mutant, first uint64, n int) (Kill, error) {
-	return hunt(ctx, m.name, m.Kills, first, n, func(ctx context.Context, seed uint64) (*judge.Report, error) {
-		o := m.Options
-		o.Seed, o.System = seed, m
-		res, err := oraclesim.Run(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		return res.Report, nil
-	})
-}
+// reference is the world a mutant's runs are compared with: the same
+// options, the reference daemon.
+func reference() oraclesim.Runner { return oraclesim.Runner{System: oracled.NewSystem()} }
 
-// HuntSource is Hunt for source mutant m, built as x.
-func HuntSource(ctx context.Context, m *SourceMutant, x *Built, first uint64, n int) (Kill, error) {
-	return hunt(ctx, m.name, m.Kills, first, n, func(ctx context.Context, seed uint64) (*judge.Report, error) {
-		o := m.Options
-		o.Seed = seed
-		rep, _, err := x.Run(ctx, o)
-		return rep, err
-	})
-}
-
-// hunt runs seeds until one of the expected checkers kills the mutant.
-func hunt(ctx context.Context, name string, kills []string, first uint64, n int,
-	run func(ctx context.Context, seed uint64) (*judge.Report, error)) (Kill, error) {
-	k := Kill{Mutant: name}
-	for seed := first; seed < first+uint64(n); seed++ {
-		rep, err := run(ctx, seed)
-		if err != nil {
-			return k, fmt.Errorf("mutant %s: %w", name, err)
-		}
-		k.Seeds++
-		if by := violated(rep); slices.ContainsFunc(kills, func(c string) bool { return slices.Contains(by, c) }) {
-			k.Seed, k.By = seed, by
-			return k, nil
-		}
+// NewHunt is the kill matrix's hunt for m: seeds first, first+1, … (at
+// most n of them) until one of its expected checkers flags a violation
+// that the reference, run on the same options, does not. now is the wall
+// clock of the kill's times (nil: time.Now).
+func NewHunt(m *Mutant, first uint64, n int, now func() time.Time) *Hunt {
+	return &Hunt{
+		First: first, Seeds: n, Expected: m.Kills, Now: clock(now),
+		Config: func(seed uint64) oraclesim.Options {
+			o := m.Options
+			o.Seed, o.System = seed, m
+			return o
+		},
+		Mutant: oraclesim.Runner{}, Reference: reference(),
 	}
-	return k, nil
 }
 
-// violated lists the checkers with a violation, in report order.
-func violated(r *judge.Report) []string {
-	var out []string
-	for _, c := range r.Checkers() {
-		if r.Verdict(c) == judge.Violated {
-			out = append(out, c)
-		}
+// NewSourceHunt is NewHunt for source mutant m, built as x.
+func NewSourceHunt(m *SourceMutant, x *Built, first uint64, n int, now func() time.Time) *Hunt {
+	return &Hunt{
+		First: first, Seeds: n, Expected: m.Kills, Now: clock(now),
+		Config: func(seed uint64) oraclesim.Options {
+			o := m.Options
+			o.Seed = seed
+			return o
+		},
+		Mutant: x.World(), Reference: reference(),
 	}
-	return out
+}
+
+func clock(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
+}
+
+// World is x as the engine drives it: each run is a run of the built
+// command, its Result holding the seed, the history hash and the report
+// (no records: they stay in the other process).
+func (x *Built) World() engine.World[oraclesim.Options, *oraclesim.Result] { return builtWorld{x: x} }
+
+type builtWorld struct {
+	oraclesim.Runner
+	x *Built
+}
+
+// Run runs o with the built daemon.
+func (w builtWorld) Run(ctx context.Context, o oraclesim.Options, _ bool) (*oraclesim.Result, error) {
+	rep, hash, err := w.x.Run(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &oraclesim.Result{Seed: o.Seed, System: w.x.Name, Hash: hash, Report: rep}, nil
 }

@@ -75,7 +75,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 	rep, err := oraclejudge.Check(oraclesim.Params(o), events)
 	require.NoError(t, err)
 	require.Equal(t, res.Report.Violations, rep.Violations)
-	require.Equal(t, violated(res.Report), violated(rep))
+	require.Equal(t, oraclesim.Runner{}.Violated(res), oraclesim.Runner{}.Violated(&oraclesim.Result{Report: rep}))
 
 	// One character of one record changed: the hash no longer matches.
 	i := bytes.Index(wire, []byte(`"Kind":"rpc"`))
@@ -150,14 +150,14 @@ func TestSourceKillMatrix(t *testing.T) {
 			if m.Gap != "" {
 				seeds = 10
 			}
-			k, err := HuntSource(context.Background(), m, built[i], 1, seeds)
+			k, err := NewSourceHunt(m, built[i], 1, seeds, nil).Run(context.Background())
 			require.NoError(t, err)
-			t.Logf("%-30s seed %-3d (%d seeds) violated %v", m.Name(), k.Seed, k.Seeds, k.By)
+			t.Logf("%-30s seed %-3d (%d seeds) violated %v", m.Name(), k.Seed, k.Seeds, k.Checkers)
 			if m.Gap != "" {
-				require.False(t, k.Killed(), "%s is caught on seed %d by %v: its known gap (%s) is gone, drop the note", m.Name(), k.Seed, k.By, m.Gap)
+				require.False(t, k.Killed, "%s is caught on seed %d by %v: its known gap (%s) is gone, drop the note", m.Name(), k.Seed, k.Checkers, m.Gap)
 				return
 			}
-			require.True(t, k.Killed(), "%s not caught by %v in %d seeds", m.Name(), m.Kills, k.Seeds)
+			require.True(t, k.Killed, "%s not caught by %v in %d seeds", m.Name(), m.Kills, k.Seeds)
 		})
 	}
 }

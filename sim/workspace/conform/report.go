@@ -197,37 +197,28 @@ func (r *Result) JUnit() *engine.JUnitSuites {
 	}
 	s.Add(run)
 	for _, name := range wsjudge.Names() {
-		c := engine.JUnitCase{Name: name, Classname: r.System}
 		if why, ok := r.NotJudgeable[name]; ok {
-			c.Skipped = &engine.JUnitSkipped{Message: "not judgeable black-box: " + why}
-			s.Add(c)
+			s.Add(engine.JUnitCase{Name: name, Classname: r.System, Skipped: &engine.JUnitSkipped{Message: "not judgeable black-box: " + why}})
 			continue
 		}
-		var text []string
-		for i, v := range r.Report.Violations {
-			if v.Checker != name {
-				continue
-			}
-			if c.Failure == nil {
-				c.Failure = &engine.JUnitFailure{Message: v.String(), Type: v.Contract}
-			}
-			text = append(text, v.String())
+		c := engine.CheckerCase(name, r.System, r.Report, func(i int) ([]string, bool) {
 			if i < len(r.Evidence) {
-				text = append(text, strings.Join(r.Evidence[i], "\n"))
+				return r.Evidence[i], true
 			}
-		}
-		if c.Failure != nil {
-			c.Failure.Text = strings.Join(text, "\n")
-		} else if st, ok := r.standing(name); ok && !st.Met {
-			if st.Allowed {
-				why := r.Unreached[name]
-				if why == "" {
-					why = "named by --allow-unexercised"
+			return nil, false
+		})
+		if c.Failure == nil {
+			if st, ok := r.standing(name); ok && !st.Met {
+				if st.Allowed {
+					why := r.Unreached[name]
+					if why == "" {
+						why = "named by --allow-unexercised"
+					}
+					c.Skipped = &engine.JUnitSkipped{Message: "not exercised, allowed: " + why}
+				} else {
+					c.Failure = &engine.JUnitFailure{Message: name + ": obligation unmet, its situation never arose", Type: "unmet",
+						Text: "needs: " + st.Situation + "\nallow it by name with --allow-unexercised " + name}
 				}
-				c.Skipped = &engine.JUnitSkipped{Message: "not exercised, allowed: " + why}
-			} else {
-				c.Failure = &engine.JUnitFailure{Message: name + ": obligation unmet, its situation never arose", Type: "unmet",
-					Text: "needs: " + st.Situation + "\nallow it by name with --allow-unexercised " + name}
 			}
 		}
 		s.Add(c)

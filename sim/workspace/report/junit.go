@@ -39,28 +39,10 @@ func suite(r Run) engine.JUnitSuite {
 	if res.Report == nil {
 		return s
 	}
-	evidence := map[int][]string{}
-	for i := range res.Evidence {
-		evidence[i] = res.Evidence[i]
-	}
 	for _, checker := range wsjudge.Names() {
-		c := engine.JUnitCase{Name: checker, Classname: class}
-		var text []string
-		for i, v := range res.Report.Violations {
-			if v.Checker != checker {
-				continue
-			}
-			if c.Failure == nil {
-				c.Failure = &engine.JUnitFailure{Message: v.String(), Type: v.Contract}
-			}
-			text = append(text, v.String())
-			if ev, ok := evidence[i]; ok {
-				text = append(text, strings.Join(ev, "\n"))
-			}
-		}
+		c := engine.CheckerCase(checker, class, res.Report, res.EvidenceAt)
 		switch {
 		case c.Failure != nil:
-			c.Failure.Text = strings.Join(text, "\n\n")
 		case res.Report.Exercised[checker] == 0:
 			c.Skipped = &engine.JUnitSkipped{Message: "not exercised: the situation it judges never arose"}
 		default:
