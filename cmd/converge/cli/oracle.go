@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -673,9 +674,16 @@ func (c *config) oracleCandidates(ctx context.Context, set oracleMutantSet, f *k
 	if err != nil {
 		return nil, nil, err
 	}
+	// The builds live in a temporary directory: one left behind is worth
+	// a warning, not a failed run.
+	done := func() {
+		if err := b.Close(); err != nil {
+			slog.Warn("source mutants' builds not removed", "err", err)
+		}
+	}
 	built, err := b.BuildAll(ctx, set.sources)
 	if err != nil {
-		b.Close()
+		done()
 		return nil, nil, err
 	}
 	for i, m := range set.sources {
@@ -687,7 +695,7 @@ func (c *config) oracleCandidates(ctx context.Context, set oracleMutantSet, f *k
 			},
 		})
 	}
-	return out, func() { b.Close() }, nil
+	return out, done, nil
 }
 
 // huntOracle runs h into row, shrinking the kill in world w and saving it
