@@ -209,7 +209,11 @@ obligations (half their faults drawn among the fault kinds that tend to
 produce them, and world shapes such as more requests than the pool). The
 steering depends only on the batches before, never on --jobs; a steered
 seed's replay file records it. --allow-unexercised names checkers that may
-stay unmet; every report prints them.
+stay unmet; every report prints them. --steer F1,crowd forces one steering
+(fault ids of ORACLE-SPEC 4.9 and the world features crowd, partial-quorums,
+long-reorder, late-duplicates, ragged-completes) on every seed and turns the
+run's own off; --shard i/n runs every n-th seed of the range, for CI
+matrices, as converge sim does.
 
 Output: one line per seed, then the coverage table: each checker's verdict
 over every seed (pass, VIOLATED, NOT EXERCISED, UNMET), how often its
