@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -208,7 +209,11 @@ obligations (half their faults drawn among the fault kinds that tend to
 produce them, and world shapes such as more requests than the pool). The
 steering depends only on the batches before, never on --jobs; a steered
 seed's replay file records it. --allow-unexercised names checkers that may
-stay unmet; every report prints them.
+stay unmet; every report prints them. --steer F1,crowd forces one steering
+(fault ids of ORACLE-SPEC 4.9 and the world features crowd, partial-quorums,
+long-reorder, late-duplicates, ragged-completes) on every seed and turns the
+run's own off; --shard i/n runs every n-th seed of the range, for CI
+matrices, as converge sim does.
 
 Output: one line per seed, then the coverage table: each checker's verdict
 over every seed (pass, VIOLATED, NOT EXERCISED, UNMET), how often its
@@ -673,9 +678,16 @@ func (c *config) oracleCandidates(ctx context.Context, set oracleMutantSet, f *k
 	if err != nil {
 		return nil, nil, err
 	}
+	// The builds live in a temporary directory: one left behind is worth
+	// a warning, not a failed run.
+	done := func() {
+		if err := b.Close(); err != nil {
+			slog.Warn("source mutants' builds not removed", "err", err)
+		}
+	}
 	built, err := b.BuildAll(ctx, set.sources)
 	if err != nil {
-		b.Close()
+		done()
 		return nil, nil, err
 	}
 	for i, m := range set.sources {
@@ -687,7 +699,7 @@ func (c *config) oracleCandidates(ctx context.Context, set oracleMutantSet, f *k
 			},
 		})
 	}
-	return out, func() { b.Close() }, nil
+	return out, done, nil
 }
 
 // huntOracle runs h into row, shrinking the kill in world w and saving it
