@@ -391,7 +391,6 @@ func countOf(p *contracts.Patch) string {
 // operation, one row at a time (an operation overdue while no reconciler
 // ran is no violation of a rule the reconciler applies on its ticks).
 type timeouts struct {
-	base
 	running map[string]bool
 	flagged map[string]time.Time
 	// leads is when each instance last acquired leadership, or resumed
