@@ -89,13 +89,8 @@ func (c *apiAnswers) init() {
 // AfterApply notes when each row, and which rows count, last changed.
 func (c *apiAnswers) AfterApply(s *State, e *history.Event, _ *Report) {
 	c.init()
-	var id string
-	switch {
-	case e.Kind == history.KindInsert && e.Row != nil && e.Err == "":
-		id = e.Row.ID
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil:
-		id = e.Workspace
-	default:
+	id, ok := changedRow(e)
+	if !ok {
 		return
 	}
 	c.changed[id] = e.At

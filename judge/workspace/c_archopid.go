@@ -84,13 +84,8 @@ func (c *archivingOpID) AfterApply(s *State, e *history.Event, _ *Report) {
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	var id string
-	switch {
-	case e.Kind == history.KindInsert && e.Row != nil && e.Err == "":
-		id = e.Row.ID
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil:
-		id = e.Workspace
-	default:
+	id, ok := changedRow(e)
+	if !ok {
 		return
 	}
 	w := s.Row(id)

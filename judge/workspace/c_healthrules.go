@@ -27,43 +27,28 @@ import (
 // another write changed within NowSlack before (the pass may have read
 // it as it was: an administrator's recovery, a failure record).
 type healthRules struct {
-	view        history.ListingView
-	insts, vols map[string]*listing
-	infoAt      map[string]time.Time
+	seen   listings
+	infoAt map[string]time.Time
 }
 
 func (*healthRules) Name() string     { return "health-rules" }
 func (*healthRules) Contract() string { return "4.1" }
 
 func (c *healthRules) Observe(s *State, e *history.Event, r *Report) {
-	if c.insts == nil {
-		c.insts, c.vols, c.infoAt = map[string]*listing{}, map[string]*listing{}, map[string]time.Time{}
+	if c.infoAt == nil {
+		c.infoAt = map[string]time.Time{}
 	}
-	switch {
-	case e.Kind == history.KindCall && (e.Method == history.MethodListInstances || e.Method == history.MethodListVolumes):
-		m := c.insts
-		if e.Method == history.MethodListVolumes {
-			m = c.vols
-		}
-		l := m[e.Instance]
-		if l == nil {
-			l = &listing{}
-			m[e.Instance] = l
-		}
-		if e.Err != "" {
-			l.failedSeq = e.Seq
-			return
-		}
-		l.failedSeq = 0
-		l.set, _ = c.view.Apply(e)
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompHealthMonitor:
+	if c.seen.record(e) {
+		return
+	}
+	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Component == contracts.CompHealthMonitor {
 		c.judge(s, e, r)
 	}
 }
 
 func (c *healthRules) judge(s *State, e *history.Event, r *Report) {
 	row := s.Row(e.Workspace)
-	li, lv := c.insts[e.Instance], c.vols[e.Instance]
+	li, lv := c.seen.of(e.Instance)
 	if row == nil || li == nil || lv == nil || li.set == nil || lv.set == nil || li.failedSeq != 0 || lv.failedSeq != 0 {
 		return
 	}

@@ -22,10 +22,13 @@ import (
 // observer's read and its write may still be written PENDING.
 type observationTruth struct {
 	base
-	view history.ListingView
-	// insts and vols: per instance, its latest listing of each kind.
-	insts map[string]*listing
-	vols  map[string]*listing
+	seen listings
+}
+
+// listings follows, per instance, its latest listing of each kind.
+type listings struct {
+	view        history.ListingView
+	insts, vols map[string]*listing
 }
 
 // listing is an instance's latest listing of one kind.
@@ -42,19 +45,23 @@ func (*observationTruth) Name() string     { return "c1-observation-truth" }
 func (*observationTruth) Contract() string { return "C1" }
 
 func (c *observationTruth) Observe(s *State, e *history.Event, r *Report) {
-	if c.insts == nil {
-		c.insts, c.vols = map[string]*listing{}, map[string]*listing{}
+	if c.seen.record(e) {
+		return
 	}
-	switch {
-	case e.Kind == history.KindCall && (e.Method == history.MethodListInstances || e.Method == history.MethodListVolumes):
-		c.listed(e)
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set &&
-		e.Component == contracts.CompHealthMonitor:
+	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && e.Patch.ObservedStatus.Set &&
+		e.Component == contracts.CompHealthMonitor {
 		c.judge(s, e, r)
 	}
 }
 
-func (c *observationTruth) listed(e *history.Event) {
+// record follows e if it is a listing call, and reports whether it was.
+func (c *listings) record(e *history.Event) bool {
+	if e.Kind != history.KindCall || (e.Method != history.MethodListInstances && e.Method != history.MethodListVolumes) {
+		return false
+	}
+	if c.insts == nil {
+		c.insts, c.vols = map[string]*listing{}, map[string]*listing{}
+	}
 	m := c.insts
 	if e.Method == history.MethodListVolumes {
 		m = c.vols
@@ -66,12 +73,19 @@ func (c *observationTruth) listed(e *history.Event) {
 	}
 	if e.Err != "" {
 		l.failedSeq = e.Seq
-		return
+		return true
 	}
 	l.failedSeq = 0
 	// A Result this checker cannot read is no evidence either way: the
 	// listing is unknown, and nothing is judged against it.
 	l.set, _ = c.view.Apply(e)
+	return true
+}
+
+// of is instance's latest listings of containers and of volumes (nil
+// before its first attempt of that kind).
+func (c *listings) of(instance string) (containers, volumes *listing) {
+	return c.insts[instance], c.vols[instance]
 }
 
 func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
@@ -79,7 +93,7 @@ func (c *observationTruth) judge(s *State, e *history.Event, r *Report) {
 	if row == nil {
 		return
 	}
-	li, lv := c.insts[e.Instance], c.vols[e.Instance]
+	li, lv := c.seen.of(e.Instance)
 	wrote := e.Patch.ObservedStatus.V
 	if li == nil || lv == nil || li.set == nil || lv.set == nil {
 		// No successful listing of one kind yet: only a write after a

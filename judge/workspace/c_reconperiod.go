@@ -213,18 +213,18 @@ func reconcileOwed(w *contracts.Workspace) string {
 
 // due is when a tick must have handled o at the latest, and why.
 func (c *reconcilePeriod) due(o *owedRow) (time.Time, string) {
-	from := laterOf(o.since, c.disturbed)
+	from := later(o.since, c.disturbed)
 	best, why := from.Add(PeriodNotice), fmt.Sprintf("the idle period %s plus its tolerance", specPeriodIdle)
 	try := func(since time.Time, period time.Duration, state string) {
 		if since.IsZero() {
 			return
 		}
 		bound := PeriodTolerance(period) + period
-		if t := laterOf(o.since, laterOf(since, c.disturbed).Add(PeriodNotice)).Add(bound); t.Before(best) {
+		if t := later(o.since, later(since, c.disturbed).Add(PeriodNotice)).Add(bound); t.Before(best) {
 			best, why = t, fmt.Sprintf("%s since %s (period %s)", state, stamp(since), period)
 		}
 		if !c.tick.IsZero() && since.Before(c.tick) {
-			if t := laterOf(o.since, c.tick).Add(bound); t.Before(best) {
+			if t := later(o.since, c.tick).Add(bound); t.Before(best) {
 				best, why = t, fmt.Sprintf("%s since %s, which its tick at %s read (period %s)", state, stamp(since), stamp(c.tick), period)
 			}
 		}
@@ -232,13 +232,6 @@ func (c *reconcilePeriod) due(o *owedRow) (time.Time, string) {
 	try(c.activeSince, specPeriodDiverged, "a workspace busy or diverging")
 	try(c.busySince, specPeriodBusy, "an operation in progress")
 	return best, why
-}
-
-func laterOf(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // step judges the leader's step at e against every owed row.

@@ -555,6 +555,18 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// changedRow names the row an event changed: an applied write's, or a
+// successful insert's.
+func changedRow(e *history.Event) (string, bool) {
+	switch {
+	case e.Kind == history.KindInsert && e.Row != nil && e.Err == "":
+		return e.Row.ID, true
+	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil:
+		return e.Workspace, true
+	}
+	return "", false
+}
+
 func (c *timeouts) AfterApply(s *State, e *history.Event, _ *Report) {
 	if c.running == nil || e.Kind != history.KindWrite || !e.Applied {
 		return
@@ -585,13 +597,8 @@ type limits struct {
 
 // AfterApply follows whether the row e wrote counts toward the limits.
 func (c *limits) AfterApply(s *State, e *history.Event, _ *Report) {
-	var id string
-	switch {
-	case e.Kind == history.KindInsert && e.Row != nil && e.Err == "":
-		id = e.Row.ID
-	case e.Kind == history.KindWrite && e.Applied && e.Patch != nil:
-		id = e.Workspace
-	default:
+	id, ok := changedRow(e)
+	if !ok {
 		return
 	}
 	if c.counting == nil {

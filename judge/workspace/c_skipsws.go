@@ -3,7 +3,6 @@ package workspace
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -57,140 +56,71 @@ import (
 // struck by a fault, or one of its reads failed (the whole tick may have
 // been skipped).
 type skipsWorkspace struct {
-	init    bool
-	leader  string
-	since   time.Time // the leader's acquisition
-	instant time.Time
-	// What happened at instant.
-	acted, disturbed bool
-	// touched: rows written at instant by anyone; failed: rows a failure
-	// of the leader concerned; wrote: rows the leader's reconciler wrote;
+	steps leaderSteps
+	// wrote: rows the leader's reconciler wrote at the step's instant;
 	// called: rows the leader made an actuator call on.
-	touched, failed, wrote, called map[string]bool
+	wrote, called map[string]bool
 	// invoked: workspace → the leader's last actuator call on it.
 	invoked map[string]time.Time
 	// callFailed: instance → workspace → its last failed actuator call on
 	// it, whoever led.
 	callFailed map[string]map[string]time.Time
-	evidence   int64
 }
 
 func (*skipsWorkspace) Name() string     { return "skips-workspace" }
 func (*skipsWorkspace) Contract() string { return "4.2" }
 
-func (c *skipsWorkspace) reset(at time.Time) {
-	c.instant = at
-	c.acted, c.disturbed, c.evidence = false, false, 0
-	clear(c.touched)
-	clear(c.failed)
-	clear(c.wrote)
-	clear(c.called)
-}
-
 func (c *skipsWorkspace) Observe(s *State, e *history.Event, r *Report) {
-	if !c.init {
-		c.init = true
-		c.touched, c.failed, c.wrote, c.called = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
-		c.invoked, c.callFailed = map[string]time.Time{}, map[string]map[string]time.Time{}
-		c.instant = e.At
-	}
-	if !e.At.Equal(c.instant) {
+	if c.steps.ended(e) {
 		c.finish(s, r)
-		c.reset(e.At)
+		c.steps.begin(e.At)
+		clear(c.wrote)
+		clear(c.called)
 	}
-	leader := c.leader != "" && e.Instance == c.leader
-	switch e.Kind {
-	case history.KindLeader:
-		c.disturbed = true
-		if e.Method == "acquire" {
-			c.leader, c.since = e.Instance, e.At
-			clear(c.invoked)
-		} else if leader {
-			c.leader = ""
+	if c.wrote == nil {
+		c.wrote, c.called = map[string]bool{}, map[string]bool{}
+		c.invoked, c.callFailed = map[string]time.Time{}, map[string]map[string]time.Time{}
+	}
+	if e.Kind == history.KindCall && Actuator(e.Method) && e.Err != "" && e.Instance != "" {
+		if c.callFailed[e.Instance] == nil {
+			c.callFailed[e.Instance] = map[string]time.Time{}
 		}
-	case history.KindCrash:
-		if leader {
-			c.disturbed, c.leader = true, ""
+		c.callFailed[e.Instance][e.Workspace] = e.At
+	}
+	if e.Kind == history.KindLeader && e.Method == "acquire" {
+		clear(c.invoked)
+	}
+	if !c.steps.observe(e) {
+		return
+	}
+	switch {
+	case e.Kind == history.KindWrite && reconcilerEvent(e):
+		c.wrote[e.Workspace] = true
+		if row := s.Row(e.Workspace); row != nil && e.Patch != nil && classify(row, e.Patch) == tError &&
+			e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
+			r.Exercise() // the situation, met: a Timeout entry
 		}
-	case history.KindFault:
-		if !leader {
-			return
-		}
-		if e.Method == FLostResp && e.Workspace != "" {
-			c.failed[e.Workspace] = true
-			return
-		}
-		c.disturbed = true
-	case history.KindWrite, history.KindInsert:
-		c.touched[e.Workspace] = true
-		if !leader {
-			return
-		}
-		if e.Kind == history.KindWrite && reconcilerEvent(e) {
-			c.note(e)
-			c.wrote[e.Workspace] = true
-			if row := s.Row(e.Workspace); row != nil && e.Patch != nil && classify(row, e.Patch) == tError &&
-				e.Patch.ErrorInfo.V.Reason == contracts.ReasonTimeout {
-				r.Exercise() // the situation, met: a Timeout entry
+	case e.Kind == history.KindCall && Actuator(e.Method):
+		c.called[e.Workspace] = true
+		if w := s.Row(e.Workspace); w != nil && w.Operation != contracts.OpNone && w.OpStartedAt.Before(c.steps.since) {
+			if at, ok := c.invoked[e.Workspace]; !ok || at.Before(c.steps.since) {
+				r.Exercise() // the situation, met: a resume
 			}
 		}
-		if e.Err != "" {
-			c.failed[e.Workspace] = true
-			if refusedAsFenced(e) {
-				c.disturbed = true
-			}
-		}
-	case history.KindCall:
-		if Actuator(e.Method) && e.Err != "" && e.Instance != "" {
-			if c.callFailed[e.Instance] == nil {
-				c.callFailed[e.Instance] = map[string]time.Time{}
-			}
-			c.callFailed[e.Instance][e.Workspace] = e.At
-		}
-		if !leader {
-			return
-		}
-		if leftLead(e) {
-			c.disturbed = true
-			return
-		}
-		if Actuator(e.Method) {
-			c.note(e)
-			c.called[e.Workspace] = true
-			if w := s.Row(e.Workspace); w != nil && w.Operation != contracts.OpNone && w.OpStartedAt.Before(c.since) {
-				if at, ok := c.invoked[e.Workspace]; !ok || at.Before(c.since) {
-					r.Exercise() // the situation, met: a resume
-				}
-			}
-			c.invoked[e.Workspace] = e.At
-		}
-		if e.Err == "" {
-			return
-		}
-		switch {
-		case e.Workspace != "" && (Actuator(e.Method) || strings.HasPrefix(e.Method, "store.")):
-			c.failed[e.Workspace] = true
-		case strings.HasPrefix(e.Method, "store."):
-			c.disturbed = true // a read failed: the tick may be skipped
-		}
+		c.invoked[e.Workspace] = e.At
 	}
 }
 
-func (c *skipsWorkspace) note(e *history.Event) {
-	if !c.acted {
-		c.acted, c.evidence = true, e.Seq
-	}
-}
-
-// finish judges the step at c.instant on the rows as they stand at its
+// finish judges the step just ended on the rows as they stand at its
 // end: a row nobody wrote at that instant is as the tick read it.
 func (c *skipsWorkspace) finish(s *State, r *Report) {
-	if !c.acted || c.disturbed || c.leader == "" {
+	t := &c.steps
+	if !t.judged() {
 		return
 	}
 	ids := make([]string, 0, len(s.Rows))
 	for id, w := range s.Rows {
-		if w.Operation != contracts.OpNone && !c.touched[id] && !c.failed[id] {
+		if w.Operation != contracts.OpNone && !t.touched[id] && !t.failed[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -200,37 +130,37 @@ func (c *skipsWorkspace) finish(s *State, r *Report) {
 		if owedWrite(w) != "" {
 			continue // reconcile-tick-rows' to judge
 		}
-		elapsed := c.instant.Sub(w.OpStartedAt)
+		elapsed := t.instant.Sub(w.OpStartedAt)
 		switch {
 		case !w.OpStartedAt.IsZero() && elapsed > specTimeout(w.Operation):
 			r.Exercise()
 			if !c.wrote[id] {
-				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s started %s ago, past its %s timeout: the tick enters ERROR with reason Timeout (SPEC 4.2 step 3, 4.2.3)",
-					c.leader, stamp(c.instant), id, w.Operation, elapsed, specTimeout(w.Operation)), c.evidence)
+				r.Flag(id, t.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s started %s ago, past its %s timeout: the tick enters ERROR with reason Timeout (SPEC 4.2 step 3, 4.2.3)",
+					t.leader, stamp(t.instant), id, w.Operation, elapsed, specTimeout(w.Operation)), t.evidence)
 			}
 		case c.resumeOwed(w):
 			r.Exercise()
 			if !c.called[id] {
-				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s (started %s) it had not invoked since it took the lead at %s: a leader resumes an operation it sees in progress (SPEC 4.2 step 3, 4.2.2)",
-					c.leader, stamp(c.instant), id, w.Operation, stamp(w.OpStartedAt), stamp(c.since)), c.evidence)
+				r.Flag(id, t.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s and left out %s, whose %s (started %s) it had not invoked since it took the lead at %s: a leader resumes an operation it sees in progress (SPEC 4.2 step 3, 4.2.2)",
+					t.leader, stamp(t.instant), id, w.Operation, stamp(w.OpStartedAt), stamp(t.since)), t.evidence)
 			}
 		}
 	}
 }
 
 // resumeOwed reports whether the leader owes w's operation its actuator
-// calls at c.instant (SPEC 4.2.2, "Resuming").
+// calls at the step's instant (SPEC 4.2.2, "Resuming").
 func (c *skipsWorkspace) resumeOwed(w *contracts.Workspace) bool {
 	if w.OpStartedAt.IsZero() {
 		return false
 	}
-	if at, ok := c.invoked[w.ID]; ok && !at.Before(later(c.since, w.OpStartedAt)) {
+	if at, ok := c.invoked[w.ID]; ok && !at.Before(later(c.steps.since, w.OpStartedAt)) {
 		return false // invoked for this claim under this leadership
 	}
-	if info := w.ErrorInfo; info != nil && !info.IsTerminal && c.instant.Sub(info.OccurredAt) < specRetryInterval {
+	if info := w.ErrorInfo; info != nil && !info.IsTerminal && c.steps.instant.Sub(info.OccurredAt) < specRetryInterval {
 		return false
 	}
-	if at, ok := c.callFailed[c.leader][w.ID]; ok && c.instant.Sub(at) < specRetryInterval {
+	if at, ok := c.callFailed[c.steps.leader][w.ID]; ok && c.steps.instant.Sub(at) < specRetryInterval {
 		return false // its own failure, whether or not the row records it, is spaced too
 	}
 	switch w.Operation {
@@ -244,7 +174,7 @@ func (c *skipsWorkspace) resumeOwed(w *contracts.Workspace) bool {
 }
 
 func (c *skipsWorkspace) Finish(s *State, _ *Final, r *Report) {
-	if c.init {
+	if c.steps.init {
 		c.finish(s, r)
 	}
 }

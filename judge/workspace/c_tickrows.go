@@ -38,28 +38,132 @@ import (
 // gave the lead up or was struck by a fault, or one of its reads failed
 // (the whole tick may have been skipped).
 type tickRows struct {
+	steps leaderSteps
+	// claimed: rows the leader tried to claim at the step's instant.
+	claimed map[string]bool
+}
+
+// leaderSteps follows the leader's steps on virtual time: a step takes no
+// time, so a step is the leader's events at one instant (DR411). It notes
+// what a tick judged per step must know: whether the leader's
+// StateReconciler acted (a write of it or on its behalf, an actuator
+// call), whether the step was disturbed (the leadership changed, the
+// leader crashed, gave the lead up or was struck by a fault, or one of its
+// reads failed: the whole tick may have been skipped), which rows anyone
+// wrote, and which rows a failure of the leader concerned.
+type leaderSteps struct {
 	init    bool
 	leader  string
+	since   time.Time // the leader's acquisition
 	instant time.Time
 	// What happened at instant.
 	acted, disturbed bool
 	// touched: rows written at instant by anyone; failed: rows a failure
-	// of the leader concerned; claimed: rows the leader tried to claim.
-	touched, failed, claimed map[string]bool
+	// of the leader concerned.
+	touched, failed map[string]bool
 	// evidence: the first reconciler event of the step.
 	evidence int64
 }
 
+// ended reports whether e begins a new step, the previous one having
+// ended; the caller judges that step, then calls begin.
+func (t *leaderSteps) ended(e *history.Event) bool {
+	if !t.init {
+		t.init = true
+		t.touched, t.failed = map[string]bool{}, map[string]bool{}
+		t.instant = e.At
+	}
+	return !e.At.Equal(t.instant)
+}
+
+// begin starts the step at instant at.
+func (t *leaderSteps) begin(at time.Time) {
+	t.instant = at
+	t.acted, t.disturbed, t.evidence = false, false, 0
+	clear(t.touched)
+	clear(t.failed)
+}
+
+// judged reports whether the step just ended is one to judge: the
+// leader's reconciler acted in it and nothing disturbed it.
+func (t *leaderSteps) judged() bool {
+	return t.acted && !t.disturbed && t.leader != ""
+}
+
+// observe notes e, and reports whether it is a write or a call of the
+// leader that the caller may read further (a reconciler write, an
+// actuator call, or any other of its writes and calls but one that gave
+// the lead up).
+func (t *leaderSteps) observe(e *history.Event) bool {
+	leader := t.leader != "" && e.Instance == t.leader
+	switch e.Kind {
+	case history.KindLeader:
+		t.disturbed = true
+		if e.Method == "acquire" {
+			t.leader, t.since = e.Instance, e.At
+		} else if leader {
+			t.leader = ""
+		}
+	case history.KindCrash:
+		if leader {
+			t.disturbed, t.leader = true, ""
+		}
+	case history.KindFault:
+		if !leader {
+			return false
+		}
+		if e.Method == FLostResp && e.Workspace != "" {
+			t.failed[e.Workspace] = true
+			return false
+		}
+		t.disturbed = true
+	case history.KindWrite, history.KindInsert:
+		t.touched[e.Workspace] = true
+		if !leader {
+			return false
+		}
+		if e.Kind == history.KindWrite && reconcilerEvent(e) {
+			t.note(e)
+		}
+		if e.Err != "" {
+			t.failed[e.Workspace] = true
+			if refusedAsFenced(e) {
+				t.disturbed = true
+			}
+		}
+		return true
+	case history.KindCall:
+		if !leader {
+			return false
+		}
+		if leftLead(e) {
+			t.disturbed = true
+			return false
+		}
+		if Actuator(e.Method) {
+			t.note(e)
+		}
+		if e.Err != "" {
+			switch {
+			case e.Workspace != "" && (Actuator(e.Method) || strings.HasPrefix(e.Method, "store.")):
+				t.failed[e.Workspace] = true
+			case strings.HasPrefix(e.Method, "store."):
+				t.disturbed = true // a read failed: the tick may be skipped
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (t *leaderSteps) note(e *history.Event) {
+	if !t.acted {
+		t.acted, t.evidence = true, e.Seq
+	}
+}
+
 func (*tickRows) Name() string     { return "reconcile-tick-rows" }
 func (*tickRows) Contract() string { return "3" }
-
-func (c *tickRows) reset(at time.Time) {
-	c.instant = at
-	c.acted, c.disturbed, c.evidence = false, false, 0
-	clear(c.touched)
-	clear(c.failed)
-	clear(c.claimed)
-}
 
 // reconcilerEvent reports whether e is a write of the StateReconciler or
 // one made on its behalf.
@@ -83,87 +187,25 @@ func optionalClaim(w *contracts.Workspace, op contracts.Operation) bool {
 }
 
 func (c *tickRows) Observe(s *State, e *history.Event, r *Report) {
-	if !c.init {
-		c.init = true
-		c.touched, c.failed, c.claimed = map[string]bool{}, map[string]bool{}, map[string]bool{}
-		c.instant = e.At
-	}
-	if !e.At.Equal(c.instant) {
+	if c.steps.ended(e) {
 		c.finish(s, r)
-		c.reset(e.At)
+		c.steps.begin(e.At)
+		clear(c.claimed)
 	}
-	leader := c.leader != "" && e.Instance == c.leader
-	switch e.Kind {
-	case history.KindLeader:
-		c.disturbed = true
-		if e.Method == "acquire" {
-			c.leader = e.Instance
-		} else if leader {
-			c.leader = ""
-		}
-	case history.KindCrash:
-		if leader {
-			c.disturbed, c.leader = true, ""
-		}
-	case history.KindFault:
-		if !leader {
-			return
-		}
-		if e.Method == FLostResp && e.Workspace != "" {
-			c.failed[e.Workspace] = true
-			return
-		}
-		c.disturbed = true
-	case history.KindWrite, history.KindInsert:
-		c.touched[e.Workspace] = true
-		if !leader {
-			return
-		}
-		if e.Kind == history.KindWrite && reconcilerEvent(e) {
-			c.note(e)
-			if e.Patch != nil && e.Patch.Operation.Set && e.Patch.Operation.V != contracts.OpNone {
-				c.claimed[e.Workspace] = true
-			}
-		}
-		if e.Err != "" {
-			c.failed[e.Workspace] = true
-			if refusedAsFenced(e) {
-				c.disturbed = true
-			}
-		}
-	case history.KindCall:
-		if !leader {
-			return
-		}
-		if leftLead(e) {
-			c.disturbed = true
-			return
-		}
-		if Actuator(e.Method) {
-			c.note(e)
-		}
-		if e.Err == "" {
-			return
-		}
-		switch {
-		case e.Workspace != "" && (Actuator(e.Method) || strings.HasPrefix(e.Method, "store.")):
-			c.failed[e.Workspace] = true
-		case strings.HasPrefix(e.Method, "store."):
-			c.disturbed = true // a read failed: the tick may be skipped
-		}
+	if c.claimed == nil {
+		c.claimed = map[string]bool{}
+	}
+	if c.steps.observe(e) && e.Kind == history.KindWrite && reconcilerEvent(e) &&
+		e.Patch != nil && e.Patch.Operation.Set && e.Patch.Operation.V != contracts.OpNone {
+		c.claimed[e.Workspace] = true
 	}
 }
 
-func (c *tickRows) note(e *history.Event) {
-	if !c.acted {
-		c.acted, c.evidence = true, e.Seq
-	}
-}
-
-// finish judges the step at c.instant, on the rows as they stand at its
+// finish judges the step at the step's instant, on the rows as they stand at its
 // end: a row nobody wrote at that instant is as the step found it.
 func (c *tickRows) finish(s *State, r *Report) {
-	if !c.acted || c.disturbed || c.leader == "" {
+	t := &c.steps
+	if !t.judged() {
 		return
 	}
 	ids := make([]string, 0, len(s.Rows))
@@ -172,7 +214,7 @@ func (c *tickRows) finish(s *State, r *Report) {
 			r.Exercise() // a row claimed in a tick that was judged
 			continue
 		}
-		if !c.touched[id] && !c.failed[id] {
+		if !t.touched[id] && !t.failed[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -182,8 +224,8 @@ func (c *tickRows) finish(s *State, r *Report) {
 		if w.Operation != contracts.OpNone {
 			if what := owedWrite(w); what != "" {
 				r.Exercise()
-				r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not %s %s of %s, which its row called for (observed %s, health %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
-					c.leader, stamp(c.instant), what, w.Operation, id, w.ObservedStatus, w.HealthStatus), c.evidence)
+				r.Flag(id, t.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not %s %s of %s, which its row called for (observed %s, health %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
+					t.leader, stamp(t.instant), what, w.Operation, id, w.ObservedStatus, w.HealthStatus), t.evidence)
 			}
 			continue
 		}
@@ -192,8 +234,8 @@ func (c *tickRows) finish(s *State, r *Report) {
 			continue
 		}
 		r.Exercise()
-		r.Flag(id, c.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not claim %s on %s, which its row called for (observed %s, desired %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
-			c.leader, stamp(c.instant), op, id, w.ObservedStatus, w.DesiredState), c.evidence)
+		r.Flag(id, t.instant, fmt.Sprintf("the StateReconciler of %s ticked at %s but did not claim %s on %s, which its row called for (observed %s, desired %s): each tick handles every row, a failure on one skipping only that one (SPEC 3, 4.2)",
+			t.leader, stamp(t.instant), op, id, w.ObservedStatus, w.DesiredState), t.evidence)
 	}
 }
 
@@ -220,7 +262,7 @@ func owedWrite(w *contracts.Workspace) string {
 }
 
 func (c *tickRows) Finish(s *State, _ *Final, r *Report) {
-	if c.init {
+	if c.steps.init {
 		c.finish(s, r)
 	}
 }
