@@ -174,3 +174,39 @@ func (c *Claim) Describe(s Standing) string {
 	}
 	return w
 }
+
+// WriteAllowedAndUnmet writes, for a report, the claim's allow-list (each
+// name with why(name), or "named by the user" when why has nothing) and
+// then its unmet obligations, each with the situation it needs; nothing
+// when there are neither. Both worlds' conformance reports print it.
+func (c *Claim) WriteAllowedAndUnmet(w *strings.Builder, why func(string) string) {
+	if len(c.Allowed) > 0 {
+		fmt.Fprintf(w, "allowed to stay unexercised (--allow-unexercised):\n")
+		width := 0
+		for _, n := range c.Allowed {
+			width = max(width, len(n))
+		}
+		for _, n := range c.Allowed {
+			reason := ""
+			if why != nil {
+				reason = why(n)
+			}
+			if reason == "" {
+				reason = "named by the user"
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, n, reason)
+		}
+	}
+	if u := c.Unmet(); len(u) > 0 {
+		arose := "never arose"
+		if c.Min > 1 {
+			arose = fmt.Sprintf("arose fewer than %d times", c.Min)
+		}
+		fmt.Fprintf(w, "UNMET: the situation of %s %s in this run: not a pass (exit 5). Allow by name with --allow-unexercised %s\n",
+			strings.Join(u, ", "), arose, strings.Join(u, ","))
+		for _, n := range u {
+			st, _ := c.Standing(n)
+			fmt.Fprintf(w, "  %s needs: %s\n", n, st.Situation)
+		}
+	}
+}

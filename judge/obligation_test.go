@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,6 +59,32 @@ func TestClaimHoldsWithTheUnexercisedCheckerAllowed(t *testing.T) {
 	require.True(t, st.Allowed)
 	require.Equal(t, NotExercised, st.Verdict, "allowed is not a pass: the honest word stays")
 	require.Equal(t, "not exercised (allowed)", c.Describe(st))
+}
+
+// Both worlds' reports print the allow-list with why, and each unmet
+// obligation with the situation it needs and how to allow it.
+func TestWriteAllowedAndUnmetNamesEveryUnmetSituation(t *testing.T) {
+	var b strings.Builder
+	toyTally(t, 1, 2).Claim(toyObligations, Rule{Min: 1}).WriteAllowedAndUnmet(&b, nil)
+	require.Equal(t, "UNMET: the situation of never-seen never arose in this run: not a pass (exit 5). Allow by name with --allow-unexercised never-seen\n"+
+		"  never-seen needs: something that never happens\n", b.String())
+
+	b.Reset()
+	toyTally(t, 1, 2).Claim(toyObligations, Rule{Min: 1, Allow: []string{"never-seen"}}).WriteAllowedAndUnmet(&b,
+		func(n string) string { return map[string]string{"never-seen": "out of reach"}[n] })
+	require.Equal(t, "allowed to stay unexercised (--allow-unexercised):\n  never-seen  out of reach\n", b.String())
+
+	b.Reset()
+	toyTally(t, 1, 2).Claim(toyObligations, Rule{Min: 1, Allow: []string{"never-seen", "non-negative"}}).WriteAllowedAndUnmet(&b, nil)
+	require.Contains(t, b.String(), "  non-negative  named by the user\n")
+
+	b.Reset()
+	toyTally(t, 1, 2).Claim(toyObligations[:1], Rule{Min: 1}).WriteAllowedAndUnmet(&b, nil)
+	require.Empty(t, b.String(), "nothing allowed, nothing unmet")
+
+	b.Reset()
+	toyTally(t, 1, 2).Claim(toyObligations[:1], Rule{Min: 3}).WriteAllowedAndUnmet(&b, nil)
+	require.Contains(t, b.String(), "UNMET: the situation of non-negative arose fewer than 3 times in this run")
 }
 
 // Exercised, but fewer than Min times: unmet, not a pass.

@@ -26,7 +26,7 @@ func TestAnUnexercisedCheckerFailsTheBlackBoxClaim(t *testing.T) {
 
 	var b strings.Builder
 	require.NoError(t, res.WriteTable(&b))
-	require.Contains(t, b.String(), "o15-shutdown-order: white-box only")
+	require.Regexp(t, `\n  o15-shutdown-order +white-box only`, b.String())
 	require.Contains(t, b.String(), "UNMET: the situation of o1-single-commit")
 	require.Contains(t, b.String(), "o1-single-commit needs: a broadcast of (r, n)")
 	require.Contains(t, b.String(), "\nUNMET: ")

@@ -74,23 +74,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, n := range oraclejudge.Names() {
 		fmt.Fprintf(&b, "%-*s %-24s %s\n", width, n, r.verdict(n), situations(r.Coverage[n]))
 	}
-	if r.Claim != nil && len(r.Claim.Allowed) > 0 {
-		fmt.Fprintf(&b, "\nallowed to stay unexercised (--allow-unexercised):\n")
-		for _, n := range r.Claim.Allowed {
-			why := r.Why[n]
-			if why == "" {
-				why = "named by the user"
-			}
-			fmt.Fprintf(&b, "  %s: %s\n", n, why)
-		}
-	}
-	if u := r.Unexercised(); len(u) > 0 {
-		fmt.Fprintf(&b, "\nUNMET: the situation of %s never arose in this run: not a pass. Allow by name with --allow-unexercised %s\n",
-			strings.Join(u, ", "), strings.Join(u, ","))
-		for _, n := range u {
-			st, _ := r.Claim.Standing(n)
-			fmt.Fprintf(&b, "  %s needs: %s\n", n, st.Situation)
-		}
+	if r.Claim != nil && (len(r.Claim.Allowed) > 0 || len(r.Claim.Unmet()) > 0) {
+		b.WriteString("\n")
+		r.Claim.WriteAllowedAndUnmet(&b, func(n string) string { return r.Why[n] })
 	}
 	if len(r.Report.Violations) > 0 {
 		fmt.Fprintf(&b, "\nviolations by checker: the first of each with its evidence (--json lists all %d)\n", len(r.Report.Violations))

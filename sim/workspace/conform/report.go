@@ -71,23 +71,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, name := range r.Judged {
 		fmt.Fprintf(&b, "  %-24s %-24s %d situations\n", name, r.verdict(name), r.Report.Exercised[name])
 	}
-	if r.Claim != nil && len(r.Claim.Allowed) > 0 {
-		fmt.Fprintf(&b, "allowed to stay unexercised (--allow-unexercised):\n")
-		for _, n := range r.Claim.Allowed {
-			why := r.Unreached[n]
-			if why == "" {
-				why = "named by the user"
-			}
-			fmt.Fprintf(&b, "  %-24s %s\n", n, why)
-		}
-	}
-	if u := r.Unmet(); len(u) > 0 {
-		fmt.Fprintf(&b, "UNMET: the situation of %s never arose in this run: not a pass (exit 5). Allow by name with --allow-unexercised %s\n",
-			strings.Join(u, ", "), strings.Join(u, ","))
-		for _, n := range u {
-			st, _ := r.standing(n)
-			fmt.Fprintf(&b, "  %s needs: %s\n", n, st.Situation)
-		}
+	if r.Claim != nil {
+		r.Claim.WriteAllowedAndUnmet(&b, func(n string) string { return r.Unreached[n] })
 	}
 	fmt.Fprintf(&b, "not judgeable black-box:\n")
 	var nj []string
