@@ -19,7 +19,9 @@
 //   - Hunt: the kill matrix's search, over the world run with the mutant
 //     and with the reference, for a seed on which the mutant fails a
 //     checker the reference passes, then shrinking and a stored corpus;
-//   - JUnit: test reports for CI.
+//   - JUnit: test reports for CI;
+//   - chart: the HTML timeline page of a judged run, filled by each
+//     world from its history.
 //
 // The checkers' engine and the history recorder live in judge,
 // beside the contracts they serve.

@@ -33,10 +33,6 @@ var worldOnly = map[string]map[string]string{
 		"--exec":         "workspace driver protocol",
 		"--exec-timeout": "workspace driver protocol",
 		"--system":       "workspace registry of systems",
-		// The HTML timeline draws workspaces' swimlanes; the oracle
-		// world has no page of its own yet (converge oracle replay
-		// --full prints its timeline as text).
-		"--html": "no oracle timeline page yet",
 	},
 	"mutants": {
 		// The run's shape, as for sim; the oracle catalogue shapes each
@@ -57,8 +53,6 @@ var worldOnly = map[string]map[string]string{
 		// oracle replay file names a daemon of this binary.
 		"--allow-exec":   "workspace driver protocol",
 		"--exec-timeout": "workspace driver protocol",
-		// Not yet drawn for the oracle world (sim --html neither).
-		"--html": "no oracle timeline page yet",
 	},
 }
 

@@ -181,6 +181,8 @@ func TestOutputsAreCheckedBeforeTheRun(t *testing.T) {
 		{"sim", "--html", dir},
 		{"sim", "--junit", filepath.Join(dir, "no", "such", "dir", "x.xml")},
 		{"oracle", "sim", "--junit", dir},
+		{"oracle", "sim", "--html", dir},
+		{"oracle", "replay", "--html", dir, filepath.Join(dir, "whatever.json")},
 		{"oracle", "mutants", "--junit", dir},
 		{"oracle", "conform", "--daemon", "no-such-daemon-9f3a", "--junit", dir},
 		{"replay", "--html", dir, filepath.Join(dir, "whatever.json")},

@@ -22,6 +22,7 @@ import (
 	oracled "github.com/wsconverge/converge/refimpl/oracle"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine"
+	"github.com/wsconverge/converge/sim/engine/chart"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
@@ -224,7 +225,8 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 		Example: `  converge oracle sim --seeds 100
   converge oracle sim --seed 7 --seeds 1 --requests 20 --duration 1h --json
   converge oracle sim --mutant no-resync-on-32 --seeds 5
-  converge oracle sim --mutant no-resync-on-32 --seeds 5 --no-shrink`,
+  converge oracle sim --mutant no-resync-on-32 --seeds 5 --no-shrink
+  converge oracle sim --mutant no-resync-on-32 --seeds 3 --html run.html`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.validate(cmd); err != nil {
@@ -236,7 +238,7 @@ Exit status: 0 pass, 1 a violation, 5 an obligation unmet after the budget,
 	}
 	o.oracleShape.register(cmd)
 	f := cmd.Flags()
-	o.simFlags.register(f, false)
+	o.simFlags.register(f)
 	f.StringVar(&o.mutant, "mutant", "", "judge this mutant of the reference daemon instead (see converge oracle mutants)")
 	return cmd
 }
@@ -339,6 +341,14 @@ func (c *config) runOracleSim(ctx context.Context, o *oracleSimOptions) error {
 		rep.Verdicts[st.Checker] = string(st.Verdict)
 	}
 	rep.NotExercised = tally.NotExercised()
+	if o.html != "" && len(rep.Runs) > 0 {
+		i := firstFailing(rep.Runs, func(r oracleRun) bool { return r.Pass })
+		opt := o.options(rep.Runs[i].Seed, system)
+		opt.Steering, opt.Keep = rep.Runs[i].Steering, true
+		if err := writeOracleHTML(ctx, o.html, opt); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
 	return c.endSim(&o.simFlags, func() *engine.JUnitSuites {
 		junit.Suites = append(junit.Suites, claimSuite("checkers over every seed", "oracle."+rep.System, claim))
 		return junit
@@ -437,8 +447,20 @@ type oracleReplayReport struct {
 	Timeline   []string          `json:"timeline,omitempty"`
 }
 
+// writeOracleHTML runs opt again (it reproduces exactly) keeping its
+// records, and writes its timeline page to path.
+func writeOracleHTML(ctx context.Context, path string, opt oraclesim.Options) error {
+	opt.Keep = true
+	res, err := oraclesim.Run(ctx, opt)
+	if err != nil {
+		return fmt.Errorf("re-run seed %d for --html: %w", opt.Seed, err)
+	}
+	return WriteFile(path, func(w io.Writer) error { return chart.HTML(w, oraclesim.Page(res.System, res)) })
+}
+
 func (c *config) oracleReplayCommand() *cobra.Command {
 	var full, asJSON bool
+	var htmlFile string
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "re-run an oracle replay file and show its violations and timeline",
@@ -453,15 +475,21 @@ a file that is malformed, another world's, or out of range.`,
   converge oracle replay --full --json FILE`,
 		Args: exactArgs(1, "exactly one replay file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.runOracleReplay(cmd.Context(), args[0], full, asJSON)
+			if htmlFile != "" {
+				if err := checkWritable("--html", htmlFile); err != nil {
+					return err
+				}
+			}
+			return c.runOracleReplay(cmd.Context(), args[0], full, asJSON, htmlFile)
 		},
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "print the whole timeline instead of the records around each violation")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "also write the run's HTML timeline (the daemon, the faults, swimlanes per request, the first violation marked) to this file")
 	return cmd
 }
 
-func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON bool) error {
+func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON bool, htmlFile string) error {
 	b, err := engine.ReadFile(path)
 	if err != nil {
 		return usagef("%s", trimBadInput(err))
@@ -488,6 +516,11 @@ func (c *config) runOracleReplay(ctx context.Context, path string, full, asJSON 
 		rep.Violations = append(rep.Violations, newOracleViolation(v, oraclesim.Genesis))
 	}
 	rep.Timeline = oracleTimeline(res, full)
+	if htmlFile != "" {
+		if err := WriteFile(htmlFile, func(w io.Writer) error { return chart.HTML(w, oraclesim.Page(res.System, res)) }); err != nil {
+			return &codeError{code: ExitError, err: err}
+		}
+	}
 	if asJSON {
 		if err := writeJSON(c.stdout, rep); err != nil {
 			return &codeError{code: ExitError, err: err}

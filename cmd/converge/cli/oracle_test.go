@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"github.com/wsconverge/converge/contracts/record"
 	oraclemutants "github.com/wsconverge/converge/scenarios/mutants/oracle"
 	"github.com/wsconverge/converge/sim/engine"
+	"github.com/wsconverge/converge/sim/engine/chart/charttest"
 	oraclesim "github.com/wsconverge/converge/sim/oracle"
 )
 
@@ -343,4 +345,41 @@ func TestOracleUsageErrors(t *testing.T) {
 		require.Equal(t, ExitUsage, code, "%v: %s", args, errOut)
 		require.Empty(t, out, "%v", args)
 	}
+}
+
+// oracle sim --html draws the first failing seed's page, and oracle
+// replay --html the replayed run's: the same page, the same first
+// violation.
+func TestOracleSimAndReplayDrawTheTimeline(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "sim.html")
+	code, out, errOut := invoke(t, nil, "oracle", "sim", "--mutant", "no-resync-on-32", "--seeds", "3", "--seed-budget", "3",
+		"--no-shrink", "--json", "--replay-dir", dir, "--html", page)
+	require.Equal(t, ExitFailed, code, errOut)
+	var rep oracleSimReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	i := firstFailing(rep.Runs, func(r oracleRun) bool { return r.Pass })
+	require.False(t, rep.Runs[i].Pass)
+
+	firstOf := func(path string) (string, string) {
+		t.Helper()
+		doc, _ := charttest.Render(t, func(w io.Writer) error {
+			b, err := os.ReadFile(path)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			return err
+		})
+		first := charttest.Rects(doc, "first")
+		require.Len(t, first, 1, path)
+		return charttest.Attr(first[0].Parent.Parent, "data-subject"), charttest.Text(doc)
+	}
+	subject, text := firstOf(page)
+	require.Contains(t, text, fmt.Sprintf("seed %d", rep.Runs[i].Seed))
+
+	replayed := filepath.Join(dir, "replay.html")
+	code, _, errOut = invoke(t, nil, "oracle", "replay", "--html", replayed, rep.Runs[i].ReplayFile)
+	require.Equal(t, ExitOK, code, errOut)
+	again, _ := firstOf(replayed)
+	require.Equal(t, subject, again, "the replay draws the same first violation")
 }

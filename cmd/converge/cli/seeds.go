@@ -56,12 +56,12 @@ type simFlags struct {
 	campaign
 }
 
-// register adds them (html: whether the world draws a timeline page).
-func (s *simFlags) register(f *pflag.FlagSet, html bool) {
+// register adds them.
+func (s *simFlags) register(f *pflag.FlagSet) {
 	s.seedRange.register(f)
 	s.evidence.register(f)
 	s.shrinking.register(f)
-	s.campaign.register(f, html)
+	s.campaign.register(f)
 }
 
 // validate checks them against the world's checkers, parsing --steer with
@@ -92,15 +92,12 @@ type campaign struct {
 	html      string
 }
 
-// register adds the flags; html is whether the world draws a timeline
-// page (the oracle world does not yet).
-func (c *campaign) register(f *pflag.FlagSet, html bool) {
+// register adds the flags.
+func (c *campaign) register(f *pflag.FlagSet) {
 	f.StringVar(&c.steerSpec, "steer", "", "run every seed with this steering (fault kinds and workload features, comma-separated), as a steered seed's rerun command does; turns the run's own steering off")
 	f.BoolVar(&c.json, "json", false, "print one JSON object (runs and totals) instead of text")
 	f.StringVar(&c.junit, "junit", "", "also write a JUnit XML report to this file (a suite per seed, a case per checker)")
-	if html {
-		f.StringVar(&c.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
-	}
+	f.StringVar(&c.html, "html", "", "also write an HTML timeline of the first failing seed (the first seed if all pass) to this file")
 	f.StringVar(&c.shardSpec, "shard", "", "run only shard i of n of the seed range (i/n)")
 }
 
@@ -173,4 +170,15 @@ func (c *config) endSim(s *simFlags, junit func() *engine.JUnitSuites, rep any, 
 		return exitWith(ExitUnmet)
 	}
 	return nil
+}
+
+// firstFailing is the index of the first run that did not pass, or 0 when
+// all passed: the seed --html draws.
+func firstFailing[R any](runs []R, pass func(R) bool) int {
+	for i, r := range runs {
+		if !pass(r) {
+			return i
+		}
+	}
+	return 0
 }

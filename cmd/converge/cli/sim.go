@@ -161,7 +161,7 @@ func (c *config) simCommand() *cobra.Command {
 	o.runShape.register(cmd, 50)
 	o.target.register(cmd)
 	f := cmd.Flags()
-	o.simFlags.register(f, true)
+	o.simFlags.register(f)
 	return cmd
 }
 
@@ -328,13 +328,8 @@ func (c *config) runSim(ctx context.Context, o *simOptions) error {
 // seed) to o.html: the seed is run again (it reproduces exactly) to keep
 // its history.
 func (c *config) writeHTML(ctx context.Context, o *simOptions, rep *simReport) error {
-	seed, st := rep.Runs[0].Seed, rep.Runs[0].Steering
-	for _, r := range rep.Runs {
-		if !r.Pass {
-			seed, st = r.Seed, r.Steering
-			break
-		}
-	}
+	i := firstFailing(rep.Runs, func(r runReport) bool { return r.Pass })
+	seed, st := rep.Runs[i].Seed, rep.Runs[i].Steering
 	system, done, err := c.build(o.target)
 	if err != nil {
 		return err

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	wsjudge "github.com/wsconverge/converge/judge/workspace"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 	"github.com/wsconverge/converge/sim/engine"
+	"github.com/wsconverge/converge/sim/engine/chart/charttest"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 )
 
@@ -55,61 +56,15 @@ func handRun() Run {
 
 func render(t *testing.T, r Run) (*html.Node, string) {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, HTML(&b, r))
-	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
-	require.NoError(t, err)
-	return doc, b.String()
+	return charttest.Render(t, func(w io.Writer) error { return HTML(w, r) })
 }
 
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
-func hasClass(n *html.Node, c string) bool {
-	for _, f := range strings.Fields(attr(n, "class")) {
-		if f == c {
-			return true
-		}
-	}
-	return false
-}
-
-// find lists the elements under n for which match holds, in document order.
-func find(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && match(n) {
-			out = append(out, n)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return out
-}
-
-func text(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return b.String()
-}
+var (
+	attr     = charttest.Attr
+	hasClass = charttest.HasClass
+	find     = charttest.Find
+	text     = charttest.Text
+)
 
 // The page has, per workspace, the three lanes with the values the
 // history gave them in order; the first violation marked on its
@@ -117,9 +72,9 @@ func text(n *html.Node) string {
 // escaped.
 func TestTheHTMLTimeline(t *testing.T) {
 	doc, raw := render(t, handRun())
-	rows := find(doc, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "workspace") })
+	rows := find(doc, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "subject") })
 	require.Len(t, rows, 2)
-	require.Equal(t, "w1", attr(rows[0], "data-workspace"))
+	require.Equal(t, "w1", attr(rows[0], "data-subject"))
 	values := func(row *html.Node, lane string) []string {
 		var out []string
 		for _, g := range find(row, func(n *html.Node) bool { return n.Data == "g" && attr(n, "data-lane") == lane }) {
@@ -166,7 +121,7 @@ func TestTheHTMLOfAKilledMutant(t *testing.T) {
 	doc, raw := render(t, FromSim("mutant:no-cas-claim", s, r, time.Second))
 	first := find(doc, func(n *html.Node) bool { return n.Data == "rect" && hasClass(n, "first") })
 	require.Len(t, first, 1)
-	require.Equal(t, r.Report.Violations[0].Subject, attr(first[0].Parent.Parent, "data-workspace"))
+	require.Equal(t, r.Report.Violations[0].Subject, attr(first[0].Parent.Parent, "data-subject"))
 	created := map[string]bool{}
 	for _, e := range s.History().Events() {
 		if e.Kind == history.KindInsert {
@@ -174,7 +129,7 @@ func TestTheHTMLOfAKilledMutant(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(created), 3, "the workload creates workspaces beyond the initial fleet")
-	require.Len(t, find(doc, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "workspace") }), len(created), "one group per workspace the run created")
+	require.Len(t, find(doc, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "subject") }), len(created), "one group per workspace the run created")
 	if dir := os.Getenv("CONVERGE_REPORT_SAMPLE"); dir != "" {
 		require.NoError(t, os.WriteFile(dir+"/no-cas-claim.html", []byte(raw), 0o644))
 	}
