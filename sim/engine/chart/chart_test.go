@@ -42,7 +42,9 @@ func handPage() chart.Page {
 	}
 }
 
-func write(p chart.Page) func(io.Writer) error { return func(w io.Writer) error { return chart.HTML(w, p) } }
+func write(p chart.Page) func(io.Writer) error {
+	return func(w io.Writer) error { return chart.HTML(w, p) }
+}
 
 // The page shows each row's lanes with their values in order, marks each
 // violation on its subject's row (or across the chart when no row is
