@@ -24,7 +24,10 @@
 // and TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 (the machines carry a
 // /.dockerenv file that misleads testcontainers' host detection), each only
 // when it is unset. Containers are terminated by t.Cleanup, or for the
-// shared server at the end of Run.
+// shared server at the end of Run. Without Ryuk, a test binary killed by
+// its timeout leaves its containers running: each carries its owner's pid,
+// boot id and host name (LabelOwnerPID, …), and the first Docker probe of
+// every later process removes those whose owner has ended (Reap).
 //
 // Postgres, Redis and MinIO start one container per call. PostgresDB gives
 // each test a fresh database; when the package's TestMain calls Run, the

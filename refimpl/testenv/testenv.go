@@ -104,6 +104,13 @@ func dockerErr() error {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
 		docker.err = probeDocker(ctx)
+		if docker.err == nil {
+			// Containers of test processes that were killed (Ryuk is off)
+			// would hold CPU and memory for the rest of the machine's life.
+			if gone, err := Reap(ctx); len(gone) > 0 || err != nil {
+				fmt.Fprintf(os.Stderr, "testenv: removed %d containers of ended test processes %v (%v)\n", len(gone), gone, err)
+			}
+		}
 	})
 	return docker.err
 }
@@ -193,7 +200,9 @@ func logger(t testing.TB) testcontainers.LoggerOption {
 }
 
 func labels(s service) testcontainers.CustomizeRequestOption {
-	return testcontainers.WithLabels(map[string]string{Label: s.name})
+	l := ownerLabels()
+	l[Label] = s.name
+	return testcontainers.WithLabels(l)
 }
 
 // terminate stops ctr, reporting a failure on t (when given).
