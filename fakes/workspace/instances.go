@@ -30,6 +30,9 @@ type Instances struct {
 	// startDelay: a container created or restarted by Start only runs
 	// that long after the call (0: at once). See DelayStarts.
 	startDelay time.Duration
+	// heldUntil is, per workspace whose volume something other than its
+	// container holds, when that holder lets go (HoldVolume).
+	heldUntil map[string]time.Time
 	// scratch is a slow listing's entries, its array reused.
 	scratch []string
 }
@@ -67,6 +70,35 @@ func (x *Instances) DelayStarts(d time.Duration) {
 	x.w.mu.Lock()
 	defer x.w.mu.Unlock()
 	x.startDelay = max(d, 0)
+}
+
+// HoldVolume has something other than id's container (an operator's
+// backup or debugging container) mount id's volume for d: until then
+// delete_volume, like an operator's volume removal, fails with
+// VOLUME_IN_USE, whatever becomes of ws-{id} (world method). No listing
+// shows the holder: it is not a workspace container.
+func (x *Instances) HoldVolume(id string, d time.Duration) {
+	x.w.mu.Lock()
+	defer x.w.mu.Unlock()
+	if x.heldUntil == nil {
+		x.heldUntil = map[string]time.Time{}
+	}
+	x.heldUntil[id] = x.w.Clock.Now().Add(max(d, 0))
+	x.w.recordFault("storage.Hold", id, "held by another container for "+d.String())
+}
+
+// holdsLocked reports whether id's volume is held: by its container, or
+// by another (HoldVolume).
+func (x *Instances) holdsLocked(id string) bool {
+	if x.ctrs[id] != nil {
+		return true
+	}
+	until, ok := x.heldUntil[id]
+	if ok && !x.w.Clock.Now().Before(until) {
+		delete(x.heldUntil, id)
+		return false
+	}
+	return ok
 }
 
 var _ ports.Instances = (*Instances)(nil)

@@ -188,8 +188,8 @@ func (x *Storage) Remove(id string) error {
 	if !x.hasVolumeLocked(id) {
 		return nil
 	}
-	if x.w.Instances.ctrs[id] != nil {
-		err := providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+	if x.w.Instances.holdsLocked(id) {
+		err := x.inUseLocked(id)
 		x.w.Rec.Add(history.Event{At: x.w.Clock.Now(), Kind: history.KindFault, Workspace: id, Method: "storage.Remove",
 			Args: "docker volume rm", Err: err.Error()})
 		return err
@@ -373,6 +373,15 @@ func (x *Storage) restoreLocked(id, key string) (string, error) {
 	return key, nil
 }
 
+// inUseLocked is the VOLUME_IN_USE error of id's volume, held by its
+// container or by another (Instances.HoldVolume).
+func (x *Storage) inUseLocked(id string) error {
+	if x.w.Instances.ctrs[id] != nil {
+		return providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+	}
+	return providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by another container")
+}
+
 func (x *Storage) deleteVolume(ctx context.Context, inst, id string) error {
 	if err := x.w.gate(ctx, mStorDeleteVolume, inst, id, ""); err != nil {
 		x.w.recordCall(inst, mStorDeleteVolume, id, "", "", err)
@@ -384,8 +393,8 @@ func (x *Storage) deleteVolume(ctx context.Context, inst, id string) error {
 	result := "absent"
 	switch {
 	case !x.hasVolumeLocked(id):
-	case x.w.Instances.ctrs[id] != nil:
-		err = providerError(contracts.CodeVolumeInUse, "volume "+contracts.VolumeName(id)+" is in use by "+contracts.ContainerName(id))
+	case x.w.Instances.holdsLocked(id):
+		err = x.inUseLocked(id)
 	default:
 		x.removeLocked(id)
 		result = "removed"

@@ -55,6 +55,9 @@ type faults struct {
 	newLeader string
 	// delayUntil ends the current delayed-start window.
 	delayUntil time.Time
+	// holds are armed hold-volume faults: each strikes the next
+	// workspace whose volume a coordinator is about to delete.
+	holds []Action
 	// destroyed are archive keys whose archive or .meta a fault removed or
 	// corrupted (a later upload of the same key repairs it).
 	destroyed map[string]bool
@@ -122,6 +125,11 @@ func (f *faults) hook(c wsfakes.Call) error {
 		f.deposeWhere == DeposeInRead && (c.Method == "List" || c.Method == "Get") ||
 		f.deposeWhere == DeposeInResume && c.Instance == f.newLeader && !slices.Contains(leaseCalls, c.Method)) {
 		f.countDepose(c.Instance)
+	}
+	if len(f.holds) > 0 && c.Port == "storage" && c.Method == "DeleteVolume" && c.Workspace != "" && s.world.Storage.HasVolume(c.Workspace) {
+		a := f.holds[0]
+		f.holds = f.holds[1:]
+		s.world.Instances.HoldVolume(c.Workspace, a.Delay)
 	}
 	if len(f.windows) == 0 {
 		return nil
@@ -325,10 +333,14 @@ func (s *Sim) Apply(a Action) error {
 			return nil
 		}
 		s.world.Store.KillSession(holder)
-	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse:
+	case FaultOutage, FaultLostResponse, FaultDBError, FaultDBLostResponse, FaultNoAnswer:
 		f.openWindow(a)
 	case FaultDelayStart:
 		f.delayStarts(a)
+	case FaultHoldVolume:
+		f.holds = append(f.holds, a)
+		s.record(history.Event{Kind: history.KindNote, Method: evArmed, Args: a.String(),
+			Result: "strikes the next workspace whose volume a coordinator deletes"})
 	case FaultKillContainer, FaultRemoveContainer:
 		f.hitContainer(a)
 	case FaultLoseVolume, FaultRemoveVolume:
@@ -469,7 +481,11 @@ func (f *faults) crash(a Action) {
 
 func (f *faults) openWindow(a Action) {
 	s := f.s
-	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For), after: a.Kind == FaultLostResponse || a.Kind == FaultDBLostResponse}
+	w := window{method: a.Method, code: a.Code, percent: a.Percent, until: s.clock.Now().Add(a.For),
+		after: a.Kind == FaultLostResponse || a.Kind == FaultDBLostResponse || a.Kind == FaultNoAnswer && a.N == 1}
+	if a.Kind == FaultNoAnswer {
+		w.code = "" // no answer, no code: a transport error (SPEC 1.5)
+	}
 	if w.percent <= 0 {
 		w.percent = 100
 	}
@@ -688,7 +704,7 @@ func (s *Sim) BeginQuiet() error {
 	s.quiet, s.quietAt = true, s.Elapsed()
 	s.work.quiet = true
 	f := s.faults
-	f.windows, f.depose, f.armed, f.breakAfter = nil, nil, nil, 0
+	f.windows, f.depose, f.armed, f.holds, f.breakAfter = nil, nil, nil, nil, 0
 	s.world.Instances.DelayStarts(0)
 	s.world.Storage.CrashArchiveJobs(0)
 	s.record(history.Event{Kind: history.KindFault, Method: wsjudge.FQuiet, Result: "bound " + wsjudge.ConvergeBound.String()})

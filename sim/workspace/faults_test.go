@@ -608,3 +608,53 @@ func TestAPIRaceInterleavesRequestsDeterministically(t *testing.T) {
 	_, again := runRace()
 	require.Equal(t, order, again)
 }
+
+// no-answer: the provider does not answer, so the call fails with no code
+// (SPEC 1.5: Unreachable, retried); with N 1 it acted first. hold-volume:
+// armed, it strikes the next delete_volume, which answers VOLUME_IN_USE
+// until the other holder lets go; the retry 30 s later deletes the volume
+// (DR496).
+func TestNoAnswerFailsWithoutACodeAndHoldVolumeAnswersInUse(t *testing.T) {
+	s := scripted(t, 12)
+	play(t, s, Action{Kind: FaultNoAnswer, Method: "storage", Percent: 100, For: time.Minute},
+		Action{Kind: UserCreate, N: 1, Desired: contracts.DesiredStandby}, advance(10*time.Second))
+	id := s.Scripted()[0]
+	calls := events(s, history.KindCall, wsjudge.MProvision)
+	require.NotEmpty(t, calls)
+	require.Equal(t, "storage.Provision: injected outage: unavailable", calls[0].Err, "no code")
+	w := row(t, s, id)
+	require.Equal(t, 1, w.ErrorCount)
+	require.Equal(t, contracts.ReasonUnreachable, w.ErrorInfo.Reason)
+	require.False(t, w.ErrorInfo.IsTerminal, "a transport error is retried")
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayStandby, contracts.Display(ptr(row(t, s, id))))
+
+	// The answer lost after the effect: the container runs.
+	play(t, s, Action{Kind: FaultNoAnswer, Method: "instances.Start", Percent: 100, For: 10 * time.Second, N: 1},
+		Action{Kind: UserDesire, Desired: contracts.DesiredRunning}, advance(3*time.Second))
+	_, running := s.World().Instances.State(id)
+	require.True(t, running, "the effect happened")
+	lost := events(s, history.KindFault, evLostResponse)
+	require.Len(t, lost, 1)
+	require.Equal(t, "instances.Start: injected outage: unavailable", lost[0].Err)
+	play(t, s, advance(time.Minute))
+	require.Equal(t, contracts.DisplayRunning, contracts.Display(ptr(row(t, s, id))))
+
+	// Archive it with another container holding the volume for 45 s.
+	play(t, s, Action{Kind: FaultHoldVolume, Delay: 45 * time.Second},
+		Action{Kind: UserDesire, Desired: contracts.DesiredPending}, advance(5*time.Second))
+	require.Len(t, events(s, history.KindFault, "storage.Hold"), 1)
+	dels := events(s, history.KindCall, wsjudge.MDeleteVolume)
+	require.Len(t, dels, 1)
+	require.Contains(t, dels[0].Err, string(contracts.CodeVolumeInUse))
+	w = row(t, s, id)
+	require.Equal(t, contracts.ReasonActionFailed, w.ErrorInfo.Reason)
+	require.False(t, w.ErrorInfo.IsTerminal, "VOLUME_IN_USE is retried")
+	_, hasVolume := s.World().Storage.Files(id)
+	require.True(t, hasVolume, "the volume is kept")
+	play(t, s, advance(2*time.Minute))
+	_, hasVolume = s.World().Storage.Files(id)
+	require.False(t, hasVolume, "a retry deleted it once the holder let go")
+	require.Equal(t, contracts.DisplayArchived, contracts.Display(ptr(row(t, s, id))))
+	requireClean(t, s)
+}

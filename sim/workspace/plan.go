@@ -100,6 +100,22 @@ const (
 	// administrators recover it at the same instant, interleaved the same
 	// way (SPEC 4.3: exactly one of them resets it).
 	FaultAPIRace Kind = "api-race"
+	// FaultNoAnswer: calls of Method (a provider method or port) get no
+	// answer for For, each with probability Percent: the provider's API
+	// did not answer at all (a refused connection, a timeout, a reset),
+	// so the call fails with no SPEC 1.5 code, a transport error, which
+	// SPEC 1.5 makes Unreachable. N 0: the request never reached the
+	// provider (nothing done); N 1: the provider acted and only its
+	// answer was lost.
+	FaultNoAnswer Kind = "no-answer"
+	// FaultHoldVolume: something other than the workspace's container
+	// (an operator's backup or debugging container) mounts a
+	// workspace's volume for Delay. Armed: it strikes the next workspace
+	// whose volume a coordinator is about to delete (ARCHIVING's or
+	// DELETING's delete_volume), so that call, and any other within
+	// Delay, fails with VOLUME_IN_USE and keeps the volume (SPEC 4.2.2:
+	// "something else holds the volume"; 1.5: a retried ActionFailed).
+	FaultHoldVolume Kind = "hold-volume"
 )
 
 // User kinds: scripted user and administrator actions on the workspaces a
@@ -133,8 +149,14 @@ func FaultKinds() []Kind {
 		FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultCorruptObject, FaultRemoveObject,
 		FaultDropMessages, FaultFlushRedis, FaultDropFeed, FaultBreakFeed,
 		FaultDBError, FaultDBLostResponse, FaultRemoveVolume, FaultStorageJobCrash, FaultAPIRace,
+		FaultNoAnswer, FaultHoldVolume,
 	}
 }
+
+// laterFaultKinds are the kinds drawn from their own stream
+// (streamLaterFaults), after the others (DR496): a seed in which they are
+// all off draws its plan exactly as before they existed.
+var laterFaultKinds = []Kind{FaultNoAnswer, FaultHoldVolume}
 
 // OptInFaultKinds are the kinds a mix names explicitly: neither the default
 // mix, "all" nor the rapid machine draws them. There are none left:
@@ -197,8 +219,15 @@ func (a Action) String() string {
 			fmt.Fprintf(&b, " %s", a.Code)
 		}
 		fmt.Fprintf(&b, " %d%% for %s", a.Percent, a.For)
+	case FaultNoAnswer:
+		fmt.Fprintf(&b, " %s %d%% for %s", a.Method, a.Percent, a.For)
+		if a.N == 1 {
+			b.WriteString(" after-effect")
+		}
 	case FaultDelayStart:
 		fmt.Fprintf(&b, " by %s for %s", a.Delay, a.For)
+	case FaultHoldVolume:
+		fmt.Fprintf(&b, " for %s", a.Delay)
 	case FaultKillContainer, FaultRemoveContainer, FaultLoseVolume, FaultRemoveVolume, UserConnect, UserDisconnect, UserWrite, UserDelete, AdminRecover:
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
 	case FaultCorruptObject, FaultRemoveObject:
@@ -447,6 +476,26 @@ var lostResponseTargets = []outageTarget{
 	{"instances.Delete", []contracts.ErrorCode{contracts.CodeDockerUnreachable}},
 }
 
+// noAnswerTargets are the provider methods (and ports) whose API can
+// fail to answer (FaultNoAnswer): first the whole endpoint (a daemon
+// restarting, a network partition: what a transport error usually is),
+// then every actuator call and the listings. noAnswerAfter are the
+// world-changing ones, whose answer alone can be lost after the effect.
+// noAnswerWindows: how long the endpoint stays silent, from a daemon's
+// restart to a partition's hours.
+var (
+	noAnswerTargets = []string{"instances", "storage", "objects", "instances.Start", "storage.Archive", "storage.Restore",
+		"storage.Provision", "instances.Delete", "storage.DeleteVolume", "instances.List", "storage.ListVolumes"}
+	noAnswerWindows = []time.Duration{15 * time.Minute, 2 * time.Minute, 45 * time.Minute, 2 * time.Hour}
+	noAnswerAfter   = []string{"instances.Start", "storage.Archive", "storage.Restore", "storage.Provision",
+		"instances.Delete", "storage.DeleteVolume"}
+	// holdLengths: how long the other holder keeps the volume
+	// (FaultHoldVolume). Each is shorter than the two retry spacings of
+	// SPEC 4.2.4 (60 s), so the third attempt at the latest finds the
+	// volume free: VOLUME_IN_USE is met, and then outlived.
+	holdLengths = []time.Duration{15 * time.Second, 45 * time.Second}
+)
+
 // dbTargets are the store methods a DB error can fail (the whole port
 // first, then each method, leader-lock calls included); dbLostTargets the
 // ones whose answer can be lost after the commit. A DB error has no SPEC
@@ -546,6 +595,15 @@ func DrawAction(src Source, k Kind) Action {
 		a.Method = pick(src, "db-lost-response method", dbLostTargets)
 		a.For = pick(src, "db-lost-response length", dbWindows)
 		a.Percent = pick(src, "db-lost-response percent", percents)
+	case FaultNoAnswer:
+		a.Method = pick(src, "no-answer method", noAnswerTargets)
+		a.For = pick(src, "no-answer length", noAnswerWindows)
+		a.Percent = pick(src, "no-answer percent", percents)
+		if slices.Contains(noAnswerAfter, a.Method) {
+			a.N = src.IntN("no-answer after effect", 2)
+		}
+	case FaultHoldVolume:
+		a.Delay = pick(src, "hold length", holdLengths)
 	case FaultDelayStart:
 		a.Delay = pick(src, "start delay", startDelays)
 		a.For = pick(src, "delay window", delayWindows)
@@ -637,6 +695,8 @@ var faultsPerDay = map[Kind]float64{
 	FaultRemoveVolume:    4,
 	FaultStorageJobCrash: 4,
 	FaultAPIRace:         12,
+	FaultNoAnswer:        10,
+	FaultHoldVolume:      5,
 }
 
 // MaxFaultRate bounds a mix's rate: beyond it a day of faults is faults
@@ -721,27 +781,34 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 	if rate <= 0 {
 		rate = 1
 	}
-	for _, k := range append(FaultKinds(), OptInFaultKinds()...) { // stable order, whatever m lists
-		if !slices.Contains(m.Kinds, k) {
-			continue
+	// The kinds of laterFaultKinds draw from their own stream, after the
+	// others (DR496): the first stream's draws stay where they were.
+	later := NewSource(SubSeed(seed, streamLaterFaults))
+	for _, src := range []Source{src, later} {
+		var on []Kind
+		for _, k := range append(FaultKinds(), OptInFaultKinds()...) { // stable order, whatever m lists
+			if !slices.Contains(m.Kinds, k) || slices.Contains(laterFaultKinds, k) != (src == later) {
+				continue
+			}
+			// The coin is drawn for a steered kind too: the draws that
+			// follow stay where they were.
+			if m.Swarm && src.IntN("swarm "+string(k), 2) == 0 && !slices.Contains(m.steered, k) {
+				continue
+			}
+			on = append(on, k)
 		}
-		// The coin is drawn for a steered kind too: the draws that follow
-		// stay where they were.
-		if m.Swarm && src.IntN("swarm "+string(k), 2) == 0 && !slices.Contains(m.steered, k) {
-			continue
-		}
-		p.Faults = append(p.Faults, k)
-	}
-	for _, k := range p.Faults {
-		mean := faultsPerDay[k] * rate * d.Hours() / 24
-		if slices.Contains(m.steered, k) {
-			mean *= steerBoost
-		}
-		n := poisson(src, mean)
-		for range n {
-			a := DrawAction(src, k)
-			a.At = time.Duration(src.IntN("at", int(d/time.Second))) * time.Second
-			p.Actions = append(p.Actions, a)
+		p.Faults = append(p.Faults, on...)
+		for _, k := range on {
+			mean := faultsPerDay[k] * rate * d.Hours() / 24
+			if slices.Contains(m.steered, k) {
+				mean *= steerBoost
+			}
+			n := poisson(src, mean)
+			for range n {
+				a := DrawAction(src, k)
+				a.At = time.Duration(src.IntN("at", int(d/time.Second))) * time.Second
+				p.Actions = append(p.Actions, a)
+			}
 		}
 	}
 	sort.SliceStable(p.Actions, func(i, j int) bool { return p.Actions[i].At < p.Actions[j].At })

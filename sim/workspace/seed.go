@@ -20,6 +20,9 @@ const (
 	streamScripted
 	// streamInterleave: which concurrent API call runs next.
 	streamInterleave
+	// streamLaterFaults: the plan's draws of the fault kinds added after
+	// the first stream was pinned (laterFaultKinds, DR496).
+	streamLaterFaults
 )
 
 // SubSeed derives the seed of one stream from a run's seed and a path of

@@ -108,8 +108,14 @@ func sameHistory(t *testing.T, protocol, seeds int) {
 	// The seeds exercised what makes the protocol hard: crashes at a port
 	// call (the child killed) and restarts (a new child), a leader deposed
 	// inside its own write (another child stepped while the first waits),
-	// lost responses, outages.
-	for _, what := range []string{"crash at a port call", "restart", "depose", "lost response", "outage"} {
+	// lost responses, outages, provider failures without a code (the
+	// wire's "unavailable") and, over the 200 seeds of version 2,
+	// VOLUME_IN_USE (DR496: a deletion in a quarter of an hour is rare).
+	musts := []string{"crash at a port call", "restart", "depose", "lost response", "outage", "no code"}
+	if seeds >= 200 {
+		musts = append(musts, "volume in use")
+	}
+	for _, what := range musts {
 		require.Positive(t, seen[what], "no %s in %d seeds", what, seeds)
 	}
 	if protocol >= 2 {
@@ -133,6 +139,14 @@ func countCoverage(seen map[string]int, events []history.Event) {
 			seen["lost response"]++
 		case e.Kind == history.KindFault && e.Method == "provider.outage":
 			seen["outage"]++
+		}
+		if e.Kind == history.KindCall && wsjudge.Actuator(e.Method) && e.Err != "" {
+			switch {
+			case strings.HasPrefix(e.Err, "VOLUME_IN_USE:"):
+				seen["volume in use"]++
+			case strings.Contains(e.Err, "injected outage: unavailable"):
+				seen["no code"]++
+			}
 		}
 	}
 }

@@ -1,0 +1,165 @@
+package workspace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wsconverge/converge/contracts"
+	"github.com/wsconverge/converge/contracts/history"
+)
+
+// errorReason: SPEC 1.5's table of provider codes and its last sentence,
+// as 4.2.4 records them. A reconciler write that records the failure of
+// an actuator call (a failed attempt, or the ERROR entry of a code that
+// is terminal at once) names the reason 1.5 gives the call's code:
+//
+//   - ARCHIVE_NOT_FOUND, META_NOT_FOUND, CHECKSUM_MISMATCH: DataLost;
+//   - S3_ACCESS_ERROR, K8S_API_ERROR, DOCKER_UNREACHABLE: Unreachable;
+//   - VOLUME_IN_USE, and every other code: ActionFailed;
+//   - a failure that carries no code (a transport error: the provider's
+//     API did not answer): Unreachable.
+//
+// The failure is the latest actuator call on the workspace, by the
+// writing instance, when it failed (its error begins with the code,
+// "CODE: message", SPEC 5; an error that does not is codeless) or a
+// fault replaced its answer with an error, with no actuator call on the
+// workspace and no failed write of the instance on it since. A write
+// recording RetryExceeded or Timeout, or written while the health is
+// ERROR (4.2 step 2: its cause is the health), is not judged; whether a
+// write is terminal too soon is error-entry's and retry-policy's to judge.
+//
+// The checker comes in three, one per kind of failure, so that each kind
+// is an obligation of its own: a run that never meets a codeless failure
+// or VOLUME_IN_USE has not judged how they are recorded (issue 22).
+type errorReason struct {
+	base
+	kind reasonKind
+	// last is, per workspace, its latest failed actuator call.
+	last map[string]failedActuator
+}
+
+// reasonKind selects the failures an errorReason judges.
+type reasonKind int
+
+const (
+	reasonCoded  reasonKind = iota // a code other than VOLUME_IN_USE
+	reasonNoCode                   // no code: a transport error
+	reasonInUse                    // VOLUME_IN_USE
+)
+
+// failedActuator is a failed actuator call: its instance, its error's
+// text and its record.
+type failedActuator struct {
+	instance, err string
+	seq           int64
+}
+
+func (c *errorReason) Name() string {
+	switch c.kind {
+	case reasonNoCode:
+		return "error-reason-no-code"
+	case reasonInUse:
+		return "error-reason-in-use"
+	}
+	return "error-reason"
+}
+func (*errorReason) Contract() string { return "1.5" }
+
+func (c *errorReason) Observe(s *State, e *history.Event, r *Report) {
+	if c.last == nil {
+		c.last = map[string]failedActuator{}
+	}
+	if e.Workspace == "" {
+		return
+	}
+	switch {
+	case e.Kind == history.KindCall && Actuator(e.Method):
+		if e.Err == "" {
+			delete(c.last, e.Workspace)
+		} else {
+			c.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
+		}
+		return
+	case e.Kind == history.KindFault && e.Method == FLostResp && Actuator(e.Args):
+		c.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
+		return
+	case e.Kind == history.KindWrite && e.Err != "":
+		if f, ok := c.last[e.Workspace]; ok && f.instance == e.Instance {
+			delete(c.last, e.Workspace) // the attempt may count the failed write instead
+		}
+		return
+	}
+	if !reconcilerWrite(e) {
+		return
+	}
+	row, p := s.Row(e.Workspace), e.Patch
+	if row == nil {
+		return
+	}
+	switch classify(row, p) {
+	case tClaim, tComplete:
+		delete(c.last, e.Workspace)
+		return
+	}
+	f, ok := c.last[e.Workspace]
+	if !ok || f.instance != e.Instance || !p.ErrorInfo.Set || p.ErrorInfo.V == nil {
+		return
+	}
+	delete(c.last, e.Workspace)
+	info := p.ErrorInfo.V
+	if row.Operation == contracts.OpNone || row.Terminal() || row.HealthStatus == contracts.HealthError ||
+		info.Reason == contracts.ReasonRetryExceeded || info.Reason == contracts.ReasonTimeout {
+		return
+	}
+	code, hasCode := specCodeOf(f.err)
+	switch {
+	case c.kind == reasonNoCode && hasCode,
+		c.kind == reasonInUse && code != string(contracts.CodeVolumeInUse),
+		c.kind == reasonCoded && (!hasCode || code == string(contracts.CodeVolumeInUse)):
+		return
+	}
+	r.Exercise()
+	if want := specReasonOf(code, hasCode); info.Reason != want {
+		what := "with code " + code
+		if !hasCode {
+			what = "without a code (a transport error)"
+		}
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("failure of %s recorded with reason %s after call #%d failed %s (%q): SPEC 1.5 makes it %s",
+			row.Operation, info.Reason, f.seq, what, f.err, want), f.seq, e.Seq)
+	}
+}
+
+// specCodeOf reads the provider code a failed call's error begins with
+// (SPEC 5: "CODE: message"); a code is upper-case letters, digits and
+// underscores. hasCode is false for an error that carries none (a
+// transport error).
+func specCodeOf(err string) (code string, hasCode bool) {
+	code, _, _ = strings.Cut(err, ":")
+	code = strings.TrimSpace(code)
+	if code == "" || code[0] < 'A' || code[0] > 'Z' {
+		return "", false
+	}
+	for _, r := range code {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return "", false
+		}
+	}
+	return code, true
+}
+
+// specReasonOf is SPEC 1.5's reason for a failure with code (hasCode) or
+// without one.
+func specReasonOf(code string, hasCode bool) contracts.Reason {
+	if !hasCode {
+		return contracts.ReasonUnreachable // "a provider failure that carries no code (a transport error)"
+	}
+	switch code {
+	case "ARCHIVE_NOT_FOUND", "META_NOT_FOUND", "CHECKSUM_MISMATCH":
+		return contracts.ReasonDataLost
+	case "S3_ACCESS_ERROR", "K8S_API_ERROR", "DOCKER_UNREACHABLE":
+		return contracts.ReasonUnreachable
+	}
+	// TAR_EXTRACT_FAILED … HEALTH_CHECK_FAILED, VOLUME_IN_USE, DISK_FULL,
+	// CONTAINER_CREATE_FAILED, VOLUME_NOT_FOUND and any other code.
+	return contracts.ReasonActionFailed
+}
