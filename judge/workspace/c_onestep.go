@@ -64,8 +64,6 @@ type oneStep struct {
 	// this step (its event), and the operation it ended.
 	decided   map[string]*history.Event
 	decidedOp map[string]contracts.Operation
-	// claimed: rows the leader's reconciler claimed (applied) in this step.
-	claimed map[string]bool
 	// acts: the leader's reconciler events on rows in this step, in order.
 	acts []*history.Event
 }
@@ -92,8 +90,7 @@ func perRow(e *history.Event) bool {
 func (c *oneStep) Observe(s *State, e *history.Event, r *Report) {
 	if c.read == nil {
 		c.read, c.others = map[string]contracts.Workspace{}, map[string]bool{}
-		c.decided, c.claimed = map[string]*history.Event{}, map[string]bool{}
-		c.decidedOp = map[string]contracts.Operation{}
+		c.decided, c.decidedOp = map[string]*history.Event{}, map[string]contracts.Operation{}
 	}
 	if c.steps.ended(e) {
 		c.finish(r)
@@ -102,7 +99,6 @@ func (c *oneStep) Observe(s *State, e *history.Event, r *Report) {
 		clear(c.others)
 		clear(c.decided)
 		clear(c.decidedOp)
-		clear(c.claimed)
 		c.acts = c.acts[:0]
 	}
 	leader := c.steps.leader
@@ -131,11 +127,8 @@ func (c *oneStep) Observe(s *State, e *history.Event, r *Report) {
 	ev := *e
 	c.acts = append(c.acts, &ev)
 	if e.Kind == history.KindWrite && e.Applied && e.Patch != nil && c.decided[id] == nil {
-		switch classify(w, e.Patch) {
-		case tComplete, tError:
+		if tr := classify(w, e.Patch); tr == tComplete || tr == tError {
 			c.decided[id], c.decidedOp[id] = &ev, w.Operation
-		case tClaim:
-			c.claimed[id] = true
 		}
 	}
 }
