@@ -189,6 +189,7 @@ func All() []Checker {
 		&gcTimerNoExpiry{},
 		&archivingOpID{},
 		&healthRules{},
+		&oneStep{},
 	}
 }
 

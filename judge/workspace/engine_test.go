@@ -109,12 +109,14 @@ func run(t *testing.T, tr *trace, f *Final, name string) *Report {
 	return r
 }
 
-// provisionAndStart is a correct history of scenario 1.
+// provisionAndStart is a correct history of scenario 1. The tick that
+// completes PROVISIONING does not claim STARTING: the next one does (SPEC
+// 4.2, "the first step that applies decides").
 func provisionAndStart(tr *trace) *trace {
 	return tr.leader("c1", 1).insert("w", contracts.DesiredRunning).
 		claim("w", contracts.OpProvisioning).trigger("c1", "w").check("c1", 1, "").call("c1", MProvision, "w", "", "", "").
 		at(2*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedStandby).complete("w").trigger("c1", "w").
-		claim("w", contracts.OpStarting).trigger("c1", "w").check("c1", 1, "").call("c1", MStart, "w", "img", "", "").
+		at(3*time.Second).check("c1", 1, "").claim("w", contracts.OpStarting).trigger("c1", "w").check("c1", 1, "").call("c1", MStart, "w", "img", "", "").
 		at(4*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedRunning).stamp("w").complete("w").trigger("c1", "w")
 }
 

@@ -73,6 +73,7 @@ var situations = map[string]string{
 	"gc-timer-no-expiry":     "a GC pass (a listing of archives/ by a coordinator that has led) finding an object under archives/ unprotected",
 	"archiving-op-id":        "a claim of ARCHIVING, or of another operation but DELETING on a row carrying an op_id",
 	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
+	"reconcile-one-step":     "a step of the leader, nothing disturbing it, in which the StateReconciler completed a row's operation or entered ERROR on it, or handled a row whose first applicable step was one of those or a Timeout entry",
 }
 
 // Obligations lists every checker's obligation, in report order.

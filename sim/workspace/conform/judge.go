@@ -73,6 +73,7 @@ var notJudgeable = map[string]string{
 	"pass-listing":          whyListings,
 	"drops-listener":        whyBus,
 	"skips-workspace":       whySteps,
+	"reconcile-one-step":    whySteps,
 	"skips-tick":            whyChecks,
 	"gc-timer-no-expiry":    whyBus,
 	"health-rules":          whyListings,
