@@ -186,6 +186,7 @@ func All() []Checker {
 		&gcTimerNoExpiry{},
 		&archivingOpID{},
 		&healthRules{},
+		&idOrder{},
 	}
 }
 

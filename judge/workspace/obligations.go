@@ -70,6 +70,7 @@ var situations = map[string]string{
 	"gc-timer-no-expiry":     "a GC pass (a listing of archives/ by a coordinator that has led) finding an object under archives/ unprotected",
 	"archiving-op-id":        "a claim of ARCHIVING, or of another operation but DELETING on a row carrying an op_id",
 	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
+	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
 }
 
 // Obligations lists every checker's obligation, in report order.
