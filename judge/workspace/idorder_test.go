@@ -23,7 +23,7 @@ func TestReconcileIDOrder(t *testing.T) {
 		return newTrace().leader("c1", 1).insert("a", contracts.DesiredRunning).insert("b", contracts.DesiredRunning).
 			insert("c", contracts.DesiredRunning).at(time.Second).check("c1", 1, "")
 	}
-	next := func(tr *trace) *trace { return tr.at(3 * time.Second).check("c1", 1, "") }
+	next := func(tr *trace) *trace { return tr.at(3*time.Second).check("c1", 1, "") }
 
 	// In id order, each row's acts together: fine, and the tick counts.
 	r := run(t, next(rows().claimAndProvision("a").trigger("c1", "a").claimAndProvision("c").trigger("c1", "c")), nil, "reconcile-id-order")
@@ -70,7 +70,7 @@ func TestReconcileIDOrderHazards(t *testing.T) {
 		return newTrace().leader("c1", 1).insert("a", contracts.DesiredRunning).insert("b", contracts.DesiredRunning).
 			insert("c", contracts.DesiredRunning).at(time.Second).check("c1", 1, "")
 	}
-	next := func(tr *trace) *trace { return tr.at(3 * time.Second).check("c1", 1, "") }
+	next := func(tr *trace) *trace { return tr.at(3*time.Second).check("c1", 1, "") }
 	clean := func(tr *trace) {
 		t.Helper()
 		r := run(t, next(tr), nil, "reconcile-id-order")
