@@ -190,6 +190,7 @@ func All() []Checker {
 		&archivingOpID{},
 		&healthRules{},
 		&oneStep{},
+		&idOrder{},
 	}
 }
 

@@ -74,6 +74,7 @@ var situations = map[string]string{
 	"archiving-op-id":        "a claim of ARCHIVING, or of another operation but DELETING on a row carrying an op_id",
 	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
 	"reconcile-one-step":     "a step of the leader, nothing disturbing it, in which the StateReconciler completed a row's operation or entered ERROR on it, or handled a row whose first applicable step was one of those or a Timeout entry",
+	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
 }
 
 // Obligations lists every checker's obligation, in report order.

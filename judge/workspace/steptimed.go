@@ -57,6 +57,7 @@ func InstantStepsOnly(c Checker) (why string, ok bool) {
 
 func (*skipsWorkspace) AssumesInstantSteps() string { return whyStepInstants }
 func (*oneStep) AssumesInstantSteps() string        { return whyStepInstants }
+func (*idOrder) AssumesInstantSteps() string        { return whyStepInstants }
 func (*skipsTick) AssumesInstantSteps() string {
 	return "it counts a component's ticks between the leader's steps, told apart by their instants; under a fast clock one step's calls last seconds on the coordinator's clock, and a listing may land well after the step that began it"
 }

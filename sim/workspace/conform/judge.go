@@ -78,6 +78,7 @@ var notJudgeable = map[string]string{
 	"gc-timer-no-expiry":    whyBus,
 	"health-rules":          whyListings,
 	"health-mismatch-info":  whyMismatch,
+	"reconcile-id-order":    whySteps,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
