@@ -97,7 +97,7 @@ func TestOracleSimShardAndSteer(t *testing.T) {
 	}
 	require.NotEqual(t, all.Runs[0].Hash, steered.Runs[0].Hash, "the steering changes the run")
 
-	for _, bad := range [][]string{{"--steer", "F99"}, {"--shard", "3/2"}, {"--html", "x.html"}} {
+	for _, bad := range [][]string{{"--steer", "F99"}, {"--shard", "3/2"}, {"--html", t.TempDir()}} {
 		code, out, errOut := invoke(t, nil, append([]string{"oracle", "sim"}, bad...)...)
 		require.Equal(t, ExitUsage, code, "%v: %s", bad, errOut)
 		require.Empty(t, out)
