@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
@@ -127,39 +126,4 @@ func (c *errorReason) Observe(s *State, e *history.Event, r *Report) {
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("failure of %s recorded with reason %s after call #%d failed %s (%q): SPEC 1.5 makes it %s",
 			row.Operation, info.Reason, f.seq, what, f.err, want), f.seq, e.Seq)
 	}
-}
-
-// specCodeOf reads the provider code a failed call's error begins with
-// (SPEC 5: "CODE: message"); a code is upper-case letters, digits and
-// underscores. hasCode is false for an error that carries none (a
-// transport error).
-func specCodeOf(err string) (code string, hasCode bool) {
-	code, _, _ = strings.Cut(err, ":")
-	code = strings.TrimSpace(code)
-	if code == "" || code[0] < 'A' || code[0] > 'Z' {
-		return "", false
-	}
-	for _, r := range code {
-		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
-			return "", false
-		}
-	}
-	return code, true
-}
-
-// specReasonOf is SPEC 1.5's reason for a failure with code (hasCode) or
-// without one.
-func specReasonOf(code string, hasCode bool) contracts.Reason {
-	if !hasCode {
-		return contracts.ReasonUnreachable // "a provider failure that carries no code (a transport error)"
-	}
-	switch code {
-	case "ARCHIVE_NOT_FOUND", "META_NOT_FOUND", "CHECKSUM_MISMATCH":
-		return contracts.ReasonDataLost
-	case "S3_ACCESS_ERROR", "K8S_API_ERROR", "DOCKER_UNREACHABLE":
-		return contracts.ReasonUnreachable
-	}
-	// TAR_EXTRACT_FAILED … HEALTH_CHECK_FAILED, VOLUME_IN_USE, DISK_FULL,
-	// CONTAINER_CREATE_FAILED, VOLUME_NOT_FOUND and any other code.
-	return contracts.ReasonActionFailed
 }

@@ -191,16 +191,50 @@ func specTTL(w *contracts.Workspace, a contracts.Activity, now time.Time) (contr
 
 // specTerminalAtOnce reports whether a failed call's error names a
 // provider code that SPEC 1.5 makes terminal at once: the DataLost codes
-// and the three that need an administrator. The error begins with the
-// code ("CODE: message").
+// and the three that need an administrator.
 func specTerminalAtOnce(err string) bool {
-	code, _, _ := strings.Cut(err, ":")
-	switch strings.TrimSpace(code) {
+	code, _ := specCodeOf(err)
+	switch code {
 	case "ARCHIVE_NOT_FOUND", "META_NOT_FOUND", "CHECKSUM_MISMATCH", // DataLost
 		"DISK_FULL", "CONTAINER_CREATE_FAILED", "VOLUME_NOT_FOUND": // an administrator's
 		return true
 	}
 	return false
+}
+
+// specCodeOf reads the provider code a failed call's error begins with
+// (SPEC 5: "CODE: message"); a code is upper-case letters, digits and
+// underscores. hasCode is false for an error that carries none (a
+// transport error).
+func specCodeOf(err string) (code string, hasCode bool) {
+	code, _, _ = strings.Cut(err, ":")
+	code = strings.TrimSpace(code)
+	if code == "" || code[0] < 'A' || code[0] > 'Z' {
+		return "", false
+	}
+	for _, r := range code {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return "", false
+		}
+	}
+	return code, true
+}
+
+// specReasonOf is SPEC 1.5's reason for a failure with code (hasCode) or
+// without one.
+func specReasonOf(code string, hasCode bool) contracts.Reason {
+	if !hasCode {
+		return contracts.ReasonUnreachable // "a provider failure that carries no code (a transport error)"
+	}
+	switch code {
+	case "ARCHIVE_NOT_FOUND", "META_NOT_FOUND", "CHECKSUM_MISMATCH":
+		return contracts.ReasonDataLost
+	case "S3_ACCESS_ERROR", "K8S_API_ERROR", "DOCKER_UNREACHABLE":
+		return contracts.ReasonUnreachable
+	}
+	// TAR_EXTRACT_FAILED … HEALTH_CHECK_FAILED, VOLUME_IN_USE, DISK_FULL,
+	// CONTAINER_CREATE_FAILED, VOLUME_NOT_FOUND and any other code.
+	return contracts.ReasonActionFailed
 }
 
 // specOwners is table 1.1's owner of each column a write may set.

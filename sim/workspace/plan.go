@@ -784,10 +784,11 @@ func GeneratePlan(seed uint64, m FaultMix, d time.Duration) *Plan {
 	// The kinds of laterFaultKinds draw from their own stream, after the
 	// others (DR496): the first stream's draws stay where they were.
 	later := NewSource(SubSeed(seed, streamLaterFaults))
-	for _, src := range []Source{src, later} {
+	for i, src := range []Source{src, later} {
+		drawsLater := i == 1
 		var on []Kind
 		for _, k := range append(FaultKinds(), OptInFaultKinds()...) { // stable order, whatever m lists
-			if !slices.Contains(m.Kinds, k) || slices.Contains(laterFaultKinds, k) != (src == later) {
+			if !slices.Contains(m.Kinds, k) || slices.Contains(laterFaultKinds, k) != drawsLater {
 				continue
 			}
 			// The coin is drawn for a steered kind too: the draws that
