@@ -193,10 +193,12 @@ func specTTL(w *contracts.Workspace, a contracts.Activity, now time.Time) (contr
 // provider code that SPEC 1.5 makes terminal at once: the DataLost codes
 // and the three that need an administrator.
 func specTerminalAtOnce(err string) bool {
-	code, _ := specCodeOf(err)
+	code, hasCode := specCodeOf(err)
+	if specReasonOf(code, hasCode) == contracts.ReasonDataLost {
+		return true
+	}
 	switch code {
-	case "ARCHIVE_NOT_FOUND", "META_NOT_FOUND", "CHECKSUM_MISMATCH", // DataLost
-		"DISK_FULL", "CONTAINER_CREATE_FAILED", "VOLUME_NOT_FOUND": // an administrator's
+	case "DISK_FULL", "CONTAINER_CREATE_FAILED", "VOLUME_NOT_FOUND": // an administrator's
 		return true
 	}
 	return false
