@@ -176,7 +176,11 @@ class Coordinator:
         self.listener: Optional[cd.Listener] = None
         self.triggers: Optional[cd.Subscription] = None  # monitor:trigger, while leading
         self.last_event_at: Optional[int] = None
-        self.invoked: dict = {}  # workspace id -> when this leader last invoked its operation's calls
+        # workspace id -> (op_started_at of the claim, when this leader last
+        # invoked that operation's calls). Keyed by the claim, so a claim whose
+        # answer was lost, or a completion cut short, never hides the next
+        # operation from its resume (SPEC 4.2 step 3).
+        self.invoked: dict = {}
         self.failed: dict = {}  # workspace id -> when an actuator call of this leader last failed
         self.next = {"health": 0, "reconcile": 0, "ttl": 0, "gc": 0}
         self.checked: Optional[int] = None  # when the lease was last checked
@@ -461,7 +465,9 @@ class Coordinator:
         if w["operation"] == "STARTING" and w["observed_status"] not in ("STANDBY", "RUNNING"):
             return False  # C6: never start without a volume; the timeout ends it
         last = self.invoked.get(i)
-        return last is None or bool(ei and not ei["is_terminal"] and ei["occurred_at"] >= last)
+        if last is None or last[0] != w["op_started_at"]:
+            return True  # not invoked for this claim yet: resume it
+        return bool(ei and not ei["is_terminal"] and ei["occurred_at"] >= last[1])
 
     def claim(self, w: dict, op: str, now: int) -> None:
         patch: dict = {"operation": op, "op_started_at": now, "error_count": 0}
@@ -502,7 +508,7 @@ class Coordinator:
         failure is recorded for a retry; the operation completes only once
         the HealthMonitor observes it."""
         i, op = w["id"], w["operation"]
-        self.invoked[i] = now
+        self.invoked[i] = (w["op_started_at"], now)
         try:
             if op == "PROVISIONING":
                 self.check_lease()
