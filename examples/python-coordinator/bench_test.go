@@ -2,7 +2,6 @@ package pythoncoordinator
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wssim "github.com/wsconverge/converge/sim/workspace"
 	"github.com/wsconverge/converge/sim/workspace/driver"
+	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
 )
 
 // BenchmarkPythonExample is the Python example's simulated-to-wall ratio
@@ -56,60 +56,7 @@ func tenSeeds(seed uint64, system ports.System) wssim.Config {
 //
 //	go test -run '^$' -bench TwentySeeds -benchtime 1x ./examples/python-coordinator/
 func BenchmarkTwentySeeds(b *testing.B) {
-	example(b).Close() // Python is found and its bytecode cached before the clock starts
-	var inCPU, cpu, childCPU, wall time.Duration
-	var messages, quiet int
-	var wsHours float64
-	for b.Loop() {
-		for seed := uint64(1); seed <= 20; seed++ {
-			before := cpuTime()
-			r, err := wssim.Run(context.Background(), tenSeeds(seed, wsref.NewSystem()))
-			if err != nil || len(r.Failures) > 0 {
-				b.Fatal(err, r.Failures)
-			}
-			inCPU += cpuTime() - before
-			sys := example(b)
-			cfg := driver.Judged(tenSeeds(seed, sys))
-			before, beforeChildren, start := cpuTime(), childrenCPUTime(), time.Now()
-			r, err = wssim.Run(context.Background(), cfg)
-			if err != nil || len(r.Failures) > 0 {
-				b.Fatal(err, r.Failures)
-			}
-			messages += sys.Messages()
-			quiet += sys.QuietSteps()
-			sys.Close() // and its children reaped: their CPU time is counted
-			wall += time.Since(start)
-			cpu += cpuTime() - before
-			childCPU += childrenCPUTime() - beforeChildren
-			wsHours += float64(cfg.Workspaces) * r.SimDuration.Hours()
-		}
-	}
-	ops := float64(b.N)
-	b.ReportMetric(wall.Seconds()/ops, "wall-s/op")
-	b.ReportMetric(cpu.Seconds()/ops, "cpu-s/op")
-	b.ReportMetric(childCPU.Seconds()/ops, "children-cpu-s/op")
-	b.ReportMetric(inCPU.Seconds()/ops, "in-process-cpu-s/op")
-	b.ReportMetric(cpu.Seconds()/inCPU.Seconds(), "x-in-process")
-	b.ReportMetric(float64(messages)/wsHours, "messages/ws-hour")
-	b.ReportMetric(float64(quiet)/ops, "quiet-steps/op")
-}
-
-// childrenCPUTime is the CPU time of this process's children reaped so
-// far.
-func childrenCPUTime() time.Duration {
-	var children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	return time.Duration(syscall.TimevalToNsec(children.Utime) + syscall.TimevalToNsec(children.Stime))
-}
-
-// cpuTime is the CPU time of this process and of its children reaped so
-// far.
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	ns := func(r *syscall.Rusage) int64 {
-		return syscall.TimevalToNsec(r.Utime) + syscall.TimevalToNsec(r.Stime)
-	}
-	return time.Duration(ns(&self) + ns(&children))
+	drivertest.BenchSeeds(b, drivertest.Bench{Seeds: 20, Config: tenSeeds,
+		Reference: func() ports.System { return wsref.NewSystem() },
+		Child:     func(t testing.TB) drivertest.Child { return example(t) }, Judged: driver.Judged})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/wsconverge/converge/contracts/ports"
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
 )
 
 // BenchmarkPortCall is the protocol's cost per port call: a round trip
@@ -90,53 +91,11 @@ func tenSeeds(seed uint64, system ports.System) wssim.Config {
 func BenchmarkTwentySeeds(b *testing.B) {
 	for _, protocol := range []int{2, 1} {
 		b.Run(fmt.Sprintf("v%d", protocol), func(b *testing.B) {
-			benchSeeds(b, 20, tenSeeds, func(t testing.TB) *System { return refChildOf(t, "", protocol) })
+			drivertest.BenchSeeds(b, drivertest.Bench{Seeds: 20, Config: tenSeeds,
+				Reference: func() ports.System { return wsref.NewSystem() },
+				Child:     func(t testing.TB) drivertest.Child { return refChildOf(t, "", protocol) }, Judged: Judged})
 		})
 	}
-}
-
-// benchSeeds runs seeds 1 to n of config in process (the reference) and
-// through the System child gives, and reports the figures of
-// BenchmarkTwentySeeds.
-func benchSeeds(b *testing.B, n int, config func(uint64, ports.System) wssim.Config, child func(testing.TB) *System) {
-	if sys := child(b); sys != nil {
-		sys.Close() // the child is built before the clock starts
-	}
-	var inCPU, cpu, childCPU, wall time.Duration
-	var messages, quiet int
-	var wsHours float64
-	for b.Loop() {
-		for seed := uint64(1); seed <= uint64(n); seed++ {
-			before := cpuTime()
-			r, err := wssim.Run(context.Background(), config(seed, wsref.NewSystem()))
-			if err != nil || len(r.Failures) > 0 {
-				b.Fatal(err, r.Failures)
-			}
-			inCPU += cpuTime() - before
-			sys := child(b)
-			cfg := Judged(config(seed, sys))
-			before, beforeChildren, start := cpuTime(), childrenCPUTime(), time.Now()
-			r, err = wssim.Run(context.Background(), cfg)
-			if err != nil || len(r.Failures) > 0 {
-				b.Fatal(err, r.Failures)
-			}
-			messages += sys.Messages()
-			quiet += sys.QuietSteps()
-			sys.Close() // and its children reaped: their CPU time is counted
-			wall += time.Since(start)
-			cpu += cpuTime() - before
-			childCPU += childrenCPUTime() - beforeChildren
-			wsHours += float64(cfg.Workspaces) * r.SimDuration.Hours()
-		}
-	}
-	ops := float64(b.N)
-	b.ReportMetric(wall.Seconds()/ops, "wall-s/op")
-	b.ReportMetric(cpu.Seconds()/ops, "cpu-s/op")
-	b.ReportMetric(childCPU.Seconds()/ops, "children-cpu-s/op")
-	b.ReportMetric(inCPU.Seconds()/ops, "in-process-cpu-s/op")
-	b.ReportMetric(cpu.Seconds()/inCPU.Seconds(), "x-in-process")
-	b.ReportMetric(float64(messages)/wsHours, "messages/ws-hour")
-	b.ReportMetric(float64(quiet)/ops, "quiet-steps/op")
 }
 
 // benchReference runs seeds 1, 2, … of config, in process (system gives
@@ -159,7 +118,7 @@ func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config
 		if sys != nil {
 			cfg = Judged(config(seed, sys))
 		}
-		before := cpuTime()
+		before := drivertest.CPUTime()
 		r, err := wssim.Run(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -172,7 +131,7 @@ func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config
 			sys.Close()
 			waitExited(sys.reg)
 		}
-		cpu += cpuTime() - before
+		cpu += drivertest.CPUTime() - before
 		simulated += r.SimDuration
 	}
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
@@ -180,26 +139,6 @@ func benchReference(b *testing.B, config func(uint64, ports.System) wssim.Config
 	if messages > 0 {
 		b.ReportMetric(float64(messages)/float64(b.N), "messages/op")
 	}
-}
-
-// childrenCPUTime is the CPU time of this process's children reaped so
-// far.
-func childrenCPUTime() time.Duration {
-	var children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	return time.Duration(syscall.TimevalToNsec(children.Utime) + syscall.TimevalToNsec(children.Stime))
-}
-
-// cpuTime is the CPU time of this process and of its children reaped so
-// far.
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	ns := func(r *syscall.Rusage) int64 {
-		return syscall.TimevalToNsec(r.Utime) + syscall.TimevalToNsec(r.Stime)
-	}
-	return time.Duration(ns(&self) + ns(&children))
 }
 
 // waitExited waits until every child of g has exited and been reaped, so
@@ -242,14 +181,14 @@ func BenchmarkProtocolFloor(b *testing.B) {
 			var moved int64
 			for b.Loop() {
 				seed++
-				before := cpuTime()
+				before := drivertest.CPUTime()
 				r, err := wssim.Run(context.Background(), c.config(seed, wsref.NewSystem()))
 				if err != nil || len(r.Failures) > 0 {
 					b.Fatal(err, r.Failures)
 				}
-				inProcess += cpuTime() - before
+				inProcess += drivertest.CPUTime() - before
 				sys := refChild(b, "")
-				before = cpuTime()
+				before = drivertest.CPUTime()
 				r, err = wssim.Run(context.Background(), Judged(c.config(seed, sys)))
 				if err != nil || len(r.Failures) > 0 {
 					b.Fatal(err, r.Failures)
@@ -260,7 +199,7 @@ func BenchmarkProtocolFloor(b *testing.B) {
 				moved += sys.current().transcript.Bytes()
 				sys.Close()
 				waitExited(sys.reg)
-				through += cpuTime() - before
+				through += drivertest.CPUTime() - before
 			}
 			floor := func(rtt time.Duration) float64 {
 				return (inProcess + time.Duration(trips)*rtt).Seconds() / inProcess.Seconds()
