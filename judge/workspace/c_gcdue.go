@@ -45,7 +45,8 @@ import (
 // with a known timer at least 2 h old, and leaves the archive or its .meta
 // (each that it listed) in the bucket without a failed delete of either
 // (a failed delete skips the object); and a deletion, in a pass, of an
-// object whose timer is known absent or younger than 2 h at that pass.
+// object whose timer is known absent or younger than 2 h at that pass
+// (less GCTimerResolution).
 //
 // Counted: a clean pass meeting an orphan whose known timer is 2 h old.
 type gcDue struct {
@@ -58,6 +59,14 @@ type gcDue struct {
 	// bus or the bucket.
 	windowUntil time.Time
 }
+
+// GCTimerResolution is how much earlier than the pass's now a timer may
+// record it: a timer kept in whole seconds (unix time) records the second
+// the pass fell in, and its age reaches 2 h up to that much sooner. A
+// deletion is early only if the timer is younger than 2 h less this; the
+// pass at which the exact age reaches 2 h deletes in any case (a timer
+// recorded earlier is only older then).
+const GCTimerResolution = time.Second
 
 type dueTimer struct {
 	unknown bool
@@ -226,7 +235,7 @@ func (c *gcDue) deleted(s *State, e *history.Event, r *Report) {
 			e.Instance, e.Args, stamp(p.at), specOrphanDelay), e.Seq)
 		return
 	}
-	if age := p.at.Sub(t.at); age < specOrphanDelay {
+	if age := p.at.Sub(t.at); age < specOrphanDelay-GCTimerResolution {
 		r.Flag(id, e.At, fmt.Sprintf("%s deleted %s at the GC pass at %s, whose timer, started at the pass at %s, was only %s old: an orphan is deleted once its timer reaches %s (SPEC 4.5)",
 			e.Instance, e.Args, stamp(p.at), stamp(t.at), age, specOrphanDelay), e.Seq)
 	}

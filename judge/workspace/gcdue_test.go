@@ -63,6 +63,14 @@ func TestGCDeletesWhenDue(t *testing.T) {
 	require.Len(t, r.Violations, 2, "the archive and its .meta")
 	require.Contains(t, r.Violations[0].Message, "only 1h0m0s old")
 
+	// A timer kept in whole seconds may reach 2 h up to 1 s sooner: a
+	// deletion 0.5 s early is not judged, one 2 s early is.
+	early := func(d time.Duration) *trace {
+		return dueTrace(t, []time.Duration{time.Hour, 2 * time.Hour, 3*time.Hour - d}, 3*time.Hour-d, nil)
+	}
+	require.Empty(t, run(t, early(time.Second/2), nil, gcDueName).Violations)
+	require.Len(t, run(t, early(2*time.Second), nil, gcDueName).Violations, 2)
+
 	// At the first pass that saw it orphaned: that pass starts its timer.
 	r = run(t, dueTrace(t, passes, time.Hour, nil), nil, gcDueName)
 	require.Len(t, r.Violations, 2)
