@@ -71,6 +71,7 @@ var outOfReach = map[string]string{
 	"restore-marker":       "a RESTORING needs an ARCHIVED workspace woken, and archiving waits for an archive TTL of at least an hour idle",
 	"gc-meta-with-archive": "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
 	"gc-deletes-orphans":   "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
+	"gc-deletes-when-due":  "an orphan's due pass comes 2 h after the pass that started its timer, longer than the run's hour of faults",
 }
 
 // The Python coordinator, written from docs/spec/workspaces.md and not from the Go

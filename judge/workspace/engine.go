@@ -141,6 +141,7 @@ func All() []Checker {
 		&gcProtection{},
 		&gcPairs{},
 		&gcOrphans{},
+		&gcDue{},
 		&singleLeader{},
 		&writeEpoch{},
 		&holderActs{},

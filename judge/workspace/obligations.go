@@ -25,6 +25,7 @@ var situations = map[string]string{
 	"c9-gc-protection":       "a GC pass (the leader lists the objects) meets a protected archive, or the GC deletes an unprotected one",
 	"gc-meta-with-archive":   "the GC deletes one of an archive and its .meta while the other exists",
 	"gc-deletes-orphans":     "an orphaned archive or .meta, timed by the GC, is owed its deletion after 2 h or deleted",
+	"gc-deletes-when-due":    "a GC pass of the lock holder, nothing disturbing it, meets an orphan whose timer, known from the history, is 2 h old (its due pass)",
 	"c10-single-leader":      "a leadership acquired after another (a failover or a re-election)",
 	"c10-write-epoch":        "a coordinator write (a HealthMonitor or StateReconciler write or pass, or one made on behalf of the TTL Manager or the StateReconciler)",
 	"c10-holder-acts":        "a coordinator instance whose lease ended (lost, released, superseded) steps again at a later instant",

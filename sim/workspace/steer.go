@@ -59,6 +59,7 @@ var SteerPrior = map[string][]string{
 	"c9-gc-protection":      {FeatureDeletes},
 	"gc-meta-with-archive":  {FeatureDeletes, string(FaultStorageJobCrash), string(FaultRemoveObject)},
 	"gc-deletes-orphans":    {FeatureDeletes, string(FaultStorageJobCrash), string(FaultCorruptObject)},
+	"gc-deletes-when-due":   {FeatureDeletes, string(FaultStorageJobCrash), string(FaultCorruptObject)},
 	"c10-single-leader":     {string(FaultCrash), string(FaultKillSession), string(FaultDepose)},
 	"c10-fencing":           {string(FaultDepose), string(FaultKillSession)},
 	"c10-holder-acts":       {string(FaultKillSession), string(FaultDepose), string(FaultCrash)},

@@ -42,6 +42,7 @@ var notJudgeable = map[string]string{
 	"c9-gc-protection":      whyStorage,
 	"gc-meta-with-archive":  whyStorage,
 	"gc-deletes-orphans":    whyStorage,
+	"gc-deletes-when-due":   whyStorage,
 	"c10-fencing":           whyCalls,
 	"lease-recheck":         whyChecks,
 	"invoke-once":           whyCalls,
