@@ -33,8 +33,7 @@ import (
 type errorReason struct {
 	base
 	kind reasonKind
-	// last is, per workspace, its latest failed actuator call.
-	last map[string]failedActuator
+	tie  failureTie
 }
 
 // reasonKind selects the failures an errorReason judges.
@@ -65,49 +64,8 @@ func (c *errorReason) Name() string {
 func (*errorReason) Contract() string { return "1.5" }
 
 func (c *errorReason) Observe(s *State, e *history.Event, r *Report) {
-	if c.last == nil {
-		c.last = map[string]failedActuator{}
-	}
-	if e.Workspace == "" {
-		return
-	}
-	switch {
-	case e.Kind == history.KindCall && Actuator(e.Method):
-		if e.Err == "" {
-			delete(c.last, e.Workspace)
-		} else {
-			c.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
-		}
-		return
-	case e.Kind == history.KindFault && e.Method == FLostResp && Actuator(e.Args):
-		c.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
-		return
-	case e.Kind == history.KindWrite && e.Err != "":
-		if f, ok := c.last[e.Workspace]; ok && f.instance == e.Instance {
-			delete(c.last, e.Workspace) // the attempt may count the failed write instead
-		}
-		return
-	}
-	if !reconcilerWrite(e) {
-		return
-	}
-	row, p := s.Row(e.Workspace), e.Patch
-	if row == nil {
-		return
-	}
-	switch classify(row, p) {
-	case tClaim, tComplete:
-		delete(c.last, e.Workspace)
-		return
-	}
-	f, ok := c.last[e.Workspace]
-	if !ok || f.instance != e.Instance || !p.ErrorInfo.Set || p.ErrorInfo.V == nil {
-		return
-	}
-	delete(c.last, e.Workspace)
-	info := p.ErrorInfo.V
-	if row.Operation == contracts.OpNone || row.Terminal() || row.HealthStatus == contracts.HealthError ||
-		info.Reason == contracts.ReasonRetryExceeded || info.Reason == contracts.ReasonTimeout {
+	f, row, info, ok := c.tie.observe(s, e)
+	if !ok {
 		return
 	}
 	code, hasCode := specCodeOf(f.err)
@@ -126,4 +84,72 @@ func (c *errorReason) Observe(s *State, e *history.Event, r *Report) {
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("failure of %s recorded with reason %s after call #%d failed %s (%q): SPEC 1.5 makes it %s",
 			row.Operation, info.Reason, f.seq, what, f.err, want), f.seq, e.Seq)
 	}
+}
+
+// failureTie ties a reconciler write that records a failure in error_info
+// to the failed actuator call it records, from the history alone: the
+// latest actuator call on the workspace, by the writing instance, when it
+// failed or a fault replaced its answer with an error, with no actuator
+// call on the workspace, no failed write of that instance on it, no claim
+// and no completion since. Writes it cannot tie, and those that record
+// no call's failure (RetryExceeded, Timeout, a write on a row with no
+// operation, already terminal, or whose health is ERROR: 4.2 step 2's
+// entry, whose cause is the health), are not tied. Every checker of what
+// a failed call's record holds (error-reason, error-context-code) shares
+// it, so that they judge the same writes.
+type failureTie struct {
+	// last is, per workspace, its latest failed actuator call.
+	last map[string]failedActuator
+}
+
+// observe feeds e to the tie. For a write it ties, it returns the failed
+// call, the row as it stood before the write, the error_info written, and
+// true.
+func (t *failureTie) observe(s *State, e *history.Event) (failedActuator, *contracts.Workspace, *contracts.ErrorInfo, bool) {
+	if t.last == nil {
+		t.last = map[string]failedActuator{}
+	}
+	if e.Workspace == "" {
+		return failedActuator{}, nil, nil, false
+	}
+	switch {
+	case e.Kind == history.KindCall && Actuator(e.Method):
+		if e.Err == "" {
+			delete(t.last, e.Workspace)
+		} else {
+			t.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
+		}
+		return failedActuator{}, nil, nil, false
+	case e.Kind == history.KindFault && e.Method == FLostResp && Actuator(e.Args):
+		t.last[e.Workspace] = failedActuator{instance: e.Instance, err: e.Err, seq: e.Seq}
+		return failedActuator{}, nil, nil, false
+	case e.Kind == history.KindWrite && e.Err != "":
+		if f, ok := t.last[e.Workspace]; ok && f.instance == e.Instance {
+			delete(t.last, e.Workspace) // the attempt may count the failed write instead
+		}
+		return failedActuator{}, nil, nil, false
+	}
+	if !reconcilerWrite(e) {
+		return failedActuator{}, nil, nil, false
+	}
+	row, p := s.Row(e.Workspace), e.Patch
+	if row == nil {
+		return failedActuator{}, nil, nil, false
+	}
+	switch classify(row, p) {
+	case tClaim, tComplete:
+		delete(t.last, e.Workspace)
+		return failedActuator{}, nil, nil, false
+	}
+	f, ok := t.last[e.Workspace]
+	if !ok || f.instance != e.Instance || !p.ErrorInfo.Set || p.ErrorInfo.V == nil {
+		return failedActuator{}, nil, nil, false
+	}
+	delete(t.last, e.Workspace)
+	info := p.ErrorInfo.V
+	if row.Operation == contracts.OpNone || row.Terminal() || row.HealthStatus == contracts.HealthError ||
+		info.Reason == contracts.ReasonRetryExceeded || info.Reason == contracts.ReasonTimeout {
+		return failedActuator{}, nil, nil, false
+	}
+	return f, row, info, true
 }

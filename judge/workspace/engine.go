@@ -158,6 +158,7 @@ func All() []Checker {
 		&errorReason{kind: reasonCoded},
 		&errorReason{kind: reasonNoCode},
 		&errorReason{kind: reasonInUse},
+		&errorContextCode{},
 		&claimTimed{},
 		&invokeOnce{},
 		&ttlRules{},

@@ -42,6 +42,7 @@ var situations = map[string]string{
 	"error-reason":           "a reconciler records the failure of an actuator call that failed with a provider code other than VOLUME_IN_USE",
 	"error-reason-no-code":   "a reconciler records the failure of an actuator call that failed without a code (a transport error: the provider's API did not answer)",
 	"error-reason-in-use":    "a reconciler records the failure of an actuator call that failed with VOLUME_IN_USE (delete_volume while something still holds the volume)",
+	"error-context-code":     "a reconciler records the failure of an actuator call that failed with a provider code, under the reason 1.5 gives it (not RetryExceeded)",
 	"claim-op-started-at":    "a reconciler claims an operation, or writes op_started_at while one runs",
 	"invoke-once":            "a leader's actuator call on a workspace while an operation runs",
 	"ttl":                    "the TTL Manager changes desired_state, or at the end a row is past a TTL",

@@ -72,6 +72,7 @@ var SteerPrior = map[string][]string{
 	"error-reason":          {string(FaultOutage), string(FaultLostResponse)},
 	"error-reason-no-code":  {string(FaultNoAnswer)},
 	"error-reason-in-use":   {string(FaultHoldVolume), FeatureDeletes},
+	"error-context-code":    {string(FaultOutage), string(FaultLostResponse)},
 	"invoke-once":           {string(FaultCrash), string(FaultDepose)},
 	"api-rules":             {string(FaultOutage), FeatureDeletes},
 	"limits":                {FeatureCrowd},

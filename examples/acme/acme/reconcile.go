@@ -326,7 +326,10 @@ func codeOf(err error) contracts.ErrorCode {
 }
 
 // failureContext is error_info.context for a failure (SPEC 1.5 examples).
-func failureContext(reason contracts.Reason, code contracts.ErrorCode, failed *actionError, w *contracts.Workspace) map[string]any {
+func failureContext(reason contracts.Reason, code contracts.ErrorCode, failed *actionError, w *contracts.Workspace) (ctx map[string]any) {
+	if reason == contracts.ReasonDataLost { // a failed call's context includes its code too (SPEC 1.5)
+		defer func() { ctx["code"] = string(code) }()
+	}
 	switch reason {
 	case contracts.ReasonDataLost:
 		return map[string]any{"archive_key": w.ArchiveKey, "detail": string(code)}

@@ -52,6 +52,7 @@ var notJudgeable = map[string]string{
 	"error-reason":          whyCalls,
 	"error-reason-no-code":  whyCalls,
 	"error-reason-in-use":   whyCalls,
+	"error-context-code":    whyCalls,
 	"timeout-entry":         whyFailures,
 	"api-answers":           whyRequests,
 	"ttl":                   whyBus,
