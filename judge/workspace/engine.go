@@ -191,6 +191,8 @@ func All() []Checker {
 		&healthRules{},
 		&oneStep{},
 		&idOrder{},
+		&firstStep{},
+		&gcHourly{},
 	}
 }
 
