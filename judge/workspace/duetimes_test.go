@@ -109,7 +109,7 @@ func TestGCHourly(t *testing.T) {
 	// pass is due an hour after that one, not after the old leader's.
 	tr = newTrace().firstTicks("c1", 1)
 	tr = step(tr, 30*time.Minute).add(history.Event{Kind: history.KindLeader, Method: "lost", Instance: "c1", Epoch: 1})
-	tr = tr.at(31 * time.Minute).firstTicks("c2", 2)
+	tr = tr.at(31*time.Minute).firstTicks("c2", 2)
 	tr = tr.at(time.Hour).check("c2", 2, "")
 	tr = tr.at(time.Hour+31*time.Minute).check("c2", 2, "").call("c2", MObjList, "", "archives/", "", "")
 	r = run(t, tr, nil, "gc-hourly")
@@ -119,7 +119,7 @@ func TestGCHourly(t *testing.T) {
 	// A step cut short by a crash owes nothing.
 	tr = newTrace().firstTicks("c1", 1)
 	tr = step(tr, time.Hour).add(history.Event{Kind: history.KindCrash, Instance: "c1"})
-	tr = tr.at(time.Hour + time.Second).check("c1", 1, "")
+	tr = tr.at(time.Hour+time.Second).check("c1", 1, "")
 	r = run(t, tr, nil, "gc-hourly")
 	require.Empty(t, r.Violations)
 }
