@@ -147,7 +147,7 @@ func (c *firstStep) judge(r *Report) {
 // first pass on, the next pass is due one hour after the previous pass
 // started: a pass at an earlier instant is flagged, and so is a step at or
 // after the due time that ends without one, unless the step was cut short
-// (stepEnds). The count ends with the lead (a release, a failed check, a
+// (stepEnds); once per gap. The count ends with the lead (a release, a failed check, a
 // refused write, a crash, another's acquisition, a lost leadership): a new
 // leadership starts with a first pass, which first-step-components judges.
 type gcHourly struct {
@@ -162,19 +162,22 @@ type gcHourly struct {
 	stepSeq int64
 	owed    bool
 	ended   bool
+	// late: a step of this gap was flagged (once per gap).
+	late bool
 }
 
 func (*gcHourly) Name() string     { return "gc-hourly" }
 func (*gcHourly) Contract() string { return "3" }
 
 func (c *gcHourly) endLead() {
-	c.leader, c.last, c.owed = "", time.Time{}, false
+	c.leader, c.last, c.owed, c.late = "", time.Time{}, false, false
 }
 
 func (c *gcHourly) Observe(_ *State, e *history.Event, r *Report) {
 	if c.owed && e.At.After(c.step) {
 		c.owed = false
-		if !c.ended {
+		if !c.ended && !c.late {
+			c.late = true
 			r.Exercise()
 			due := c.last.Add(specGCPeriod)
 			r.Flag("", c.step, fmt.Sprintf("the Archive GC of %s last passed at %s, so its next pass was due at %s, and the leader's step at %s, the first at or after that time, ran none: it runs at the first step at or after its due time, never later (SPEC 3, \"Due times\")",
@@ -227,5 +230,5 @@ func (c *gcHourly) listing(e *history.Event, r *Report) {
 				c.leader, stamp(c.last), stamp(e.At), stamp(due)), c.lastSeq, e.Seq)
 		}
 	}
-	c.last, c.lastSeq, c.owed = e.At, e.Seq, false
+	c.last, c.lastSeq, c.owed, c.late = e.At, e.Seq, false, false
 }
