@@ -193,6 +193,8 @@ func All() []Checker {
 		&healthRules{},
 		&oneStep{},
 		&idOrder{},
+		&firstStep{},
+		&gcHourly{},
 	}
 }
 

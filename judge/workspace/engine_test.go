@@ -127,7 +127,18 @@ func (tr *trace) stamp(id string) *trace {
 }
 
 func TestCleanHistoryPassesEveryChecker(t *testing.T) {
-	tr := provisionAndStart(newTrace()).pass()
+	// provisionAndStart's steps, with the acquisition step running every
+	// component (SPEC 3, "Due times") and the listener it starts publishing
+	// each change (4.6).
+	tr := newTrace().firstTicks("c1", 1).insert("w", contracts.DesiredRunning).
+		claim("w", contracts.OpProvisioning).trigger("c1", "w").check("c1", 1, "").call("c1", MProvision, "w", "", "", "")
+	tr = publish(tr.at(time.Second).check("c1", 1, ""), "c1").
+		at(2*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedStandby).complete("w").trigger("c1", "w")
+	tr = publish(tr, "c1").
+		at(3*time.Second).check("c1", 1, "").claim("w", contracts.OpStarting).trigger("c1", "w").check("c1", 1, "").call("c1", MStart, "w", "img", "", "")
+	tr = publish(tr, "c1").
+		at(4*time.Second).check("c1", 1, "").call("c1", MInstancesList, "", "", "", "").observe("w", contracts.ObservedRunning).stamp("w").complete("w").trigger("c1", "w")
+	tr = publish(tr, "c1").pass()
 	r := Check(Input{Events: tr.events})
 	require.Empty(t, r.Violations)
 	require.Equal(t, Pass, r.Verdict("c1-completion-observed"))

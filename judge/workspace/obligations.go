@@ -77,6 +77,8 @@ var situations = map[string]string{
 	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
 	"reconcile-one-step":     "a step of the leader, nothing disturbing it, in which the StateReconciler completed a row's operation or entered ERROR on it, or handled a row whose first applicable step was one of those or a Timeout entry",
 	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
+	"first-step-components":  "a recorded acquisition of the leader lock whose step nothing cut short (no crash, fault, release, failed check or fenced write of the instance in it)",
+	"gc-hourly":              "an Archive GC pass after the first of its leadership, or a step of the leader at or after the GC's due time that nothing cut short",
 }
 
 // Obligations lists every checker's obligation, in report order.

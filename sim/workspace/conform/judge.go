@@ -81,6 +81,8 @@ var notJudgeable = map[string]string{
 	"health-rules":          whyListings,
 	"health-mismatch-info":  whyMismatch,
 	"reconcile-id-order":    whySteps,
+	"first-step-components": whySteps,
+	"gc-hourly":             whyStorage,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
