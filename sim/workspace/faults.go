@@ -587,8 +587,14 @@ func (f *faults) loseVolume(a Action) {
 func (f *faults) loseVolumeOf(a Action, id string) {
 	s := f.s
 	if a.Kind == FaultRemoveVolume {
-		if exists, _ := s.world.Instances.State(id); exists {
-			_ = s.world.Storage.Remove(id) // refused, recorded: no effect
+		// SPEC 5.2: a volume that a container holds (its workspace's, or
+		// another one's: hold-volume) is kept and the removal fails with
+		// VOLUME_IN_USE. The world records the refusal; the data and the
+		// durability model stay as they are (DR502).
+		if err := s.world.Storage.Remove(id); err != nil {
+			if contracts.CodeOf(err) != contracts.CodeVolumeInUse {
+				s.Fail("remove-volume: " + err.Error())
+			}
 			return
 		}
 	}
@@ -602,10 +608,7 @@ func (f *faults) loseVolumeOf(a Action, id string) {
 		s.work.model[id] = kept
 	}
 	if a.Kind == FaultRemoveVolume {
-		if err := s.world.Storage.Remove(id); err != nil {
-			s.Fail("remove-volume: " + err.Error())
-		}
-		return
+		return // removed above
 	}
 	s.world.Storage.Lose(id)
 }

@@ -543,6 +543,39 @@ func TestRemoveVolumeIsRefusedWhileTheContainerHoldsIt(t *testing.T) {
 	requireClean(t, s)
 }
 
+// An operator's volume removal while another container holds the volume
+// (hold-volume) is refused as it is under the workspace's own container
+// (SPEC 5.2: a held volume is kept, VOLUME_IN_USE): recorded, nothing
+// lost, and never a failure of the run (seed 11 of --faults all; DR502).
+func TestRemoveVolumeIsRefusedWhileAnotherContainerHoldsIt(t *testing.T) {
+	s := scripted(t, 10)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite}, Action{Kind: UserDisconnect})
+	play(t, s, Action{Kind: FaultHoldVolume, Delay: 45 * time.Second},
+		Action{Kind: UserDesire, Desired: contracts.DesiredPending}, advance(5*time.Second))
+	require.Len(t, events(s, history.KindFault, "storage.Hold"), 1)
+	exists, _ := s.World().Instances.State(id)
+	require.False(t, exists, "ARCHIVING removed the workspace's container")
+	_, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the holder keeps the volume")
+
+	play(t, s, Action{Kind: FaultRemoveVolume})
+	require.Empty(t, events(s, history.KindNote, "failure"), "a fault action never fails the run")
+	refused := events(s, history.KindFault, "storage.Remove")
+	require.Len(t, refused, 1)
+	require.Contains(t, refused[0].Err, string(contracts.CodeVolumeInUse))
+	require.Empty(t, events(s, history.KindFault, wsjudge.FLoseVolume), "nothing removed")
+	files, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the volume is kept")
+	require.Len(t, files, 1)
+	require.Len(t, s.Model(id), 1, "nothing is lost")
+
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayArchived, contracts.Display(ptr(row(t, s, id))))
+	require.Empty(t, s.Result().Failures)
+	requireClean(t, s)
+}
+
 // A storage job killed between the archive object and its .meta: the
 // object is left without its commit marker and ARCHIVING fails; the retry
 // (same op_id, same key) uploads both and the workspace is archived.
