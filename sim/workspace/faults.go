@@ -211,7 +211,9 @@ func (f *faults) afterCall(instance, port, method string) {
 
 // fireDepose kills leader's DB session from inside its own write, then runs
 // a Step of every other live instance to completion before the write goes
-// on: the successor takes over and acts first.
+// on: the successor takes over and acts first. An instance that stepped
+// less than MinStepInterval ago is not stepped again (SPEC 3 "Steps"): it
+// keeps its own next Step, and the leader's write goes on first (DR503).
 func (f *faults) fireDepose(leader *instance) {
 	s := f.s
 	f.deposing = true
@@ -220,7 +222,7 @@ func (f *faults) fireDepose(leader *instance) {
 		Args: "session killed " + [...]string{"inside its write", "after its write", "inside its read", "inside a store call of its takeover"}[f.deposeWhere] + "; successors step first"})
 	s.world.Store.KillSession(leader.name)
 	for _, in := range s.insts {
-		if in != leader && in.alive {
+		if in != leader && in.alive && in.mayStepAt(s.clock.Now()) {
 			s.step(in, in.gen)
 		}
 	}

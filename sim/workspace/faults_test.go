@@ -314,6 +314,26 @@ func TestDeposeRunsTheSuccessorInsideTheDeposedLeadersWrite(t *testing.T) {
 	require.NotEqual(t, old, s.Leaders()[0])
 }
 
+// Seed 35 of --faults all: coord-2 stepped, then coord-1 took the lead and
+// was deposed inside its takeover at the same instant. Its successors step
+// first, but never sooner than 100 ms after their previous Step (SPEC 3
+// "Steps"): coord-2 keeps its own next Step, so no instance lists the
+// containers twice at one instant (DR503).
+func TestDeposeNeverStepsASuccessorTwiceWithinTheMinimumInterval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a day of faults")
+	}
+	mix, err := ParseFaultMix("all")
+	require.NoError(t, err)
+	r, err := Run(context.Background(), Config{Seed: 35, Workspaces: 5, Duration: 24 * time.Hour, Quiet: DefaultQuiet,
+		Faults: mix, System: wsref.NewSystem()})
+	require.NoError(t, err)
+	require.Empty(t, r.Failures)
+	require.NotNil(t, r.Report)
+	require.Equal(t, wsjudge.Pass, r.Report.Verdict("pass-listing"))
+	require.False(t, r.Report.Failed(), "%v", r.Report.Violations)
+}
+
 // The deposition aimed at a takeover waits for the next instance to take
 // the lead, and strikes inside that new leader's first data call of the
 // store: the path on which it resumes its predecessor's operations.
