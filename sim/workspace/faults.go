@@ -211,7 +211,9 @@ func (f *faults) afterCall(instance, port, method string) {
 
 // fireDepose kills leader's DB session from inside its own write, then runs
 // a Step of every other live instance to completion before the write goes
-// on: the successor takes over and acts first.
+// on: the successor takes over and acts first. An instance that stepped
+// less than MinStepInterval ago is not stepped again (SPEC 3 "Steps"): it
+// keeps its own next Step, and the leader's write goes on first (DR503).
 func (f *faults) fireDepose(leader *instance) {
 	s := f.s
 	f.deposing = true
@@ -220,7 +222,7 @@ func (f *faults) fireDepose(leader *instance) {
 		Args: "session killed " + [...]string{"inside its write", "after its write", "inside its read", "inside a store call of its takeover"}[f.deposeWhere] + "; successors step first"})
 	s.world.Store.KillSession(leader.name)
 	for _, in := range s.insts {
-		if in != leader && in.alive {
+		if in != leader && in.alive && in.mayStepAt(s.clock.Now()) {
 			s.step(in, in.gen)
 		}
 	}
@@ -587,8 +589,14 @@ func (f *faults) loseVolume(a Action) {
 func (f *faults) loseVolumeOf(a Action, id string) {
 	s := f.s
 	if a.Kind == FaultRemoveVolume {
-		if exists, _ := s.world.Instances.State(id); exists {
-			_ = s.world.Storage.Remove(id) // refused, recorded: no effect
+		// SPEC 5.2: a volume that a container holds (its workspace's, or
+		// another one's: hold-volume) is kept and the removal fails with
+		// VOLUME_IN_USE. The world records the refusal; the data and the
+		// durability model stay as they are (DR502).
+		if err := s.world.Storage.Remove(id); err != nil {
+			if contracts.CodeOf(err) != contracts.CodeVolumeInUse {
+				s.Fail("remove-volume: " + err.Error())
+			}
 			return
 		}
 	}
@@ -602,10 +610,7 @@ func (f *faults) loseVolumeOf(a Action, id string) {
 		s.work.model[id] = kept
 	}
 	if a.Kind == FaultRemoveVolume {
-		if err := s.world.Storage.Remove(id); err != nil {
-			s.Fail("remove-volume: " + err.Error())
-		}
-		return
+		return // removed above
 	}
 	s.world.Storage.Lose(id)
 }

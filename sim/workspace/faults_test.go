@@ -314,6 +314,26 @@ func TestDeposeRunsTheSuccessorInsideTheDeposedLeadersWrite(t *testing.T) {
 	require.NotEqual(t, old, s.Leaders()[0])
 }
 
+// Seed 35 of --faults all: coord-2 stepped, then coord-1 took the lead and
+// was deposed inside its takeover at the same instant. Its successors step
+// first, but never sooner than 100 ms after their previous Step (SPEC 3
+// "Steps"): coord-2 keeps its own next Step, so no instance lists the
+// containers twice at one instant (DR503).
+func TestDeposeNeverStepsASuccessorTwiceWithinTheMinimumInterval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a day of faults")
+	}
+	mix, err := ParseFaultMix("all")
+	require.NoError(t, err)
+	r, err := Run(context.Background(), Config{Seed: 35, Workspaces: 5, Duration: 24 * time.Hour, Quiet: DefaultQuiet,
+		Faults: mix, System: wsref.NewSystem()})
+	require.NoError(t, err)
+	require.Empty(t, r.Failures)
+	require.NotNil(t, r.Report)
+	require.Equal(t, wsjudge.Pass, r.Report.Verdict("pass-listing"))
+	require.False(t, r.Report.Failed(), "%v", r.Report.Violations)
+}
+
 // The deposition aimed at a takeover waits for the next instance to take
 // the lead, and strikes inside that new leader's first data call of the
 // store: the path on which it resumes its predecessor's operations.
@@ -540,6 +560,39 @@ func TestRemoveVolumeIsRefusedWhileTheContainerHoldsIt(t *testing.T) {
 	require.False(t, ok)
 	require.Empty(t, s.Model(id), "the user is owed only the (absent) archive")
 	play(t, s, advance(5*time.Minute))
+	requireClean(t, s)
+}
+
+// An operator's volume removal while another container holds the volume
+// (hold-volume) is refused as it is under the workspace's own container
+// (SPEC 5.2: a held volume is kept, VOLUME_IN_USE): recorded, nothing
+// lost, and never a failure of the run (seed 11 of --faults all; DR502).
+func TestRemoveVolumeIsRefusedWhileAnotherContainerHoldsIt(t *testing.T) {
+	s := scripted(t, 10)
+	id := running(t, s)
+	play(t, s, Action{Kind: UserConnect}, Action{Kind: UserWrite}, Action{Kind: UserDisconnect})
+	play(t, s, Action{Kind: FaultHoldVolume, Delay: 45 * time.Second},
+		Action{Kind: UserDesire, Desired: contracts.DesiredPending}, advance(5*time.Second))
+	require.Len(t, events(s, history.KindFault, "storage.Hold"), 1)
+	exists, _ := s.World().Instances.State(id)
+	require.False(t, exists, "ARCHIVING removed the workspace's container")
+	_, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the holder keeps the volume")
+
+	play(t, s, Action{Kind: FaultRemoveVolume})
+	require.Empty(t, events(s, history.KindNote, "failure"), "a fault action never fails the run")
+	refused := events(s, history.KindFault, "storage.Remove")
+	require.Len(t, refused, 1)
+	require.Contains(t, refused[0].Err, string(contracts.CodeVolumeInUse))
+	require.Empty(t, events(s, history.KindFault, wsjudge.FLoseVolume), "nothing removed")
+	files, ok := s.World().Storage.Files(id)
+	require.True(t, ok, "the volume is kept")
+	require.Len(t, files, 1)
+	require.Len(t, s.Model(id), 1, "nothing is lost")
+
+	play(t, s, advance(2*time.Minute))
+	require.Equal(t, contracts.DisplayArchived, contracts.Display(ptr(row(t, s, id))))
+	require.Empty(t, s.Result().Failures)
 	requireClean(t, s)
 }
 

@@ -63,6 +63,17 @@ type instance struct {
 	// restartAfter, when positive, is how long after its next crash a
 	// supervisor restarts it (a crash fault's own delay).
 	restartAfter time.Duration
+	// lastStep is when its latest Step began (stepped: it has run one),
+	// whatever its generation: SPEC 3 "Steps" spaces two Steps of an
+	// instance at least MinStepInterval apart, out of turn too (DR503).
+	lastStep time.Time
+	stepped  bool
+}
+
+// mayStepAt reports whether a Step of in at now keeps SPEC 3's spacing:
+// none yet, or the previous one at least MinStepInterval before.
+func (in *instance) mayStepAt(now time.Time) bool {
+	return !in.stepped || !now.Before(in.lastStep.Add(MinStepInterval))
 }
 
 // New builds a run from cfg: the world on a virtual clock at cfg.Start, the
@@ -245,6 +256,7 @@ func (s *Sim) step(in *instance, gen int) {
 	if !in.alive || gen != in.gen {
 		return
 	}
+	in.lastStep, in.stepped = s.clock.Now(), true
 	next, err := in.coord.Step(s.ctx)
 	switch {
 	case in.gate.Crashed:
