@@ -191,6 +191,7 @@ func All() []Checker {
 		&healthRules{},
 		&oneStep{},
 		&idOrder{},
+		&givesUpReleases{},
 	}
 }
 

@@ -75,6 +75,7 @@ var situations = map[string]string{
 	"health-rules":           "a HealthMonitor write (beyond observed_at) after successful container and volume listings of its instance",
 	"reconcile-one-step":     "a step of the leader, nothing disturbing it, in which the StateReconciler completed a row's operation or entered ERROR on it, or handled a row whose first applicable step was one of those or a Timeout entry",
 	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
+	"gives-up-releases":      "a lock check of the leader fails while the record shows it still holding the lock (a DB error on the check, its session alive)",
 }
 
 // Obligations lists every checker's obligation, in report order.

@@ -79,6 +79,7 @@ var notJudgeable = map[string]string{
 	"health-rules":          whyListings,
 	"health-mismatch-info":  whyMismatch,
 	"reconcile-id-order":    whySteps,
+	"gives-up-releases":     whyChecks,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
