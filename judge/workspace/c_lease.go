@@ -18,7 +18,11 @@ import (
 //  1. Every world-changing call of a coordinator instance follows a
 //     successful check of its lock, in its current epoch, made after its
 //     previous world-changing call and after it acquired the lock: each
-//     call has a check of its own.
+//     call has a check of its own. And the check is "immediately before"
+//     the call: no write or other call of the instance is recorded in
+//     between, whether or not the lease survived (DR591). The storage
+//     job's upload (an objects.Put recorded, at the same instant, just
+//     before the archive call it belongs to) is part of that call.
 //  2. No world-changing call comes after the instance's lease was lost
 //     (another instance acquired, its release or a failed check, its DB
 //     session killed or it deposed, a crash) unless a successful check in
@@ -44,8 +48,13 @@ type leaseState struct {
 	// world-changing call; checkSeq is the last one.
 	checked  bool
 	checkSeq int64
-	// busy: the instance recorded something else since that check.
-	busy bool
+	// busy: the instance recorded something else since that check;
+	// busySeq is the first such event.
+	busy    bool
+	busySeq int64
+	// put: an objects.Put of the instance not yet judged part of an
+	// archive call or not.
+	put *history.Event
 	// lostSeq: the event that ended its lease after the last successful
 	// check (0: not lost since).
 	lostSeq int64
@@ -106,6 +115,12 @@ func (c *leaseRecheck) Observe(_ *State, e *history.Event, r *Report) {
 	if !ok || st.epoch == 0 {
 		return // not a coordinator instance that ever led
 	}
+	if put := st.put; put != nil {
+		st.put = nil
+		if !(e.Kind == history.KindCall && e.Method == MArchive && e.At.Equal(put.At)) {
+			st.markBusy(put)
+		}
+	}
 	switch {
 	case e.Kind == history.KindCall && e.Method == MLockCheck:
 		if e.Err == "" && (e.Epoch == 0 || e.Epoch == st.epoch) {
@@ -113,11 +128,17 @@ func (c *leaseRecheck) Observe(_ *State, e *history.Event, r *Report) {
 			return
 		}
 		c.lose(e, "its lock check failed", e.Instance, false)
-		st.busy = true
+		st.markBusy(e)
 		return
 	case e.Kind == history.KindCall && (Actuator(e.Method) || e.Method == MObjDelete):
+	case e.Kind == history.KindCall && e.Method == MObjPut && st.put == nil:
+		// Perhaps the storage job's upload inside an archive call (SPEC
+		// 5.3), recorded before the call's own answer: it is part of the
+		// call if the call comes next, at the same instant.
+		st.put = e
+		return
 	default:
-		st.busy = true
+		st.markBusy(e)
 		return
 	}
 	r.Exercise()
@@ -128,6 +149,18 @@ func (c *leaseRecheck) Observe(_ *State, e *history.Event, r *Report) {
 	case st.lostSeq != 0 && st.busy:
 		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s (epoch %d) called %s after its lease was lost (%s) with no successful re-check since: its last check came before other calls of its own",
 			e.Instance, st.epoch, e.Method, st.lostWhy), st.checkSeq, st.lostSeq, e.Seq)
+	case st.busy:
+		r.Flag(e.Workspace, e.At, fmt.Sprintf("%s (epoch %d) called %s with a write or call of its own (#%d) recorded between its last check of the lock and the call: the check is made again immediately before every call that changes the world (SPEC 3.1)",
+			e.Instance, st.epoch, e.Method, st.busySeq), st.checkSeq, st.busySeq, e.Seq)
 	}
-	st.checked, st.busy = false, true
+	st.checked = false
+	st.markBusy(e)
+}
+
+// markBusy notes e, an event of the instance other than a successful
+// check, since its last check.
+func (st *leaseState) markBusy(e *history.Event) {
+	if !st.busy {
+		st.busy, st.busySeq = true, e.Seq
+	}
 }

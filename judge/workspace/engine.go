@@ -195,6 +195,7 @@ func All() []Checker {
 		&idOrder{},
 		&firstStep{},
 		&gcHourly{},
+		&givesUpReleases{},
 	}
 }
 

@@ -62,3 +62,45 @@ func TestLeaseRecheckAfterTheLeaseIsLost(t *testing.T) {
 	r = run(t, tr, nil, "lease-recheck")
 	require.Empty(t, r.Violations)
 }
+
+// SPEC 3.1: the check comes "immediately before" the call: a write or a
+// call of the instance between its check and the world-changing call is
+// flagged even when the lease survived; the storage job's upload, recorded
+// inside the archive call it belongs to, is not such a call.
+func TestLeaseRecheckImmediatelyBefore(t *testing.T) {
+	base := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredRunning).at(time.Second)
+	}
+	// Checked at the top of the step, then claimed, then called.
+	tr := base().check("c1", 1, "").claim("w", contracts.OpProvisioning).call("c1", MProvision, "w", "", "", "")
+	r := run(t, tr, nil, "lease-recheck")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "immediately before")
+
+	// Checked, then published, then called.
+	tr = base().claim("w", contracts.OpProvisioning).check("c1", 1, "").trigger("c1", "w").call("c1", MProvision, "w", "", "", "")
+	r = run(t, tr, nil, "lease-recheck")
+	require.Len(t, r.Violations, 1)
+
+	// Correct: the claim, then the check, then the call.
+	tr = base().claim("w", contracts.OpProvisioning).check("c1", 1, "").call("c1", MProvision, "w", "", "", "")
+	r = run(t, tr, nil, "lease-recheck")
+	require.Empty(t, r.Violations)
+	require.Equal(t, Pass, r.Verdict("lease-recheck"))
+
+	// The archive call's own upload, recorded just before the call.
+	arch := func() *trace {
+		return newTrace().leader("c1", 1).insert("w", contracts.DesiredStandby).at(time.Second).claim("w", contracts.OpArchiving).
+			check("c1", 1, "").call("c1", MObjPut, "w", "archives/w/o/home.tar.zst", "by the storage job", "")
+	}
+	tr = arch().call("c1", MArchive, "w", "o", "", "storage job failed")
+	r = run(t, tr, nil, "lease-recheck")
+	require.Empty(t, r.Violations)
+
+	// An upload followed by anything but its archive call is the
+	// instance's own call between the check and the world-changing one.
+	tr = arch().trigger("c1", "w").call("c1", MArchive, "w", "o", "", "")
+	r = run(t, tr, nil, "lease-recheck")
+	require.Len(t, r.Violations, 1)
+	require.Contains(t, r.Violations[0].Message, "immediately before")
+}

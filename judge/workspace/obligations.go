@@ -79,6 +79,7 @@ var situations = map[string]string{
 	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
 	"first-step-components":  "a recorded acquisition of the leader lock whose step nothing cut short (no crash, fault, release, failed check or fenced write of the instance in it)",
 	"gc-hourly":              "an Archive GC pass after the first of its leadership, or a step of the leader at or after the GC's due time that nothing cut short",
+	"gives-up-releases":      "a lock check of the leader fails while the record shows it still holding the lock (a DB error on the check, its session alive)",
 }
 
 // Obligations lists every checker's obligation, in report order.

@@ -64,6 +64,7 @@ var SteerPrior = map[string][]string{
 	"c10-fencing":           {string(FaultDepose), string(FaultKillSession)},
 	"c10-holder-acts":       {string(FaultKillSession), string(FaultDepose), string(FaultCrash)},
 	"gives-up-at-once":      {string(FaultDepose), string(FaultKillSession)},
+	"gives-up-releases":     {string(FaultDBError)},
 	"c11-error-skip":        {string(FaultOutage), string(FaultDelayStart), string(FaultLoseVolume)},
 	"retry-policy":          {string(FaultOutage), string(FaultStorageJobCrash), string(FaultLostResponse)},
 	"timeouts":              {string(FaultDelayStart), string(FaultKillSession)},

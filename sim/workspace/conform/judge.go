@@ -83,6 +83,7 @@ var notJudgeable = map[string]string{
 	"reconcile-id-order":    whySteps,
 	"first-step-components": whySteps,
 	"gc-hourly":             whyStorage,
+	"gives-up-releases":     whyChecks,
 }
 
 // judgeableInferred are the checkers that stay judgeable when writers are
