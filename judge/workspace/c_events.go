@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -378,19 +379,21 @@ func sameInfo(a, b *contracts.ErrorInfo) bool {
 		(len(a.Context) == 0 && len(b.Context) == 0 || reflect.DeepEqual(a.Context, b.Context))
 }
 
-// touchesEvents reports whether a fault window's plan text ("outage
-// store.Update 100% for 2m0s") names the store, the feed, the bus or the
-// leader lock.
-func touchesEvents(args string) bool {
+// windowTouches reports whether a fault window's plan text ("outage
+// store.Update 100% for 2m0s") names one of ports.
+func windowTouches(args string, ports ...string) bool {
 	for _, f := range strings.Fields(args) {
 		port, _, _ := strings.Cut(f, ".")
-		switch port {
-		case "store", "feed", "bus", "leader":
+		if slices.Contains(ports, port) {
 			return true
 		}
 	}
 	return false
 }
+
+// touchesEvents reports whether a fault window names the store, the feed,
+// the bus or the leader lock.
+func touchesEvents(args string) bool { return windowTouches(args, "store", "feed", "bus", "leader") }
 
 // windowLength reads "for <duration>" from a fault window's plan text.
 func windowLength(args string) (time.Duration, bool) {

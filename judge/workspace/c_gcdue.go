@@ -143,18 +143,9 @@ func (c *gcDue) Observe(s *State, e *history.Event, r *Report) {
 	}
 }
 
-// touchesGC reports whether a fault window's plan text names the store,
-// the bus or the bucket (the ports a GC pass calls).
-func touchesGC(args string) bool {
-	for _, f := range strings.Fields(args) {
-		port, _, _ := strings.Cut(f, ".")
-		switch port {
-		case "store", "bus", "objects", "leader":
-			return true
-		}
-	}
-	return false
-}
+// touchesGC reports whether a fault window names the store, the bus or
+// the bucket (the ports a GC pass calls) or the leader lock.
+func touchesGC(args string) bool { return windowTouches(args, "store", "bus", "objects", "leader") }
 
 // unitOf returns the archive key whose timer key's object uses.
 func unitOf(key string) string {
