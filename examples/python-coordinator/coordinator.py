@@ -8,11 +8,15 @@ with every checker, exactly as it judges the Go reference:
 
     converge sim --exec "python3 examples/python-coordinator/coordinator.py"
 
-Two deliberately broken variants show the judge catching real bugs:
+Three deliberately broken variants show the judge catching real bugs:
 
     --bug no-cas-claim      claims are written without compare-and-set (C4)
     --bug key-after-delete  ARCHIVING deletes the volume before it commits
                             archive_key (C8)
+    --bug resume-by-mark    a leader remembers that it invoked a workspace's
+                            calls, not for which claim, so an operation
+                            claimed after one cut short is never resumed
+                            (4.2 step 3; this example once shipped it)
 
 Everything is level-triggered from the rows the store returns; the process
 keeps only what SPEC allows it to keep in memory (its leadership, the calls
@@ -465,7 +469,7 @@ class Coordinator:
         if w["operation"] == "STARTING" and w["observed_status"] not in ("STANDBY", "RUNNING"):
             return False  # C6: never start without a volume; the timeout ends it
         last = self.invoked.get(i)
-        if last is None or last[0] != w["op_started_at"]:
+        if last is None or (last[0] != w["op_started_at"] and "resume-by-mark" not in BUGS):
             return True  # not invoked for this claim yet: resume it
         return bool(ei and not ei["is_terminal"] and ei["occurred_at"] >= last[1])
 
@@ -864,7 +868,7 @@ class API:
                     {"desired_state": "RUNNING"})
 
 
-USAGE = """usage: coordinator.py [--bug no-cas-claim] [--bug key-after-delete]
+USAGE = """usage: coordinator.py [--bug no-cas-claim] [--bug key-after-delete] [--bug resume-by-mark]
 
 Serves a workspace coordinator or API over converge's driver protocol on
 standard input and output; run it with converge sim --exec."""
@@ -884,8 +888,8 @@ def main(argv: list) -> None:
         else:
             print(f"coordinator.py: unexpected argument {a!r}\n\n{USAGE}", file=sys.stderr)
             sys.exit(2)
-        if bug not in ("no-cas-claim", "key-after-delete"):
-            print(f"coordinator.py: unknown bug {bug!r} (known: no-cas-claim, key-after-delete)", file=sys.stderr)
+        if bug not in ("no-cas-claim", "key-after-delete", "resume-by-mark"):
+            print(f"coordinator.py: unknown bug {bug!r} (known: no-cas-claim, key-after-delete, resume-by-mark)", file=sys.stderr)
             sys.exit(2)
         BUGS.add(bug)
     name = "python-example" + "".join("+" + b for b in sorted(BUGS))
