@@ -67,6 +67,12 @@ func logReport(t *testing.T, res *oracleconform.Result) {
 		t.Logf("%-22s %-13s %v", n, res.Report.Verdict(n), res.Coverage[n])
 	}
 	t.Logf("run: %s, unmet steps: %q", res.Duration.Round(100*time.Millisecond), res.Unmet)
+	for _, a := range res.Summary.Rejected {
+		t.Logf("rejected: %s", a)
+	}
+	for _, st := range res.Steps {
+		t.Logf("step at %s took %s (unmet %t): %s", st.Start.Round(100*time.Millisecond), st.Took.Round(100*time.Millisecond), st.Unmet, st.Name)
+	}
 	if !res.QuietFrom.IsZero() {
 		t.Logf("quiet phase from %s", res.QuietFrom.Sub(res.Genesis).Round(time.Second))
 	}
@@ -154,6 +160,10 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		// The start's probe and no health check at all: the first interval
 		// is judged from the first GET.
 		{bend: "status-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
+		// A daemon that never retries a broadcast whose answer was lost
+		// never meets the cached tx: the F12 step is unmet, and O5's
+		// code 19 is never seen, whatever the world holds off meanwhile.
+		{bend: "lost-as-admitted", checker: "o5-submit-retries", script: oracleconform.DefaultScript(), want: judge.NotExercised},
 	}
 	results := make([]*oracleconform.Result, len(cases))
 	errs := make([]error, len(cases))
@@ -179,8 +189,16 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		t.Run(tc.bend, func(t *testing.T) {
 			require.NoError(t, errs[i])
 			logReport(t, results[i])
-			if tc.want == judge.Warned {
+			switch tc.want {
+			case judge.Warned:
 				require.Equal(t, judge.Warned, results[i].Report.Verdict(tc.checker))
+				return
+			case judge.NotExercised:
+				require.Equal(t, judge.NotExercised, results[i].Report.Verdict(tc.checker))
+				require.Contains(t, results[i].Unexercised(), tc.checker)
+				require.False(t, results[i].Passed())
+				require.True(t, slices.ContainsFunc(results[i].Unmet, func(u string) bool { return strings.HasPrefix(u, "F12: ") }),
+					"the F12 step is unmet: %q", results[i].Unmet)
 				return
 			}
 			require.Equal(t, judge.Violated, results[i].Report.Verdict(tc.checker))
