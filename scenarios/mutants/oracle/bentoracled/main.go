@@ -26,8 +26,9 @@
 //	                 no health check ever reaches the chain                 → O18 (a warning)
 //	lost-as-admitted a broadcast whose connection drops before the answer
 //	                 (F12) is told code 0: the daemon never retries it, so
-//	                 no retry meets the cached tx; the F12 step is unmet
-//	                 and O5's code 19 never seen                          → O5 (not exercised)
+//	                 no retry meets the cached tx (the F12 step is unmet),
+//	                 and its next broadcast skips the unacknowledged
+//	                 sequence                                             → O8
 //	empty-signature  each submission's data-set signature is emptied: every
 //	                 one is rejected with code 18, as a real daemon's were
 //	                 (issue 23); the report's summary names that cause, and
