@@ -67,6 +67,19 @@ func logReport(t *testing.T, res *oracleconform.Result) {
 		t.Logf("%-22s %-13s %v", n, res.Report.Verdict(n), res.Coverage[n])
 	}
 	t.Logf("run: %s, unmet steps: %q", res.Duration.Round(100*time.Millisecond), res.Unmet)
+	for _, a := range res.Summary.Rejected {
+		t.Logf("rejected: %s", a)
+	}
+	held := 0 // broadcasts the F12 step held off with code 20
+	for _, e := range res.Events {
+		if e.Fault != nil && e.Fault.ID == "F11" && slices.ContainsFunc(e.Fault.Params, func(p history.Param) bool { return p.Key == "why" }) {
+			held++
+		}
+	}
+	t.Logf("broadcasts held off during the F12 step: %d", held)
+	for _, st := range res.Steps {
+		t.Logf("step at %s took %s (unmet %t): %s", st.Start.Round(100*time.Millisecond), st.Took.Round(100*time.Millisecond), st.Unmet, st.Name)
+	}
 	if !res.QuietFrom.IsZero() {
 		t.Logf("quiet phase from %s", res.QuietFrom.Sub(res.Genesis).Round(time.Second))
 	}
@@ -140,6 +153,7 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		bend, checker string
 		script        oracleconform.Script
 		want          judge.Verdict
+		unmet         string // a step that must be unmet (its name's start)
 	}{
 		{bend: "nonce-minus-one", checker: "o2-nonce-bounds"},
 		{bend: "value-drift", checker: "o12-fidelity"},
@@ -154,6 +168,10 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		// The start's probe and no health check at all: the first interval
 		// is judged from the first GET.
 		{bend: "status-once", checker: "o18-health-probe", script: oracleconform.DefaultScript(), want: judge.Warned},
+		// A daemon that reads a lost answer as an admission never retries
+		// it: the F12 step, holding the other broadcasts off, is unmet,
+		// and the next broadcast skips the unacknowledged sequence (O8).
+		{bend: "lost-as-admitted", checker: "o8-sequence", script: oracleconform.DefaultScript(), unmet: "F12: "},
 	}
 	results := make([]*oracleconform.Result, len(cases))
 	errs := make([]error, len(cases))
@@ -179,6 +197,10 @@ func TestConformMutantBinariesAreCaught(t *testing.T) {
 		t.Run(tc.bend, func(t *testing.T) {
 			require.NoError(t, errs[i])
 			logReport(t, results[i])
+			if tc.unmet != "" {
+				require.True(t, slices.ContainsFunc(results[i].Unmet, func(u string) bool { return strings.HasPrefix(u, tc.unmet) }),
+					"a step %q… is unmet: %q", tc.unmet, results[i].Unmet)
+			}
 			if tc.want == judge.Warned {
 				require.Equal(t, judge.Warned, results[i].Report.Verdict(tc.checker))
 				return

@@ -45,7 +45,9 @@ type Facade struct {
 	started  bool
 	// hooks are the run's fault plan at the broadcast path (nil: none).
 	hooks BroadcastHooks
-	// bmu makes a hook's injection and the broadcast it targets one step.
+	// bmu makes a hook's injection and the broadcast it targets one step,
+	// and a block one step with its stall check: a Lose hook that stalls
+	// the chain does so before any block can commit the tx it lost.
 	bmu sync.Mutex
 
 	ln  net.Listener
@@ -186,19 +188,32 @@ func (f *Facade) blocks() {
 		case <-f.stop:
 			return
 		case now := <-t.C:
-			f.mu.Lock()
-			stalled := f.stalled
-			f.mu.Unlock()
-			if stalled {
+			b := f.produce(now)
+			if b == nil {
 				continue
 			}
-			b := f.chain.ProduceBlock(now)
 			f.publish(b.Frames)
 			if f.onBlock != nil {
 				f.onBlock(b)
 			}
 		}
 	}
+}
+
+// produce makes the block of now unless the chain is stalled (nil then).
+// It holds bmu: a broadcast, its admission and the stall its Lose hook
+// may ask for come wholly before or wholly after the block, so an F12 tx
+// is never committed by a block that started before its stall.
+func (f *Facade) produce(now time.Time) *chain.Block {
+	f.bmu.Lock()
+	defer f.bmu.Unlock()
+	f.mu.Lock()
+	stalled := f.stalled
+	f.mu.Unlock()
+	if stalled {
+		return nil
+	}
+	return f.chain.ProduceBlock(now)
 }
 
 // publish sends each frame to every subscription it matches, in order,

@@ -151,7 +151,9 @@ func broadcastBody(txBytes []byte) string {
 
 // The broadcast faults of a script: an F11 code aimed at one request's
 // submissions (others pass), and F12, the admitted tx's answer lost with
-// the chain stalled, so that the same bytes meet the cache.
+// the chain stalled, so that the same bytes meet the cache; until the
+// world is disarmed, another request's broadcast is held off with code 20
+// (F11), and the lost request's own pass as they are.
 func TestFacadeBroadcastFaults(t *testing.T) {
 	key := keys.PrivKeyFromSeed("facade-fault-sut")
 	p := chain.DefaultParams()
@@ -187,8 +189,16 @@ func TestFacadeBroadcastFaults(t *testing.T) {
 	}
 	require.Error(t, err, "the answer to an F12 broadcast never arrives")
 	require.True(t, w.Stalled())
+	other := submitTx(t, w, key, 2, 2) // at the lost tx's sequence, as a daemon that heard nothing sends it
+	require.Equal(t, float64(oracle.CodeMempoolIsFull), code(post(t, url, broadcastBody(other))),
+		"request 2's broadcast is held off the held tx's sequence")
+	require.Equal(t, float64(oracle.CodeWrongSequence), code(post(t, url, broadcastBody(submitTx(t, w, key, 1, 2+5)))),
+		"request 1's own broadcasts reach the chain")
 	m := post(t, url, broadcastBody(lost))
 	require.Contains(t, m["error"].(map[string]any)["data"], "tx already exists in cache")
+	w.Disarm()
+	require.Equal(t, float64(oracle.CodeWrongSequence), code(post(t, url, broadcastBody(other))),
+		"once disarmed, request 2's broadcast meets the sequence the held tx took")
 	w.Resume()
 	require.False(t, w.Stalled())
 	require.NoError(t, w.Close())
@@ -206,7 +216,7 @@ func TestFacadeBroadcastFaults(t *testing.T) {
 			require.Equal(t, uint64(2), e.CheckTx.Tx.Msgs[0].RequestID)
 		}
 	}
-	require.Equal(t, []string{"F15 start", "F12 point", "F15 end"}, faults)
+	require.Equal(t, []string{"F15 start", "F12 point", "F11 point", "F15 end"}, faults)
 	require.Equal(t, 1, lostDone)
-	require.Equal(t, 1, injected)
+	require.Equal(t, 2, injected)
 }

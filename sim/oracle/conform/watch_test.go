@@ -74,23 +74,26 @@ func TestAnswerClasses(t *testing.T) {
 
 func ptr(e history.Event) *history.Event { return &e }
 
-// An F12 attempt is met by request 2's retry meeting the cached tx, and
-// disturbed when, after the lost answer, a broadcast meets a taken
-// sequence or request 2's submission is admitted anew; code 32s before
-// the lost answer do not count.
+// The F12 step is met by request 2's retry meeting the cached tx after
+// its answer was lost, and ends unmet when that retry is admitted as a new
+// tx; other requests' answers (code 20 while the world holds them off, a
+// code 32 before the loss) and request 2's answers before the loss do not
+// count.
 func TestLostAnswerTry(t *testing.T) {
 	cached := answer{R: reqFetch, ErrCode: -32603, ErrData: "tx already exists in cache"}
 	taken := answer{R: reqPeers, Code: oracle.CodeWrongSequence}
+	held := answer{R: reqPeers, Code: oracle.CodeMempoolIsFull}
 	lost := answer{R: reqFetch, Lost: true}
 	for _, c := range []struct {
-		name           string
-		answers        []answer
-		met, disturbed bool
+		name         string
+		answers      []answer
+		met, rebuilt bool
 	}{
-		{"the retry meets the cached tx", []answer{taken, {R: reqPeers}, lost, {R: reqPeers}, cached}, true, false},
-		{"another request's broadcast meets the taken sequence", []answer{lost, taken, cached}, false, true},
-		{"request 2's retry rebuilt and admitted", []answer{lost, {R: reqFetch}}, false, true},
-		{"a lost answer of another request", []answer{{R: reqPeers, Lost: true}, taken}, false, false},
+		{"the retry meets the cached tx", []answer{taken, {R: reqPeers}, lost, held, held, cached}, true, false},
+		{"a cache hit before the loss is no retry", []answer{cached, {R: reqFetch}, lost, held}, false, false},
+		{"request 2's retry rebuilt and admitted", []answer{lost, held, {R: reqFetch}, cached}, false, true},
+		{"a code 32 of request 2's retry leaves it open", []answer{lost, {R: reqFetch, Code: oracle.CodeWrongSequence}}, false, false},
+		{"a lost answer of another request", []answer{{R: reqPeers, Lost: true}, cached}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var at lostAnswerTry
@@ -100,7 +103,7 @@ func TestLostAnswerTry(t *testing.T) {
 				}
 			}
 			require.Equal(t, c.met, at.met)
-			require.Equal(t, c.disturbed, at.disturbed)
+			require.Equal(t, c.rebuilt, at.rebuilt)
 		})
 	}
 }

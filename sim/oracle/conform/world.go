@@ -40,6 +40,7 @@ type World struct {
 	due     []peerDue
 	inject  map[uint64][]uint32 // F11: codes for a request's next broadcasts
 	lose    map[uint64]bool     // F12: lose the answer to its next admitted broadcast
+	hold    uint64              // F12: the request whose answer was lost, until Disarm (LoseNext)
 	stalled bool                // F15
 
 	watch watch
@@ -256,19 +257,28 @@ func (w *World) Inject(r uint64, codes ...uint32) {
 
 // LoseNext arms F12 for request r: the next admitted broadcast of a
 // submission for r loses its answer, and the chain stalls (F15) at that
-// moment, so that the tx stays in the mempool until Resume.
+// moment, so that the tx stays in the mempool until Resume. From that
+// moment until Disarm the world holds the daemon's other broadcasts off
+// the held tx's sequence: each that reaches CheckTx's injection point
+// (it is not a cache hit) is answered code 20, mempool full (F11,
+// recorded as such), a transient answer the daemon retries after its
+// backoff and that leaves its sequence alone. r's broadcasts pass as they
+// are, so r's retry is the next broadcast the chain checks against the
+// held tx, whatever the daemon's timers do.
 func (w *World) LoseNext(r uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.lose[r] = true
 }
 
-// Disarm drops every F11 code still queued and every armed F12.
+// Disarm drops every F11 code still queued and every armed F12, and ends
+// the hold of a lost answer's other broadcasts (LoseNext).
 func (w *World) Disarm() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	clear(w.inject)
 	clear(w.lose)
+	w.hold = 0
 }
 
 // submitFor is the request a broadcast tx submits for (0: none).
@@ -279,17 +289,27 @@ func submitFor(t *history.Tx) uint64 {
 	return t.Msgs[0].RequestID
 }
 
-// injected is the façade's Inject hook.
+// injected is the façade's Inject hook: LoseNext's hold first, then the
+// codes queued by Inject. A held broadcast's F11 is recorded here, as it
+// meets the broadcast.
 func (w *World) injected(t *history.Tx) uint32 {
 	r := submitFor(t)
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	q := w.inject[r]
-	if r == 0 || len(q) == 0 {
-		return 0
+	hold := w.hold
+	var code uint32
+	switch q := w.inject[r]; {
+	case hold != 0 && r != hold:
+		code = oracle.CodeMempoolIsFull
+	case r != 0 && len(q) > 0:
+		code, w.inject[r] = q[0], q[1:]
 	}
-	w.inject[r] = q[1:]
-	return q[0]
+	w.mu.Unlock()
+	if hold != 0 && r != hold {
+		w.Fault("F11", history.FaultPoint, time.Time{}, history.Param{Key: "request", Value: strconv.FormatUint(r, 10)},
+			history.Param{Key: "code", Value: strconv.FormatUint(uint64(code), 10)},
+			history.Param{Key: "why", Value: "held off the sequence of the F12 tx of request " + strconv.FormatUint(hold, 10)})
+	}
+	return code
 }
 
 // lost is the façade's Lose hook.
@@ -299,6 +319,7 @@ func (w *World) lost(t *history.Tx, res cometrpc.ResultBroadcastTx, rpcErr *come
 	armed := r != 0 && w.lose[r] && rpcErr == nil && res.Code == 0
 	if armed {
 		delete(w.lose, r)
+		w.hold = r
 	}
 	w.mu.Unlock()
 	if !armed {

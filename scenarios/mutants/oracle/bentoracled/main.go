@@ -24,6 +24,11 @@
 //	                 health check runs once                                 → O18 (a warning)
 //	status-once      status calls after the start's probe get its answer:
 //	                 no health check ever reaches the chain                 → O18 (a warning)
+//	lost-as-admitted a broadcast whose connection drops before the answer
+//	                 (F12) is told code 0: the daemon never retries it, so
+//	                 no retry meets the cached tx (the F12 step is unmet),
+//	                 and its next broadcast skips the unacknowledged
+//	                 sequence                                             → O8
 //	empty-signature  each submission's data-set signature is emptied: every
 //	                 one is rejected with code 18, as a real daemon's were
 //	                 (issue 23); the report's summary names that cause, and
@@ -36,6 +41,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -66,7 +72,7 @@ func main() {
 }
 
 func run() int {
-	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit, health-once, status-once or empty-signature")
+	bend := flag.String("bend", "", "the bend: nonce-minus-one, value-drift, sequence-skip, term-exit-1, retry-after-fee, stale-account, resubmit, health-once, status-once, lost-as-admitted or empty-signature")
 	home := flag.String("home", oracled.DefaultHome(), "the daemon's home")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -74,7 +80,8 @@ func run() int {
 	runHome := *home
 	switch *bend {
 	case "term-exit-1":
-	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once", "status-once", "empty-signature":
+	case "nonce-minus-one", "value-drift", "sequence-skip", "retry-after-fee", "stale-account", "resubmit", "health-once", "status-once",
+		"lost-as-admitted", "empty-signature":
 		h, err := proxied(*home, *bend)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bentoracled:", err)
@@ -190,6 +197,9 @@ func (p *poster) exchange(body []byte) ([]byte, error) {
 		}
 	}
 	out, err := post(p.url, body)
+	if err != nil && ok && p.bend == "lost-as-admitted" && req.Method == cometrpc.MethodBroadcastTxSync {
+		return admitted(req) // the dropped connection read as an admission
+	}
 	if err != nil || !ok {
 		return out, err
 	}
@@ -219,6 +229,24 @@ func (p *poster) exchange(body []byte) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// admitted is the code 0 answer to broadcast request req.
+func admitted(req cometrpc.Request) ([]byte, error) {
+	var p cometrpc.BroadcastTxParams
+	if rpcErr := req.DecodeParams(&p); rpcErr != nil {
+		return nil, fmt.Errorf("proxy: broadcast params: %v", rpcErr)
+	}
+	sum := sha256.Sum256(p.Tx)
+	resp, err := cometrpc.NewResult(req.ID, cometrpc.BroadcastAdmitted(sum[:]))
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return b, nil
 }
 
 // single decodes a body holding one JSON-RPC request.
