@@ -166,20 +166,31 @@ type readRow struct {
 // ParseWorkspaces reads a list of rows in the layout AppendWorkspaces
 // writes; ok is false for anything else (read it with encoding/json).
 func (r *RowReader) ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
+	return r.AppendWorkspaces(nil, raw)
+}
+
+// AppendWorkspaces reads rows as ParseWorkspaces does and appends them to
+// dst, whose room it reuses: a caller that lists the fleet at every pass
+// and is done with the last listing's rows passes them back (the rows are
+// overwritten whole, objects included). rows is never nil when ok; it
+// is nil when ok is false.
+func (r *RowReader) AppendWorkspaces(dst []Workspace, raw []byte) (rows []Workspace, ok bool) {
 	p := parser{b: raw}
 	if !p.lit("[") {
 		return nil, false
 	}
-	rows = []Workspace{}
+	rows = dst
+	if rows == nil {
+		rows = []Workspace{}
+	}
 	if p.lit("]") {
 		return rows, p.end()
 	}
 	for {
-		var w Workspace
-		if !r.workspace(&p, &w) {
+		rows = append(rows, Workspace{})
+		if !r.workspace(&p, &rows[len(rows)-1]) {
 			return nil, false
 		}
-		rows = append(rows, w)
 		if p.lit("]") {
 			return rows, p.end()
 		}

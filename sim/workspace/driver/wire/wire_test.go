@@ -473,3 +473,30 @@ func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
 		}
 	})
 }
+
+// A RowReader reading into the room of the last listing (AppendWorkspaces,
+// as the Go client's store does) reads each list as ParseWorkspaces does,
+// however long the last one was and whatever its rows held: nothing of
+// an earlier row shows through.
+func TestAppendWorkspacesReusesRoomWithoutLeftovers(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		r := NewRowReader()
+		var room []Workspace
+		for pass := range rapid.IntRange(1, 6).Draw(t, "passes") {
+			rows := make([]contracts.Workspace, rapid.IntRange(0, 4).Draw(t, "rows"))
+			for i := range rows {
+				rows[i] = drawWorkspace(t)
+				rows[i].ID = rapid.SampledFrom([]string{"a", "b", "c", "d"}).Draw(t, "id")
+			}
+			raw := AppendWorkspaces(nil, rows)
+			want, ok := ParseWorkspaces(raw)
+			require.True(t, ok)
+			got, ok := r.AppendWorkspaces(room[:0], raw)
+			require.True(t, ok, "pass %d", pass)
+			require.Equal(t, want, got, "pass %d", pass)
+			room = got
+		}
+		_, ok := r.AppendWorkspaces(room[:0], []byte(`[{"id":1}]`))
+		require.False(t, ok, "a layout of its own is left to encoding/json")
+	})
+}
