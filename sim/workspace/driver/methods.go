@@ -68,7 +68,7 @@ var handlers = map[string]handler{
 		}
 		// Read through the store's cursor, as a coordinator in process
 		// does, straight into the answer: List copied every row, its
-		// objects too, before it was written (DR609). Scan meets the
+		// objects too, before it was written (DR605). Scan meets the
 		// simulator's gate and faults as List does; rows written
 		// before a failed scan are dropped (the RowWriter keeps only a
 		// memo of their text).
