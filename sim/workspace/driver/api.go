@@ -117,6 +117,20 @@ func (a *api) call(ctx context.Context, method string, args wire.APIArgs, out an
 	if len(m.Value) == 0 {
 		return s.fail(fmt.Errorf("%s: done without a value", method))
 	}
+	// Rows in the layout the Go client writes are read by hand, as
+	// encoding/json reads them (DR607).
+	switch o := out.(type) {
+	case *wire.Workspace:
+		if w, ok := wire.ParseWorkspace(m.Value); ok {
+			*o = w
+			return nil
+		}
+	case *[]wire.Workspace:
+		if rows, ok := wire.ParseWorkspaces(m.Value); ok {
+			*o = rows
+			return nil
+		}
+	}
 	if err := json.Unmarshal(m.Value, out); err != nil {
 		return s.fail(fmt.Errorf("%s: done: value: %w", method, err))
 	}

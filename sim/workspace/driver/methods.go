@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/ports"
 	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
@@ -65,11 +66,26 @@ var handlers = map[string]handler{
 		if err != nil {
 			return nil, invalid(err)
 		}
-		rows, err := s.deps.Store.List(ctx, f)
+		// Read through the store's cursor, as a coordinator in process
+		// does, straight into the answer: List copied every row, its
+		// objects too, before it was written (DR605). Scan meets the
+		// simulator's gate and faults as List does; rows written
+		// before a failed scan are dropped (the RowWriter keeps only a
+		// memo of their text).
+		b := append(s.listed[:0], '[')
+		err = s.deps.Store.Scan(ctx, f, func(w *contracts.Workspace) {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = s.rows.AppendWorkspace(b, w)
+		})
+		if cap(b) <= 1<<20 {
+			s.listed = b[:0] // a listing of megabytes is not kept around
+		}
 		if err != nil {
 			return nil, err
 		}
-		return wire.Rows{W: s.rows, Rows: rows}, nil
+		return json.RawMessage(append(b, ']')), nil
 	}),
 	wire.MStoreInsert: method(func(ctx context.Context, s *session, a *wire.StoreInsert) (any, error) {
 		w, err := a.Writer.Contracts()

@@ -38,6 +38,9 @@ type session struct {
 	subs      map[int64]ports.Subscription
 	handles   int64
 	rows      *wire.RowWriter
+	// listed is the room of the last store.list answer's rows
+	// (methods.go).
+	listed []byte
 
 	// wake is the wake-up the child declared with its last step's done
 	// (nil: none): the harness takes its quiet steps for it (wake.go).

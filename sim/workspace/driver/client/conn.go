@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
 
@@ -35,6 +36,11 @@ type conn struct {
 	// rows reads the rows of answers, remembering each row's last
 	// version: most of a listing is what the last one said.
 	rows *wire.RowReader
+	// listed and scanned are the room of the last listing's rows, as
+	// read and as handed to a Scan's function: a coordinator lists the
+	// fleet at every pass (store.rows).
+	listed  []wire.Workspace
+	scanned []contracts.Workspace
 }
 
 // fatal aborts Serve: the harness broke the protocol or went away. It is
@@ -221,10 +227,11 @@ func (c *conn) terminal(m wire.FromChild) {
 func (c *conn) fastRows(raw []byte, out any) bool {
 	switch o := out.(type) {
 	case *[]wire.Workspace:
-		rows, ok := c.rows.ParseWorkspaces(raw)
-		if ok {
-			*o = rows
-		}
+		// The rows are read into the room *o has (a listing's
+		// scratch, store.rows); encoding/json, if it must read them,
+		// starts from nothing.
+		rows, ok := c.rows.AppendWorkspaces((*o)[:0], raw)
+		*o = rows
 		return ok
 	case *wire.Workspace:
 		w, ok := c.rows.ParseWorkspace(raw)

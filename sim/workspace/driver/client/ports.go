@@ -31,8 +31,8 @@ func (s store) Get(ctx context.Context, id string) (contracts.Workspace, error) 
 }
 
 func (s store) List(ctx context.Context, f contracts.Filter) ([]contracts.Workspace, error) {
-	var rows []wire.Workspace
-	if err := s.c.call(wire.MStoreList, wire.StoreList{Filter: wire.FromFilter(f)}, &rows); err != nil {
+	rows, err := s.rows(f)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]contracts.Workspace, len(rows))
@@ -42,10 +42,38 @@ func (s store) List(ctx context.Context, f contracts.Filter) ([]contracts.Worksp
 	return out, nil
 }
 
+// rows lists the selection f as the harness wrote it, into the room of
+// the last listing (conn.listed): valid until the next listing. A
+// HealthMonitor lists the fleet every few seconds, and these were two
+// slices of the fleet's size a pass (DR605).
+func (s store) rows(f contracts.Filter) ([]wire.Workspace, error) {
+	rows := s.c.listed[:0]
+	err := s.c.call(wire.MStoreList, wire.StoreList{Filter: wire.FromFilter(f)}, &rows)
+	if rows != nil {
+		s.c.listed = rows[:0]
+	}
+	return rows, err
+}
+
 // Scan lists the selection in one call of the protocol (it has no
-// cursor) and passes each row to fn.
+// cursor) and passes each row to fn. The rows fn gets live in room
+// reused from scan to scan (conn.scanned): they are valid only during
+// the call, as Scan's contract says.
 func (s store) Scan(ctx context.Context, f contracts.Filter, fn func(*contracts.Workspace)) error {
-	return ports.ScanList(ctx, s, f, fn)
+	rows, err := s.rows(f)
+	if err != nil {
+		return err
+	}
+	// Every row is checked before fn sees any, as ports.ScanList does.
+	out := s.c.scanned[:0]
+	for i := range rows {
+		out = append(out, s.row(&rows[i]))
+	}
+	s.c.scanned = out[:0]
+	for i := range out {
+		fn(&out[i])
+	}
+	return nil
 }
 
 func (s store) Insert(ctx context.Context, w contracts.Writer, ws contracts.Workspace) error {

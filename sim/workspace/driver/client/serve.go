@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -20,7 +21,12 @@ import (
 // Option configures a session of the client.
 type Option func(*options)
 
-type options struct{ protocol int }
+type options struct {
+	protocol int
+	// profile is Main's CPU profile, written in pieces between
+	// exchanges (nil: none).
+	profile *profile
+}
 
 // Protocol makes the client speak at most protocol version v (default
 // wire.Version): 1 serves the system as a version-1 child, with no
@@ -36,15 +42,93 @@ func Protocol(v int) Option { return func(o *options) { o.protocol = v } }
 // (the rows it last read, its coordinator's state), and it allocates for
 // every message; at the default pace the collector was a tenth of the
 // reference child's CPU in a fleet run.
+//
+// With CONVERGE_CHILD_CPUPROFILE=PREFIX set, the child writes its CPU
+// profile to PREFIX.PID.N, a file every 100 ms (the harness kills its
+// children at the end of a run, so a profile written only at exit would
+// be lost): go tool pprof reads them together.
 func Main(system ports.System, opts ...Option) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if err := Serve(system, opts...); err != nil {
+	prof := startProfile(os.Getenv(ProfileEnv))
+	err := ServeIO(system, os.Stdin, os.Stdout, os.Stderr, append(opts, func(o *options) { o.profile = prof })...)
+	prof.stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "converge driver client:", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// ProfileEnv names the variable that makes Main write the child's CPU
+// profile (Main).
+const ProfileEnv = "CONVERGE_CHILD_CPUPROFILE"
+
+// profile is the CPU profile of a child, written in pieces. A nil
+// *profile profiles nothing.
+type profile struct {
+	prefix string
+	n      int
+	f      *os.File
+	since  time.Time
+}
+
+// profileEvery is how much of a child's life each piece of its profile
+// covers.
+const profileEvery = 100 * time.Millisecond
+
+// startProfile starts the profile at prefix (nil when prefix is empty). A
+// profile that cannot be written is said on standard error and
+// dropped: it is never a reason for the child to fail.
+func startProfile(prefix string) *profile {
+	if prefix == "" {
+		return nil
+	}
+	p := &profile{prefix: prefix}
+	if !p.start(time.Now()) {
+		return nil
+	}
+	return p
+}
+
+func (p *profile) start(now time.Time) bool {
+	p.n++
+	f, err := os.Create(fmt.Sprintf("%s.%d.%d", p.prefix, os.Getpid(), p.n))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "converge driver client: cpu profile:", err)
+		return false
+	}
+	p.f, p.since = f, now
+	return true
+}
+
+// stop writes the piece in progress.
+func (p *profile) stop() {
+	if p == nil || p.f == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := p.f.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "converge driver client: cpu profile:", err)
+	}
+	p.f = nil
+}
+
+// rotate writes the piece in progress and starts the next once it covers
+// profileEvery.
+func (p *profile) rotate(now time.Time) {
+	if p == nil || p.f == nil || now.Sub(p.since) < profileEvery {
+		return
+	}
+	p.stop()
+	p.start(now)
 }
 
 // Serve serves system on the process's standard input and output (see
@@ -159,10 +243,12 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer, opts ...Opt
 		// milliseconds (between exchanges: the harness is busy) lets the
 		// monitor sleep; yielding at every exchange costs more than it
 		// saves.
-		if now := time.Now(); now.Sub(yielded) > yieldEvery {
+		now := time.Now()
+		if now.Sub(yielded) > yieldEvery {
 			runtime.Gosched()
 			yielded = now
 		}
+		o.profile.rotate(now)
 	}
 }
 

@@ -27,6 +27,8 @@ const (
 	okPrefix      = `{"type":"ok","value":`
 	batchPrefix   = `{"type":"batch","calls":`
 	stepPrefix    = `{"type":"step","now":"`
+	apiPrefix     = `{"type":"api","now":"`
+	doneValuePfx  = `{"type":"done","value":`
 )
 
 var (
@@ -34,13 +36,17 @@ var (
 	boolFalse = false
 )
 
-// fastFromChild reads a call, a batch or a step's done.
+// fastFromChild reads a call, a batch, a step's done or an API call's
+// done with a value.
 func fastFromChild(line []byte) (FromChild, bool) {
 	if rest, ok := bytes.CutPrefix(line, []byte(callPrefix)); ok {
 		return fastCall(rest)
 	}
 	if rest, ok := bytes.CutPrefix(line, []byte(donePrefix)); ok {
 		return fastDone(rest)
+	}
+	if rest, ok := bytes.CutPrefix(line, []byte(doneValuePfx)); ok {
+		return fastDoneValue(rest)
 	}
 	if rest, ok := bytes.CutPrefix(line, []byte(batchPrefix)); ok {
 		return fastBatch(rest)
@@ -106,6 +112,19 @@ func fastDone(rest []byte) (FromChild, bool) {
 	}
 	m.Next = &next
 	return m, true
+}
+
+// fastDoneValue reads `V}` (after the prefix of a done with a value),
+// V an object or an array: an API call's row or rows (DR607).
+func fastDoneValue(rest []byte) (FromChild, bool) {
+	if len(rest) < 3 || rest[0] != '{' && rest[0] != '[' || rest[len(rest)-1] != '}' {
+		return FromChild{}, false
+	}
+	v := rest[:len(rest)-1]
+	if valueEnd(v) != len(v) || !json.Valid(v) {
+		return FromChild{}, false
+	}
+	return FromChild{Type: TDone, Value: bytes.Clone(v)}, true
 }
 
 // fastWake reads a wake-up as the Go client writes it —
@@ -269,6 +288,9 @@ func fastFromHarness(line []byte) (FromHarness, bool) {
 		}
 		return FromHarness{Type: TOK, Value: bytes.Clone(v)}, true
 	}
+	if rest, ok := bytes.CutPrefix(line, []byte(apiPrefix)); ok {
+		return fastAPI(rest)
+	}
 	if rest, ok := bytes.CutPrefix(line, []byte(stepPrefix)); ok {
 		i := bytes.IndexByte(rest, '"')
 		if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
@@ -292,6 +314,36 @@ func fastFromHarness(line []byte) (FromHarness, bool) {
 		return m, true
 	}
 	return FromHarness{}, false
+}
+
+// fastAPI reads `T","method":"M","args":{…}}` (after the prefix of an
+// API request), as the harness writes it (DR607).
+func fastAPI(rest []byte) (FromHarness, bool) {
+	i := bytes.IndexByte(rest, '"')
+	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		return FromHarness{}, false
+	}
+	tail, ok := bytes.CutPrefix(rest[i:], []byte(`","method":"`))
+	if !ok {
+		return FromHarness{}, false
+	}
+	j := bytes.IndexByte(tail, '"')
+	if j <= 0 || !methodName(tail[:j]) {
+		return FromHarness{}, false
+	}
+	args, ok := bytes.CutPrefix(tail[j:], []byte(argsInfix))
+	if !ok || len(args) < 3 || args[0] != '{' || args[len(args)-1] != '}' {
+		return FromHarness{}, false
+	}
+	args = args[:len(args)-1]
+	if valueEnd(args) != len(args) || !json.Valid(args) {
+		return FromHarness{}, false
+	}
+	now, err := parseTime(rest[:i])
+	if err != nil {
+		return FromHarness{}, false
+	}
+	return FromHarness{Type: TAPI, Now: &now, Method: string(tail[:j]), Args: bytes.Clone(args)}, true
 }
 
 // fastOKs reads the answers of a step, `A,…]}` (after the answers' '['),

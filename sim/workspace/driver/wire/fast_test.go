@@ -79,6 +79,34 @@ var fastPathLines = []string{
 	`{"type":"step","now":"2026-01-05T00:00:01Z","now":"2027-01-05T00:00:01Z"}`,
 	`{"type":"step","now":"never"}`,
 	`{"type":"step","now":"2026-01-05T00:00:01Z\"}`,
+	`{"type":"api","now":"2026-01-05T00:00:29.320652387Z","method":"create","args":{"user":"user-12","create":{"name":"ws-12","image_ref":"registry.local/workspace:1","standby_ttl_seconds":931,"archive_ttl_seconds":9142}}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a"}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a"},"args":{"id":"b"}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a"},"x":1}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a"}{"id":"b"}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a"} }`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"}"}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":{"id":"a}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":[1]}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake","args":null}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"Wake","args":{}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"","args":{}}`,
+	`{"type":"api","now":"soon","method":"wake","args":{}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29\u005a","method":"wake","args":{}}`,
+	`{"type":"api","now":"2026-01-05T00:00:29Z","method":"wake"}`,
+	`{"type":"done","value":{"id":"w1","owner_user_id":"u","description":null,"home_ctx":{}}}`,
+	`{"type":"done","value":[{"id":"w1"},{"id":"w2"}]}`,
+	`{"type":"done","value":[]}`,
+	`{"type":"done","value":{}}`,
+	`{"type":"done","value":null}`,
+	`{"type":"done","value":"x"}`,
+	`{"type":"done","value":{"id":"w1"},"value":{"id":"w2"}}`,
+	`{"type":"done","value":{"id":"w1"},"leader":true}`,
+	`{"type":"done","value":{"id":"w1"}{"id":"w2"}}`,
+	`{"type":"done","value":{"id":"w1"} }`,
+	`{"type":"done","value":{"id":"}"}}`,
+	`{"type":"done","value":{"id":"w1"}}}`,
+	`{"type":"done","value":[1,]}`,
 }
 
 // agree checks one line: when a fast path reads it, the strict decoder
@@ -130,6 +158,19 @@ func TestFastPathsAgreeWithTheStrictDecoder(t *testing.T) {
 	require.True(t, ok, "%s", line)
 	require.Len(t, m.Wake.Calls, 2)
 	agree(t, line)
+	// An API request as the harness writes it, and its done with a
+	// value as the Go client writes it.
+	args, err := json.Marshal(APIArgs{User: "user-1", ID: "w1"})
+	require.NoError(t, err)
+	api, err := AppendLine(nil, FromHarness{Type: TAPI, Now: &next, Method: APIGet, Args: args})
+	require.NoError(t, err)
+	_, ok = fastFromHarness(api[:len(api)-1])
+	require.True(t, ok, "%s", api)
+	row := AppendWorkspace(nil, &contracts.Workspace{ID: "w1", HomeCtx: &contracts.HomeCtx{}})
+	done, err := json.Marshal(FromChild{Type: TDone, Value: row})
+	require.NoError(t, err)
+	_, ok = fastFromChild(done)
+	require.True(t, ok, "%s", done)
 	require.Less(t, took, len(fastPathLines), "near misses go the strict way")
 	require.Greater(t, took, 8)
 }

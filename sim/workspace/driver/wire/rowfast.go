@@ -144,7 +144,8 @@ func ParseWorkspace(raw []byte) (w Workspace, ok bool) {
 // row's fields have the same text (a health pass changes two times): a
 // field whose text has not changed is taken from the last value, not
 // read again — no string is allocated, no time parsed. An object field
-// (home_ctx, error_info) is always read: a caller gets its own. The zero
+// (home_ctx, error_info) whose text has not changed is copied deeply from
+// the last value: a caller gets its own. The zero
 // RowReader is ready, and remembers nothing (every row is read).
 type RowReader struct {
 	last map[string]*readRow
@@ -166,20 +167,31 @@ type readRow struct {
 // ParseWorkspaces reads a list of rows in the layout AppendWorkspaces
 // writes; ok is false for anything else (read it with encoding/json).
 func (r *RowReader) ParseWorkspaces(raw []byte) (rows []Workspace, ok bool) {
+	return r.AppendWorkspaces(nil, raw)
+}
+
+// AppendWorkspaces reads rows as ParseWorkspaces does and appends them to
+// dst, whose room it reuses: a caller that lists the fleet at every pass
+// and is done with the last listing's rows passes them back (the rows are
+// overwritten whole, objects included). rows is never nil when ok; it
+// is nil when ok is false.
+func (r *RowReader) AppendWorkspaces(dst []Workspace, raw []byte) (rows []Workspace, ok bool) {
 	p := parser{b: raw}
 	if !p.lit("[") {
 		return nil, false
 	}
-	rows = []Workspace{}
+	rows = dst
+	if rows == nil {
+		rows = []Workspace{}
+	}
 	if p.lit("]") {
 		return rows, p.end()
 	}
 	for {
-		var w Workspace
-		if !r.workspace(&p, &w) {
+		rows = append(rows, Workspace{})
+		if !r.workspace(&p, &rows[len(rows)-1]) {
 			return nil, false
 		}
-		rows = append(rows, w)
 		if p.lit("]") {
 			return rows, p.end()
 		}
@@ -215,6 +227,9 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 	}
 	var span [len(rowFields)][2]int32
 	at := func() int32 { return int32(len(start) - len(p.b)) }
+	// read: the fields read from the text (the others, w has from
+	// prev).
+	var read [len(rowFields)]bool
 	for i := range rowFields {
 		f := &rowFields[i]
 		p.field(f.key)
@@ -222,7 +237,7 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 			return false
 		}
 		span[i][0] = at()
-		if prev != nil && !f.object {
+		if prev != nil {
 			v := prev.raw[prev.span[i][0]:prev.span[i][1]]
 			if len(p.b) > len(v) && bytes.HasPrefix(p.b, v) && (p.b[len(v)] == ',' || p.b[len(v)] == '}') {
 				p.b = p.b[len(v):]
@@ -231,11 +246,22 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 			}
 		}
 		f.read(p, w)
+		read[i] = true
 		span[i][1] = at()
 	}
 	p.field("}")
 	if p.bad {
 		return false
+	}
+	if prev != nil {
+		// An object taken from the last version is the reader's own:
+		// the caller gets a copy.
+		if !read[homeCtxField] {
+			w.HomeCtx = copyHomeCtx(w.HomeCtx)
+		}
+		if !read[errorInfoField] {
+			w.ErrorInfo = copyErrorInfo(w.ErrorInfo)
+		}
 	}
 	if r.keep {
 		text := start[:len(start)-len(p.b)]
@@ -244,14 +270,9 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 			r.last[w.ID] = prev
 		}
 		prev.raw = append(prev.raw[:0], text...)
+		// The caller's objects may change: the row keeps its own.
 		prev.span, prev.w = span, *w
-		if w.HomeCtx != nil {
-			// The caller's may change: the row keeps its own.
-			h := *w.HomeCtx
-			prev.w.HomeCtx = &h
-		}
-		// (error_info is read again from the text: only whether it is
-		// null counts.)
+		prev.w.HomeCtx, prev.w.ErrorInfo = copyHomeCtx(w.HomeCtx), copyErrorInfo(w.ErrorInfo)
 	}
 	return true
 }
@@ -259,22 +280,63 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 // freshObjects gives w, a copy of the last version of its row, objects of
 // its own.
 func (r *RowReader) freshObjects(w *Workspace, prev *readRow) bool {
-	if w.HomeCtx != nil {
-		h := *w.HomeCtx
-		w.HomeCtx = &h
-	}
-	if w.ErrorInfo != nil {
-		sp := prev.span[errorInfoField]
-		q := parser{b: prev.raw[sp[0]:sp[1]]}
-		w.ErrorInfo = nil
-		q.object(&w.ErrorInfo)
-		return !q.bad
-	}
+	w.HomeCtx, w.ErrorInfo = copyHomeCtx(prev.w.HomeCtx), copyErrorInfo(prev.w.ErrorInfo)
 	return true
 }
 
-// errorInfoField is error_info's index in rowFields.
-const errorInfoField = 18
+// homeCtxField and errorInfoField are the indexes in rowFields of the
+// two object fields.
+const (
+	homeCtxField   = 9
+	errorInfoField = 18
+)
+
+func copyHomeCtx(h *contracts.HomeCtx) *contracts.HomeCtx {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	return &c
+}
+
+// copyErrorInfo is a deep copy of e, as encoding/json would read it again
+// from its text (DR606): its context holds only what encoding/json makes
+// of a JSON object (maps, slices, strings, float64s, booleans, nil).
+// Copying it costs a fraction of reading it: rows in error keep their
+// error_info through pass after pass.
+func copyErrorInfo(e *ErrorInfo) *ErrorInfo {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Context = copyJSONObject(e.Context)
+	return &c
+}
+
+func copyJSONObject(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = copyJSONValue(v)
+	}
+	return c
+}
+
+func copyJSONValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return copyJSONObject(x)
+	case []any:
+		c := make([]any, len(x))
+		for i := range x {
+			c[i] = copyJSONValue(x[i])
+		}
+		return c
+	}
+	return v
+}
 
 // plainStringAt returns the text of the string at b[i:] when it has no
 // escape (a row's id).
@@ -295,9 +357,6 @@ func plainStringAt(b []byte, i int) ([]byte, bool) {
 type rowField struct {
 	key  string
 	read func(p *parser, w *Workspace)
-	// object: the value is a pointer the reader allocates; it is never
-	// taken from the last version of the row.
-	object bool
 }
 
 var rowFields = [...]rowField{
@@ -310,7 +369,7 @@ var rowFields = [...]rowField{
 	{key: `,"instance_backend":`, read: func(p *parser, w *Workspace) { w.InstanceBackend = contracts.InstanceBackend(p.str()) }},
 	{key: `,"storage_backend":`, read: func(p *parser, w *Workspace) { w.StorageBackend = contracts.StorageBackend(p.str()) }},
 	{key: `,"home_store_key":`, read: func(p *parser, w *Workspace) { w.HomeStoreKey = p.str() }},
-	{key: `,"home_ctx":`, read: func(p *parser, w *Workspace) { w.HomeCtx = p.homeCtx() }, object: true},
+	{key: `,"home_ctx":`, read: func(p *parser, w *Workspace) { w.HomeCtx = p.homeCtx() }},
 	{key: `,"observed_status":`, read: func(p *parser, w *Workspace) { w.ObservedStatus = contracts.ObservedStatus(p.str()) }},
 	{key: `,"health_status":`, read: func(p *parser, w *Workspace) { w.HealthStatus = contracts.HealthStatus(p.str()) }},
 	{key: `,"observed_at":`, read: func(p *parser, w *Workspace) { w.ObservedAt = p.time() }},
@@ -324,7 +383,7 @@ var rowFields = [...]rowField{
 		if !p.lit("null") {
 			p.object(&w.ErrorInfo)
 		}
-	}, object: true},
+	}},
 	{key: `,"error_message":`, read: func(p *parser, w *Workspace) { w.ErrorMessage = p.nullStr() }},
 	{key: `,"previous_status":`, read: func(p *parser, w *Workspace) { w.PreviousStatus = p.nullStr() }},
 	{key: `,"desired_state":`, read: func(p *parser, w *Workspace) { w.DesiredState = contracts.DesiredState(p.str()) }},

@@ -431,6 +431,7 @@ func TestParseUTCIsTimeParse(t *testing.T) {
 // later read.
 func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
 	require.Equal(t, `,"error_info":`, rowFields[errorInfoField].key)
+	require.Equal(t, `,"home_ctx":`, rowFields[homeCtxField].key)
 	rapid.Check(t, func(t *rapid.T) {
 		r := NewRowReader()
 		ids := []string{"a", "b", "c"}
@@ -465,6 +466,10 @@ func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
 				}
 				if got[i].ErrorInfo != nil {
 					got[i].ErrorInfo.Message = "changed by the caller"
+					if got[i].ErrorInfo.Context != nil {
+						got[i].ErrorInfo.Context["violation"] = "changed by the caller"
+						got[i].ErrorInfo.Context["added"] = []any{"by the caller"}
+					}
 				}
 			}
 			one, ok := r.ParseWorkspace(AppendWorkspace(nil, &rows[0]))
@@ -472,4 +477,64 @@ func TestRowReaderReadsAsParseWorkspaces(t *testing.T) {
 			require.Equal(t, want[0], one)
 		}
 	})
+}
+
+// A RowReader reading into the room of the last listing (AppendWorkspaces,
+// as the Go client's store does) reads each list as ParseWorkspaces does,
+// however long the last one was and whatever its rows held: nothing of
+// an earlier row shows through.
+func TestAppendWorkspacesReusesRoomWithoutLeftovers(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		r := NewRowReader()
+		var room []Workspace
+		for pass := range rapid.IntRange(1, 6).Draw(t, "passes") {
+			rows := make([]contracts.Workspace, rapid.IntRange(0, 4).Draw(t, "rows"))
+			for i := range rows {
+				rows[i] = drawWorkspace(t)
+				rows[i].ID = rapid.SampledFrom([]string{"a", "b", "c", "d"}).Draw(t, "id")
+			}
+			raw := AppendWorkspaces(nil, rows)
+			want, ok := ParseWorkspaces(raw)
+			require.True(t, ok)
+			got, ok := r.AppendWorkspaces(room[:0], raw)
+			require.True(t, ok, "pass %d", pass)
+			require.Equal(t, want, got, "pass %d", pass)
+			room = got
+		}
+		_, ok := r.AppendWorkspaces(room[:0], []byte(`[{"id":1}]`))
+		require.False(t, ok, "a layout of its own is left to encoding/json")
+	})
+}
+
+// An error_info taken from a row's last version is a deep copy: its
+// context, however nested, reads as encoding/json reads it, and a caller
+// changing what it got changes no later read.
+func TestRowReaderCopiesNestedErrorContext(t *testing.T) {
+	w := contracts.NewWorkspace("ws-1", "user", "name", "image", time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC))
+	w.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonMismatch, Message: "m",
+		Context: map[string]any{"a": map[string]any{"b": []any{"c", 1.5, true, nil, map[string]any{"d": "e"}}}, "f": map[string]any{}}}
+	raw := AppendWorkspaces(nil, []contracts.Workspace{w})
+	want, ok := ParseWorkspaces(raw)
+	require.True(t, ok)
+	var viaJSON []Workspace
+	require.NoError(t, json.Unmarshal(raw, &viaJSON))
+	require.Equal(t, viaJSON, want)
+	r := NewRowReader()
+	for pass := range 3 {
+		got, ok := r.ParseWorkspaces(raw)
+		require.True(t, ok)
+		require.Equal(t, want, got, "pass %d", pass)
+		inner := got[0].ErrorInfo.Context["a"].(map[string]any)
+		inner["b"].([]any)[4].(map[string]any)["d"] = "changed by the caller"
+		inner["x"] = "added by the caller"
+		got[0].ErrorInfo.Context["f"].(map[string]any)["g"] = 1.0
+		// The next pass changes another field: error_info is taken
+		// from the last version on both of the reader's ways.
+		if pass == 1 {
+			w.UpdatedAt = w.UpdatedAt.Add(time.Second)
+			raw = AppendWorkspaces(nil, []contracts.Workspace{w})
+			want, ok = ParseWorkspaces(raw)
+			require.True(t, ok)
+		}
+	}
 }
