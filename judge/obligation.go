@@ -76,6 +76,27 @@ func (r Rule) Check(names []string) error {
 	return nil
 }
 
+// CheckParts reports the first entry of the allow-list that names a part
+// (PartName) which is not one of its checker's parts in obs.
+func (r Rule) CheckParts(obs []Obligation) error {
+	for _, a := range r.Allow {
+		checker, part, ok := strings.Cut(a, partSep)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(obs, func(o Obligation) bool { return o.Checker == checker })
+		if i < 0 || !slices.Contains(obs[i].Parts, part) {
+			var known []string
+			if i >= 0 {
+				known = obs[i].Parts
+			}
+			return fmt.Errorf("%q in the allow-list: %q is no part of %s's obligation (its parts: %s)", a, part, checker,
+				strings.Join(known, "; "))
+		}
+	}
+	return nil
+}
+
 // Required lists the obligations the rule requires: every one but the
 // allowed, in order.
 func (r Rule) Required(obs []Obligation) []string {

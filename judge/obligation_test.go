@@ -179,6 +179,9 @@ func TestClaimWithAMissingPartIsUnmet(t *testing.T) {
 	require.Equal(t, "minus 1 ×3; minus 2 ×0 (allowed); minus 3 ×2", st.PartsLine())
 	require.NoError(t, Rule{Allow: []string{PartName("non-negative", "minus 2")}}.Check([]string{"non-negative"}))
 	require.Error(t, Rule{Allow: []string{PartName("other", "minus 2")}}.Check([]string{"non-negative"}))
+	require.NoError(t, Rule{Allow: []string{PartName("non-negative", "minus 2"), "never-seen"}}.CheckParts([]Obligation{partsObligation}))
+	require.ErrorContains(t, Rule{Allow: []string{PartName("non-negative", "minus 9")}}.CheckParts([]Obligation{partsObligation}),
+		"is no part of non-negative's obligation (its parts: minus 1; minus 2; minus 3)")
 
 	// A part counted that is not one of the obligation's is a variant:
 	// it adds to the count, never to the parts.
