@@ -235,12 +235,19 @@ func (c *Claim) Describe(s Standing) string {
 }
 
 // shortfall says in a few words why s is not met: "2 of 3" (count short
-// of Min) or "3 of 4 parts" (a part never arose).
+// of Min) or "3 of 4 parts" (a part never arose; allowed parts are not
+// counted).
 func (c *Claim) shortfall(s Standing) string {
 	if s.Exercised < c.Min || len(s.Missing) == 0 {
 		return fmt.Sprintf("%d of %d", s.Exercised, c.Min)
 	}
-	return fmt.Sprintf("%d of %d parts", len(s.Parts)-len(s.Missing), len(s.Parts))
+	required := 0
+	for _, p := range s.PartCounts {
+		if !p.Allowed {
+			required++
+		}
+	}
+	return fmt.Sprintf("%d of %d parts", required-len(s.Missing), required)
 }
 
 // Shortfall says why s is not met, in a sentence: how often its situation
