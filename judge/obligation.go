@@ -16,6 +16,20 @@ type Obligation struct {
 	// checker to have judged anything ("a reconciler claims an operation
 	// by compare-and-set").
 	Situation string `json:"situation"`
+	// Parts, when set, names the parts of the situation that must each
+	// arise (ORACLE-SPEC 5.3's "codes 32, 11, 13 and 19, each seen"): the
+	// variant names the checker counts with Report.ExercisePart. The
+	// obligation is met when each part arose at least once and the whole
+	// situation at least Rule.Min times. None: any occurrence counts.
+	Parts []string `json:"parts,omitempty"`
+}
+
+// PartCount is how often one part of an obligation's situation arose.
+type PartCount struct {
+	Part  string `json:"part"`
+	Count int    `json:"count"`
+	// Allowed: the allow-list names the part (Rule.Allow, PartName).
+	Allowed bool `json:"allowed,omitempty"`
 }
 
 // DefaultMin is how often, by default, each obligation's situation must
@@ -28,9 +42,19 @@ type Rule struct {
 	// over the run (0: DefaultMin).
 	Min int
 	// Allow names the checkers the user allows to stay short of Min (the
-	// explicit allow-list); every report prints them.
+	// explicit allow-list); every report prints them. An entry
+	// PartName(checker, part) allows only that part of the checker's
+	// situation never to arise: the rest stays required.
 	Allow []string
 }
+
+// partSep joins a checker and a part of its situation in an allow-list
+// entry (the form sim/engine's steering targets use too).
+const partSep = ": "
+
+// PartName is the allow-list entry of one part of a checker's situation:
+// "o16b-recovery: recovery after F14".
+func PartName(checker, part string) string { return checker + partSep + part }
 
 // MinOrDefault is r.Min, or DefaultMin when it is unset.
 func (r Rule) MinOrDefault() int {
@@ -41,11 +65,33 @@ func (r Rule) MinOrDefault() int {
 }
 
 // Check reports the first name of the allow-list that is not one of the
-// checkers named.
+// checkers named, nor a part (PartName) of one.
 func (r Rule) Check(names []string) error {
 	for _, a := range r.Allow {
-		if !slices.Contains(names, a) {
+		checker, _, _ := strings.Cut(a, partSep)
+		if !slices.Contains(names, checker) {
 			return fmt.Errorf("unknown checker %q in the allow-list (known: %s)", a, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// CheckParts reports the first entry of the allow-list that names a part
+// (PartName) which is not one of its checker's parts in obs.
+func (r Rule) CheckParts(obs []Obligation) error {
+	for _, a := range r.Allow {
+		checker, part, ok := strings.Cut(a, partSep)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(obs, func(o Obligation) bool { return o.Checker == checker })
+		if i < 0 || !slices.Contains(obs[i].Parts, part) {
+			var known []string
+			if i >= 0 {
+				known = obs[i].Parts
+			}
+			return fmt.Errorf("%q in the allow-list: %q is no part of %s's obligation (its parts: %s)", a, part, checker,
+				strings.Join(known, "; "))
 		}
 	}
 	return nil
@@ -81,7 +127,12 @@ type Standing struct {
 	First     uint64 `json:"first_seed,omitempty"`
 	// Violations counts its Must violations over every seed.
 	Violations int `json:"violations,omitempty"`
-	// Met: the situation arose at least Min times.
+	// Parts counts each of the obligation's parts over every seed, in
+	// the obligation's order; Missing lists those that never arose.
+	PartCounts []PartCount `json:"part_counts,omitempty"`
+	Missing    []string    `json:"missing_parts,omitempty"`
+	// Met: the situation arose at least Min times, and each of its parts
+	// at least once.
 	Met bool `json:"met"`
 	// Allowed: the checker is on the run's allow-list.
 	Allowed bool `json:"allowed,omitempty"`
@@ -103,7 +154,15 @@ func (t *Tally) Claim(obs []Obligation, rule Rule) *Claim {
 		n := o.Checker
 		st := Standing{Obligation: o, Exercised: t.Exercised[n], Seeds: t.SeedsExercised[n], First: t.First[n],
 			Violations: t.Violations[n], Allowed: slices.Contains(rule.Allow, n)}
-		st.Met = st.Exercised >= c.Min
+		for _, p := range o.Parts {
+			n := t.Parts[o.Checker][p]
+			allowed := slices.Contains(rule.Allow, PartName(o.Checker, p))
+			st.PartCounts = append(st.PartCounts, PartCount{Part: p, Count: n, Allowed: allowed})
+			if n == 0 && !allowed {
+				st.Missing = append(st.Missing, p)
+			}
+		}
+		st.Met = st.Exercised >= c.Min && len(st.Missing) == 0
 		st.Verdict = t.Verdict(n)
 		if st.Verdict == Pass && !st.Met {
 			st.Verdict = Unmet
@@ -160,19 +219,66 @@ func (c *Claim) Describe(s Standing) string {
 	case NotExercised:
 		w = "NOT EXERCISED"
 	case Unmet:
-		w = fmt.Sprintf("UNMET: %d of %d", s.Exercised, c.Min)
+		w = "UNMET: " + c.shortfall(s)
 	case Warned:
 		w = "warned"
 	default:
 		w = string(s.Verdict)
 	}
 	if s.Verdict == Warned && !s.Met {
-		w = fmt.Sprintf("warned, UNMET: %d of %d", s.Exercised, c.Min)
+		w = "warned, UNMET: " + c.shortfall(s)
 	}
 	if s.Allowed && !s.Met {
 		w = strings.ToLower(w) + " (allowed)"
 	}
 	return w
+}
+
+// shortfall says in a few words why s is not met: "2 of 3" (count short
+// of Min) or "3 of 4 parts" (a part never arose; allowed parts are not
+// counted).
+func (c *Claim) shortfall(s Standing) string {
+	if s.Exercised < c.Min || len(s.Missing) == 0 {
+		return fmt.Sprintf("%d of %d", s.Exercised, c.Min)
+	}
+	required := 0
+	for _, p := range s.PartCounts {
+		if !p.Allowed {
+			required++
+		}
+	}
+	return fmt.Sprintf("%d of %d parts", required-len(s.Missing), required)
+}
+
+// Shortfall says why s is not met, in a sentence: how often its situation
+// arose against Min, and which of its parts never arose ("" when met).
+func (c *Claim) Shortfall(s Standing) string {
+	if s.Met {
+		return ""
+	}
+	var why []string
+	if s.Exercised < c.Min {
+		why = append(why, fmt.Sprintf("its situation arose %d time(s), fewer than %d", s.Exercised, c.Min))
+	}
+	if len(s.Missing) > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d parts never arose: %s", len(s.Missing), len(s.Parts), strings.Join(s.Missing, "; ")))
+	}
+	return strings.Join(why, ", and ")
+}
+
+// PartsLine renders s's parts with their counts ("code 32 ×4; code 13
+// ×0", an allowed one marked "(allowed)"), or "" when its obligation has
+// none.
+func (s Standing) PartsLine() string {
+	out := make([]string, 0, len(s.PartCounts))
+	for _, p := range s.PartCounts {
+		a := ""
+		if p.Allowed {
+			a = " (allowed)"
+		}
+		out = append(out, fmt.Sprintf("%s ×%d%s", p.Part, p.Count, a))
+	}
+	return strings.Join(out, "; ")
 }
 
 // WriteAllowedAndUnmet writes, for a report, the claim's allow-list (each
@@ -202,11 +308,23 @@ func (c *Claim) WriteAllowedAndUnmet(w *strings.Builder, why func(string) string
 		if c.Min > 1 {
 			arose = fmt.Sprintf("arose fewer than %d times", c.Min)
 		}
+		for _, n := range u {
+			if st, _ := c.Standing(n); len(st.Missing) > 0 {
+				arose += ", or a part of it never arose,"
+				break
+			}
+		}
 		fmt.Fprintf(w, "UNMET: the situation of %s %s in this run: not a pass (exit 5). Allow by name with --allow-unexercised %s\n",
 			strings.Join(u, ", "), arose, strings.Join(u, ","))
 		for _, n := range u {
 			st, _ := c.Standing(n)
 			fmt.Fprintf(w, "  %s needs: %s\n", n, st.Situation)
+			switch {
+			case len(st.Missing) > 0:
+				fmt.Fprintf(w, "    parts: %s; never arose: %s\n", st.PartsLine(), strings.Join(st.Missing, "; "))
+			case len(st.PartCounts) > 0:
+				fmt.Fprintf(w, "    parts: %s\n", st.PartsLine())
+			}
 		}
 	}
 }

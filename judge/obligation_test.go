@@ -131,3 +131,91 @@ func TestTallyMergeKeepsFirstSeeds(t *testing.T) {
 	_, ok := a.First["never-seen"]
 	require.False(t, ok)
 }
+
+// partsObligation is an obligation of several parts, each of which must
+// arise (ORACLE-SPEC 5.3's "codes 32, 11, 13 and 19, each seen").
+var partsObligation = Obligation{Checker: "non-negative", Contract: "T1", Situation: "a subtraction of 1, one of 2 and one of 3",
+	Parts: []string{"minus 1", "minus 2", "minus 3"}}
+
+// partsReport is one seed's report in which the checker met each of
+// parts once.
+func partsReport(parts ...string) *Report {
+	r := NewReport([]Named{&nonNegative{}})
+	r.As(&nonNegative{})
+	for _, p := range parts {
+		r.ExercisePart(p)
+	}
+	return r
+}
+
+// A situation of several parts is not met by any one of them: the claim
+// fails, however often the others arose, and names the part that never
+// did in every report form.
+func TestClaimWithAMissingPartIsUnmet(t *testing.T) {
+	tl := NewTally([]string{"non-negative"})
+	tl.AddSeed(1, partsReport("minus 1", "minus 1", "minus 3"))
+	tl.AddSeed(2, partsReport("minus 1", "minus 3"))
+	c := tl.Claim([]Obligation{partsObligation}, Rule{Min: 3})
+	require.False(t, c.Holds())
+	require.Equal(t, []string{"non-negative"}, c.Unmet())
+	st, _ := c.Standing("non-negative")
+	require.Equal(t, 5, st.Exercised, "over Min: only the part is missing")
+	require.Equal(t, Unmet, st.Verdict)
+	require.Equal(t, []string{"minus 2"}, st.Missing)
+	require.Equal(t, []PartCount{{Part: "minus 1", Count: 3}, {Part: "minus 2", Count: 0}, {Part: "minus 3", Count: 2}}, st.PartCounts)
+	require.Equal(t, "UNMET: 2 of 3 parts", c.Describe(st))
+	require.Equal(t, "1 of its 3 parts never arose: minus 2", c.Shortfall(st))
+
+	var b strings.Builder
+	c.WriteAllowedAndUnmet(&b, nil)
+	require.Contains(t, b.String(), "UNMET: the situation of non-negative arose fewer than 3 times, or a part of it never arose, in this run")
+	require.Contains(t, b.String(), "    parts: minus 1 ×3; minus 2 ×0; minus 3 ×2; never arose: minus 2\n")
+
+	// The allow-list may name the part alone: the rest stays required.
+	c = tl.Claim([]Obligation{partsObligation}, Rule{Min: 3, Allow: []string{PartName("non-negative", "minus 2")}})
+	require.True(t, c.Holds())
+	st, _ = c.Standing("non-negative")
+	require.False(t, st.Allowed)
+	require.Equal(t, "minus 1 ×3; minus 2 ×0 (allowed); minus 3 ×2", st.PartsLine())
+	tl.AddSeed(4, partsReport("minus 1"))
+	c = NewTally([]string{"non-negative"}).Claim([]Obligation{partsObligation}, Rule{Allow: []string{PartName("non-negative", "minus 2")}})
+	st, _ = c.Standing("non-negative")
+	require.Equal(t, "NOT EXERCISED", c.Describe(st))
+	c = tl.Claim([]Obligation{partsObligation}, Rule{Min: 1, Allow: []string{PartName("non-negative", "minus 3")}})
+	st, _ = c.Standing("non-negative")
+	require.Equal(t, "UNMET: 1 of 2 parts", c.Describe(st), "the allowed part is not counted")
+	require.NoError(t, Rule{Allow: []string{PartName("non-negative", "minus 2")}}.Check([]string{"non-negative"}))
+	require.Error(t, Rule{Allow: []string{PartName("other", "minus 2")}}.Check([]string{"non-negative"}))
+	require.NoError(t, Rule{Allow: []string{PartName("non-negative", "minus 2"), "never-seen"}}.CheckParts([]Obligation{partsObligation}))
+	require.ErrorContains(t, Rule{Allow: []string{PartName("non-negative", "minus 9")}}.CheckParts([]Obligation{partsObligation}),
+		"is no part of non-negative's obligation (its parts: minus 1; minus 2; minus 3)")
+
+	// A part counted that is not one of the obligation's is a variant:
+	// it adds to the count, never to the parts.
+	tl.AddSeed(3, partsReport("minus 7"))
+	st, _ = tl.Claim([]Obligation{partsObligation}, Rule{Min: 3}).Standing("non-negative")
+	require.Equal(t, []string{"minus 2"}, st.Missing)
+}
+
+// Every part arose at least once and the whole at least Min times: the
+// obligation is met, even if one part arose only once (DR615), across
+// seeds as in one (Tally.Merge keeps the parts).
+func TestClaimWithEveryPartMetHolds(t *testing.T) {
+	a, b := NewTally([]string{"non-negative"}), NewTally([]string{"non-negative"})
+	a.AddSeed(1, partsReport("minus 1", "minus 3"))
+	b.AddSeed(2, partsReport("minus 2", "minus 3"))
+	a.Merge(b)
+	c := a.Claim([]Obligation{partsObligation}, Rule{Min: 3})
+	require.True(t, c.Holds(), "%+v", c.Standings)
+	st, _ := c.Standing("non-negative")
+	require.Equal(t, Pass, st.Verdict)
+	require.Empty(t, st.Missing)
+	require.Equal(t, []PartCount{{Part: "minus 1", Count: 1}, {Part: "minus 2", Count: 1}, {Part: "minus 3", Count: 2}}, st.PartCounts)
+	require.Empty(t, c.Shortfall(st))
+
+	// Every part, but fewer than Min in all: unmet on the count.
+	c = a.Claim([]Obligation{partsObligation}, Rule{Min: 5})
+	st, _ = c.Standing("non-negative")
+	require.Equal(t, "UNMET: 4 of 5", c.Describe(st))
+	require.Equal(t, "its situation arose 4 time(s), fewer than 5", c.Shortfall(st))
+}

@@ -74,6 +74,9 @@ type Report struct {
 	Violations []Violation
 	// Exercised counts, per checker, how often its situation arose.
 	Exercised map[string]int
+	// Parts counts, per checker, how often each named part of its
+	// situation arose (ExercisePart); Exercised counts them too.
+	Parts map[string]map[string]int
 	// Warnings lists the checkers that report Should violations only.
 	Warnings map[string]bool
 	// Figures holds measurements the checkers report, neither pass nor
@@ -157,6 +160,28 @@ func (r *Report) Figure(name string, v float64) {
 // Exercise counts one occurrence of the running checker's situation.
 func (r *Report) Exercise() { r.Exercised[r.running().Name()]++ }
 
+// ExercisePart counts one occurrence of the running checker's situation,
+// and of the named part (or variant) of it that arose: an obligation with
+// Parts is met only when each of them arose (Obligation.Parts).
+func (r *Report) ExercisePart(part string) {
+	name := r.running().Name()
+	r.Exercised[name]++
+	addPart(&r.Parts, name, part, 1)
+}
+
+// addPart adds n to (*m)[name][part], making the maps as needed.
+func addPart(m *map[string]map[string]int, name, part string, n int) {
+	if *m == nil {
+		*m = map[string]map[string]int{}
+	}
+	pm := (*m)[name]
+	if pm == nil {
+		pm = map[string]int{}
+		(*m)[name] = pm
+	}
+	pm[part] += n
+}
+
 // Verdict is a checker's outcome in r.
 func (r *Report) Verdict(name string) Verdict {
 	warned := false
@@ -219,8 +244,10 @@ func (r *Report) sortViolations() {
 type Tally struct {
 	// Runs counts the reports added.
 	Runs int
-	// Exercised counts, per checker, its situations over every run.
+	// Exercised counts, per checker, its situations over every run;
+	// Parts the named parts of them (Report.Parts) over every run.
 	Exercised map[string]int
+	Parts     map[string]map[string]int
 	// Violations counts, per checker, its Must violations; ViolatedRuns
 	// the runs with at least one; Warnings its Should violations.
 	Violations   map[string]int
@@ -280,6 +307,11 @@ func (t *Tally) AddSeed(seed uint64, r *Report) {
 			}
 		}
 	}
+	for n, pm := range r.Parts {
+		for p, c := range pm {
+			addPart(&t.Parts, n, p, c)
+		}
+	}
 	for n, v := range r.Figures {
 		t.Figures[n] += v
 		t.FigureMax[n] = max(t.FigureMax[n], v)
@@ -303,6 +335,11 @@ func (t *Tally) Merge(o *Tally) {
 	t.Runs += o.Runs
 	for n, c := range o.Exercised {
 		t.Exercised[n] += c
+	}
+	for n, pm := range o.Parts {
+		for p, c := range pm {
+			addPart(&t.Parts, n, p, c)
+		}
 	}
 	for n, c := range o.Violations {
 		t.Violations[n] += c

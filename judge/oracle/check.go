@@ -310,9 +310,11 @@ func (world) Apply(s *State, e *history.Event)  { s.apply(e) }
 // latest record time seen.
 func (world) Now(s *State) time.Time { return s.Now }
 
-// exercise counts one occurrence of a checker's situation, by name.
+// exercise counts one occurrence of a checker's situation, by name: the
+// name is the part of its obligation that arose (obligations.go), or a
+// variant of a situation that has no parts.
 func exercise(s *State, r *judge.Report, c judge.Named, situation string) {
-	r.Exercise()
+	r.ExercisePart(situation)
 	m := s.coverage[c.Name()]
 	if m == nil {
 		m = map[string]int{}

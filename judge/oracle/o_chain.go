@@ -36,11 +36,11 @@ func (c *singleCommit) Observe(s *State, e *history.Event, r *judge.Report) {
 	case s.Cur.Bcast != nil && s.Cur.Bcast.Msg != nil:
 		f := s.Cur.Bcast
 		if s.txRounds[[2]uint64{f.R, f.N}] > 0 {
-			exercise(s, r, c, "retry with a submission in flight")
+			exercise(s, r, c, partRetryInFlight)
 		}
 	case e.Proc != nil && (e.Proc.Action == history.ProcStart && s.lives > 0 || e.Proc.Action == history.ProcSignal):
 		if len(s.sutTxs) > 0 {
-			exercise(s, r, c, "restart with a submission in flight")
+			exercise(s, r, c, partRestartInFlight)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func (c *updateKeepsNonce) Observe(s *State, e *history.Event, r *judge.Report) 
 				continue
 			}
 			c.arms[id] = &updateArm{life: cur.Frame.Life, nonce: m.Job.Nonce, until: m.Job.NextRunTime, at: e.At, seq: e.Seq}
-			exercise(s, r, c, "update while awaiting Complete")
+			exercise(s, r, c, partUpdateAwaiting)
 		}
 	case cur.Get != nil && cur.Get.NewExec:
 		a := c.arms[cur.Get.R]
@@ -75,7 +75,7 @@ func (c *updateKeepsNonce) Observe(s *State, e *history.Event, r *judge.Report) 
 		if len(q.Bogus) == 0 {
 			return
 		}
-		exercise(s, r, c, "broadcast after a bogus-nonce update")
+		exercise(s, r, c, partBogusNonce)
 		for _, b := range q.Bogus {
 			// Only a nonce ahead of the chain's round betrays the bogus
 			// value: once the rounds have caught up with it, n = bogus + 1

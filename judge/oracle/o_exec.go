@@ -51,8 +51,13 @@ func (c *executionTiming) Observe(s *State, e *history.Event, r *judge.Report) {
 	if !f.NewExec || !f.EKnown {
 		return
 	}
-	if f.EFailure != "" {
-		exercise(s, r, c, "next execution after a "+f.EFailure)
+	switch f.EFailure {
+	case "fetch failure":
+		exercise(s, r, c, partAfterFetch)
+	case "parse failure":
+		exercise(s, r, c, partAfterParse)
+	case "gave up":
+		exercise(s, r, c, partAfterGiveUp)
 	}
 	// Frames delivered while a doc query may be held by F2 or F14 may
 	// still wait behind that query in the daemon (frames are handled one at
@@ -234,7 +239,7 @@ func (c *concurrency) Observe(s *State, e *history.Event, r *judge.Report) {
 			r.Flag(subj(s.Cur.Get.R), e.At, fmt.Sprintf("%d GETs in flight; worker.pool_size is %d", n, s.P.PoolSize),
 				append(s.getsOf(l), e.Seq)...)
 		} else if n == s.P.PoolSize && c.moreReady(s, l, s.Cur.Get.R, e.At) {
-			exercise(s, r, c, "more ready jobs than pool_size")
+			exercise(s, r, c, partCrowd)
 		}
 		c.executions(s, e, r, s.Cur.Get)
 	case s.Cur.Bcast != nil:
@@ -293,7 +298,7 @@ func (c *concurrency) executions(s *State, e *history.Event, r *judge.Report, f 
 				n++
 			}
 		}
-		exercise(s, r, c, "an execution start during a retry wait")
+		exercise(s, r, c, partStartInRetry)
 		if n > s.P.PoolSize {
 			st.flagged = true
 			r.Flag(subj(f.R), st.at, fmt.Sprintf("%d executions in flight, retry waits included; worker.pool_size is %d", n, s.P.PoolSize),

@@ -447,7 +447,7 @@ func (c *recovery) startAs(s *State, q *Request, e *history.Event, fault string,
 func (c *recovery) resolve(s *State, r *judge.Report, p *recov) {
 	p.done = true
 	delete(c.byReq, p.R)
-	exercise(s, r, c, "recovery after "+p.Fault)
+	exercise(s, r, c, recoveryPart(p.Fault))
 }
 
 // expire judges a recovery whose deadline came. A peer that misbehaved in
@@ -495,7 +495,7 @@ func (c *recovery) expire(s *State, r *judge.Report, p *recov) {
 	}
 	p.done = true
 	delete(c.byReq, p.R)
-	exercise(s, r, c, "recovery after "+p.Fault)
+	exercise(s, r, c, recoveryPart(p.Fault))
 	r.Flag(subj(p.R), p.Base.Add(p.Fetch), fmt.Sprintf("no recovery of request %d within %s after %s", p.R, p.Base.Add(p.Fetch).Sub(p.Since), p.Fault),
 		p.Seq)
 }
@@ -533,3 +533,7 @@ func (c *healthProbe) Observe(s *State, e *history.Event, r *judge.Report) {
 		}
 	}
 }
+
+// recoveryPart is the part of O16b's obligation a recovery after fault
+// counts for (partRecoveryF1…).
+func recoveryPart(fault string) string { return "recovery after " + fault }

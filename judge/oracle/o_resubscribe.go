@@ -55,7 +55,7 @@ func (c *resubscribe) Observe(s *State, e *history.Event, r *judge.Report) {
 	switch {
 	case e.Proc != nil && e.Proc.Action == history.ProcExit:
 		if e.Proc.Status != 0 && l.Signal == "" && c.started && !l.Exited {
-			exercise(s, r, c, "a non-zero exit")
+			exercise(s, r, c, partNonZeroExit)
 			if l.FatalAt.IsZero() {
 				r.Flag(fmt.Sprintf("life %d", l.ID), e.At,
 					fmt.Sprintf("%s with no signal of the harness, but only %d re-subscription attempts in a row failed (fatal after %d)",
@@ -78,7 +78,7 @@ func (c *resubscribe) ws(s *State, l *Life, e *history.Event, r *judge.Report) {
 		c.pending = false
 		base := min(time.Second<<min(c.k, 32), s.P.MaxDelay)
 		lo, _ := specJitterBounds(base)
-		exercise(s, r, c, "a re-subscription wait")
+		exercise(s, r, c, partResubscribeWait)
 		if gap := e.At.Sub(c.from); gap < lo-s.Tol {
 			r.Flag(fmt.Sprintf("life %d", l.ID), e.At,
 				fmt.Sprintf("connection attempt %s after %s; attempt %d waits at least %s (min(2^%d s, %s) × 0.9)",

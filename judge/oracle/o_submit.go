@@ -32,13 +32,13 @@ func (c *submitRetries) Observe(s *State, e *history.Event, r *judge.Report) {
 	if a := s.Cur.Answer; a != nil && a.Call.Method == methodBroadcast && a.Call.Submit != nil {
 		switch a.Class {
 		case oracle.ClassSequenceMismatch:
-			exercise(s, r, c, "code 32")
+			exercise(s, r, c, partCode32)
 		case oracle.ClassOutOfGas:
-			exercise(s, r, c, "code 11")
+			exercise(s, r, c, partCode11)
 		case oracle.ClassInsufficientFee:
-			exercise(s, r, c, "code 13")
+			exercise(s, r, c, partCode13)
 		case oracle.ClassAlreadyAdmitted:
-			exercise(s, r, c, "code 19")
+			exercise(s, r, c, partCode19)
 		}
 		return
 	}

@@ -80,8 +80,10 @@ type Sample struct {
 	// Features are the world's features that were on in the seed, forced
 	// or drawn.
 	Features []string
-	// Exercised counts each obligation's situation in the seed.
+	// Exercised counts each obligation's situation in the seed; Parts
+	// each named part of it (judge.Report.Parts).
 	Exercised map[string]int
+	Parts     map[string]map[string]int
 }
 
 // Steerer chooses the steering of the next batch of seeds from the
@@ -97,6 +99,11 @@ type Steerer struct {
 	// Prior declares, per obligation, features known to tend to produce
 	// its situation.
 	Prior map[string][]string
+	// Parts names, per obligation, the parts of its situation that must
+	// each arise at least once (judge.Obligation.Parts): a part that has
+	// not is a target of its own, PartTarget(obligation, part), steered
+	// with the obligation's Prior and learned by the part's own count.
+	Parts map[string][]string
 	// MaxOn bounds the features forced on per seed (0: 3).
 	MaxOn int
 }
@@ -112,8 +119,16 @@ func (st *Steerer) Counts(samples []Sample) map[string]int {
 	return c
 }
 
-// Unmet lists the required obligations that arose fewer than Min times
-// over samples, in order.
+// partSep joins an obligation and one of its parts in a target's name.
+const partSep = ": "
+
+// PartTarget names the steering target of one part of an obligation:
+// "o5-submit-retries: code 13".
+func PartTarget(obligation, part string) string { return obligation + partSep + part }
+
+// Unmet lists the steering targets not yet met over samples, in order:
+// each required obligation that arose fewer than Min times, and each
+// of its Parts that never arose (PartTarget).
 func (st *Steerer) Unmet(samples []Sample) []string {
 	c := st.Counts(samples)
 	var out []string
@@ -121,8 +136,26 @@ func (st *Steerer) Unmet(samples []Sample) []string {
 		if c[o] < max(st.Min, 1) {
 			out = append(out, o)
 		}
+		for _, p := range st.Parts[o] {
+			if !slices.ContainsFunc(samples, func(s Sample) bool { return s.Parts[o][p] > 0 }) {
+				out = append(out, PartTarget(o, p))
+			}
+		}
 	}
 	return out
+}
+
+// hit reports whether target (an obligation or PartTarget of one of its
+// parts) arose in s, and the obligation it belongs to.
+func (st *Steerer) hit(s Sample, target string) (bool, string) {
+	for o, parts := range st.Parts {
+		for _, p := range parts {
+			if PartTarget(o, p) == target {
+				return s.Parts[o][p] > 0, o
+			}
+		}
+	}
+	return s.Exercised[target] > 0, target
 }
 
 // Plan returns the steering of the next n seeds (nil: unsteered) given
@@ -188,10 +221,11 @@ func (st *Steerer) rank(samples []Sample, target string) []string {
 		i     int
 	}
 	all := make([]scored, len(st.Features))
+	_, obligation := st.hit(Sample{}, target)
 	for i, f := range st.Features {
 		var on, onHit, off, offHit int
 		for _, s := range samples {
-			hit := s.Exercised[target] > 0
+			hit, _ := st.hit(s, target)
 			if slices.Contains(s.Features, f) {
 				on++
 				if hit {
@@ -205,7 +239,7 @@ func (st *Steerer) rank(samples []Sample, target string) []string {
 			}
 		}
 		score := float64(onHit+1)/float64(on+2) - float64(offHit+1)/float64(off+2)
-		if slices.Contains(st.Prior[target], f) {
+		if slices.Contains(st.Prior[target], f) || target != obligation && slices.Contains(st.Prior[obligation], f) {
 			score += priorBonus
 		}
 		all[i] = scored{f, score, i}

@@ -107,6 +107,38 @@ func TestPlanAimsAtUnmetObligationsWithWhatProducesThem(t *testing.T) {
 	require.Equal(t, plan, st.Plan(samples, 6), "a function of the samples")
 }
 
+// An obligation met often enough but missing a part stays a target: the
+// missing part, steered by what produced that part (learned from the
+// part's own count) and by the obligation's declared features.
+func TestPlanAimsAtAMissingPart(t *testing.T) {
+	var samples []Sample
+	for i := range 40 {
+		f := []string{}
+		parts := map[string]int{"x": 1}
+		if i%2 == 0 {
+			f = append(f, "c")
+			if i%4 == 0 {
+				parts["y"] = 1 // y only ever with c
+			}
+		}
+		samples = append(samples, Sample{Seed: uint64(i + 1), Features: f, Exercised: map[string]int{"both": len(parts)},
+			Parts: map[string]map[string]int{"both": parts}})
+	}
+	st := toySteerer("both")
+	st.Parts = map[string][]string{"both": {"x", "y", "z"}}
+	st.Prior = map[string][]string{"both": {"b"}}
+	require.Equal(t, []string{PartTarget("both", "z")}, st.Unmet(samples), "x and y arose; z never did")
+	require.Equal(t, "b", st.rank(samples, PartTarget("both", "z"))[0], "the obligation's prior, nothing learned for z")
+	require.Equal(t, []string{"b", "c"}, st.rank(samples, PartTarget("both", "y"))[:2], "declared first, then y's own lift")
+	plan := st.Plan(samples, 2)
+	require.Equal(t, "both: z", plan[0].Target)
+	require.Contains(t, plan[0].On, "b")
+
+	samples = append(samples, Sample{Seed: 41, Exercised: map[string]int{"both": 1}, Parts: map[string]map[string]int{"both": {"z": 1}}})
+	require.Empty(t, st.Unmet(samples), "every part once, the whole over Min")
+	require.Equal(t, []*Steering{nil}, st.Plan(samples, 1))
+}
+
 // The campaign's seeds, steering and end are the same whatever --jobs.
 func TestCampaignIsTheSameWhateverTheJobs(t *testing.T) {
 	var one, three []string

@@ -68,6 +68,9 @@ func TestReferencePassesSeeds(t *testing.T) {
 	claim := tally.Claim(Obligations(), rule)
 	for _, st := range claim.Standings {
 		t.Logf("%-30s %-16s %5d in %3d seeds, first %d", st.Checker, claim.Describe(st), st.Exercised, st.Seeds, st.First)
+		if len(st.PartCounts) > 0 {
+			t.Logf("%-30s parts: %s", "", st.PartsLine())
+		}
 	}
 	t.Logf("%d seeds, %d of them steered", end.Ran, end.Steered)
 	require.Empty(t, claim.Unmet(), "obligations unmet after %d seeds", end.Ran)

@@ -66,10 +66,25 @@ var SteerPrior = map[string][]string{
 func Obligations() []judge.Obligation { return oraclejudge.Obligations() }
 
 // NewSteerer is the steering of runs that must meet every obligation rule
-// requires, each at least rule's Min times.
+// requires, each at least rule's Min times,
+// and each part of them at least once (steering aims at a missing part
+// as at an unmet obligation).
 func NewSteerer(rule judge.Rule) *engine.Steerer {
-	return &engine.Steerer{Required: rule.Required(Obligations()), Min: rule.MinOrDefault(), Features: SteerFeatures(),
-		Prior: SteerPrior}
+	obs := Obligations()
+	req := rule.Required(obs)
+	parts := map[string][]string{}
+	for _, o := range obs {
+		if !slices.Contains(req, o.Checker) {
+			continue
+		}
+		for _, p := range o.Parts {
+			if !slices.Contains(rule.Allow, judge.PartName(o.Checker, p)) {
+				parts[o.Checker] = append(parts[o.Checker], p)
+			}
+		}
+	}
+	return &engine.Steerer{Required: req, Min: rule.MinOrDefault(), Features: SteerFeatures(),
+		Prior: SteerPrior, Parts: parts}
 }
 
 // Sample is what steering learns from a finished seed run with st: the
@@ -85,7 +100,7 @@ func Sample(st *engine.Steering, r *Result) engine.Sample {
 		}
 	}
 	if r.Report != nil {
-		s.Exercised = r.Report.Exercised
+		s.Exercised, s.Parts = r.Report.Exercised, r.Report.Parts
 	}
 	return s
 }

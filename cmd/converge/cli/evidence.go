@@ -37,7 +37,7 @@ func (e *evidence) register(f *pflag.FlagSet) {
 	f.IntVar(&e.batch, "batch", engine.DefaultBatch,
 		"seeds per steering batch: a batch's steering depends only on the batches before it, never on --jobs")
 	f.StringSliceVar(&e.allow, "allow-unexercised", nil,
-		"checkers whose obligation may stay unmet without failing the run (comma-separated; printed in every report)")
+		"checkers whose obligation may stay unmet without failing the run (comma-separated; printed in every report; \"checker: part\" allows one part of a situation of several)")
 }
 
 // validate checks the flags against the run's seeds and the world's
@@ -105,7 +105,7 @@ func newClaimReport(c *judge.Claim, steered, budget int) *claimReport {
 // steering did.
 func writeCoverage(w io.Writer, cr *claimReport, seeds int, figures func(name string) []string) {
 	c := cr.Claim
-	fmt.Fprintf(w, "coverage (each checker's obligation over %d seed(s); met when its situation arose ≥ %d times):\n", seeds, c.Min)
+	fmt.Fprintf(w, "coverage (each checker's obligation over %d seed(s); met when its situation arose ≥ %d times, each of its parts at least once):\n", seeds, c.Min)
 	fmt.Fprintf(w, "  %-28s %-6s %-22s %8s %6s %6s\n", "checker", "rule", "verdict", "count", "seeds", "first")
 	for _, s := range c.Standings {
 		first := "-"
@@ -119,6 +119,14 @@ func writeCoverage(w io.Writer, cr *claimReport, seeds int, figures func(name st
 		fmt.Fprintf(w, "  %-28s %-6s %-22s %8d %6d %6s\n", s.Checker, s.Contract, verdict, s.Exercised, s.Seeds, first)
 		if !s.Met {
 			wrap(w, strings.Repeat(" ", 31), "needs: "+s.Situation)
+		}
+		if len(s.PartCounts) > 0 {
+			parts := "parts: " + s.PartsLine()
+			if len(s.Missing) > 0 && len(s.Missing) < len(s.Parts) {
+				// (When none arose, the ×0 of each says it.)
+				parts += "; never arose: " + strings.Join(s.Missing, "; ")
+			}
+			wrap(w, strings.Repeat(" ", 31), parts)
 		}
 		if figures != nil {
 			for _, f := range figures(s.Checker) {
@@ -188,11 +196,15 @@ func claimSuite(name, class string, c *judge.Claim) engine.JUnitSuite {
 			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("%s violated in %d violation(s): see the seeds' suites", st.Checker, st.Violations),
 				Type: st.Contract}
 		case !st.Met && st.Allowed:
-			jc.Skipped = &engine.JUnitSkipped{Message: fmt.Sprintf("obligation unmet (%d of %d), allowed by --allow-unexercised: %s",
-				st.Exercised, c.Min, st.Situation)}
+			jc.Skipped = &engine.JUnitSkipped{Message: fmt.Sprintf("obligation unmet (%s), allowed by --allow-unexercised: %s",
+				c.Shortfall(st), st.Situation)}
 		case !st.Met:
-			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("%s: obligation unmet, its situation arose %d time(s), fewer than %d", st.Checker, st.Exercised, c.Min),
-				Type: "unmet", Text: "needs: " + st.Situation + "\nallow it by name with --allow-unexercised " + st.Checker}
+			text := "needs: " + st.Situation
+			if len(st.PartCounts) > 0 {
+				text += "\nparts: " + st.PartsLine()
+			}
+			jc.Failure = &engine.JUnitFailure{Message: fmt.Sprintf("%s: obligation unmet, %s", st.Checker, c.Shortfall(st)),
+				Type: "unmet", Text: text + "\nallow it by name with --allow-unexercised " + st.Checker}
 		default:
 			jc.Out = fmt.Sprintf("%s: its situation arose %d times in %d seed(s), first in seed %d", st.Verdict, st.Exercised, st.Seeds, st.First)
 		}

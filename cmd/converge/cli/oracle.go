@@ -253,6 +253,9 @@ func (o *oracleSimOptions) validate(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := o.rule().CheckParts(oraclesim.Obligations()); err != nil {
+		return usagef("--allow-unexercised: %v", err)
+	}
 	_, err = oracleSystem(o.mutant)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,13 @@ func TestOracleSimJSONAndJUnit(t *testing.T) {
 	for _, n := range rep.Coverage.Unmet {
 		require.Contains(t, []string{"not exercised", "unmet"}, rep.Verdicts[n])
 	}
+	// O5's obligation has four parts (DR613): each counted, and the run
+	// unmet while one is missing.
+	o5, ok := rep.Coverage.Standing("o5-submit-retries")
+	require.True(t, ok)
+	require.Equal(t, []string{"code 32", "code 11", "code 13", "code 19"}, o5.Parts)
+	require.Len(t, o5.PartCounts, 4)
+	require.Equal(t, len(o5.Missing) > 0 || o5.Exercised < rep.Coverage.Min, slices.Contains(rep.Coverage.Unmet, "o5-submit-retries"))
 	raw, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	var suites engine.JUnitSuites
@@ -331,6 +339,7 @@ func TestOracleUsageErrors(t *testing.T) {
 		{"oracle", "sim", "--mutant", "zzz"},
 		{"oracle", "sim", "--seeds", "0"},
 		{"oracle", "sim", "--allow-unexercised", "o99-nothing"},
+		{"oracle", "sim", "--allow-unexercised", "o5-submit-retries: code 99"},
 		{"oracle", "sim", "--min-exercised", "-1"},
 		{"oracle", "sim", "--faults", "-1"},
 		{"oracle", "mutants", "--mutant", "zzz"},

@@ -169,7 +169,11 @@ could not be carried out, 4 a diagnostic run (--admit-unverified) finished,
 			}
 			if cmd.Flags().Changed("allow-unexercised") {
 				opts.Allow = append([]string{}, allow...)
-				if err := (judge.Rule{Allow: opts.Allow}).Check(oraclejudge.Names()); err != nil {
+				rule := judge.Rule{Allow: opts.Allow}
+				if err := rule.Check(oraclejudge.Names()); err != nil {
+					return usagef("--allow-unexercised: %v", err)
+				}
+				if err := rule.CheckParts(oraclejudge.ObligationsIn(oraclejudge.ModeBlackBox)); err != nil {
 					return usagef("--allow-unexercised: %v", err)
 				}
 			}

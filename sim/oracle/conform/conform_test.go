@@ -121,14 +121,22 @@ func TestConformReferenceDaemonPasses(t *testing.T) {
 	require.False(t, res.Report.Failed())
 	require.Empty(t, res.Unmet, "every wait of the script was met")
 	// Every checker meets its situation in the default script, but those
-	// the script declares it cannot reach (O15, white-box; O20, O26, O27:
-	// Script.Unreached says why), which are the run's allow-list, printed
+	// the script declares it cannot reach (O15, white-box; O20, O26, O27;
+	// parts of O3, O16b and O19: Script.Unreached says why), which are the
+	// run's allow-list, printed
 	// in every report. The claim holds: nothing violated, nothing else
 	// unexercised.
 	require.True(t, res.Claim.Holds(), "unexercised and not allowed: %v", res.Claim.Unmet())
 	require.Empty(t, res.Unexercised())
-	require.Equal(t, []string{"o15-shutdown-order", "o20-gave-up-rearmed", "o26-failed-lookup-followed", "o27-submitted-round-not-rerun"},
-		res.Claim.Allowed)
+	require.Equal(t, []string{"o15-shutdown-order", "o16b-recovery: recovery after F14", "o19-resubscribe: a non-zero exit",
+		"o20-gave-up-rearmed", "o26-failed-lookup-followed", "o27-submitted-round-not-rerun",
+		"o3-execution-timing: next execution after a give-up", "o3-execution-timing: next execution after a parse failure"},
+		res.Claim.Allowed, "four checkers and four parts of others (DR619)")
+	// Every other part arose: O5's four codes, O1's, O6's and O7's two,
+	// O16b's F1, O19's re-subscription and O3's fetch failure.
+	for _, st := range res.Claim.Standings {
+		require.Empty(t, st.Missing, st.Checker)
+	}
 	require.Equal(t, judge.NotExercised, res.Report.Verdict("o15-shutdown-order"), "an external daemon has no white-box trace")
 	for _, n := range oraclejudge.Names() {
 		if slices.Contains(res.Claim.Allowed, n) {

@@ -20,7 +20,13 @@ func TestAnUnexercisedCheckerFailsTheBlackBoxClaim(t *testing.T) {
 	sc := DefaultScript()
 	res := &Result{Report: rep, Claim: claim(rep, allowList(Options{}, sc)), Why: sc.Unreached}
 	require.False(t, res.Failed(), "nothing violated")
-	require.Len(t, res.Unexercised(), len(oraclejudge.Names())-len(sc.Unreached))
+	checkers := 0
+	for n := range sc.Unreached {
+		if !strings.Contains(n, ": ") {
+			checkers++
+		}
+	}
+	require.Len(t, res.Unexercised(), len(oraclejudge.Names())-checkers, "an allowed part leaves its checker required")
 	require.NotContains(t, res.Unexercised(), "o15-shutdown-order", "declared out of reach, with why")
 	require.Equal(t, judge.NotExercised, res.Report.Verdict("o1-single-commit"))
 
@@ -64,6 +70,63 @@ func TestScriptsDeclareRealCheckers(t *testing.T) {
 		require.NoError(t, judge.Rule{Allow: allowList(Options{}, sc)}.Check(oraclejudge.Names()))
 		for n, why := range sc.Unreached {
 			require.NotEmpty(t, why, n)
+			if checker, part, ok := strings.Cut(n, ": "); ok {
+				require.Contains(t, partsOf(checker), part, "%s: a part of the black-box obligation", n)
+			}
 		}
 	}
+}
+
+// partsOf is the parts of checker's black-box obligation.
+func partsOf(checker string) []string {
+	for _, o := range oraclejudge.ObligationsIn(oraclejudge.ModeBlackBox) {
+		if o.Checker == checker {
+			return o.Parts
+		}
+	}
+	return nil
+}
+
+// A black-box run that met codes 32, 11 and 13 but never 19 leaves O5
+// unmet (§5.3: "each seen"): the table, the unmet list and the JUnit case
+// name code 19, though the report alone says O5 passed.
+func TestAMissingPartFailsTheBlackBoxClaim(t *testing.T) {
+	rep, err := oraclejudge.Check(oraclejudge.Params{Self: "guru1self", Mode: oraclejudge.ModeBlackBox, External: true}, nil)
+	require.NoError(t, err)
+	for _, c := range oraclejudge.All() {
+		if c.Name() == "o5-submit-retries" {
+			rep.As(c)
+		}
+	}
+	for _, code := range []string{"code 32", "code 11", "code 13"} {
+		rep.ExercisePart(code)
+	}
+	require.Equal(t, judge.Pass, rep.Verdict("o5-submit-retries"))
+	sc := DefaultScript()
+	res := &Result{Report: rep, Claim: claim(rep, allowList(Options{}, sc)), Why: sc.Unreached,
+		Coverage: map[string]map[string]int{"o5-submit-retries": rep.Parts["o5-submit-retries"]}}
+	require.Contains(t, res.Unexercised(), "o5-submit-retries")
+	st, _ := res.Claim.Standing("o5-submit-retries")
+	require.Equal(t, []string{"code 19"}, st.Missing)
+
+	var b strings.Builder
+	require.NoError(t, res.WriteTable(&b))
+	require.Regexp(t, `\no5-submit-retries +UNMET: 3 of 4 parts +code 11 ×1; code 13 ×1; code 32 ×1; NEVER: code 19\n`, b.String())
+	require.Contains(t, b.String(), "    parts: code 32 ×1; code 11 ×1; code 13 ×1; code 19 ×0; never arose: code 19\n")
+
+	// The parts the script declares out of reach are allowed, and said so.
+	o16b, _ := res.Claim.Standing("o16b-recovery")
+	require.Equal(t, []string{"recovery after F1"}, o16b.Missing, "F14 allowed, F3 and F13 sim mode only")
+	require.Regexp(t, `\n  o16b-recovery: recovery after F14 +as O26`, b.String())
+
+	found := false
+	for _, c := range res.JUnit("conform").Suites[0].Cases {
+		if c.Name == "o5-submit-retries" {
+			found = true
+			require.NotNil(t, c.Failure)
+			require.Equal(t, "unmet", c.Failure.Type)
+			require.Contains(t, c.Failure.Message, "code 19")
+		}
+	}
+	require.True(t, found)
 }

@@ -72,7 +72,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\n%-*s %-24s %s\n", width, "checker", "verdict", "situations seen")
 	for _, n := range oraclejudge.Names() {
-		fmt.Fprintf(&b, "%-*s %-24s %s\n", width, n, r.verdict(n), situations(r.Coverage[n]))
+		fmt.Fprintf(&b, "%-*s %-24s %s\n", width, n, r.verdict(n), r.situations(n))
 	}
 	if r.Claim != nil && (len(r.Claim.Allowed) > 0 || len(r.Claim.Unmet()) > 0) {
 		b.WriteString("\n")
@@ -269,6 +269,20 @@ func subjects(vs []judge.Violation) string {
 	return " (" + strings.Join(names, ", ") + more + ")"
 }
 
+// situations is the table's "situations seen" of checker n: each
+// variant with its count, then the parts of its obligation that never
+// arose.
+func (r *Result) situations(n string) string {
+	s := situations(r.Coverage[n])
+	if r.Claim == nil {
+		return s
+	}
+	if st, ok := r.Claim.Standing(n); ok && len(st.Missing) > 0 {
+		s += "; NEVER: " + strings.Join(st.Missing, "; ")
+	}
+	return s
+}
+
 func situations(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
@@ -294,12 +308,27 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // JUnit is the run as a JUnit suite: a case per checker (failed when
-// violated or not exercised, skipped when not exercised but allowed) and
+// violated or not exercised or a part of its situation never arose,
+// skipped when that is allowed) and
 // one for the harness's checks.
 func (r *Result) JUnit(name string) *engine.JUnitSuites {
 	s := engine.JUnitSuite{Name: name, Time: r.Duration.Seconds()}
 	for _, n := range oraclejudge.Names() {
 		c := engine.JUnitCase{Name: n, Classname: "oracle-conform"}
+		var st judge.Standing
+		if r.Claim != nil {
+			st, _ = r.Claim.Standing(n)
+		}
+		if v := r.Report.Verdict(n); v != judge.Violated && v != judge.NotExercised && len(st.Missing) > 0 {
+			// Exercised, but a part of its situation never arose.
+			msg := "unmet: " + r.Claim.Shortfall(st)
+			if st.Allowed {
+				c.Skipped = &engine.JUnitSkipped{Message: msg + ", allowed: " + r.Why[n]}
+			} else {
+				c.Failure = &engine.JUnitFailure{Message: msg, Type: "unmet",
+					Text: "parts: " + st.PartsLine() + "\nallow it by name with --allow-unexercised " + n}
+			}
+		}
 		switch r.Report.Verdict(n) {
 		case judge.Violated:
 			var text strings.Builder
