@@ -105,7 +105,7 @@ func newClaimReport(c *judge.Claim, steered, budget int) *claimReport {
 // steering did.
 func writeCoverage(w io.Writer, cr *claimReport, seeds int, figures func(name string) []string) {
 	c := cr.Claim
-	fmt.Fprintf(w, "coverage (each checker's obligation over %d seed(s); met when its situation arose ≥ %d times, each of its parts at least once):\n", seeds, c.Min)
+	wrap(w, "  ", fmt.Sprintf("coverage (each checker's obligation over %d seed(s); met when its situation arose ≥ %d times, each of its parts at least once):", seeds, c.Min))
 	fmt.Fprintf(w, "  %-28s %-6s %-22s %8s %6s %6s\n", "checker", "rule", "verdict", "count", "seeds", "first")
 	for _, s := range c.Standings {
 		first := "-"
