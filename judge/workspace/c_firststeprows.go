@@ -45,17 +45,20 @@ import (
 //     its behalf, or an actuator call, on the row.
 //
 // The acquisition step is the instance's events at the instant of its
-// recorded acquisition (DR411). Excused, as in first-step-components
-// (DR562): the whole step, when it ends the lead or is cut short
-// (stepEnds: a crash, a release, a failed lock check, a fenced write, a
-// lost leadership, a fault naming the instance, a deposition), or when a
-// read of the instance's failed at that instant (a failed store or bus
-// call naming no workspace: the whole tick may be skipped, SPEC 3
-// "Failures"); a row anyone else wrote or inserted, or a user's API
-// request or action named, at that instant (the row as the component read
-// it is not known); a row a failure of the instance concerned (a failed
-// write or call on it, a lost answer). Rows are read at the end of the
-// step: a row nobody wrote at that instant is as the step found it.
+// recorded acquisition (DR411). Excused (DR603): the whole step, when it
+// ends the lead or is cut short (stepEnds, DR562: a crash, a release, a
+// failed lock check, a fenced write, a lost leadership, a fault naming the
+// instance, a deposition), or when a read of the instance failed at that
+// instant (a failed store call naming no workspace, a failed bus read
+// naming no key: the whole tick may be skipped, SPEC 3 "Failures"); a row
+// anyone other than the judged component wrote or inserted, or an API
+// request or a user's action named, at that instant (the row as the
+// component read it is not known); a row a failure of the instance
+// concerned (a failed write, call or read on it, a lost answer). Rows are
+// taken as they stood at the end of the step (a row nobody wrote then is
+// as the step found it), the ones the judged component wrote as they were
+// before its first write. Each row owed an act counts once per step: the
+// situation (DR600).
 type firstStepRows struct {
 	base
 	ttl bool // first-step-ttl, else first-step-reconciler
@@ -242,9 +245,11 @@ func (c *firstStepRows) read(st *rowStep, e *history.Event) {
 		switch {
 		case e.Workspace != "":
 			st.failed[e.Workspace] = true
-		case strings.HasPrefix(e.Method, "store.") || strings.HasPrefix(e.Method, "bus."):
+		case strings.HasPrefix(e.Method, "store."):
+			st.readFailed = true // a selection's read, or worse
+		case e.Method == MBusGet:
 			if _, ok := activityKeyOwner(e); !ok {
-				st.readFailed = true
+				st.readFailed = true // which keys it could not read is not known
 			}
 		}
 	}
