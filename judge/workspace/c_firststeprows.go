@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -138,7 +139,7 @@ func (c *firstStepRows) Observe(s *State, e *history.Event, r *Report) {
 			}
 		}
 	} else {
-		c.note(e)
+		c.note(s, e)
 	}
 	if st := c.cur; st != nil {
 		c.read(st, e)
@@ -156,11 +157,12 @@ func (c *firstStepRows) Observe(s *State, e *history.Event, r *Report) {
 	c.keys.track(e)
 }
 
-// note records what e did at the instant, whoever made it.
-func (c *firstStepRows) note(e *history.Event) {
+// note records what e did at the instant, whoever made it (s: the state
+// just before it).
+func (c *firstStepRows) note(s *State, e *history.Event) {
 	switch e.Kind {
 	case history.KindWrite:
-		if e.Patch == nil || e.Patch.Mask() != contracts.MaskObservedAt {
+		if changes(s.Row(e.Workspace), e) {
 			c.touched[e.Workspace] = true
 		}
 	case history.KindInsert:
@@ -168,7 +170,11 @@ func (c *firstStepRows) note(e *history.Event) {
 		if e.Row != nil {
 			c.touched[e.Row.ID] = true
 		}
-	case history.KindAPI, history.KindUser:
+	case history.KindAPI:
+		if e.Workspace != "" && e.Method != "api.Get" && e.Method != "api.List" {
+			c.touched[e.Workspace] = true // a request that may write it
+		}
+	case history.KindUser:
 		if e.Workspace != "" {
 			c.touched[e.Workspace] = true
 		}
@@ -181,6 +187,25 @@ func (c *firstStepRows) note(e *history.Event) {
 			c.keysChanged[id] = true
 		}
 	}
+}
+
+// changes reports whether the write e may have changed what a reader of
+// row before sees: an applied write that changes a column other than
+// observed_at and updated_at, or a failed one (whose outcome another
+// writer's record does not settle). A write refused by its condition, or
+// one that rewrites the values the row holds (a HealthMonitor pass finding
+// nothing new), changes nothing.
+func changes(before *contracts.Workspace, e *history.Event) bool {
+	switch {
+	case e.Err != "" || before == nil || e.Patch == nil:
+		return true
+	case !e.Applied:
+		return false
+	}
+	a := after(before, e.Patch, e.At)
+	b := before.Clone()
+	a.ObservedAt, a.UpdatedAt, b.ObservedAt, b.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	return !reflect.DeepEqual(a, b)
 }
 
 // MBusGet is the bus read of a key.

@@ -186,10 +186,14 @@ var firstStepExcuses = map[string]func(*trace) *trace{
 	"failed row read":       func(tr *trace) *trace { return tr.call("c2", "store.Get", "w", "", "", "db: connection refused") },
 	"failed bus read":       func(tr *trace) *trace { return tr.call("c2", MBusGet, "", "", "", "redis: connection refused") },
 	"another write to the row": func(tr *trace) *trace {
-		return tr.write(contracts.CompHealthMonitor, "c2", 2, "w", nil, contracts.Patch{ObservedAt: contracts.Some(tr.now), HealthStatus: contracts.Some(contracts.HealthOK)})
+		return tr.write(contracts.CompAPI, "api", 0, "w", nil, contracts.Patch{Memo: contracts.Some("edited")})
+	},
+	"another write to the row, failed": func(tr *trace) *trace {
+		return tr.add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Instance: "api", Workspace: "w",
+			Patch: &contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)}, Err: "db: connection reset"})
 	},
 	"a user's request": func(tr *trace) *trace {
-		return tr.add(history.Event{Kind: history.KindAPI, Instance: "api", Workspace: "w", Method: "api.Get"})
+		return tr.add(history.Event{Kind: history.KindAPI, Instance: "api", Workspace: "w", Method: "api.Patch", Err: "409 INVALID_STATE"})
 	},
 }
 
@@ -215,6 +219,26 @@ func TestFirstStepTTL(t *testing.T) {
 	require.Contains(t, r.Violations[0].Message, "TTL Manager")
 	require.Contains(t, r.Violations[0].Message, "desired STANDBY")
 	require.Equal(t, "w", r.Violations[0].Subject)
+
+	// A write at that instant that changes nothing the TTL Manager reads (a
+	// HealthMonitor pass finding nothing new), or a user's read, excuses
+	// nothing.
+	for what, same := range map[string]func(*trace) *trace{
+		"same values": func(tr *trace) *trace {
+			return tr.write(contracts.CompHealthMonitor, "c2", 2, "w", nil, contracts.Patch{ObservedAt: contracts.Some(tr.now),
+				ObservedStatus: contracts.Some(contracts.ObservedRunning), HealthStatus: contracts.Some(contracts.HealthOK)})
+		},
+		"refused write": func(tr *trace) *trace {
+			return tr.add(history.Event{Kind: history.KindWrite, Component: contracts.CompAPI, Instance: "api", Workspace: "w",
+				Patch: &contracts.Patch{DesiredState: contracts.Some(contracts.DesiredPending)}})
+		},
+		"a user's read": func(tr *trace) *trace {
+			return tr.add(history.Event{Kind: history.KindAPI, Instance: "api", Workspace: "w", Method: "api.Get"})
+		},
+	} {
+		r := run(t, firstStepCase(idle, same), nil, name)
+		require.Len(t, r.Violations, 1, what)
+	}
 
 	// The archive rule too: a STANDBY row past its archive TTL.
 	standby := wsAt("w", contracts.ObservedStandby, contracts.DesiredStandby)
