@@ -72,6 +72,7 @@ var outOfReach = map[string]string{
 	"gc-meta-with-archive": "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
 	"gc-deletes-orphans":   "the GC deletes an orphan only once it has been orphaned for 2 h, longer than the run's hour of faults",
 	"gc-deletes-when-due":  "an orphan's due pass comes 2 h after the pass that started its timer, longer than the run's hour of faults",
+	"first-step-ttl":       "a failover must land in a TTL rule's window (at most the TTL Manager's 60 s, DR604): the reference met it in none of 400 seeds of this shape",
 }
 
 // The Python coordinator, written from docs/spec/workspaces.md and not from the Go

@@ -48,7 +48,8 @@ func gcListing(e *history.Event) bool {
 // instance was not already listening (DR562). A failed listing is the
 // tick all the same (3, "Failures"). The StateReconciler and the TTL
 // Manager begin with a read of the rows, which the history records only
-// when it fails: not judged (DR561). A step that ends the lead, a crash, a
+// when it fails: not judged here (DR561), but by their effects in
+// first-step-reconciler and first-step-ttl (firstStepRows, DR600). A step that ends the lead, a crash, a
 // fault naming the instance (or a deposition) and a lock try whose answer
 // was lost excuse the step.
 type firstStep struct {

@@ -151,16 +151,30 @@ func (c *skipsWorkspace) finish(s *State, r *Report) {
 // resumeOwed reports whether the leader owes w's operation its actuator
 // calls at the step's instant (SPEC 4.2.2, "Resuming").
 func (c *skipsWorkspace) resumeOwed(w *contracts.Workspace) bool {
-	if w.OpStartedAt.IsZero() {
-		return false
-	}
 	if at, ok := c.invoked[w.ID]; ok && !at.Before(later(c.steps.since, w.OpStartedAt)) {
 		return false // invoked for this claim under this leadership
 	}
-	if info := w.ErrorInfo; info != nil && !info.IsTerminal && c.steps.instant.Sub(info.OccurredAt) < specRetryInterval {
+	at, failed := c.callFailed[c.steps.leader][w.ID]
+	return resumeDue(w, c.steps.instant, at, failed)
+}
+
+// resumeDue reports whether w's operation, which the leader has not
+// invoked for its claim since it took the lead, is owed its actuator calls
+// at now (SPEC 4.2.2, "Resuming"): unless a recorded failure's 30 s spacing
+// still runs (error_info not terminal, now − occurred_at < 30 s: "A resume
+// honours the retry spacing"), or the leader's own actuator call on it
+// failed less than 30 s ago (lastFail, when failed: the record of that
+// failure may have failed), or it is a STARTING on a row observed PENDING
+// ("neither resumed nor retried", C6), or an ARCHIVING whose steps have
+// nothing to call.
+func resumeDue(w *contracts.Workspace, now, lastFail time.Time, failed bool) bool {
+	if w.OpStartedAt.IsZero() {
 		return false
 	}
-	if at, ok := c.callFailed[c.steps.leader][w.ID]; ok && c.steps.instant.Sub(at) < specRetryInterval {
+	if info := w.ErrorInfo; info != nil && !info.IsTerminal && now.Sub(info.OccurredAt) < specRetryInterval {
+		return false
+	}
+	if failed && now.Sub(lastFail) < specRetryInterval {
 		return false // its own failure, whether or not the row records it, is spaced too
 	}
 	switch w.Operation {

@@ -32,8 +32,7 @@ const (
 // its TTL's expiry, the row's last change, its activity keys' last
 // change, the end of the faults and the last change of leadership.
 type ttlRules struct {
-	conns map[string]int64     // workspace → ws_conn counter
-	idle  map[string]time.Time // workspace → idle timer expiry (zero: none)
+	activityKeys
 	// changed is, per workspace, the last change of its row or of its
 	// activity keys; calm is the last flush of the keys or change of
 	// leadership (a failed lock check or a release ends one, SPEC 3.1).
@@ -50,8 +49,9 @@ func (*ttlRules) Name() string     { return "ttl" }
 func (*ttlRules) Contract() string { return "4.4" }
 
 func (c *ttlRules) Observe(s *State, e *history.Event, r *Report) {
-	if c.conns == nil {
-		c.conns, c.idle, c.changed = map[string]int64{}, map[string]time.Time{}, map[string]time.Time{}
+	if c.changed == nil {
+		c.init()
+		c.changed = map[string]time.Time{}
 	}
 	c.follow(e)
 	c.track(e)
@@ -75,9 +75,22 @@ func (c *ttlRules) Observe(s *State, e *history.Event, r *Report) {
 	}
 }
 
+// activityKeys follows SPEC 4.4's activity keys through the bus calls that
+// set them and the flushes that drop them.
+type activityKeys struct {
+	conns map[string]int64     // workspace → ws_conn counter
+	idle  map[string]time.Time // workspace → idle timer expiry (zero: none)
+}
+
+func (c *activityKeys) init() {
+	if c.conns == nil {
+		c.conns, c.idle = map[string]int64{}, map[string]time.Time{}
+	}
+}
+
 // track follows the activity keys (ws_conn: counters, idle_timer: expiries)
 // through the bus calls that set them and the flushes that drop them.
-func (c *ttlRules) track(e *history.Event) {
+func (c *activityKeys) track(e *history.Event) {
 	switch {
 	case e.Kind == history.KindCall && e.Err == "" && (e.Method == MBusIncr || e.Method == MBusDecr):
 		if id, ok := strings.CutPrefix(e.Args, "ws_conn:"); ok {

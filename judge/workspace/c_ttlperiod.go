@@ -50,7 +50,8 @@ func (*ttlPeriod) Contract() string { return "3" }
 
 func (c *ttlPeriod) Observe(s *State, e *history.Event, r *Report) {
 	if c.rules == nil {
-		c.rules = &ttlRules{conns: map[string]int64{}, idle: map[string]time.Time{}, changed: map[string]time.Time{}}
+		c.rules = &ttlRules{changed: map[string]time.Time{}}
+		c.rules.init()
 		c.flagged, c.coordinators = map[string]time.Time{}, map[string]bool{}
 	}
 	if !e.At.Before(c.next) {

@@ -194,6 +194,8 @@ func All() []Checker {
 		&oneStep{},
 		&idOrder{},
 		&firstStep{},
+		&firstStepRows{},
+		&firstStepRows{ttl: true},
 		&gcHourly{},
 		&givesUpReleases{},
 	}

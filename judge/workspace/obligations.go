@@ -78,6 +78,8 @@ var situations = map[string]string{
 	"reconcile-one-step":     "a step of the leader, nothing disturbing it, in which the StateReconciler completed a row's operation or entered ERROR on it, or handled a row whose first applicable step was one of those or a Timeout entry",
 	"reconcile-id-order":     "a StateReconciler tick of the leader, nothing disturbing it, that acted on two rows or more",
 	"first-step-components":  "a recorded acquisition of the leader lock whose step nothing cut short (no crash, fault, release, failed check or fenced write of the instance in it)",
+	"first-step-reconciler":  "a recorded acquisition of the leader lock whose step nothing cut short, at which a row nobody else wrote then owed the StateReconciler an act whatever else its tick did (a claim, a completion, an ERROR or Timeout entry, a resume)",
+	"first-step-ttl":         "a recorded acquisition of the leader lock whose step nothing cut short, at which a row nobody else wrote then, its activity keys known, satisfied a TTL rule (owing the TTL Manager's request)",
 	"gc-hourly":              "an Archive GC pass after the first of its leadership, or a step of the leader at or after the GC's due time that nothing cut short",
 	"gives-up-releases":      "a lock check of the leader fails while the record shows it still holding the lock (a DB error on the check, its session alive)",
 }

@@ -65,7 +65,8 @@ func (*timeouts) AssumesInstantSteps() string {
 	return "its grace past a timeout is the StateReconciler's 2 s period plus tolerance, counted on a clock where a step takes none; under a fast clock one step's actuator calls last longer than that, delaying the tick that ends the operation"
 }
 
-func (*firstStep) AssumesInstantSteps() string { return whyStepInstants }
+func (*firstStep) AssumesInstantSteps() string     { return whyStepInstants }
+func (*firstStepRows) AssumesInstantSteps() string { return whyStepInstants }
 func (*gcHourly) AssumesInstantSteps() string {
 	return "it tells the leader's steps apart by their instants and holds a GC pass to the first step at or after its due time; a real runtime's step spans real time, and which step came first past the due time depends on when the listing was taken within it"
 }

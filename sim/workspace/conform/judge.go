@@ -82,6 +82,8 @@ var notJudgeable = map[string]string{
 	"health-mismatch-info":  whyMismatch,
 	"reconcile-id-order":    whySteps,
 	"first-step-components": whySteps,
+	"first-step-reconciler": whySteps,
+	"first-step-ttl":        whySteps,
 	"gc-hourly":             whyStorage,
 	"gives-up-releases":     whyChecks,
 }
