@@ -31,6 +31,10 @@ func (*apiAnswers) AssumesInstantSteps() string {
 // steps apart by their instants (DR411).
 const whyStepInstants = "it tells an instance's steps apart by their instants of virtual time, where a step takes none; a real runtime's step spans real time, and a message reaches a subscriber after the bus's latency"
 
+func (*monitorTrigger) AssumesInstantSteps() string {
+	return "it takes a publish recorded more than NowSlack after the write that owed it to belong to a later step; under a fast clock one step's calls, the publish to real Redis included, can last longer than that on the coordinator's clock"
+}
+
 func (*holderActs) AssumesInstantSteps() string     { return whyStepInstants }
 func (*tickRows) AssumesInstantSteps() string       { return whyStepInstants }
 func (*triggerPass) AssumesInstantSteps() string    { return whyStepInstants }
