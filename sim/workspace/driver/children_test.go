@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +66,10 @@ func (c *fakeChild) done(next time.Time) {
 	c.send(wire.FromChild{Type: wire.TDone, Next: &t, Leader: &lead})
 }
 
+// pidFileEnv names the file where the escape child writes the process id
+// of the process it leaves behind.
+const pidFileEnv = "CONVERGE_DRIVER_TEST_PIDFILE"
+
 // runChild plays the fake child name until the end of input; coordinators
 // misbehave on their first step, API processes only say hello.
 func runChild(name string) int {
@@ -80,6 +86,9 @@ func runChild(name string) int {
 		return serveEcho()
 	case "echo-spin":
 		return serveEchoSpinning()
+	case "linger":
+		time.Sleep(time.Minute)
+		return 0
 	}
 	c := &fakeChild{in: bufio.NewReader(os.Stdin), out: bufio.NewWriter(os.Stdout)}
 	hello, ok := c.read()
@@ -159,6 +168,19 @@ func runChild(name string) int {
 		case "exit":
 			fmt.Fprintln(os.Stderr, "panic: something broke")
 			return 3
+		case "escape":
+			// Dies leaving a process of another session holding its
+			// standard output: the pipe does not end with the child.
+			g := exec.Command(os.Args[0])
+			g.Env = append(os.Environ(), childEnv+"=linger")
+			g.Stdout = os.Stdout
+			g.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := g.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			_ = os.WriteFile(os.Getenv(pidFileEnv), []byte(strconv.Itoa(g.Process.Pid)), 0o600)
+			return 4
 		case "hang":
 			c.read() // waits for a message that never comes
 			return 0

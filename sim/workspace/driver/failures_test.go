@@ -3,7 +3,10 @@ package driver
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +71,29 @@ func TestAChildThatBreaksTheProtocolIsDroppedAndReported(t *testing.T) {
 			require.False(t, s.Alive("coord-1"))
 		})
 	}
+}
+
+// A child that dies leaving its standard output open (held by a process
+// of its own session, which killing the child's process group does not
+// reach) is reported at the timeout; the harness does not wait for that
+// process.
+func TestAChildWhoseOutputOutlivesItIsReportedAtTheTimeout(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv(pidFileEnv, pidFile)
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	sys := fakeSystem(t, "escape", 3*time.Second)
+	_, r, err := wssim.Execute(context.Background(), quietRun(sys))
+	require.NoError(t, err)
+	require.Len(t, r.Failures, 1, "one failure: the child's")
+	require.Contains(t, r.Failures[0], "driver: coord-1#1: ")
+	require.Contains(t, r.Failures[0], "the child exited with status 4, but its standard output stayed open")
+	require.FileExists(t, pidFile, "the child left a process behind")
 }
 
 func TestAChildsStandardErrorEndsTheFailureReport(t *testing.T) {

@@ -20,10 +20,12 @@ import (
 // is a protocol error, not an allocation without bound.
 const maxLine = 64 << 20
 
-// proc is one child process and its three pipes (the harness's ends
-// nonblocking, the child's ends plain blocking files). A watchdog kills
-// the process group when a message does not come within the timeout,
-// which ends any read or write in progress.
+// proc is one child process and its three pipes (the child's ends plain
+// blocking files; the harness's end of standard output blocking, of
+// standard input and standard error nonblocking). While an exchange is
+// in progress a watchdog drains the child's standard error every
+// drainEvery and kills the process group when a message does not come
+// within the timeout, which ends any read or write in progress.
 type proc struct {
 	cmd     *exec.Cmd
 	stdin   *os.File // kept open (and from the finalizer) until kill or end
@@ -40,11 +42,16 @@ type proc struct {
 	armed     atomic.Bool
 	timedOut  atomic.Bool
 
-	// reading is held by Read, which polls the raw descriptors: reap
-	// closes them outside it, once reaped has told Read to stop.
+	// reading is held by Read, which reads the raw descriptor: reap
+	// closes it outside Read, once reaped has told Read to stop and
+	// wakeReader has woken a read that waits.
 	reading sync.Mutex
 	reaped  atomic.Bool
-	pollFDs [2]unix.PollFd // standard output, standard error; Read's
+	// outMu guards outClosed: wakeReader never writes through a
+	// descriptor number that reap has closed (and the process may have
+	// reused).
+	outMu     sync.Mutex
+	outClosed bool
 	// writing is held by write, which polls stdin's raw descriptor when
 	// the pipe is full: kill and end close it outside write, once killed
 	// has told write to stop (inClosed: it is closed).
@@ -71,9 +78,10 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	// The pipes are made blocking, so that os.NewFile leaves them out of
 	// Go's poller: registered there (as os.Pipe's are), every message
 	// either side moves would wake the poller's thread for nothing, a
-	// context switch a message. The harness's ends are then made
-	// nonblocking, and read and written only through their raw
-	// descriptors (Read, write).
+	// context switch a message. The harness's ends of standard input and
+	// standard error are then made nonblocking; all three are read and
+	// written only through their raw descriptors (Read, write, the
+	// stderr tap).
 	pipe := func() (r, w *os.File, err error) {
 		var fds [2]int
 		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
@@ -109,7 +117,7 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	_ = outW.Close()
 	_ = errW.Close()
 	inFD, outFD, errFD := int(inW.Fd()), int(outR.Fd()), int(errR.Fd())
-	for _, fd := range []int{inFD, outFD, errFD} {
+	for _, fd := range []int{inFD, errFD} {
 		if err := unix.SetNonblock(fd, true); err != nil {
 			closeAll()
 			return nil, os.NewSyscallError("fcntl", err)
@@ -118,7 +126,6 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	tap := newStderrTap(errR, errFD)
 	p := &proc{cmd: cmd, stdin: inW, inFD: inFD, outFile: outR, outFD: outFD, stderr: tap, timeout: timeout, exited: make(chan struct{})}
 	p.stdout = bufio.NewReaderSize(p, 64<<10)
-	p.pollFDs = [2]unix.PollFd{{Fd: int32(outFD), Events: unix.POLLIN}, {Fd: int32(tap.fd), Events: unix.POLLIN}}
 	p.born = time.Now()
 	p.watchdog = time.AfterFunc(time.Hour, p.watch)
 	p.watchdog.Stop()
@@ -129,12 +136,17 @@ func startProc(argv []string, dir string, env []string, timeout time.Duration) (
 	return p, nil
 }
 
+// drainEvery is how often the watchdog drains a child's standard error
+// during an exchange: a child that fills that pipe while the harness
+// waits on its standard output waits at most this long.
+const drainEvery = 10 * time.Millisecond
+
 // arm starts the watchdog for an exchange: every message of the child
 // must come within the timeout of the one before (or of arm).
 func (p *proc) arm() {
 	p.heard()
 	p.armed.Store(true)
-	p.watchdog.Reset(p.timeout)
+	p.watchdog.Reset(min(p.timeout, drainEvery))
 }
 
 // heard notes a message of the child. The timer is not reset at every
@@ -142,19 +154,43 @@ func (p *proc) arm() {
 // how long the child has been quiet, and waits out the rest.
 func (p *proc) heard() { p.lastHeard.Store(int64(time.Since(p.born))) }
 
-// watch is the watchdog's timer: it kills a child quiet for the timeout.
-// A firing left over from an earlier exchange does nothing.
+// watch is the watchdog's timer: it drains the child's standard error
+// (Read waits on standard output alone, in the kernel) and kills a child
+// quiet for the timeout, waking a read that waits. A firing left over
+// from an earlier exchange does nothing.
 func (p *proc) watch() {
 	if !p.armed.Load() {
 		return
 	}
+	p.stderr.drain()
 	quiet := time.Since(p.born) - time.Duration(p.lastHeard.Load())
 	if quiet < p.timeout {
-		p.watchdog.Reset(p.timeout - quiet)
+		p.watchdog.Reset(min(p.timeout-quiet, drainEvery))
 		return
 	}
 	p.timedOut.Store(true)
 	p.kill()
+	p.wakeReader()
+}
+
+// wakeReader ends a read of standard output that waits, once timedOut or
+// reaped is set: it writes a byte into the pipe through a write end of
+// its own, which Read drops. Killing the process group usually ends the
+// read already (the pipe's writers are gone); this covers a process that
+// left the group holding the child's standard output. A full pipe needs
+// no byte: Read checks the flags before every read.
+func (p *proc) wakeReader() {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	if p.outClosed {
+		return
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", p.outFD), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // no /proc: the group's end still ends the read
+	}
+	_, _ = unix.Write(fd, []byte{0})
+	_ = unix.Close(fd)
 }
 
 // disarm stops the watchdog between exchanges.
@@ -224,54 +260,35 @@ func (p *proc) lineBuffered() bool {
 
 // Read reads the child's standard output (the bufio.Reader's source). The
 // conversation is strictly alternating and bound by latency: Read waits
-// for the pipe in the kernel (poll) rather than on Go's poller, which
-// would park the goroutine and wake it through the scheduler at about
-// the cost of the wake-up itself. While it waits longer than a
-// millisecond it drains the child's standard error too, so that a child
-// writing a lot there never blocks on a full pipe.
+// for the child in the kernel, in one blocking read of the raw descriptor
+// (one system call a message), rather than on Go's poller, which would
+// park the goroutine and wake it through the scheduler at about the cost
+// of the wake-up itself, or in poll, a second system call a message. The
+// watchdog drains the child's standard error meanwhile, so that a child
+// writing a lot there never blocks on a full pipe for long, and ends the
+// read at the timeout (wakeReader).
 func (p *proc) Read(b []byte) (int, error) {
 	p.reading.Lock()
 	defer p.reading.Unlock()
-	fds := p.pollFDs[:]
-	// bufio asks for more only once it has handed out every line it
-	// had, when the child has usually not answered yet: wait first, then
-	// read (two system calls a message, not three).
-	for waited := 0; ; waited++ {
+	for {
 		switch {
 		case p.timedOut.Load():
 			return 0, errTimedOut
 		case p.reaped.Load():
 			return 0, os.ErrClosed
 		}
-		wait, ms := fds[:1], 1
-		if waited > 0 {
-			ms = 10
-			if !p.stderr.ended() {
-				wait = fds
-			}
-		}
-		k, err := unix.Poll(wait, ms)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return 0, &os.PathError{Op: "poll", Path: "the child's standard output", Err: err}
-		}
-		if len(wait) == 2 && fds[1].Revents != 0 {
-			p.stderr.drain()
-		}
-		if k <= 0 || fds[0].Revents == 0 {
-			continue
-		}
 		n, err := unix.Read(p.outFD, b)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case errors.Is(err, unix.EAGAIN):
 		case err != nil:
 			return 0, &os.PathError{Op: "read", Path: "the child's standard output", Err: err}
 		case n == 0:
 			return 0, io.EOF
-		default:
-			return n, nil
+		case p.timedOut.Load() || p.reaped.Load():
+			continue // what came with (or as) wakeReader's byte is dropped
 		}
+		return n, nil
 	}
 }
 
@@ -329,12 +346,32 @@ func (p *proc) readLine() ([]byte, error) {
 // error itself.
 func (p *proc) ioError(what string, err error) error {
 	if p.timedOut.Load() {
+		if status, ok := p.diedFirst(); ok {
+			return fmt.Errorf("%s: the child %s, but its standard output stayed open (a process it started holds it) and no message came within %s (the driver's read timeout)", what, status, p.timeout)
+		}
 		return fmt.Errorf("%s: no message within %s (the driver's read timeout): killed", what, p.timeout)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("%s: the child %s", what, p.exitStatus())
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// diedFirst describes how the child ended when it ended before the
+// watchdog killed it.
+func (p *proc) diedFirst() (string, bool) {
+	select {
+	case <-p.exited:
+	default:
+		return "", false
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return "", false
+		}
+	}
+	return p.exitStatus(), true
 }
 
 // exitStatus waits briefly for the process to end and describes how it did.
@@ -393,11 +430,15 @@ func (p *proc) reap() {
 	p.disarm()
 	<-p.exited
 	// A read in progress (only a System closed in the middle of a run
-	// has one) ends at the pipe's end, or within one poll: the
-	// descriptors it polls are not closed under it.
+	// has one) ends at the pipe's end, or at wakeReader's byte: the
+	// descriptor it reads is not closed under it.
 	p.reaped.Store(true)
+	p.wakeReader()
 	p.reading.Lock()
 	defer p.reading.Unlock()
+	p.outMu.Lock()
+	p.outClosed = true
 	_ = p.outFile.Close()
+	p.outMu.Unlock()
 	p.stderr.close()
 }

@@ -39,10 +39,10 @@ type segment struct {
 // message that ends the exchange is on standard output, so sync finds it
 // by reading what is there, with no hand-off between threads. A child
 // that writes a lot never blocks on a full pipe for long: while the
-// harness waits on its standard output it drains the standard error too
-// (proc.Read). What each exchange wrote is taken out when the exchange
-// ends (sync), or, for a child that does not sync, when the process ends
-// (rest).
+// harness waits on its standard output the watchdog drains the standard
+// error (proc.watch). What each exchange wrote is taken out when the
+// exchange ends (sync), or, for a child that does not sync, when the
+// process ends (rest).
 type stderrTap struct {
 	// mu: a session is used by one goroutine at a time, but an API
 	// session goes from one goroutine to another.
