@@ -101,6 +101,9 @@ func (c *ttlPeriod) judge(s *State, now time.Time, seq int64, r *Report) {
 		return
 	}
 	for _, w := range sortedRows(s) {
+		if _, ok := specTTLOfRow(w, now); !ok {
+			continue // the keys could only hold it off
+		}
 		act := contracts.Activity{Connections: c.rules.conns[w.ID]}
 		exp, timer := c.rules.idle[w.ID]
 		if timer && now.Before(exp) {

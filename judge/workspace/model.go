@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"slices"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -68,7 +69,9 @@ type Leadership struct {
 
 // State is the replayed system just before an event.
 type State struct {
-	Rows   map[string]*contracts.Workspace
+	Rows map[string]*contracts.Workspace
+	// ids: the keys of Rows in order, kept by apply (sortedRows).
+	ids    []string
 	World  World
 	Leader Leadership
 	// Now is the time of the event being judged.
@@ -94,6 +97,10 @@ func (s *State) apply(e *history.Event) {
 	case history.KindInsert:
 		if e.Row != nil && e.Err == "" {
 			r := e.Row.Clone()
+			if _, ok := s.Rows[r.ID]; !ok && len(s.ids) == len(s.Rows) {
+				i, _ := slices.BinarySearch(s.ids, r.ID)
+				s.ids = slices.Insert(s.ids, i, r.ID)
+			}
 			s.Rows[r.ID] = &r
 		}
 	case history.KindWrite:

@@ -167,13 +167,24 @@ func specProtected(w *contracts.Workspace, key string) bool {
 // already STANDBY or PENDING; the archive TTL asks for PENDING for one
 // observed STANDBY, desired STANDBY, untouched past archive_ttl_seconds.
 func specTTL(w *contracts.Workspace, a contracts.Activity, now time.Time) (contracts.DesiredState, bool) {
+	want, ok := specTTLOfRow(w, now)
+	if ok && want == contracts.DesiredStandby && (a.Connections > 0 || a.IdleTimerSet) {
+		return "", false
+	}
+	return want, ok
+}
+
+// specTTLOfRow is specTTL before the activity keys: what the row alone
+// allows. The activity can only hold a standby TTL off, so where this is
+// false so is specTTL, whatever the keys say.
+func specTTLOfRow(w *contracts.Workspace, now time.Time) (contracts.DesiredState, bool) {
 	if w.Deleted() || w.HealthStatus != contracts.HealthOK || w.Operation != contracts.OpNone {
 		return "", false
 	}
 	idle := now.Sub(w.LastAccessAt)
 	switch w.ObservedStatus {
 	case contracts.ObservedRunning:
-		if a.Connections > 0 || a.IdleTimerSet || idle <= time.Duration(w.StandbyTTLSeconds)*time.Second {
+		if idle <= time.Duration(w.StandbyTTLSeconds)*time.Second {
 			return "", false
 		}
 		if w.DesiredState == contracts.DesiredStandby || w.DesiredState == contracts.DesiredPending {
