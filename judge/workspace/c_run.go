@@ -121,17 +121,18 @@ func (c *convergence) Finish(s *State, f *Final, r *Report) {
 	}
 }
 
-// sortedRows is the replayed rows in id order.
+// sortedRows is the replayed rows in id order. The slice is the state's
+// own: callers read it and keep nothing of it.
 func sortedRows(s *State) []*contracts.Workspace {
-	if len(s.ids) != len(s.Rows) {
+	if len(s.rows) != len(s.Rows) {
 		// Rows made outside apply (a test's State): sort them once.
 		s.ids = slices.Sorted(maps.Keys(s.Rows))
+		s.rows = make([]*contracts.Workspace, len(s.ids))
+		for i, id := range s.ids {
+			s.rows[i] = s.Rows[id]
+		}
 	}
-	out := make([]*contracts.Workspace, len(s.ids))
-	for i, id := range s.ids {
-		out[i] = s.Rows[id]
-	}
-	return out
+	return s.rows
 }
 
 // durability: C12 (safety). The user's last data is in the volume or in

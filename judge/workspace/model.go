@@ -70,8 +70,10 @@ type Leadership struct {
 // State is the replayed system just before an event.
 type State struct {
 	Rows map[string]*contracts.Workspace
-	// ids: the keys of Rows in order, kept by apply (sortedRows).
+	// ids and rows: the keys of Rows in order and their rows, kept by
+	// apply (sortedRows).
 	ids    []string
+	rows   []*contracts.Workspace
 	World  World
 	Leader Leadership
 	// Now is the time of the event being judged.
@@ -97,11 +99,7 @@ func (s *State) apply(e *history.Event) {
 	case history.KindInsert:
 		if e.Row != nil && e.Err == "" {
 			r := e.Row.Clone()
-			if _, ok := s.Rows[r.ID]; !ok && len(s.ids) == len(s.Rows) {
-				i, _ := slices.BinarySearch(s.ids, r.ID)
-				s.ids = slices.Insert(s.ids, i, r.ID)
-			}
-			s.Rows[r.ID] = &r
+			s.insert(&r)
 		}
 	case history.KindWrite:
 		if e.Applied && e.Patch != nil {
@@ -130,6 +128,17 @@ func (s *State) apply(e *history.Event) {
 	case history.KindFault:
 		s.applyFault(e)
 	}
+}
+
+// insert puts w in Rows, and where sortedRows gives it.
+func (s *State) insert(w *contracts.Workspace) {
+	if i, found := slices.BinarySearch(s.ids, w.ID); found {
+		s.rows[i] = w
+	} else {
+		s.ids = slices.Insert(s.ids, i, w.ID)
+		s.rows = slices.Insert(s.rows, i, w)
+	}
+	s.Rows[w.ID] = w
 }
 
 func (s *State) markAct(e *history.Event) {
