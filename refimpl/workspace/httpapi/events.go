@@ -166,11 +166,13 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, p principal, id
 		_ = rc.SetWriteDeadline(time.Time{})
 		return true
 	}
+	// Counted before its first byte: a client that has read the opening
+	// comment finds its stream in the gauge.
+	h.metrics.streams.Inc()
+	counted = true
 	if !send(": events of workspace " + id + "\n\n") {
 		return
 	}
-	h.metrics.streams.Inc()
-	counted = true
 
 	prev := ports.ChangeOf(&ws, h.cfg.Clock.Now())
 	beat := time.NewTicker(h.cfg.Heartbeat)
