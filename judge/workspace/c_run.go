@@ -3,7 +3,6 @@ package workspace
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -123,17 +122,7 @@ func (c *convergence) Finish(s *State, f *Final, r *Report) {
 
 // sortedRows is the replayed rows in id order. The slice is the state's
 // own: callers read it and keep nothing of it.
-func sortedRows(s *State) []*contracts.Workspace {
-	if len(s.rows) != len(s.Rows) {
-		// Rows made outside apply (a test's State): sort them once.
-		s.ids = slices.Sorted(maps.Keys(s.Rows))
-		s.rows = make([]*contracts.Workspace, len(s.ids))
-		for i, id := range s.ids {
-			s.rows[i] = s.Rows[id]
-		}
-	}
-	return s.rows
-}
+func sortedRows(s *State) []*contracts.Workspace { return s.rows }
 
 // durability: C12 (safety). The user's last data is in the volume or in
 // the archive at archive_key, or the workspace says DataLost; and every

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wsconverge/converge/contracts"
@@ -70,9 +71,7 @@ type Leadership struct {
 // State is the replayed system just before an event.
 type State struct {
 	Rows map[string]*contracts.Workspace
-	// ids and rows: the keys of Rows in order and their rows, kept by
-	// apply (sortedRows).
-	ids    []string
+	// rows: Rows in id order, kept by insert (sortedRows).
 	rows   []*contracts.Workspace
 	World  World
 	Leader Leadership
@@ -132,10 +131,10 @@ func (s *State) apply(e *history.Event) {
 
 // insert puts w in Rows, and where sortedRows gives it.
 func (s *State) insert(w *contracts.Workspace) {
-	if i, found := slices.BinarySearch(s.ids, w.ID); found {
+	i, found := slices.BinarySearchFunc(s.rows, w.ID, func(r *contracts.Workspace, id string) int { return strings.Compare(r.ID, id) })
+	if found {
 		s.rows[i] = w
 	} else {
-		s.ids = slices.Insert(s.ids, i, w.ID)
 		s.rows = slices.Insert(s.rows, i, w)
 	}
 	s.Rows[w.ID] = w
