@@ -188,6 +188,10 @@ class Coordinator:
         self.failed: dict = {}  # workspace id -> when an actuator call of this leader last failed
         self.next = {"health": 0, "reconcile": 0, "ttl": 0, "gc": 0}
         self.checked: Optional[int] = None  # when the lease was last checked
+        # The listings of the StateReconciler and the TTL Manager, read in
+        # the HealthMonitor's write batch (after its writes, so they see
+        # them): component -> (now, the answer).
+        self.listed: dict = {}
 
     def is_leader(self) -> bool:
         return self.lease is not None
@@ -386,12 +390,29 @@ class Coordinator:
                 updates.append((i, cond, patch))
             else:
                 unchanged.append(i)
-        with self.p.batch() as b:  # both writes in one message
+        # Both writes in one message. The StateReconciler and the TTL
+        # Manager, when due before the next pass, run at this step instead,
+        # on listings read in the same message after the writes: one message
+        # a pass, not three.
+        after = now + self.period(rows)
+        with self.p.batch() as b:
             done = [b.store_update_many(self.writer("health_monitor"), updates)] if updates else []
             done.append(b.store_mark_observed(self.writer("health_monitor"), unchanged, now))
+            for name, selection in (("reconcile", "all"), ("ttl", "ttl")):
+                if self.next[name] < after:
+                    self.next[name] = now
+                    self.listed[name] = (now, b.store_list(selection))
         for d in done:
             d.result()  # a failed write (fenced: deposed) ends the pass
-        self.next["health"] = now + self.period(rows)
+        self.next["health"] = after
+
+    def listing(self, component: str, selection: str, now: int) -> list:
+        """The rows of selection: read for component by this step's
+        HealthMonitor pass, else now."""
+        listed = self.listed.pop(component, None)
+        if listed is not None and listed[0] == now:
+            return listed[1].result()
+        return self.p.store_list(selection)
 
     @staticmethod
     def period(rows: list) -> int:
@@ -409,7 +430,7 @@ class Coordinator:
     def reconcile(self, now: int) -> None:
         # Every row, not only the reconcile filter's: an unrestored STANDBY
         # workspace at its desired STANDBY is restored too (SPEC 4.2.1).
-        rows = [w for w in self.p.store_list("all") if w["operation"] != "NONE" or w["observed_status"] != "DELETED"]
+        rows = [w for w in self.listing("reconcile", "all", now) if w["operation"] != "NONE" or w["observed_status"] != "DELETED"]
         for w in rows:
             try:
                 self.reconcile_one(w, now)
@@ -625,7 +646,7 @@ class Coordinator:
 
     def ttl(self, now: int) -> None:
         self.next["ttl"] = now + TTL_PERIOD
-        rows = [w for w in self.p.store_list("ttl")
+        rows = [w for w in self.listing("ttl", "ttl", now)
                 if w["deleted_at"] is None and w["health_status"] == "OK" and w["operation"] == "NONE"]
         idle = {w["id"]: now - (w["last_access_at"] or 0) for w in rows}
         stop = [w for w in rows if w["observed_status"] == "RUNNING" and w["desired_state"] == "RUNNING"

@@ -16,10 +16,12 @@ import (
 // not for which claim: a completion whose last_access stamp lost its
 // answer left the mark behind, and the next claim of that workspace,
 // whose answer was lost too, was never resumed (SPEC 4.2 step 3). The
-// judge found it at seed 6 of the default 50-workspace run. testdata
-// keeps that run shrunk (its replay file, cut to the three faults from
-// the twelfth hour on and to 12 h 45 min; hash: the broken variant's).
-// The old behaviour (--bug resume-by-mark) must still fail
+// judge found it at seed 6 of the default 50-workspace run. Since the
+// example reads the reconciler's rows in the HealthMonitor's write batch
+// its calls fall otherwise, so testdata keeps a run found again for them:
+// seed 11 of 20 workspaces, 6 h, db-lost-response at 60 times its rate,
+// cut to its first 15 minutes and their three faults (hash: the broken
+// variant's). The old behaviour (--bug resume-by-mark) must still fail
 // skips-workspace on it, and the example pass the whole run.
 func TestTheExampleResumesEveryClaim(t *testing.T) {
 	f, err := wssim.ReadReplay(filepath.Join("testdata", "resume-by-claim.json"))
