@@ -321,22 +321,53 @@ func stepHealthInterval() Step {
 // for request 2's re-execution (a minute after its fetch failure, about
 // 10 s after the health step) and a retry within 1.1 s, with room for a
 // loaded machine.
+//
+// A daemon that never retries within that budget has done something with
+// the lost answer that only its next broadcast shows (§3.5: L unchanged
+// after a transport error; O8 judges the sequence that broadcast takes).
+// With the chain stalled and the other broadcasts held off, that next
+// broadcast may never come before the next step kills the daemon, so the
+// step, already unmet, then lifts the hold, resumes the chain and gives the
+// daemon lostAnswerFollow to broadcast again: the run records what it did
+// instead of ending the lifetime first.
 func stepLostAnswer() Step {
 	return Step{Name: "F12: request 2's next admitted broadcast loses its answer, F15 holds it in the mempool (O1, O5 code 19)",
-		Budget: 30 * time.Second, run: func(ctx context.Context, r *runner) error {
+		Budget: lostAnswerBudget + lostAnswerFollow, run: func(ctx context.Context, r *runner) error {
 			defer r.w.Disarm()
 			const what = "the retry of request 2's broadcast meeting the cached tx"
 			r.w.LoseNext(reqFetch)
+			follow := r.deadline
+			r.deadline = earlier(r.deadline, time.Now().Add(lostAnswerBudget))
 			var at lostAnswerTry
-			if err := r.await(ctx, r.w.watch.mark(), what, onAnswer(at.see)); err != nil {
+			err := r.await(ctx, r.w.watch.mark(), what, onAnswer(at.see))
+			var u *unmet
+			switch {
+			case err == nil && !at.met:
+				return &unmet{what: what + " (request 2's retry was admitted as a new tx)"}
+			case err == nil || !errors.As(err, &u) || !at.lost || r.exited():
 				return err
 			}
-			if !at.met {
-				return &unmet{what: what + " (request 2's retry was admitted as a new tx)"}
+			// Unmet with the answer lost and no retry seen: follow the
+			// daemon to its next broadcast.
+			r.w.Disarm()
+			r.w.Resume()
+			r.deadline = follow
+			if ferr := r.await(ctx, r.w.watch.mark(), "the daemon's next broadcast after its lost answer", onAnswer(func(answer) bool { return true })); ferr != nil && !errors.As(ferr, &u) {
+				return ferr
 			}
-			return nil
+			return err
 		}}
 }
+
+const (
+	// lostAnswerBudget is the F12 step's wait for request 2's retry.
+	lostAnswerBudget = 30 * time.Second
+	// lostAnswerFollow is the longest the F12 step follows a daemon that
+	// did not retry to its next broadcast: the stalled chain's next block,
+	// a Complete and a period of 5 s, the fetch, with room for a loaded
+	// machine.
+	lostAnswerFollow = 20 * time.Second
+)
 
 // lostAnswerTry follows the F12 step through the daemon's broadcast
 // answers: lost once request 2's admitted broadcast has lost its answer;
