@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,9 +41,13 @@ type engineEvent struct {
 }
 
 // ownWindow is one of the run's own commands on the engine (a fault): the
-// events on name while it ran are the run's, recorded as its fault.
+// events of the actions it causes on name while it ran are the run's,
+// recorded as its fault. Only those actions: a coordinator acting on the
+// same object at the same moment (removing the container a docker kill
+// struck) still has its events recorded.
 type ownWindow struct {
 	name     string
+	actions  []events.Action
 	from, to time.Time
 }
 
@@ -165,13 +170,13 @@ func (ew *engineWatch) syncEvents(ctx context.Context) error {
 }
 
 // mine marks the run's own command on the engine object name, from its
-// start to its end.
-func (ew *engineWatch) mine(name string, from, to time.Time) {
+// start to its end, and the actions it causes there.
+func (ew *engineWatch) mine(name string, actions []events.Action, from, to time.Time) {
 	if ew == nil {
 		return
 	}
 	ew.mu.Lock()
-	ew.own = append(ew.own, ownWindow{name: name, from: from, to: to})
+	ew.own = append(ew.own, ownWindow{name: name, actions: actions, from: from, to: to})
 	ew.mu.Unlock()
 }
 
@@ -267,7 +272,7 @@ func (ew *engineWatch) history(ids map[string]bool) (out []stamped, dropped int)
 
 func (ew *engineWatch) ownsLocked(ev engineEvent) bool {
 	for _, w := range ew.own {
-		if w.name == ev.name && !ev.wall.Before(w.from) && !ev.wall.After(w.to) {
+		if w.name == ev.name && slices.Contains(w.actions, ev.action) && !ev.wall.Before(w.from) && !ev.wall.After(w.to) {
 			return true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/moby/moby/api/types/events"
 
 	"github.com/wsconverge/converge/contracts"
 	"github.com/wsconverge/converge/contracts/history"
@@ -370,18 +371,24 @@ func (r *run) containerFault(ctx context.Context, f Fault, fe history.Event) {
 			key = w.ArchiveKey
 		}
 	}
+	// args, and the engine events the command causes (the rest of the
+	// object's events while it runs are the coordinator's).
 	var args []string
+	var causes []events.Action
 	switch f.Kind {
 	case FaultDockerKill:
 		fe.Method, args = wsjudge.FKill, []string{"kill", contracts.ContainerName(id)}
+		causes = []events.Action{events.ActionDie}
 	case FaultDockerRemove:
 		fe.Method, args = wsjudge.FRemove, []string{"rm", "-f", contracts.ContainerName(id)}
+		causes = []events.Action{events.ActionDie, events.ActionDestroy}
 	case FaultVolumeRemove:
 		fe.Method, args = wsjudge.FLoseVolume, []string{"volume", "rm", contracts.VolumeName(id)}
+		causes = []events.Action{events.ActionDestroy}
 	}
 	from := time.Now()
 	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
-	r.engine.mine(args[len(args)-1], from, time.Now())
+	r.engine.mine(args[len(args)-1], causes, from, time.Now())
 	if err != nil {
 		if f.Kind == FaultVolumeRemove {
 			// The engine refused (the volume is in use): nothing was lost.

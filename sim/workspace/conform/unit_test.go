@@ -159,8 +159,8 @@ func TestTheClaimCountsOnlyTheJudgedCheckers(t *testing.T) {
 }
 
 // The engine's events of the run's workspaces become the engine's calls
-// the checkers know; the run's own commands (its faults) and other
-// containers and volumes are left out.
+// the checkers know; what the run's own commands (its faults) caused and
+// other containers and volumes are left out.
 func TestEngineEventsBecomeTheEnginesCalls(t *testing.T) {
 	const id = "0b6f8c3e-4a1d-4e2b-9c7a-1f2e3d4c5b6a"
 	const other = "11111111-2222-4333-8444-555555555555"
@@ -187,7 +187,11 @@ func TestEngineEventsBecomeTheEnginesCalls(t *testing.T) {
 	} {
 		ew.record(m)
 	}
-	ew.mine("ws-"+id, t0.Add(3500*time.Millisecond), t0.Add(4500*time.Millisecond))
+	kill := []events.Action{events.ActionDie}
+	ew.mine("ws-"+id, kill, t0.Add(3500*time.Millisecond), t0.Add(4500*time.Millisecond))
+	// A second docker kill while the coordinator removes the container:
+	// the removal is the coordinator's, not the kill's.
+	ew.mine("ws-"+id, kill, t0.Add(5500*time.Millisecond), t0.Add(6500*time.Millisecond))
 	out, own := ew.history(map[string]bool{id: true})
 	require.Equal(t, 1, own)
 	var got []string
