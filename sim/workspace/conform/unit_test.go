@@ -211,3 +211,27 @@ func TestEngineEventsBecomeTheEnginesCalls(t *testing.T) {
 	ok, _ = ew.sameClock()
 	require.True(t, ok)
 }
+
+// While the tour takes its workspace round, the drawn actions pick among
+// the others; once it is done, among all.
+func TestDrawnActionsLeaveTheToursWorkspaceAlone(t *testing.T) {
+	w := &workload{ids: []string{"a", "b", "c"}, own: map[string]User{"a": {Name: "alice"}, "b": {Name: "bob"}, "c": {Name: "carol"}}, toured: "a"}
+	seen := map[string]bool{}
+	for n := range 12 {
+		id, u, ok := w.pickDrawn(n)
+		require.True(t, ok)
+		require.NotEqual(t, "a", id)
+		require.Equal(t, w.own[id], u)
+		seen[id] = true
+	}
+	require.Equal(t, map[string]bool{"b": true, "c": true}, seen)
+	w.toured = ""
+	for n := range 12 {
+		id, _, _ := w.pickDrawn(n)
+		seen[id] = true
+	}
+	require.True(t, seen["a"])
+	alone := &workload{ids: []string{"a"}, own: map[string]User{"a": {}}, toured: "a"}
+	_, _, ok := alone.pickDrawn(0)
+	require.False(t, ok, "with only the tour's workspace there is nothing to draw")
+}

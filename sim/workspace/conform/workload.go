@@ -36,6 +36,10 @@ type workload struct {
 	mu  sync.Mutex
 	ids []string // workspaces created, in order
 	own map[string]User
+	// toured is the tour's workspace while the tour takes it round: the
+	// drawn actions leave it alone, so that a drawn deletion or change of
+	// mind never cuts the tour short of its read-backs.
+	toured string
 }
 
 func newWorkload(r *run) *workload {
@@ -157,8 +161,29 @@ func (w *workload) pick(n int) (string, User, bool) {
 	return id, w.own[id], true
 }
 
+// pickDrawn is pick for a drawn action: among the workspaces other than
+// the one the tour is taking round.
+func (w *workload) pickDrawn(n int) (string, User, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := w.ids
+	if w.toured != "" {
+		ids = make([]string, 0, len(w.ids))
+		for _, id := range w.ids {
+			if id != w.toured {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return "", User{}, false
+	}
+	id := ids[n%len(ids)]
+	return id, w.own[id], true
+}
+
 func (w *workload) desire(ctx context.Context, pick int, d contracts.DesiredState) {
-	id, u, ok := w.pick(pick)
+	id, u, ok := w.pickDrawn(pick)
 	if !ok {
 		return
 	}
@@ -167,7 +192,7 @@ func (w *workload) desire(ctx context.Context, pick int, d contracts.DesiredStat
 }
 
 func (w *workload) remove(ctx context.Context, pick int) {
-	id, u, ok := w.pick(pick)
+	id, u, ok := w.pickDrawn(pick)
 	if !ok {
 		return
 	}
@@ -176,16 +201,16 @@ func (w *workload) remove(ctx context.Context, pick int) {
 }
 
 // recover asks the administrator to recover a workspace: one in ERROR
-// when there is one, else the pick (answered 409).
+// when there is one (not the tour's), else the pick (answered 409).
 func (w *workload) recover(ctx context.Context, pick int) {
-	id, _, ok := w.pick(pick)
+	id, _, ok := w.pickDrawn(pick)
 	if !ok {
 		return
 	}
 	if rows, err := w.r.rows(ctx); err == nil {
 		w.mu.Lock()
 		for _, row := range rows {
-			if _, mine := w.own[row.ID]; mine && row.HealthStatus == contracts.HealthError && !row.Deleted() {
+			if _, mine := w.own[row.ID]; mine && row.ID != w.toured && row.HealthStatus == contracts.HealthError && !row.Deleted() {
 				id = row.ID
 				break
 			}
@@ -275,7 +300,12 @@ func (w *workload) run(ctx context.Context) {
 		w.create(ctx, users[i%len(users)], "cf-"+strconv.Itoa(i+1), d)
 	}
 	w.badInputs(ctx)
-	go w.tour(ctx)
+	if id, u, ok := w.pick(0); ok {
+		w.mu.Lock()
+		w.toured = id
+		w.mu.Unlock()
+		go w.tour(ctx, id, u)
+	}
 	go w.r.users.loop(ctx, w)
 	kinds := []wssim.Kind{wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire, wssim.UserDesire,
 		wssim.UserDesire, wssim.AdminRecover, wssim.UserDelete, wssim.FaultAPIRace, wssim.UserCreate}
@@ -314,19 +344,22 @@ func (w *workload) run(ctx context.Context) {
 	}
 }
 
-// tour takes the first workspace through every operation, so that each
-// is exercised whatever the draws (asking for RUNNING first, whatever it
-// was created with): RUNNING → PENDING (STOPPING, then
+// tour takes the first workspace (id, of u) through every operation, so
+// that each is exercised whatever the draws (asking for RUNNING first,
+// whatever it was created with): RUNNING → PENDING (STOPPING, then
 // ARCHIVING), → RUNNING (RESTORING, STARTING), → STANDBY, then DELETE.
+// Until it returns the drawn actions leave id alone (pickDrawn); its
+// user's visits (users.loop) and the faults do not.
 // When an object fault is aimed at its archive (Fault.Archived), the tour
 // goes round once more (→ PENDING, → RUNNING) and the fault strikes only
 // in that second ARCHIVED: the first round's restore and read-back stay
 // whole, so the run reads its users' bytes back whatever the schedule.
-func (w *workload) tour(ctx context.Context) {
-	id, u, ok := w.pick(0)
-	if !ok {
-		return
-	}
+func (w *workload) tour(ctx context.Context, id string, u User) {
+	defer func() {
+		w.mu.Lock()
+		w.toured = ""
+		w.mu.Unlock()
+	}()
 	type step struct {
 		desired contracts.DesiredState
 		display string
