@@ -62,6 +62,11 @@ var buildConverge = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// envKeepEvidence names a directory where each drill keeps its evidence
+// (its instances' logs, the history, the report) after the test: a run
+// that failed can then be read, not only its summary.
+const envKeepEvidence = "CONFORM_KEEP_EVIDENCE"
+
 // drill runs the short profile against `converge serve` (mutant "" for
 // the reference) and returns the result.
 func drill(t *testing.T, mutant string, mod func(*Config)) *Result {
@@ -83,6 +88,15 @@ func drill(t *testing.T, mutant string, mod func(*Config)) *Result {
 	argv, err := SplitCommand(bin + " serve")
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "evidence")
+	if keep := os.Getenv(envKeepEvidence); keep != "" {
+		who := mutant
+		if who == "" {
+			who = "reference"
+		}
+		dir, err = os.MkdirTemp(keep, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-"+who+"-")
+		require.NoError(t, err)
+		t.Logf("evidence kept in %s", dir)
+	}
 	res, err := Run(t.Context(), Options{Config: cfg, Command: argv, Dir: dir, Services: svc, Progress: testWriter{t}})
 	require.NoError(t, err)
 	var b strings.Builder
