@@ -28,12 +28,16 @@
 // Errors are *contracts.ProviderError: a daemon that does not answer is
 // DOCKER_UNREACHABLE (context {"endpoint":"docker"}); the codes of SPEC 1.5
 // otherwise, plus CodeStorageJobFailed for a job that failed without a code
-// of its own. A volume is never created implicitly: every container that
-// mounts one is created only after the volume was found (VOLUME_NOT_FOUND
-// otherwise). A small window remains between that check and the create,
-// in which a deleted volume would be recreated without labels; the single
-// leader serialises operations on one workspace, so it does not arise in
-// normal operation.
+// of its own. A volume is never created implicitly: the workspace's volume
+// is ws-{id}-home with the managed label, and every container that mounts
+// one is created only after that volume was found (VOLUME_NOT_FOUND
+// otherwise; one of that name without the label is left alone). The
+// engine makes a missing named volume for a mount, so a volume removed
+// between that check and the create (a fault, an operator) would come back
+// empty and unlabelled: each such container is checked once created, and
+// when its volume is not the provider's, it and that stand-in are removed
+// and the answer is VOLUME_NOT_FOUND, so no storage job archives an empty
+// stand-in and no workspace starts on one (DR627).
 //
 // How the storage job reaches S3 is the caller's choice (Config's
 // JobNetwork, JobExtraHosts and S3.Endpoint, see Config); the tests run

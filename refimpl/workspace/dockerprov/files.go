@@ -164,5 +164,8 @@ func (p *Provider) withHelper(ctx context.Context, id string, fn func(ctr string
 		return fmt.Errorf("create file helper for volume of %s: %w", id, err)
 	}
 	defer p.cleanupContainer(ctx, res.ID, "file access")
+	if err := p.mountedOwnVolume(ctx, id, res.ID); err != nil {
+		return err
+	}
 	return fn(res.ID)
 }

@@ -70,6 +70,9 @@ func (p *Provider) Start(ctx context.Context, id, imageRef string) error {
 		}
 		err = p.createWorkspace(startCtx, id, image, exposed)
 		if err == nil {
+			if err := p.mountedOwnVolume(startCtx, id, name); err != nil {
+				return err
+			}
 			break
 		}
 		if cerrdefs.IsConflict(err) {

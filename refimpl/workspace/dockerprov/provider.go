@@ -110,20 +110,53 @@ func volumeMount(id, target string) mount.Mount {
 }
 
 // requireVolume fails with VOLUME_NOT_FOUND unless the volume of id
-// exists. It must precede every container that mounts the volume: a
-// named-volume mount would create a missing volume silently.
+// exists and is the provider's: one of that name without its managed
+// label is not the workspace's volume (ListVolumes does not list it, and
+// Provision refuses it), such as one the engine's mount made when the
+// volume had gone.
 func (p *Provider) requireVolume(ctx context.Context, id string) error {
 	name := contracts.VolumeName(id)
-	_, err := p.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
+	res, err := p.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
 	switch {
-	case err == nil:
+	case err == nil && res.Volume.Labels[p.labelManaged()] == p.cfg.ManagedValue:
 		return nil
+	case err == nil:
+		return providerErr(contracts.CodeVolumeNotFound,
+			map[string]any{"expected": "volume_exists=true", "actual": "false", "volume": name,
+				"detail": "a volume of that name exists but is not managed by this provider"},
+			"volume %s exists but is not managed by this provider (label %s=%q, want %q)",
+			name, p.labelManaged(), res.Volume.Labels[p.labelManaged()], p.cfg.ManagedValue)
 	case cerrdefs.IsNotFound(err):
 		return providerErr(contracts.CodeVolumeNotFound,
 			map[string]any{"expected": "volume_exists=true", "actual": "false", "volume": name},
 			"volume %s does not exist", name)
 	}
 	return fail(ctx, contracts.CodeDockerUnreachable, err, "inspect volume %s", name)
+}
+
+// mountedOwnVolume checks, once container ref that mounts the volume of
+// id has been created, that the mount found the provider's volume. The
+// engine creates a named volume a mount asks for when it is missing, so a
+// volume removed between requireVolume and the container's creation comes
+// back empty and unlabelled. Then ref and that volume are removed and the
+// answer is VOLUME_NOT_FOUND: a container never creates its volume (SPEC
+// 5.1), and a storage job must not archive an empty stand-in.
+func (p *Provider) mountedOwnVolume(ctx context.Context, id, ref string) error {
+	err := p.requireVolume(ctx, id)
+	var pe *contracts.ProviderError
+	if err == nil || !errors.As(err, &pe) || pe.Code != contracts.CodeVolumeNotFound {
+		return err
+	}
+	name := contracts.VolumeName(id)
+	p.log.Warn("the volume went before the container mounting it was created; removing what the mount made",
+		"volume", name, "container", ref)
+	p.cleanupContainer(ctx, ref, "its volume went missing")
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, rerr := p.cli.VolumeRemove(rctx, name, client.VolumeRemoveOptions{}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
+		p.log.Warn("could not remove the volume the mount made", "volume", name, "err", rerr)
+	}
+	return err
 }
 
 // ensureImage makes sure image is present: it pulls a missing image only

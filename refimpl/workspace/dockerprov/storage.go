@@ -136,6 +136,9 @@ func (p *Provider) runJob(ctx context.Context, id, mode, key string) error {
 		return err
 	}
 	defer p.cleanupContainer(ctx, name, "storage job")
+	if err := p.mountedOwnVolume(jctx, id, name); err != nil {
+		return err
+	}
 
 	log := p.log.With("container", name, "mode", mode, "archive", key)
 	log.Info("storage job starting")

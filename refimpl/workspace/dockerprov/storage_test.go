@@ -226,9 +226,11 @@ func TestArchiveAndRestore(t *testing.T) {
 		key, err := tp.Archive(ctx, id, "op-quota")
 		require.NoError(t, err)
 		require.NoError(t, tp.WriteFile(ctx, id, "big.bin", []byte("current")))
+		// The same deployment (its managed value) with a smaller quota.
 		small := newProvider(t, func(c *Config) {
 			c.S3, c.JobNetwork = e.cfg, "host"
 			c.RestoreMaxBytes = 1024
+			c.ManagedValue = tp.cfg.ManagedValue
 		})
 		_, err = small.Restore(ctx, id, key)
 		pe := requireCode(t, err, contracts.CodeDiskFull)
