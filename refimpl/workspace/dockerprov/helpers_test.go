@@ -173,6 +173,19 @@ func requireCode(t *testing.T, err error, code contracts.ErrorCode) *contracts.P
 	return pe
 }
 
+// foreignVolume creates ws-{id}-home without the provider's labels (as
+// the engine's mount or another tool would), removed when t ends.
+func (tp *testProvider) foreignVolume(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	name := contracts.VolumeName(id)
+	_, err := tp.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := tp.cli.VolumeRemove(context.Background(), name, client.VolumeRemoveOptions{Force: true})
+		require.NoError(t, err)
+	})
+}
+
 // volumeExists asks the daemon directly.
 func (tp *testProvider) volumeExists(t *testing.T, id string) bool {
 	t.Helper()

@@ -2,7 +2,6 @@ package dockerprov
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"testing"
@@ -291,13 +290,7 @@ func TestProvisionRefusesForeignVolume(t *testing.T) {
 	tp := newProvider(t, nil)
 	ctx := ctxFor(t, time.Minute)
 	id := newID(t)
-	name := contracts.VolumeName(id)
-	_, err := tp.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := tp.cli.VolumeRemove(context.Background(), name, client.VolumeRemoveOptions{Force: true})
-		require.NoError(t, err)
-	})
+	tp.foreignVolume(t, ctx, id)
 
 	requireCode(t, tp.Provision(ctx, id), contracts.CodeVolumeCreateFailed)
 	vols, err := tp.ListVolumes(ctx)

@@ -114,16 +114,10 @@ func TestAVolumeNotTheProvidersIsNotTheWorkspaces(t *testing.T) {
 	tp := newProvider(t, nil)
 	ctx := ctxFor(t, 2*time.Minute)
 	id := newID(t)
-	name := contracts.VolumeName(id)
-	_, err := tp.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := tp.cli.VolumeRemove(context.Background(), name, client.VolumeRemoveOptions{Force: true})
-		require.NoError(t, err)
-	})
+	tp.foreignVolume(t, ctx, id)
 
 	requireCode(t, tp.Start(ctx, id, agentImage()), contracts.CodeVolumeNotFound)
-	_, err = tp.Archive(ctx, id, "op-"+randomHex(t, 4))
+	_, err := tp.Archive(ctx, id, "op-"+randomHex(t, 4))
 	requireCode(t, err, contracts.CodeVolumeNotFound)
 	_, err = tp.ReadFiles(ctx, id)
 	requireCode(t, err, contracts.CodeVolumeNotFound)
