@@ -151,6 +151,9 @@ type RowReader struct {
 	last map[string]*readRow
 	// keep: remember rows (NewRowReader).
 	keep bool
+	// changes: a row held comes as its changes (protocol version 3,
+	// TakeChanges).
+	changes bool
 }
 
 // NewRowReader returns a RowReader that remembers the rows it reads.
@@ -215,6 +218,9 @@ func (r *RowReader) workspace(p *parser, w *Workspace) bool {
 		if id, ok := plainStringAt(p.b, len(`{"id":`)); ok {
 			prev = r.last[string(id)]
 		}
+	}
+	if prev != nil && r.changes {
+		return r.changesOf(p, w, prev)
 	}
 	if prev != nil {
 		*w = prev.w

@@ -16,11 +16,32 @@ import (
 // is copied, and only the fields that changed are written. One
 // RowWriter serves one reader (a child), which is sent every row it
 // writes.
+//
+// For a reader of protocol version 3 (SendChanges), a row written
+// before is written as its changes instead: its id and the fields whose
+// value is not the last version's (docs/driver-protocol.md, section 3).
+// The last version is then what the reader holds, so rows the reader may
+// never get (a listing that fails part way) are written between
+// Tentative and Settle.
 type RowWriter struct {
 	last map[string]*writtenRow
 	// hint is the length of the last list written: the next is sized
 	// like it, not grown by doubling.
 	hint int
+	// changes: write rows written before as their changes.
+	changes bool
+	// tentative: the rows written are not yet known to be sent; undo
+	// holds the last versions they replaced, to put back.
+	tentative bool
+	undo      []replaced
+	// changed counts the rows written as their changes (TakeChanged).
+	changed int
+}
+
+// replaced is a row's last version before a tentative write (nil: none).
+type replaced struct {
+	id   string
+	prev *writtenRow
 }
 
 // NewRowWriter returns an empty RowWriter.
@@ -50,12 +71,84 @@ func (r *RowWriter) AppendWorkspaces(b []byte, rows []contracts.Workspace) []byt
 	return b
 }
 
-// AppendWorkspace appends w as AppendWorkspace does.
+// SendChanges makes r write a row written before as its changes since
+// (the reader speaks protocol version 3).
+func (r *RowWriter) SendChanges() { r.changes = true }
+
+// TakeChanged is how many rows r wrote as their changes since the last
+// call.
+func (r *RowWriter) TakeChanged() int {
+	n := r.changed
+	r.changed = 0
+	return n
+}
+
+// Tentative starts rows the reader may not be sent: until Settle, r
+// remembers the versions they replace.
+func (r *RowWriter) Tentative() {
+	r.tentative, r.undo = true, r.undo[:0]
+}
+
+// Settle ends Tentative: when sent, the rows written since are the
+// reader's; else r forgets them, and holds again the versions they
+// replaced (when writing whole rows, it forgets them altogether: they
+// were only a memo of text).
+func (r *RowWriter) Settle(sent bool) {
+	if !sent {
+		for i := len(r.undo) - 1; i >= 0; i-- {
+			if u := r.undo[i]; u.prev == nil {
+				delete(r.last, u.id)
+			} else {
+				r.last[u.id] = u.prev
+			}
+		}
+	}
+	clear(r.undo)
+	r.tentative, r.undo = false, r.undo[:0]
+}
+
+// AppendWorkspace appends w as AppendWorkspace does, or as its changes
+// (SendChanges).
 func (r *RowWriter) AppendWorkspace(b []byte, w *contracts.Workspace) []byte {
 	prev := r.last[w.ID]
-	if prev != nil && SameRow(&prev.w, w) {
+	if r.tentative {
+		// A whole row's last version is changed in place: it is
+		// forgotten, not put back.
+		u := replaced{id: w.ID}
+		if r.changes {
+			u.prev = prev
+		}
+		r.undo = append(r.undo, u)
+	}
+	switch {
+	case r.changes && prev != nil:
+		return r.appendChanges(b, prev, w)
+	case prev != nil && SameRow(&prev.w, w):
 		return append(b, prev.enc...)
 	}
+	return r.appendWhole(b, prev, w)
+}
+
+// appendChanges appends w as its id and the fields whose value is not
+// prev's, and makes w the last version (anew, so that Settle can put
+// prev back).
+func (r *RowWriter) appendChanges(b []byte, prev *writtenRow, w *contracts.Workspace) []byte {
+	r.changed++
+	b = rowOut[0].put(append(b, rowOut[0].key...), w)
+	if !SameRow(&prev.w, w) {
+		for i := 1; i < len(rowOut); i++ {
+			if f := &rowOut[i]; !f.same(&prev.w, w) {
+				b = f.put(append(b, f.key...), w)
+			}
+		}
+		r.last[w.ID] = &writtenRow{w: w.Clone()}
+	}
+	return append(b, '}')
+}
+
+// appendWhole appends w whole, copying from prev the text of each field
+// whose value has not changed, and makes w the last version.
+func (r *RowWriter) appendWhole(b []byte, prev *writtenRow, w *contracts.Workspace) []byte {
 	start := len(b)
 	var span [len(rowOut)][2]int32
 	for i := range rowOut {

@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/wsconverge/converge/contracts"
+)
+
+// Under version 3 a row sent before is its id and the fields that
+// changed: nothing else.
+func TestARowSentBeforeIsSentAsItsChanges(t *testing.T) {
+	r := NewRowWriter()
+	r.SendChanges()
+	w := contracts.NewWorkspace("w1", "u1", "dev", "img", t0)
+	w.HomeCtx = &contracts.HomeCtx{RestoreMarker: "k1"}
+	whole := string(AppendWorkspace(nil, &w))
+	require.Equal(t, whole, string(r.AppendWorkspace(nil, &w)), "the first time, whole")
+	require.JSONEq(t, `{"id":"w1"}`, string(r.AppendWorkspace(nil, &w)))
+	w.ObservedAt, w.HomeCtx = t0.Add(time.Second), nil
+	require.JSONEq(t, `{"id":"w1","home_ctx":null,"observed_at":"2026-01-05T00:00:01Z"}`, string(r.AppendWorkspace(nil, &w)))
+	require.Equal(t, 2, r.TakeChanged())
+	require.Zero(t, r.TakeChanged())
+
+	// A listing that was not sent is forgotten: the next is relative to
+	// what the reader holds.
+	r.Tentative()
+	w.Name = "renamed"
+	require.JSONEq(t, `{"id":"w1","name":"renamed"}`, string(r.AppendWorkspace(nil, &w)))
+	r.Settle(false)
+	w.OpID = "op"
+	require.JSONEq(t, `{"id":"w1","name":"renamed","op_id":"op"}`, string(r.AppendWorkspace(nil, &w)))
+}
+
+// Whatever the rows do between listings, some of which are never sent,
+// the reader of version 3 gets the rows the writer was given, by its
+// own parser or, for rows in another layout, by encoding/json.
+func TestRowChangesReadBackAsTheRows(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		wr, rd := NewRowWriter(), NewRowReader()
+		wr.SendChanges()
+		rd.TakeChanges()
+		ids := []string{"a", "b", "c"}
+		rows := make([]contracts.Workspace, len(ids))
+		for i := range rows {
+			rows[i] = drawWorkspace(t)
+			rows[i].ID = ids[i]
+		}
+		for range rapid.IntRange(1, 6).Draw(t, "listings") {
+			for i := range rows {
+				switch rapid.IntRange(0, 3).Draw(t, "change") {
+				case 1:
+					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
+				case 2:
+					next := drawWorkspace(t)
+					next.ID = ids[i]
+					rows[i] = next
+				case 3:
+					rows[i].ErrorInfo = drawErrorInfo(t)
+				}
+			}
+			// A listing is some of the rows (one, or all of them).
+			listed := rows
+			if rapid.Bool().Draw(t, "one") {
+				listed = rows[rapid.IntRange(0, len(rows)-1).Draw(t, "which"):][:1]
+			}
+			sent := !rapid.Bool().Draw(t, "lost")
+			wr.Tentative()
+			text := wr.AppendWorkspaces(nil, listed)
+			wr.Settle(sent)
+			if !sent {
+				continue
+			}
+			want, ok := ParseWorkspaces(AppendWorkspaces(nil, listed))
+			require.True(t, ok)
+			var got []Workspace
+			if rapid.Bool().Draw(t, "indented") {
+				var b bytes.Buffer
+				require.NoError(t, json.Indent(&b, text, "", " "))
+				_, ok := rd.ParseWorkspaces(b.Bytes())
+				require.False(t, ok, "the parser reads only the harness's layout")
+				require.NoError(t, rd.ReadJSON(b.Bytes(), &got))
+			} else {
+				got, ok = rd.ParseWorkspaces(text)
+				require.True(t, ok, "%s", text)
+			}
+			require.Equal(t, want, got)
+			// The caller's rows are its own.
+			for i := range got {
+				if got[i].ErrorInfo != nil {
+					got[i].ErrorInfo.Context = map[string]any{"mine": true}
+				}
+				got[i].HomeCtx = &contracts.HomeCtx{RestoreMarker: "mine"}
+			}
+		}
+	})
+}
+
+// A row the reader does not hold must come whole.
+func TestChangesOfARowNotHeldAreAnError(t *testing.T) {
+	rd := NewRowReader()
+	rd.TakeChanges()
+	var rows []Workspace
+	require.ErrorContains(t, rd.ReadJSON([]byte(`[{"id":"x","name":"n"}]`), &rows), "row x: no owner_user_id, and no last version to take it from")
+}
