@@ -8,8 +8,9 @@
 //
 // It is the proof that the protocol loses nothing: run through it, the
 // reference records, seed for seed, the history it records in process —
-// under version 2, where the harness takes its quiet steps for it, as
-// under version 1 (--protocol 1), where every step crosses the pipe.
+// under version 3, where the harness takes its quiet steps for it and sends
+// rows as their changes, as under version 1 (--protocol 1), where every
+// step crosses the pipe.
 package main
 
 import (
@@ -29,7 +30,7 @@ func main() {
 	fs := flag.NewFlagSet("refchild", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	mutant := fs.String("mutant", "", "serve the named mutant instead of the reference")
-	protocol := fs.Int("protocol", wire.Version, "the highest protocol version to speak (1 or 2)")
+	protocol := fs.Int("protocol", wire.Version, "the highest protocol version to speak (1 to 3)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Println("usage: refchild [--mutant NAME] [--protocol 1|2]\n\nServes the reference coordinator and API (or a mutant) as a child of the driver\nprotocol on standard input and output; run it with converge sim --exec.")

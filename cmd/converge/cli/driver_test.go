@@ -14,7 +14,7 @@ func TestDriverSelftest(t *testing.T) {
 	bin := refchildBinary(t)
 	code, out, errOut := invoke(t, nil, "driver", "selftest", "--exec", bin)
 	require.Equal(t, ExitOK, code, out+errOut)
-	require.Contains(t, out, "ok   starts and answers hello as a coordinator: protocol version 2, name \"reference\"")
+	require.Contains(t, out, "ok   starts and answers hello as a coordinator: protocol version 3, name \"reference\"")
 	require.Contains(t, out, "ok   deterministic: the same run again records the same history")
 	require.Contains(t, out, "PASS (")
 

@@ -81,7 +81,7 @@ func tenSeeds(seed uint64, system ports.System) wssim.Config {
 
 // BenchmarkTwentySeeds is the protocol's speed figure: the seeds 1 to 20 of
 // tenSeeds, each run once in process and once through the protocol, with
-// the reference as a child of version 2 and of version 1. It reports, per
+// the reference as a child of versions 3, 2 and 1. It reports, per
 // op of the 20 seeds, the wall and CPU seconds (harness and children
 // together) through the protocol, the in-process CPU seconds of the same
 // seeds, their ratio (x-in-process, per CPU second), and the protocol's
@@ -89,7 +89,7 @@ func tenSeeds(seed uint64, system ports.System) wssim.Config {
 //
 //	go test -run '^$' -bench TwentySeeds -benchtime 1x ./sim/workspace/driver/
 func BenchmarkTwentySeeds(b *testing.B) {
-	for _, protocol := range []int{2, 1} {
+	for _, protocol := range []int{3, 2, 1} {
 		b.Run(fmt.Sprintf("v%d", protocol), func(b *testing.B) {
 			drivertest.BenchSeeds(b, drivertest.Bench{Seeds: 20, Config: tenSeeds,
 				Reference: func() ports.System { return wsref.NewSystem() },

@@ -53,6 +53,7 @@ var childTypes = []string{wire.TReady, wire.TCall, wire.TBatch, wire.TNote, wire
 // (TestTheDocumentsChildRuns).
 func TestTheDocumentsExamples(t *testing.T) {
 	kinds := map[string]int{}
+	var row []byte // the last workspace example: what a changes example changes
 	for _, ex := range docExamples(t) {
 		kinds[ex.kind]++
 		at := func(what string) string { return "docs/driver-protocol.md:" + strconv.Itoa(ex.line) + ": " + what }
@@ -66,6 +67,9 @@ func TestTheDocumentsExamples(t *testing.T) {
 			require.NoError(t, wire.Strict([]byte(ex.text), &w), at("workspace"))
 			_, err := w.Contracts()
 			require.NoError(t, err, at("workspace"))
+			row = []byte(strings.TrimSpace(ex.text))
+		case "changes":
+			checkDocChanges(t, row, []byte(strings.TrimSpace(ex.text)), at("changes"))
 		case "patch":
 			var p wire.Patch
 			require.NoError(t, json.Unmarshal([]byte(ex.text), &p), at("patch"))
@@ -93,9 +97,49 @@ func TestTheDocumentsExamples(t *testing.T) {
 			t.Fatalf("%s", at("unknown example kind "+ex.kind))
 		}
 	}
-	for _, k := range []string{"messages", "workspace", "patch", "cond", "writer", "wake", "change", "child"} {
+	for _, k := range []string{"messages", "workspace", "changes", "patch", "cond", "writer", "wake", "change", "child"} {
 		require.Positive(t, kinds[k], "the document has no %s example", k)
 	}
+}
+
+// checkDocChanges checks a version-3 row's changes of the document
+// against the workspace example before it: laid over that row they make
+// a valid row, and they are exactly what the harness sends a child that
+// holds that row when the row becomes so.
+func checkDocChanges(t *testing.T, row, changes []byte, at string) {
+	t.Helper()
+	require.NotNil(t, row, "%s: no workspace example before it", at)
+	var merged map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(row, &merged), at)
+	var over map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(changes, &over), at)
+	require.Equal(t, string(merged["id"]), string(over["id"]), "%s: the changes of the example's row", at)
+	for k, v := range over {
+		_, known := merged[k]
+		require.True(t, known, "%s: no column %s", at, k)
+		merged[k] = v
+	}
+	text, err := json.Marshal(merged)
+	require.NoError(t, err, at)
+	var before, after wire.Workspace
+	require.NoError(t, wire.Strict(row, &before), at)
+	require.NoError(t, wire.Strict(text, &after), at)
+	b, err := before.Contracts()
+	require.NoError(t, err, at)
+	a, err := after.Contracts()
+	require.NoError(t, err, at)
+	w := wire.NewRowWriter()
+	w.SendChanges()
+	w.AppendWorkspace(nil, &b)
+	require.Equal(t, string(changes), string(w.AppendWorkspace(nil, &a)), "%s: what the harness sends", at)
+	// And the Go client's reader makes the row of them.
+	r := wire.NewRowReader()
+	r.TakeChanges()
+	_, ok := r.ParseWorkspace(row)
+	require.True(t, ok, at)
+	got, ok := r.ParseWorkspace(changes)
+	require.True(t, ok, at)
+	require.Equal(t, after, got, at)
 }
 
 // checkDocMessage decodes a message of the document strictly, in the

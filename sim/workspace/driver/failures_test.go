@@ -107,7 +107,7 @@ func TestAChildsStandardErrorEndsTheFailureReport(t *testing.T) {
 func TestAChildOfAnotherProtocolVersionCannotStart(t *testing.T) {
 	sys := fakeSystem(t, "old-protocol", DefaultTimeout)
 	_, _, err := wssim.Execute(context.Background(), quietRun(sys))
-	require.ErrorContains(t, err, "at start-up: the child speaks protocol version 3; this harness speaks 1 to 2")
+	require.ErrorContains(t, err, "at start-up: the child speaks protocol version 4; this harness speaks 1 to 3")
 }
 
 func TestACommandThatDoesNotExistFailsClearly(t *testing.T) {

@@ -70,15 +70,17 @@ var handlers = map[string]handler{
 		// does, straight into the answer: List copied every row, its
 		// objects too, before it was written (DR605). Scan meets the
 		// simulator's gate and faults as List does; rows written
-		// before a failed scan are dropped (the RowWriter keeps only a
-		// memo of their text).
+		// before a failed scan are dropped, and the RowWriter forgets
+		// them (a child of row changes holds the versions before).
 		b := append(s.listed[:0], '[')
+		s.rows.Tentative()
 		err = s.deps.Store.Scan(ctx, f, func(w *contracts.Workspace) {
 			if len(b) > 1 {
 				b = append(b, ',')
 			}
 			b = s.rows.AppendWorkspace(b, w)
 		})
+		s.rows.Settle(err == nil)
 		if cap(b) <= 1<<20 {
 			s.listed = b[:0] // a listing of megabytes is not kept around
 		}

@@ -26,7 +26,7 @@ import (
 const refchildPkg = "github.com/wsconverge/converge/cmd/refchild"
 
 // refChild is a System serving the reference (or mutant) in a child
-// that speaks protocol version 2.
+// that speaks the highest protocol version.
 func refChild(t testing.TB, mutant string) *System { return refChildOf(t, mutant, wire.Version) }
 
 // refChildOf is a System serving the reference (or mutant) in a child
@@ -70,7 +70,7 @@ func inProcessAlike() wssim.FaultMix {
 // version 2 (the harness takes its quiet steps for it) and, on 50 of
 // them, of version 1 (every step crosses the pipe).
 func TestTheReferenceThroughTheProtocolRecordsTheSameHistory(t *testing.T) {
-	for _, v := range []struct{ protocol, seeds int }{{2, 200}, {1, 50}} {
+	for _, v := range []struct{ protocol, seeds int }{{3, 200}, {2, 50}, {1, 50}} {
 		t.Run(fmt.Sprintf("v%d", v.protocol), func(t *testing.T) {
 			t.Parallel()
 			sameHistory(t, v.protocol, v.seeds)
@@ -83,7 +83,7 @@ func sameHistory(t *testing.T, protocol, seeds int) {
 	start := time.Now()
 	var mu sync.Mutex
 	seen := map[string]int{}
-	quiet := 0
+	quiet, changes := 0, 0
 	t.Run("chunks", func(t *testing.T) {
 		for c := range chunks {
 			t.Run(fmt.Sprintf("seeds-%d-%d", c*seeds/chunks+1, (c+1)*seeds/chunks), func(t *testing.T) {
@@ -98,6 +98,7 @@ func sameHistory(t *testing.T, protocol, seeds int) {
 					require.Equal(t, in.Hash, out.Hash, "seed %d: the reference in a child of version %d recorded another history (%d events in process, %d through the protocol)", seed, protocol, in.Events, out.Events)
 					mu.Lock()
 					quiet += sys.QuietSteps()
+					changes += sys.RowChanges()
 					countCoverage(seen, s.History().Events())
 					mu.Unlock()
 					sys.Close()
@@ -109,7 +110,7 @@ func sameHistory(t *testing.T, protocol, seeds int) {
 	// call (the child killed) and restarts (a new child), a leader deposed
 	// inside its own write (another child stepped while the first waits),
 	// lost responses, outages, provider failures without a code (the
-	// wire's "unavailable") and, over the 200 seeds of version 2,
+	// wire's "unavailable") and, over the 200 seeds of version 3,
 	// VOLUME_IN_USE (DR496: a deletion in a quarter of an hour is rare).
 	musts := []string{"crash at a port call", "restart", "depose", "lost response", "outage", "no code"}
 	if seeds >= 200 {
@@ -123,7 +124,13 @@ func sameHistory(t *testing.T, protocol, seeds int) {
 	} else {
 		require.Zero(t, quiet, "a version-1 child takes every step itself")
 	}
-	t.Logf("%d seeds in %s (both runs of each); quiet steps taken by the harness: %d; across them: %v", seeds, time.Since(start).Round(time.Millisecond), quiet, seen)
+	if protocol >= 3 {
+		require.Positive(t, changes, "rows were sent as their changes")
+	} else {
+		require.Zero(t, changes, "a child of version %d is sent whole rows", protocol)
+	}
+	t.Logf("%d seeds in %s (both runs of each); quiet steps taken by the harness: %d; rows sent as changes: %d; across them: %v",
+		seeds, time.Since(start).Round(time.Millisecond), quiet, changes, seen)
 }
 
 func countCoverage(seen map[string]int, events []history.Event) {

@@ -30,11 +30,11 @@ func TestTheSelfTestNamesTheFirstProblem(t *testing.T) {
 	for _, c := range checks[:len(checks)-1] {
 		require.NoError(t, c.Err, c.What)
 	}
-	require.Contains(t, checks[0].Found, `protocol version 2, name "notes"`)
+	require.Contains(t, checks[0].Found, `protocol version 3, name "notes"`)
 
 	checks, ok = selfTest(t, "steady")
 	require.False(t, ok)
-	require.Contains(t, checks[0].Found, `protocol version 2, name "fake-steady", no stderr_sync`)
+	require.Contains(t, checks[0].Found, `protocol version 3, name "fake-steady", no stderr_sync`)
 	require.ErrorContains(t, checks[len(checks)-1].Err, "create: done without a value")
 
 	checks, ok = selfTest(t, "bad-args")

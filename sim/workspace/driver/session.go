@@ -114,6 +114,9 @@ func newSession(ctx context.Context, r *run, label, role string, deps ports.Deps
 		return nil, s.withStderr(s.fail(fmt.Errorf("the child speaks protocol version %d; this harness speaks %s", m.Protocol, versions(offer))))
 	}
 	s.version, s.name, s.starting = m.Protocol, m.Name, false
+	if s.version >= 3 {
+		s.rows.SendChanges() // rows it was sent before come as their changes
+	}
 	return s, nil
 }
 
@@ -175,6 +178,7 @@ func (s *session) exchange(ctx context.Context, req []byte, terminal string) (wi
 			if err := s.serve(ctx, m.Method, m.Args, line); err != nil {
 				return m, s.fail(err)
 			}
+			s.run.rowChanges.Add(int64(s.rows.TakeChanged()))
 		case wire.TBatch:
 			if s.version < 2 {
 				return m, s.fail(badMessage(fmt.Errorf("a batch is protocol version 2; this child answered hello with version %d", s.version), line))
@@ -198,6 +202,7 @@ func (s *session) exchange(ctx context.Context, req []byte, terminal string) (wi
 				answers = append(answers, a[:len(a)-1])
 			}
 			s.queue(wire.AppendAnswers(nil, answers))
+			s.run.rowChanges.Add(int64(s.rows.TakeChanged()))
 		case wire.TNote:
 			s.note(m.Text)
 		case terminal:

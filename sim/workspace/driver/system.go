@@ -94,6 +94,8 @@ type run struct {
 	api        *api
 	// quiet counts the quiet steps the harness took for the children.
 	quiet atomic.Int64
+	// rowChanges counts the rows sent as their changes (version 3).
+	rowChanges atomic.Int64
 
 	// failures are the run's protocol failures by kind; lastKind and
 	// streak the kind of the last one and the children it happened to in
@@ -318,6 +320,17 @@ func (s *System) Messages() int {
 	return s.cur.transcript.Len()
 }
 
+// Bytes is the number of bytes the run in progress (or last run) sent
+// both ways through its children's pipes.
+func (s *System) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return 0
+	}
+	return s.cur.transcript.Bytes()
+}
+
 // QuietSteps is the number of steps of the run in progress (or last run)
 // the harness took for its coordinators, from their wake-ups, without a
 // message (protocol version 2).
@@ -328,6 +341,17 @@ func (s *System) QuietSteps() int {
 		return 0
 	}
 	return int(s.cur.quiet.Load())
+}
+
+// RowChanges is the number of rows the run in progress (or last run) sent
+// its children as their changes (protocol version 3).
+func (s *System) RowChanges() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return 0
+	}
+	return int(s.cur.rowChanges.Load())
 }
 
 // Close ends every child of the System, and waits (at most the timeout)

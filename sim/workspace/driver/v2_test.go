@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wsconverge/converge/contracts"
 	wssim "github.com/wsconverge/converge/sim/workspace"
+	"github.com/wsconverge/converge/sim/workspace/driver/wire"
 )
 
 // stepOnce builds fake child name as coord-1 on a fresh world and takes
@@ -129,7 +131,7 @@ func TestACrashLoopStopsTheSeedWithOneReport(t *testing.T) {
 	require.Contains(t, report, "driver: crash loop: 3 children in a row failed the same way (coord-1#1, coord-1#2, coord-1#3)")
 	require.Contains(t, report, `a step's done has no "next"`)
 	require.Contains(t, report, "reproduce it without converge: give the child what the harness gave coord-1#3 (2 messages):")
-	require.Contains(t, report, `printf '%s\n' '{"type":"hello","protocol":2,"role":"coordinator","instance":"coord-1",`)
+	require.Contains(t, report, `printf '%s\n' '{"type":"hello","protocol":`+strconv.Itoa(wire.Version)+`,"role":"coordinator","instance":"coord-1",`)
 	require.Contains(t, report, ` | `+shellQuote(sys.Command()[0]))
 	looped := sys.cur
 	if sys.prev != nil {

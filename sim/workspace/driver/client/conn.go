@@ -223,24 +223,33 @@ func (c *conn) terminal(m wire.FromChild) {
 
 // fastRows reads rows in the layout the harness writes them
 // (wire.RowReader), when out wants rows; false leaves them to
-// encoding/json.
+// encoding/json. Under version 3, where a row held comes as its
+// changes, rows in another layout are read by the RowReader too.
 func (c *conn) fastRows(raw []byte, out any) bool {
+	ok := false
 	switch o := out.(type) {
 	case *[]wire.Workspace:
 		// The rows are read into the room *o has (a listing's
 		// scratch, store.rows); encoding/json, if it must read them,
 		// starts from nothing.
-		rows, ok := c.rows.AppendWorkspaces((*o)[:0], raw)
+		var rows []wire.Workspace
+		rows, ok = c.rows.AppendWorkspaces((*o)[:0], raw)
 		*o = rows
-		return ok
 	case *wire.Workspace:
-		w, ok := c.rows.ParseWorkspace(raw)
-		if ok {
+		var w wire.Workspace
+		if w, ok = c.rows.ParseWorkspace(raw); ok {
 			*o = w
 		}
-		return ok
+	default:
+		return false
 	}
-	return false
+	if !ok && c.version >= 3 {
+		if err := c.rows.ReadJSON(raw, out); err != nil {
+			c.fail("rows: %v", err)
+		}
+		ok = true
+	}
+	return ok
 }
 
 // fastDone writes the done of a step that went well as json.Marshal does

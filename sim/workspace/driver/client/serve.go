@@ -184,6 +184,9 @@ func ServeIO(system ports.System, in io.Reader, out, errw io.Writer, opts ...Opt
 	if c.version == 0 {
 		return fmt.Errorf("the harness speaks protocol version %d; this client speaks %d to %d", hello.Protocol, wire.MinVersion, o.protocol)
 	}
+	if c.version >= 3 {
+		c.rows.TakeChanges() // a row held comes as its changes
+	}
 	var limits contracts.Limits
 	if hello.Limits != nil {
 		limits = hello.Limits.Contracts()

@@ -15,9 +15,11 @@ import (
 // and its counters.
 type Child interface {
 	ports.System
-	// Messages is how many protocol messages the run sent; QuietSteps how
-	// many steps the child asked nothing in.
+	// Messages is how many protocol messages the run sent, Bytes how
+	// many bytes they held; QuietSteps how many steps the child asked
+	// nothing in.
 	Messages() int
+	Bytes() int64
 	QuietSteps() int
 	// Close ends the child and reaps it, so its CPU time is counted.
 	Close() error
@@ -39,8 +41,8 @@ type Bench struct {
 // "Speed"): it runs bench's seeds and reports per op the wall
 // and CPU seconds through the protocol (harness and children together),
 // the children's CPU seconds, the in-process CPU seconds of the same seeds,
-// their ratio (x-in-process, per CPU second), the messages per simulated
-// workspace-hour and the quiet steps. Both the driver's and the Python
+// their ratio (x-in-process, per CPU second), the messages and bytes per
+// simulated workspace-hour and the quiet steps. Both the driver's and the Python
 // example's BenchmarkTwentySeeds use it, so the two figures measure the
 // same thing.
 func BenchSeeds(b *testing.B, bench Bench) {
@@ -50,6 +52,7 @@ func BenchSeeds(b *testing.B, bench Bench) {
 	}
 	var inCPU, cpu, childCPU, wall time.Duration
 	var messages, quiet int
+	var moved int64
 	var wsHours float64
 	for b.Loop() {
 		for seed := uint64(1); seed <= uint64(bench.Seeds); seed++ {
@@ -67,6 +70,7 @@ func BenchSeeds(b *testing.B, bench Bench) {
 				b.Fatal(err, r.Failures)
 			}
 			messages += sys.Messages()
+			moved += sys.Bytes()
 			quiet += sys.QuietSteps()
 			_ = sys.Close() // and its children reaped: their CPU time is counted
 			wall += time.Since(start)
@@ -82,6 +86,7 @@ func BenchSeeds(b *testing.B, bench Bench) {
 	b.ReportMetric(inCPU.Seconds()/ops, "in-process-cpu-s/op")
 	b.ReportMetric(cpu.Seconds()/inCPU.Seconds(), "x-in-process")
 	b.ReportMetric(float64(messages)/wsHours, "messages/ws-hour")
+	b.ReportMetric(float64(moved)/wsHours, "bytes/ws-hour")
 	b.ReportMetric(float64(quiet)/ops, "quiet-steps/op")
 }
 

@@ -1,4 +1,4 @@
-"""The Python client of converge's driver protocol, versions 1 and 2.
+"""The Python client of converge's driver protocol, versions 1 to 3.
 
 A coordinator or API written in Python runs as a child process of the
 converge simulator: it gets its clock, its ticks and the answer to every
@@ -15,7 +15,7 @@ Standard library only; one module. Use::
         def step(self) -> int: ...            # next wake time, ns since the epoch
         def is_leader(self) -> bool: ...
         def close(self) -> None: ...          # optional
-        def quiet(self) -> cd.Quiet | None: ...  # optional: what wakes it (version 2)
+        def quiet(self) -> cd.Quiet | None: ...  # optional: what wakes it (version 2 on)
 
     class MyAPI:
         def __init__(self, ports: cd.Ports) -> None: ...
@@ -31,7 +31,8 @@ Standard library only; one module. Use::
 
 Times are integers: nanoseconds since the Unix epoch (None for null). Rows
 are dicts keyed by the column names of the workspaces table; their time
-columns are such integers. A port that fails raises a PortError subclass
+columns are such integers; each row a port returns is the caller's own,
+its objects too. A port that fails raises a PortError subclass
 (NotFound, Fenced, NotLeader, Unavailable, ProviderError, ...). An API
 method rejects a request by raising APIError. The child must read no
 clock, draw no randomness and do no I/O but through its Ports: ids come
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 #: The highest protocol version this client speaks; it speaks the lower of
 #: this and the harness's.
-PROTOCOL = 2
+PROTOCOL = 3
 
 #: What a child writes to standard error before each message that ends an
 #: exchange, so the harness knows which exchange the text before it
@@ -179,6 +180,28 @@ def _row_in(row: dict) -> dict:
     if ei is not None and ei.get("occurred_at") is not None:
         ei["occurred_at"] = parse_time(ei["occurred_at"])
     return row
+
+
+def _own(row: dict) -> dict:
+    """A copy of a held row for the caller, its objects copied too
+    (home_ctx holds only text; error_info's context any JSON)."""
+    out = dict(row)
+    hc, ei = out.get("home_ctx"), out.get("error_info")
+    if hc is not None:
+        out["home_ctx"] = dict(hc)
+    if ei is not None:
+        out["error_info"] = ei = dict(ei)
+        if ei.get("context"):
+            ei["context"] = _copy(ei["context"])
+    return out
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
 
 
 def _times_out(d: dict) -> dict:
@@ -394,6 +417,28 @@ class _Conn:
         # harness made ([(method, encoded args)]) and their answers.
         self.woken: list = []
         self.answers: list = []
+        # The last version of each row the harness sent, by id: under
+        # version 3 it sends a row it sent before as its changes (section 3).
+        self.held: dict = {}
+
+    def row_in(self, r: dict) -> dict:
+        """A row of an answer, as the caller's own: whole, or (version 3)
+        its id and the columns that changed since the last version held."""
+        if self.version < 3:
+            return _row_in(r)
+        prev = self.held.get(r["id"])
+        if prev is None:
+            row = _row_in(r)
+        elif len(r) == 1:
+            row = prev
+        else:
+            row = dict(prev)
+            row.update(_row_in(r))
+        self.held[row["id"]] = row
+        return _own(row)
+
+    def rows_in(self, rows: list) -> list:
+        return [self.row_in(r) for r in rows]
 
     def read(self) -> Optional[dict]:
         line = self.rd.readline()
@@ -662,13 +707,13 @@ class Ports:
 
     # store
     def store_get(self, id: str) -> dict:
-        return self._call("store.get", {"id": id}, _row_in)
+        return self._call("store.get", {"id": id}, self._c.row_in)
 
     def store_list(self, filter: str = "all") -> list:
         """The rows of a selection, ordered by id. filter: all, active,
         reconcile, ttl or running (docs/driver-protocol.md gives each
         predicate)."""
-        return self._call("store.list", {"filter": filter}, lambda rows: [_row_in(r) for r in rows])
+        return self._call("store.list", {"filter": filter}, self._c.rows_in)
 
     def store_insert(self, writer: dict, workspace: dict) -> None:
         return self._call("store.insert", {"writer": writer, "workspace": _times_out(workspace)})
@@ -879,8 +924,8 @@ def serve(
     """Serves one protocol session until the end of input: builds the
     coordinator or the API the hello asks for (coordinator(ports) or
     api(ports)), then answers step, api and close requests. It speaks the
-    lower of protocol (at most PROTOCOL) and the harness's version; under
-    version 2, a coordinator's quiet() (when it has one) declares after
+    lower of protocol (at most PROTOCOL) and the harness's version; from
+    version 2 on, a coordinator's quiet() (when it has one) declares after
     each step what wakes it."""
     conn = _Conn(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr)
     hello = conn.read()

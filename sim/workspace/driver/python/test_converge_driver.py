@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import io
 import json
@@ -185,6 +186,7 @@ class SessionTest(unittest.TestCase):
 
 
 HELLO2 = {**HELLO, "protocol": 2}
+HELLO3 = {**HELLO, "protocol": 3}
 
 
 class Watcher:
@@ -225,7 +227,9 @@ class VersionTwoTest(unittest.TestCase):
         self.assertEqual(self.serve(HELLO2)[0]["protocol"], 2)
         self.assertEqual(self.serve(HELLO)[0]["protocol"], 1)
         self.assertEqual(self.serve(HELLO2, protocol=1)[0]["protocol"], 1)
-        self.assertEqual(self.serve({**HELLO, "protocol": 3})[0]["protocol"], 2)
+        self.assertEqual(self.serve(HELLO3)[0]["protocol"], 3)
+        self.assertEqual(self.serve(HELLO3, protocol=2)[0]["protocol"], 2)
+        self.assertEqual(self.serve({**HELLO, "protocol": 4})[0]["protocol"], 3)
 
     def test_a_done_declares_the_wake_up_and_a_step_brings_its_answers(self) -> None:
         t1 = "2026-01-05T00:00:01Z"
@@ -312,3 +316,82 @@ class VersionTwoTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def whole_row(id: str, **columns) -> dict:
+    """A row as the harness writes it whole: every column."""
+    row = {"id": id, "owner_user_id": "u1", "name": "dev", "description": None, "memo": None,
+           "image_ref": "img", "instance_backend": "local-docker", "storage_backend": "docker-volume",
+           "home_store_key": f"ws-{id}-home", "home_ctx": {"restore_marker": "k1"}, "observed_status": "STANDBY",
+           "health_status": "OK", "observed_at": T0, "operation": "NONE", "op_started_at": None, "op_id": None,
+           "archive_key": None, "error_count": 0,
+           "error_info": {"reason": "Timeout", "message": "m", "is_terminal": False, "operation": "STARTING",
+                          "error_count": 1, "context": {"a": [1, {"b": 2}]}, "occurred_at": T0},
+           "error_message": None, "previous_status": None, "desired_state": "STANDBY", "deleted_at": None,
+           "standby_ttl_seconds": 300, "archive_ttl_seconds": 86400, "last_access_at": T0, "created_at": T0,
+           "updated_at": T0}
+    row.update(columns)
+    return row
+
+
+class Lister:
+    """Lists the rows at every step, changing what it was given (its own)."""
+
+    def __init__(self, ports: cd.Ports) -> None:
+        self.p = ports
+        self.lists: list = []
+
+    def is_leader(self) -> bool:
+        return False
+
+    def step(self) -> int:
+        rows = self.p.store_list("all")
+        self.lists.append(copy.deepcopy(rows))
+        for r in rows:  # the caller's own: nothing here reaches the next listing
+            r["name"] = "changed"
+            if r["home_ctx"]:
+                r["home_ctx"]["restore_marker"] = "changed"
+            if r["error_info"]:
+                r["error_info"]["context"]["a"][1]["b"] = "changed"
+        return self.p.now + cd.NS
+
+
+class RowChangesTest(unittest.TestCase):
+    """Version 3: a row the harness sent before comes as its changes."""
+
+    def lists(self, hello: dict, *answers: list) -> list:
+        made: list = []
+
+        def build(ports: cd.Ports) -> Lister:
+            made.append(Lister(ports))
+            return made[-1]
+
+        msgs = [hello]
+        for a in answers:
+            msgs += [{"type": "step", "now": T0}, {"type": "ok", "value": a}]
+        cd.serve(coordinator=build, stdin=lines(*msgs), stdout=io.BytesIO(), stderr=io.StringIO())
+        return made[0].lists
+
+    def test_changes_merge_into_the_row_held(self) -> None:
+        t1 = "2026-01-05T00:00:01Z"
+        got = self.lists(HELLO3,
+                         [whole_row("a"), whole_row("b")],
+                         [{"id": "a", "observed_at": t1, "home_ctx": None}, {"id": "b"}],
+                         [{"id": "a", "error_info": None}, whole_row("c")])
+        self.assertEqual([r["id"] for r in got[1]], ["a", "b"])
+        first_a, second_a, third_a = got[0][0], got[1][0], got[2][0]
+        self.assertEqual(second_a["observed_at"], T0_NS + cd.NS)
+        self.assertIsNone(second_a["home_ctx"])
+        self.assertEqual(second_a["name"], "dev", "the caller's change did not reach the row held")
+        self.assertEqual(got[1][1], got[0][1], "an unchanged row is the last version")
+        self.assertEqual(got[1][1]["error_info"]["context"], {"a": [1, {"b": 2}]})
+        self.assertEqual(third_a, dict(second_a, error_info=None))
+        self.assertEqual(got[2][1], dict(whole_row("c"), **{c: T0_NS for c in ("observed_at", "last_access_at", "created_at", "updated_at")},
+                                         error_info=dict(whole_row("c")["error_info"], occurred_at=T0_NS)))
+        for c in first_a:
+            if c not in ("observed_at", "home_ctx"):
+                self.assertEqual(second_a[c], first_a[c], c)
+
+    def test_version_two_rows_are_whole_and_not_held(self) -> None:
+        got = self.lists(HELLO2, [whole_row("a")], [whole_row("a", name="other")])
+        self.assertEqual(got[1][0]["name"], "other")

@@ -1,4 +1,4 @@
-// Package wire is the driver protocol's encoding (versions 1 and 2): the
+// Package wire is the driver protocol's encoding (versions 1 to 3): the
 // messages the harness (package driver) and a child process exchange as
 // newline-delimited JSON, and the JSON forms of the contracts' types a
 // port call carries — rows, patches, conditions, writers, filters, change

@@ -10,9 +10,11 @@ import (
 // Version is the highest protocol version this package speaks, and
 // MinVersion the lowest. A session speaks the lower of the harness's
 // version (hello) and the child's (ready): a child answers a hello with
-// the highest version it speaks that is not above the hello's.
+// the highest version it speaks that is not above the hello's. Version 2
+// adds batches, pipelining and wake-ups; version 3 sends a row the child
+// was sent before as its changes (RowWriter, RowReader).
 const (
-	Version    = 2
+	Version    = 3
 	MinVersion = 1
 )
 
