@@ -165,6 +165,13 @@ def format_time(ns: Optional[int]) -> Optional[str]:
     return out + "Z"
 
 
+#: A row's columns, in the order the harness writes them.
+_COLUMNS = ("id", "owner_user_id", "name", "description", "memo", "image_ref", "instance_backend", "storage_backend",
+            "home_store_key", "home_ctx", "observed_status", "health_status", "observed_at", "operation",
+            "op_started_at", "op_id", "archive_key", "error_count", "error_info", "error_message", "previous_status",
+            "desired_state", "deleted_at", "standby_ttl_seconds", "archive_ttl_seconds", "last_access_at",
+            "created_at", "updated_at")
+
 #: Row columns that hold times.
 TIME_COLUMNS = ("observed_at", "op_started_at", "deleted_at", "last_access_at", "created_at", "updated_at")
 
@@ -191,7 +198,7 @@ def _own(row: dict) -> dict:
         out["home_ctx"] = dict(hc)
     if ei is not None:
         out["error_info"] = ei = dict(ei)
-        if ei.get("context"):
+        if ei.get("context") is not None:
             ei["context"] = _copy(ei["context"])
     return out
 
@@ -428,6 +435,9 @@ class _Conn:
             return _row_in(r)
         prev = self.held.get(r["id"])
         if prev is None:
+            if len(r) < len(_COLUMNS):
+                missing = [c for c in _COLUMNS if c not in r]
+                raise ProtocolError(f"row {r['id']}: no {missing[0]}, and no last version to take it from")
             row = _row_in(r)
         elif len(r) == 1:
             row = prev

@@ -314,9 +314,6 @@ class VersionTwoTest(unittest.TestCase):
                              "rows converted; volumes a list, in the harness's order")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 def whole_row(id: str, **columns) -> dict:
     """A row as the harness writes it whole: every column."""
@@ -352,7 +349,10 @@ class Lister:
             if r["home_ctx"]:
                 r["home_ctx"]["restore_marker"] = "changed"
             if r["error_info"]:
-                r["error_info"]["context"]["a"][1]["b"] = "changed"
+                ctx = r["error_info"]["context"]
+                ctx["mine"] = True
+                if "a" in ctx:
+                    ctx["a"][1]["b"] = "changed"
         return self.p.now + cd.NS
 
 
@@ -395,3 +395,53 @@ class RowChangesTest(unittest.TestCase):
     def test_version_two_rows_are_whole_and_not_held(self) -> None:
         got = self.lists(HELLO2, [whole_row("a")], [whole_row("a", name="other")])
         self.assertEqual(got[1][0]["name"], "other")
+
+    def test_an_empty_context_is_the_callers_own_too(self) -> None:
+        row = whole_row("a")
+        row["error_info"] = dict(row["error_info"], context={})
+        got = self.lists(HELLO3, [row], [{"id": "a"}])
+        self.assertEqual(got[1][0]["error_info"]["context"], {})
+
+    def test_changes_of_a_row_not_held_are_a_protocol_error(self) -> None:
+        with self.assertRaisesRegex(cd.ProtocolError, "row a: no owner_user_id, and no last version to take it from"):
+            self.lists(HELLO3, [{"id": "a", "name": "n"}])
+
+    def test_every_answer_merges_in_the_order_sent(self) -> None:
+        """The second listing of a batch is changes of the first, whose
+        result is never read; a store.get's answer is changes too."""
+        made: list = []
+
+        def build(ports: cd.Ports) -> BatchLister:
+            made.append(BatchLister(ports))
+            return made[-1]
+
+        t1 = "2026-01-05T00:00:01Z"
+        msgs = [HELLO3, {"type": "step", "now": T0},
+                {"type": "answers", "answers": [{"type": "ok", "value": [whole_row("a")]},
+                                                {"type": "ok", "value": [{"id": "a", "name": "n2"}]}]},
+                {"type": "ok", "value": {"id": "a", "observed_at": t1}}]
+        cd.serve(coordinator=build, stdin=lines(*msgs), stdout=io.BytesIO(), stderr=io.StringIO())
+        second, got = made[0].got
+        self.assertEqual((second[0]["name"], second[0]["owner_user_id"]), ("n2", "u1"))
+        self.assertEqual((got["name"], got["observed_at"]), ("n2", T0_NS + cd.NS))
+
+
+class BatchLister:
+    """Lists twice in a batch, reading only the second, then gets a row."""
+
+    def __init__(self, ports: cd.Ports) -> None:
+        self.p = ports
+        self.got: list = []
+
+    def is_leader(self) -> bool:
+        return False
+
+    def step(self) -> int:
+        with self.p.batch() as b:
+            _, second = b.store_list("all"), b.store_list("all")
+        self.got += [second.result(), self.p.store_get("a")]
+        return self.p.now + cd.NS
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -90,12 +90,17 @@ func TestRowChangesReadBackAsTheRows(t *testing.T) {
 				require.True(t, ok, "%s", text)
 			}
 			require.Equal(t, want, got)
-			// The caller's rows are its own.
+			// The caller's rows are its own, objects too.
 			for i := range got {
 				if got[i].ErrorInfo != nil {
-					got[i].ErrorInfo.Context = map[string]any{"mine": true}
+					got[i].ErrorInfo.Message = "mine"
+					if got[i].ErrorInfo.Context != nil {
+						got[i].ErrorInfo.Context["mine"] = true
+					}
 				}
-				got[i].HomeCtx = &contracts.HomeCtx{RestoreMarker: "mine"}
+				if got[i].HomeCtx != nil {
+					got[i].HomeCtx.RestoreMarker = "mine"
+				}
 			}
 		}
 	})
@@ -107,4 +112,67 @@ func TestChangesOfARowNotHeldAreAnError(t *testing.T) {
 	rd.TakeChanges()
 	var rows []Workspace
 	require.ErrorContains(t, rd.ReadJSON([]byte(`[{"id":"x","name":"n"}]`), &rows), "row x: no owner_user_id, and no last version to take it from")
+}
+
+// Changing a row's objects in place, even an empty context, does not
+// reach the row the reader holds.
+func TestObjectsChangedInPlaceStayTheCallers(t *testing.T) {
+	wr, rd := NewRowWriter(), NewRowReader()
+	wr.SendChanges()
+	rd.TakeChanges()
+	w := contracts.NewWorkspace("w1", "u1", "dev", "img", t0)
+	w.HomeCtx = &contracts.HomeCtx{RestoreMarker: "k1"}
+	w.ErrorInfo = &contracts.ErrorInfo{Reason: contracts.ReasonTimeout, Context: map[string]any{}}
+	for i := range 3 {
+		got, ok := rd.ParseWorkspaces(wr.AppendWorkspaces(nil, []contracts.Workspace{w}))
+		require.True(t, ok)
+		require.Equal(t, "k1", got[0].HomeCtx.RestoreMarker, "listing %d", i)
+		require.Empty(t, got[0].ErrorInfo.Context, "listing %d", i)
+		got[0].HomeCtx.RestoreMarker = "mine"
+		got[0].ErrorInfo.Context["mine"] = true
+	}
+}
+
+// A listing the parser gives up on half way (its first row read as
+// changes, the second in another layout) is read again by encoding/json:
+// the first row's changes are laid over the row twice, harmlessly.
+func TestAListingGivenUpHalfWayIsReadAgain(t *testing.T) {
+	wr, rd := NewRowWriter(), NewRowReader()
+	wr.SendChanges()
+	rd.TakeChanges()
+	rows := []contracts.Workspace{contracts.NewWorkspace("a", "u1", "dev", "img", t0), contracts.NewWorkspace("b", "u1", "dev", "img", t0)}
+	_, ok := rd.ParseWorkspaces(wr.AppendWorkspaces(nil, rows))
+	require.True(t, ok)
+	rows[0].ObservedAt, rows[1].Name = t0.Add(time.Second), "renamed"
+	require.JSONEq(t, `[{"id":"a","observed_at":"2026-01-05T00:00:01Z"},{"id":"b","name":"renamed"}]`,
+		string(wr.AppendWorkspaces(nil, rows)))
+	odd := []byte(`[{"id":"a","observed_at":"2026-01-05T00:00:01Z"},{"id":"b","name": "renamed"}]`)
+	_, ok = rd.ParseWorkspaces(odd)
+	require.False(t, ok, "a space after a colon is not the harness's layout")
+	var got []Workspace
+	require.NoError(t, rd.ReadJSON(odd, &got))
+	want, ok := ParseWorkspaces(AppendWorkspaces(nil, rows))
+	require.True(t, ok)
+	require.Equal(t, want, got)
+}
+
+// Rows sent during the hello exchange, before the session's version is
+// known, are whole and held; from ready on they come as changes.
+func TestRowsOfTheHelloExchangeAreHeld(t *testing.T) {
+	wr, rd := NewRowWriter(), NewRowReader()
+	rd.TakeChanges()
+	w := contracts.NewWorkspace("a", "u1", "dev", "img", t0)
+	wr.Tentative() // a listing that failed after its row: forgotten
+	wr.AppendWorkspaces(nil, []contracts.Workspace{w})
+	wr.Settle(false)
+	_, ok := rd.ParseWorkspaces(wr.AppendWorkspaces(nil, []contracts.Workspace{w}))
+	require.True(t, ok)
+	wr.SendChanges()
+	w.Name = "renamed"
+	text := wr.AppendWorkspaces(nil, []contracts.Workspace{w})
+	require.JSONEq(t, `[{"id":"a","name":"renamed"}]`, string(text))
+	got, ok := rd.ParseWorkspaces(text)
+	require.True(t, ok)
+	want, _ := ParseWorkspaces(AppendWorkspaces(nil, []contracts.Workspace{w}))
+	require.Equal(t, want, got)
 }
