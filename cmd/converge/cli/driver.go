@@ -38,7 +38,9 @@ const selftestLong = `Checks, in a few seconds, a child command meant for the dr
      creates the workspace through the API, observes it, claims an
      operation, publishes its changes and brings it to its desired state,
      and no checker finds a violation;
-  4. the same run again records the same history (determinism).
+  4. the same run again records the same history (determinism);
+  5. when rows went as their changes (protocol version 3), the same run
+     with whole rows (version 2) records the same history too.
 
 Run it before converge sim --exec: a child that passes is ready to be
 judged under faults. Exit status 0 when every check passes, 1 at the first

@@ -16,6 +16,7 @@ func TestDriverSelftest(t *testing.T) {
 	require.Equal(t, ExitOK, code, out+errOut)
 	require.Contains(t, out, "ok   starts and answers hello as a coordinator: protocol version 3, name \"reference\"")
 	require.Contains(t, out, "ok   deterministic: the same run again records the same history")
+	require.Contains(t, out, "ok   rows as their changes (version 3): the same run with whole rows (version 2) records the same history")
 	require.Contains(t, out, "PASS (")
 
 	// A child that does not start names its start and its standard error.

@@ -34,9 +34,11 @@ type SelfCheck struct {
 // decode, enum values that exist — and breaks no checker; in it the child
 // takes the leader lock, listens to the change feed, creates the
 // workspace through the API, observes it, claims an operation, publishes
-// its changes and brings it to its desired state; and the same run again
-// records the same history. each receives every check as it is done; ok
-// reports whether all passed.
+// its changes and brings it to its desired state; the same run again
+// records the same history; and, when rows went as their changes
+// (version 3), the same run with whole rows (version 2) records it too.
+// each receives every check as it is done; ok reports whether all
+// passed.
 func SelfTest(ctx context.Context, opts Options, each func(SelfCheck)) (ok bool) {
 	if opts.Timeout == 0 {
 		opts.Timeout = SelfTestTimeout
@@ -93,7 +95,39 @@ func SelfTest(ctx context.Context, opts Options, each func(SelfCheck)) (ok bool)
 	case len(r2.Failures) > 0:
 		err = errors.New(r2.Failures[0])
 	}
-	return check(SelfCheck{What: "deterministic: the same run again records the same history", Found: wake, Err: err})
+	if !check(SelfCheck{What: "deterministic: the same run again records the same history", Found: wake, Err: err}) {
+		return false
+	}
+	return check(selfRowChanges(ctx, opts, sys.RowChanges(), hash))
+}
+
+// selfRowChanges checks that a child sent rows as their changes
+// (version 3) reads them as the rows they stand for: the same run at
+// version 2, where rows come whole, records the same history (hash).
+func selfRowChanges(ctx context.Context, opts Options, changes int, hash string) SelfCheck {
+	c := SelfCheck{What: "rows as their changes (version 3): the same run with whole rows (version 2) records the same history"}
+	if changes == 0 {
+		c.Found = "no row went as changes (the child speaks version 2 or lower): nothing to compare"
+		return c
+	}
+	c.Found = plural(changes, "row") + " went as changes"
+	opts.Protocol = 2
+	sys, err := New(opts)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	defer sys.Close()
+	r, err := wssim.Run(ctx, Judged(SelfTestRun(sys)))
+	switch {
+	case err != nil:
+		c.Err = err
+	case len(r.Failures) > 0:
+		c.Err = errors.New(r.Failures[0])
+	case r.Hash != hash:
+		c.Err = fmt.Errorf("with whole rows the run recorded another history (%.12s, %.12s): the child reads a row's changes otherwise than the row (docs/driver-protocol.md, section 3)", r.Hash, hash)
+	}
+	return c
 }
 
 // SelfTestRun is SelfTest's run: one workspace created in the first

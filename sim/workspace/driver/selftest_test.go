@@ -3,10 +3,13 @@ package driver
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsconverge/converge/sim/workspace/driver/drivertest"
 )
 
 // selfTest runs SelfTest over fake child name and returns its checks.
@@ -42,4 +45,35 @@ func TestTheSelfTestNamesTheFirstProblem(t *testing.T) {
 	last = checks[len(checks)-1]
 	require.True(t, strings.HasPrefix(last.What, "a run of 1 workspace"), last.What)
 	require.ErrorContains(t, last.Err, `store.get: arguments: json: unknown field "idd"`)
+}
+
+// A child that reads a row's changes otherwise than the row they stand
+// for passes every check but the last, which names it; the Python
+// example passes that one too.
+func TestTheSelfTestComparesRowChangesWithWholeRows(t *testing.T) {
+	py := drivertest.Python(t)
+	run := func(script string) ([]SelfCheck, bool) {
+		t.Helper()
+		abs, err := filepath.Abs(script)
+		require.NoError(t, err)
+		var checks []SelfCheck
+		ok := SelfTest(context.Background(), Options{Command: []string{py, "-S", abs}, Env: drivertest.PythonEnv(t)},
+			func(c SelfCheck) { checks = append(checks, c) })
+		return checks, ok
+	}
+	const what = "rows as their changes (version 3): the same run with whole rows (version 2) records the same history"
+	checks, ok := run("testdata/drops_changes.py")
+	require.False(t, ok)
+	last := checks[len(checks)-1]
+	require.Equal(t, what, last.What)
+	require.ErrorContains(t, last.Err, "with whole rows the run recorded another history")
+	for _, c := range checks[:len(checks)-1] {
+		require.NoError(t, c.Err, c.What)
+	}
+
+	checks, ok = run("../../../examples/python-coordinator/coordinator.py")
+	require.True(t, ok, "%v", checks)
+	last = checks[len(checks)-1]
+	require.Equal(t, what, last.What)
+	require.Contains(t, last.Found, "went as changes")
 }
