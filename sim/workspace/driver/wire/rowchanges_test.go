@@ -45,25 +45,9 @@ func TestRowChangesReadBackAsTheRows(t *testing.T) {
 		wr, rd := NewRowWriter(), NewRowReader()
 		wr.SendChanges()
 		rd.TakeChanges()
-		ids := []string{"a", "b", "c"}
-		rows := make([]contracts.Workspace, len(ids))
-		for i := range rows {
-			rows[i] = drawWorkspace(t)
-			rows[i].ID = ids[i]
-		}
+		rows := drawFleet(t)
 		for range rapid.IntRange(1, 6).Draw(t, "listings") {
-			for i := range rows {
-				switch rapid.IntRange(0, 3).Draw(t, "change") {
-				case 1:
-					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
-				case 2:
-					next := drawWorkspace(t)
-					next.ID = ids[i]
-					rows[i] = next
-				case 3:
-					rows[i].ErrorInfo = drawErrorInfo(t)
-				}
-			}
+			changeSome(t, rows)
 			// A listing is some of the rows (one, or all of them).
 			listed := rows
 			if rapid.Bool().Draw(t, "one") {

@@ -42,30 +42,41 @@ func TestTheRowWriterWritesWhatTheCodecWrites(t *testing.T) {
 func TestRowWriterWritesAsAppendWorkspaces(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		r := NewRowWriter()
-		ids := []string{"a", "b", "c"}
-		rows := make([]contracts.Workspace, len(ids))
-		for i := range rows {
-			rows[i] = drawWorkspace(t)
-			rows[i].ID = ids[i]
-		}
+		rows := drawFleet(t)
 		for range rapid.IntRange(1, 5).Draw(t, "passes") {
-			for i := range rows {
-				switch rapid.IntRange(0, 3).Draw(t, "change") {
-				case 1:
-					rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
-				case 2:
-					next := drawWorkspace(t)
-					next.ID = ids[i]
-					// Some columns change, the others stay.
-					if rapid.Bool().Draw(t, "keep-some") {
-						next.Name, next.ImageRef, next.CreatedAt = rows[i].Name, rows[i].ImageRef, rows[i].CreatedAt
-					}
-					rows[i] = next
-				case 3:
-					rows[i].ErrorInfo = drawErrorInfo(t)
-				}
-			}
+			changeSome(t, rows)
 			require.Equal(t, string(AppendWorkspaces(nil, rows)), string(r.AppendWorkspaces(nil, rows)))
 		}
 	})
+}
+
+// drawFleet draws three rows, of ids a, b and c.
+func drawFleet(t *rapid.T) []contracts.Workspace {
+	rows := make([]contracts.Workspace, 3)
+	for i, id := range []string{"a", "b", "c"} {
+		rows[i] = drawWorkspace(t)
+		rows[i].ID = id
+	}
+	return rows
+}
+
+// changeSome changes some of rows as a pass over the fleet might: a
+// health pass's times, many columns, or the error.
+func changeSome(t *rapid.T, rows []contracts.Workspace) {
+	for i := range rows {
+		switch rapid.IntRange(0, 3).Draw(t, "change") {
+		case 1:
+			rows[i].ObservedAt, rows[i].UpdatedAt = drawTime(t, "observed_at"), drawTime(t, "updated")
+		case 2:
+			next := drawWorkspace(t)
+			next.ID = rows[i].ID
+			// Some columns change, the others stay.
+			if rapid.Bool().Draw(t, "keep-some") {
+				next.Name, next.ImageRef, next.CreatedAt = rows[i].Name, rows[i].ImageRef, rows[i].CreatedAt
+			}
+			rows[i] = next
+		case 3:
+			rows[i].ErrorInfo = drawErrorInfo(t)
+		}
+	}
 }
