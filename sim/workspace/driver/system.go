@@ -312,46 +312,32 @@ func (s *System) Divergence() string {
 // Messages is the number of protocol messages of the run in progress (or
 // last run).
 func (s *System) Messages() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		return 0
-	}
-	return s.cur.transcript.Len()
+	return int(s.ofRun(func(r *run) int64 { return int64(r.transcript.Len()) }))
 }
 
 // Bytes is the number of bytes the run in progress (or last run) sent
 // both ways through its children's pipes.
-func (s *System) Bytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		return 0
-	}
-	return s.cur.transcript.Bytes()
-}
+func (s *System) Bytes() int64 { return s.ofRun(func(r *run) int64 { return r.transcript.Bytes() }) }
 
 // QuietSteps is the number of steps of the run in progress (or last run)
 // the harness took for its coordinators, from their wake-ups, without a
 // message (protocol version 2).
-func (s *System) QuietSteps() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		return 0
-	}
-	return int(s.cur.quiet.Load())
-}
+func (s *System) QuietSteps() int { return int(s.ofRun(func(r *run) int64 { return r.quiet.Load() })) }
 
 // RowChanges is the number of rows the run in progress (or last run) sent
 // its children as their changes (protocol version 3).
 func (s *System) RowChanges() int {
+	return int(s.ofRun(func(r *run) int64 { return r.rowChanges.Load() }))
+}
+
+// ofRun is a count of the run in progress (or last run), 0 before any.
+func (s *System) ofRun(count func(r *run) int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur == nil {
 		return 0
 	}
-	return int(s.cur.rowChanges.Load())
+	return count(s.cur)
 }
 
 // Close ends every child of the System, and waits (at most the timeout)
