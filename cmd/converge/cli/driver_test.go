@@ -17,6 +17,12 @@ func TestDriverSelftest(t *testing.T) {
 	require.Contains(t, out, "ok   starts and answers hello as a coordinator: protocol version 3, name \"reference\"")
 	require.Contains(t, out, "ok   deterministic: the same run again records the same history")
 	require.Contains(t, out, "ok   rows as their changes (version 3): the same run with whole rows (version 2) records the same history")
+	// A child of version 2 is sent whole rows: the check has nothing to
+	// compare, and is not reported as passed.
+	code, out, errOut = invoke(t, nil, "driver", "selftest", "--exec", bin+" --protocol 2")
+	require.Equal(t, ExitOK, code, out+errOut)
+	require.Contains(t, out, "protocol version 2")
+	require.NotContains(t, out, "rows as their changes")
 	require.Contains(t, out, "PASS (")
 
 	// A child that does not start names its start and its standard error.
